@@ -1,0 +1,60 @@
+# The project's commands. The two the README leads with:
+#   make book   build the static site from scratch (warnings are errors)
+#   make test   every test: unit, property, scenario, alert rules, the clean
+#               -W build, strict nbval over the notebooks and the offline
+#               browser test of the built site
+# Set-up first: pip install -r requirements.txt
+
+PYTHON ?= python3
+HOST ?= 127.0.0.1
+PORT ?= 8000
+SITE := _build/html
+JUPYTER_BOOK ?= jupyter-book
+BUILD := $(JUPYTER_BOOK) build . --all -W -n --keep-going
+NBVAL := --nbval --nbval-current-env --nbval-cell-timeout=600 \
+         --nbval-sanitize-with tests/nbval_sanitize.cfg
+
+.PHONY: help book serve test execute bench vendor clean
+
+help:
+	@echo "make book     build the book into $(SITE)/ (clean build, -W -n)"
+	@echo "make serve    serve $(SITE)/ on http://$(HOST):$(PORT)/ (builds first if needed)"
+	@echo "make test     build, then run every test (unit, nbval, site, ...)"
+	@echo "make execute  re-execute the notebooks in place (commit the result)"
+	@echo "make bench    run the benchmarks"
+	@echo "make vendor   refresh the vendored JavaScript in book/_vendor/"
+	@echo "make clean    remove _build/"
+
+# A clean build every time: -W on an incremental build can pass over a cached failure.
+book:
+	rm -rf _build
+	$(BUILD)
+	@echo
+	@echo "Book built: open $(CURDIR)/$(SITE)/index.html"
+	@echo "or run 'make serve' and visit http://$(HOST):$(PORT)/"
+
+$(SITE)/index.html:
+	$(MAKE) book
+
+serve: $(SITE)/index.html
+	@echo "Serving $(SITE)/ at http://$(HOST):$(PORT)/ (Ctrl-C stops)"
+	$(PYTHON) -m http.server --bind $(HOST) --directory $(SITE) $(PORT)
+
+# One pytest run collects tests/ (unit, property, scenario, alert rules, the
+# notebook guard and the site test) and, through nbval, the notebooks in book/.
+# KVBOOK_REQUIRE_SITE=1: the site test fails instead of skipping when the
+# built site or chromium is missing.
+test: book
+	KVBOOK_REQUIRE_SITE=1 $(PYTHON) -m pytest tests book $(NBVAL)
+
+execute:
+	$(PYTHON) scripts/execute_notebooks.py
+
+bench:
+	$(PYTHON) benchmarks/run.py
+
+vendor:
+	$(PYTHON) scripts/vendor_assets.py
+
+clean:
+	rm -rf _build

@@ -1,0 +1,78 @@
+"""Sphinx extension: make every page of the book work with the network closed.
+
+The book's pages need three JavaScript libraries that Sphinx, myst-nb and
+Altair would otherwise fetch from CDNs:
+
+* the **Vega runtime** for Altair charts (Altair's HTML output skips its CDN
+  loader when the runtime is already on the page: see
+  :func:`kvsim.notebook.vega_runtime_js`);
+* the **ipywidgets HTML manager**, which renders saved widget state;
+* **MathJax**, for the derivations.
+
+It also adds ``mathjax-bridge.js`` (see its header): the widget manager speaks
+MathJax 2, the book loads MathJax 3.
+
+They are vendored once in ``book/_vendor/kvbook/`` (``scripts/vendor_assets.py``
+writes them) and this extension copies that folder into the build as
+``_static/kvbook/``, adds the Vega runtime to every page (after any require.js,
+so it can register itself as an AMD module) and points myst-nb and
+``sphinx.ext.mathjax`` at the local copies.
+
+The folder is deliberately *not* a root ``_static/`` (jupyter-book would add
+every ``.js`` found there to every page) nor ``_static/vendor/`` (the theme's
+own folder).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from sphinx.application import Sphinx
+from sphinx.config import Config
+from sphinx.errors import ExtensionError
+
+#: Folder (relative to the Sphinx source directory) holding ``kvbook/``.
+VENDOR_DIR = "book/_vendor"
+#: Files, relative to ``_static/``.
+VEGA_RUNTIME = "kvbook/vega-runtime.js"
+WIDGETS_EMBED = "kvbook/widgets/embed.js"
+MATHJAX = "kvbook/mathjax/tex-svg-full.js"
+#: Hand-written glue shipped with this extension (book/_ext/static/kvbook/).
+MATHJAX_BRIDGE = "kvbook/mathjax-bridge.js"
+#: After sphinx's and the theme's scripts and any require.js (default priority 500).
+VEGA_PRIORITY = 800
+
+
+def _vendor_root(app: Sphinx) -> Path:
+    return Path(app.confdir) / VENDOR_DIR
+
+
+def _config_inited(app: Sphinx, config: Config) -> None:
+    root = _vendor_root(app)
+    missing = [f for f in (VEGA_RUNTIME, WIDGETS_EMBED, MATHJAX) if not (root / f).is_file()]
+    if missing:
+        raise ExtensionError(
+            f"kvbook_offline: vendored files missing under {root}: {', '.join(missing)}; "
+            "run `python scripts/vendor_assets.py`"
+        )
+    static = list(config.html_static_path)
+    for folder in (str(root), str(Path(__file__).parent / "static")):
+        if folder not in static:
+            static.append(folder)
+    config.html_static_path = static
+    # Saved widget state: the local HTML manager, no require.js, no CDN.
+    config.nb_ipywidgets_js = {WIDGETS_EMBED: {}}
+    # MathJax from the local copy (sphinx adds it with the page's math only).
+    config.mathjax_path = MATHJAX
+
+
+def _builder_inited(app: Sphinx) -> None:
+    if app.builder.format == "html":
+        app.add_js_file(VEGA_RUNTIME, priority=VEGA_PRIORITY)
+        app.add_js_file(MATHJAX_BRIDGE, priority=VEGA_PRIORITY)
+
+
+def setup(app: Sphinx) -> dict:
+    app.connect("config-inited", _config_inited)
+    app.connect("builder-inited", _builder_inited)
+    return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}

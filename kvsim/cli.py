@@ -1,0 +1,354 @@
+"""The ``kvsim`` command line: capacity, simulate, and the preset listings.
+
+Explained in chapter 1 (``kvsim capacity``: "is my cache simply too small?")
+and chapter 4 (``kvsim simulate``: replay a trace against a configuration)::
+
+    kvsim capacity --model llama-2-7b --gpu l40s-48gb --util 0.60 --seq-len 1100
+    kvsim capacity --config path/to/config.json --gpu h100-80gb --util 0.9 --json
+    kvsim simulate --scenario belgavi --set max_num_seqs=16 --json
+    kvsim simulate --trace trace.csv --model llama-3.1-8b --gpu h100-80gb --util 0.9
+    kvsim scenarios | kvsim models | kvsim gpus        (each takes --json)
+
+``--set key=value`` passes an engine option; the value is read as an integer,
+a float, ``true``/``false``, ``none`` or else a string. Any bad input exits
+with status 2 and one line on stderr naming the value and the valid range.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import re
+import sys
+from typing import Any, Sequence
+
+from .errors import KvsimError, check_float, check_int
+
+__all__ = ["main", "build_parser", "parse_set_value", "parse_sets"]
+
+_KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_INT = re.compile(r"^[+-]?\d[\d_]*$")
+
+
+class _UsageError(Exception):
+    """An argparse usage error, turned into one line and exit status 2 by :func:`main`."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str):  # argparse prints usage and exits; we want one line
+        if "required" in message or "invalid choice" in message:
+            message += f" (see `{self.prog} --help`)"
+        raise _UsageError(f"{self.prog}: error: {message}")
+
+
+def _arg(check):
+    """Wrap a kvsim validator as an argparse ``type`` whose message is kvsim's."""
+    def convert(text: str):
+        try:
+            return check(text)
+        except KvsimError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+    convert.__name__ = getattr(check, "__name__", "value")
+    return convert
+
+
+_util = _arg(lambda s: check_float("gpu_memory_utilization", s, min=0, max=1, min_open=True))
+_block = _arg(lambda s: check_int("block_size", s, min=1))
+_seq = _arg(lambda s: check_int("seq_len", s, min=1))
+_tp = _arg(lambda s: check_int("tensor_parallel_size", s, min=1, max=1024))
+
+
+def _pos_float(name: str):
+    return _arg(lambda v: check_float(name, v, min=0, min_open=True))
+
+
+def _nonneg_float(name: str):
+    return _arg(lambda v: check_float(name, v, min=0))
+
+
+def parse_set_value(text: str) -> Any:
+    """Read a ``--set`` value: int, float, true/false, none, or the string itself."""
+    t = text.strip()
+    low = t.lower()
+    if low in ("true", "false"):
+        return low == "true"
+    if low in ("none", "null"):
+        return None
+    if _INT.match(t):
+        return int(t.replace("_", ""))
+    try:
+        x = float(t)
+    except ValueError:
+        return text
+    if not math.isfinite(x):
+        raise KvsimError(f"--set value {text!r} is not finite: expected an int, a finite float, "
+                         f"true, false, none or a string")
+    return x
+
+
+def parse_sets(items: Sequence[str] | None) -> dict[str, Any]:
+    """Turn ``["key=value", ...]`` into a dict; a malformed or repeated item is a KvsimError."""
+    out: dict[str, Any] = {}
+    for item in items or ():
+        key, sep, value = item.partition("=")
+        key = key.strip()
+        if not sep or not _KEY.match(key):
+            raise KvsimError(f"--set {item!r} is malformed: expected key=value with an engine "
+                             f"option name such as max_num_seqs=64")
+        if key in out:
+            raise KvsimError(f"--set {key} is given twice: expected each option once")
+        out[key] = parse_set_value(value)
+    return out
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser (subcommands capacity, simulate, scenarios, models, gpus)."""
+    p = _Parser(prog="kvsim", description="A paged KV-cache serving simulator "
+                "(the companion of the KV-pressure book).")
+    from . import __version__
+    p.add_argument("--version", action="version", version=f"kvsim {__version__}")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    sub.required = True
+
+    c = sub.add_parser("capacity", help="KV bytes per token, pool, blocks, tokens, concurrency")
+    src = c.add_mutually_exclusive_group(required=True)
+    src.add_argument("--model", help="model preset name (see `kvsim models`)")
+    src.add_argument("--config", metavar="PATH", help="a Hugging Face config.json")
+    c.add_argument("--gpu", required=True, help="GPU preset name (see `kvsim gpus`)")
+    c.add_argument("--util", required=True, type=_util, metavar="F",
+                   help="gpu_memory_utilization in (0, 1]")
+    c.add_argument("--kv-dtype", default=None, metavar="D", help="fp32, fp16, bf16 or fp8 "
+                   "(default: the model's dtype)")
+    c.add_argument("--block-size", type=_block, default=16, metavar="N",
+                   help="tokens per KV block (default 16)")
+    c.add_argument("--seq-len", type=_seq, default=None, metavar="N",
+                   help="also report how many sequences of N tokens fit")
+    c.add_argument("--tp", type=_tp, default=1, metavar="N", help="tensor_parallel_size")
+    c.add_argument("--json", action="store_true", help="print JSON")
+
+    s = sub.add_parser("simulate", help="run a scenario or replay a trace; print the summary")
+    what = s.add_mutually_exclusive_group(required=True)
+    what.add_argument("--scenario", metavar="NAME", help="a scenario (see `kvsim scenarios`)")
+    what.add_argument("--trace", metavar="PATH", help="an Azure LLM inference trace CSV")
+    msrc = s.add_mutually_exclusive_group()
+    msrc.add_argument("--model", help="model preset name")
+    msrc.add_argument("--config", metavar="PATH", help="a Hugging Face config.json")
+    s.add_argument("--gpu", help="GPU preset name")
+    s.add_argument("--util", type=_util, default=None, metavar="F",
+                   help="gpu_memory_utilization in (0, 1]")
+    s.add_argument("--time-scale", type=_pos_float("time_scale"), default=None, metavar="F",
+                   help="with --trace: divide arrival times by F (2 = twice the rate)")
+    s.add_argument("--start-s", type=_nonneg_float("start_s"), default=None, metavar="S",
+                   help="with --trace: start of the replayed window, in trace seconds")
+    s.add_argument("--duration-s", type=_pos_float("duration_s"), default=None, metavar="S",
+                   help="with --trace: length of the replayed window, in trace seconds")
+    s.add_argument("--limit", type=_arg(lambda v: check_int("limit", v, min=1)), default=None,
+                   metavar="N", help="with --trace: replay at most N requests")
+    s.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                   help="an engine option of kvsim.simulate (repeatable)")
+    s.add_argument("--json", action="store_true", help="print JSON")
+
+    for name, text in (("scenarios", "list the scenarios"), ("models", "list the model presets"),
+                       ("gpus", "list the GPU presets")):
+        sub.add_parser(name, help=text).add_argument("--json", action="store_true",
+                                                     help="print JSON")
+    return p
+
+
+# ---------------------------------------------------------------------------
+# output helpers
+
+
+def _plain(value):
+    """JSON-safe plain Python values (numpy scalars and arrays, NaN -> null)."""
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if hasattr(value, "tolist") and not isinstance(value, (str, bytes)):
+        return _plain(value.tolist())
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
+def _dump(obj) -> str:
+    return json.dumps(_plain(obj), indent=2, allow_nan=False)
+
+
+def _fmt_value(value) -> str:
+    value = _plain(value)
+    if isinstance(value, bool) or value is None:
+        return str(value)
+    if isinstance(value, int):
+        return f"{value:,}"
+    if isinstance(value, float):
+        return f"{value:,.4g}" if abs(value) < 1e6 else f"{value:,.0f}"
+    return str(value)
+
+
+def _table(d: dict) -> str:
+    width = max((len(k) for k in d), default=0)
+    return "\n".join(f"{k:<{width}}  {_fmt_value(v)}" for k, v in d.items())
+
+
+# ---------------------------------------------------------------------------
+# commands
+
+
+def _model_arg(args):
+    return args.config if args.config is not None else args.model
+
+
+def _cmd_capacity(args) -> str:
+    from .memory import kv_budget
+    b = kv_budget(args.gpu, _model_arg(args), gpu_memory_utilization=args.util,
+                  kv_dtype=args.kv_dtype, block_size=args.block_size,
+                  tensor_parallel_size=args.tp)
+    if args.json:
+        out = dict(model=b.model.name, gpu=b.gpu.name, gpu_memory_utilization=b.gpu_memory_utilization,
+                   tensor_parallel_size=b.tensor_parallel_size, kv_dtype=b.kv_dtype,
+                   block_size=b.block_size, usable_bytes=b.usable_bytes,
+                   weight_bytes=b.weight_bytes, activation_bytes=b.activation_bytes,
+                   kv_bytes_per_token=b.kv_bytes_per_token, kv_bytes=b.kv_bytes,
+                   block_bytes=b.block_bytes, blocks=b.blocks, tokens=b.tokens)
+        if args.seq_len is not None:
+            out.update(seq_len=args.seq_len, max_concurrent=b.max_concurrent(args.seq_len))
+        return _dump(out)
+    text = b.describe()
+    if args.seq_len is not None:
+        text += (f"\nmax_concurrent  {b.max_concurrent(args.seq_len):,} sequences of "
+                 f"{args.seq_len:,} tokens "
+                 f"({b.blocks_for(args.seq_len) + b.state_blocks_per_request:,} blocks each)")
+    return text
+
+
+def _summary_text(summary: dict) -> str:
+    return _table(dict(summary))
+
+
+def _cmd_simulate(args) -> str:
+    import kvsim
+    sets = parse_sets(args.set)
+    if args.scenario is not None:
+        for flag in ("time_scale", "start_s", "duration_s", "limit"):
+            if getattr(args, flag) is not None:
+                raise _UsageError(f"kvsim simulate: error: --{flag.replace('_', '-')} needs "
+                                  f"--trace: expected it only when replaying a trace")
+        overrides = dict(sets)
+        if args.model is not None or args.config is not None:
+            overrides["model"] = _model_arg(args)
+        if args.gpu is not None:
+            overrides["gpu"] = args.gpu
+        if args.util is not None:
+            overrides["gpu_memory_utilization"] = args.util
+        result = kvsim.run_scenario(args.scenario, **overrides)
+    else:
+        missing = [flag for flag, v in (("--model or --config", _model_arg(args)),
+                                        ("--gpu", args.gpu)) if v is None]
+        if missing:
+            raise _UsageError(f"kvsim simulate: error: --trace needs {' and '.join(missing)}: "
+                              f"expected e.g. --model llama-3.1-8b --gpu h100-80gb")
+        for key in ("model", "gpu", "workload"):
+            if key in sets:
+                raise KvsimError(f"--set {key}=... is not an engine option: expected "
+                                 f"--model/--config, --gpu and --trace to name them")
+        trace_options = {k: getattr(args, k) for k in ("time_scale", "start_s", "duration_s",
+                                                        "limit") if getattr(args, k) is not None}
+        workload = kvsim.Workload.from_trace(args.trace, **trace_options)
+        options = dict(sets)
+        if args.util is not None:
+            options["gpu_memory_utilization"] = args.util
+        result = kvsim.simulate(workload, model=kvsim.get_model(_model_arg(args)),
+                                gpu=args.gpu, **options)
+    summary = result.summary()
+    return _dump(summary) if args.json else _summary_text(summary)
+
+
+def _cmd_scenarios(args) -> str:
+    from . import scenarios
+    names = scenarios.list_scenarios()
+    describe = getattr(scenarios, "describe_scenario", None)
+    rows = []
+    for n in names:
+        text = describe(n) if describe else ""
+        rows.append(dict(name=n, description=text))
+    if args.json:
+        return _dump(rows)
+    width = max((len(n) for n in names), default=0)
+    lines = []
+    for r in rows:
+        first = r["description"].splitlines()[0] if r["description"] else ""
+        if first.startswith(r["name"] + ":"):           # the name is already in the first column
+            first = first[len(r["name"]) + 1:].strip()
+        lines.append(f"{r['name']:<{width}}  {first}")
+    return "\n".join(lines)
+
+
+def _cmd_models(args) -> str:
+    from .models import get_model, list_models
+    from .units import format_bytes
+    specs = [get_model(n) for n in list_models()]
+    if args.json:
+        return _dump([s.to_dict() for s in specs])
+    lines = [f"{'name':<14} {'attention':<9} {'layers':>6} {'KV/token':>10} {'params':>8}  source"]
+    for s in specs:
+        lines.append(f"{s.name:<14} {s.attention_kind:<9} {s.kv_layers:>6} "
+                     f"{format_bytes(s.kv_bytes_per_token(), 'KiB', 0):>10} "
+                     f"{s.num_params / 1e9:>7.2f}B  {s.source}")
+    return "\n".join(lines)
+
+
+def _cmd_gpus(args) -> str:
+    from .hardware import get_gpu, list_gpus
+    from .units import format_bytes
+    gpus = [get_gpu(n) for n in list_gpus()]
+    if args.json:
+        return _dump([g.to_dict() for g in gpus])
+    lines = [f"{'name':<11} {'memory':>10} {'HBM peak':>12} {'dense TFLOPS':>12} "
+             f"{'PCIe effective':>15}"]
+    for g in gpus:
+        lines.append(f"{g.name:<11} {format_bytes(g.memory_bytes, 'GB', 0):>10} "
+                     f"{g.hbm_bytes_per_s / 1e9:>9,.0f} GB/s {g.peak_flops / 1e12:>12,.1f} "
+                     f"{g.pcie_bytes_per_s / 1e9:>10,.0f} GB/s")
+    return "\n".join(lines)
+
+
+_COMMANDS = {"capacity": _cmd_capacity, "simulate": _cmd_simulate, "scenarios": _cmd_scenarios,
+             "models": _cmd_models, "gpus": _cmd_gpus}
+
+
+def _one_line(message: str) -> str:
+    return " ".join(str(message).split())
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; return the exit status (0 ok, 2 bad input)."""
+    parser = build_parser()
+    try:
+        try:
+            args = parser.parse_args(argv)
+        except SystemExit as exc:          # --help and --version
+            return exc.code if isinstance(exc.code, int) else 0
+        out = _COMMANDS[args.command](args)
+    except _UsageError as exc:
+        print(_one_line(exc), file=sys.stderr)
+        return 2
+    except KvsimError as exc:
+        print(f"kvsim: error: {_one_line(exc)}", file=sys.stderr)
+        return 2
+    except TypeError as exc:
+        # an unknown --set option reaches simulate() as an unexpected keyword
+        if "unexpected keyword argument" in str(exc):
+            print(f"kvsim: error: {_one_line(exc)}: expected an engine option of "
+                  f"kvsim.simulate", file=sys.stderr)
+            return 2
+        raise
+    try:
+        print(out)
+        sys.stdout.flush()
+    except BrokenPipeError:                # e.g. `kvsim models | head -3`
+        import os
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
+    return 0

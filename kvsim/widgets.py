@@ -1,0 +1,132 @@
+"""Interactive widgets for the book (need a running Jupyter kernel).
+
+Explained in chapter 1, *Bytes per token and capacity*.
+
+:func:`capacity_calculator` answers "how many requests fit?" for a model, a
+KV dtype, a GPU, a utilisation and a request length. Every number comes from
+:func:`kvsim.memory.kv_budget`; the widget only arranges controls and prints.
+A combination that cannot work (the weights alone exceed the budget) shows
+kvsim's one-line error inside the widget instead of a traceback. Its static
+twin, for readers without a kernel, is :func:`kvsim.charts.capacity_chart`.
+"""
+from __future__ import annotations
+
+import html
+
+from .errors import KvsimError, check_int
+from .units import format_bytes
+
+__all__ = ["capacity_report", "report_html", "capacity_calculator"]
+
+_AUTO = "model dtype"
+
+
+def capacity_report(model, gpu, *, gpu_memory_utilization: float, kv_dtype=None,
+                    prompt_tokens: int, output_tokens: int, block_size: int = 16) -> dict:
+    """The calculator's numbers as a dict (raises :class:`KvsimError` on bad input).
+
+    Keys: ``kv_bytes_per_token``, ``kv_bytes``, ``tokens``, ``blocks``,
+    ``seq_len``, ``blocks_per_request``, ``max_concurrent``, ``weight_bytes``,
+    ``activation_bytes``, ``usable_bytes`` (bytes are ints).
+    """
+    from .memory import kv_budget
+
+    prompt_tokens = check_int("prompt_tokens", prompt_tokens, min=1)
+    output_tokens = check_int("output_tokens", output_tokens, min=0)
+    b = kv_budget(gpu, model, gpu_memory_utilization=gpu_memory_utilization,
+                  kv_dtype=kv_dtype, block_size=block_size)
+    seq = prompt_tokens + output_tokens
+    return {
+        "kv_bytes_per_token": b.kv_bytes_per_token,
+        "usable_bytes": b.usable_bytes,
+        "weight_bytes": b.weight_bytes,
+        "activation_bytes": b.activation_bytes,
+        "kv_bytes": b.kv_bytes,
+        "tokens": b.tokens,
+        "blocks": b.blocks,
+        "block_size": b.block_size,
+        "seq_len": seq,
+        "blocks_per_request": b.blocks_for(seq),
+        "max_concurrent": b.max_concurrent(seq),
+    }
+
+
+def report_html(report: dict) -> str:
+    """An HTML table of a :func:`capacity_report`, every byte count with its unit."""
+    r = report
+    rows = [
+        ("KV bytes per token", f"{r['kv_bytes_per_token']:,} B "
+                               f"({format_bytes(r['kv_bytes_per_token'], 'KiB', 0)})"),
+        ("Memory given to the engine", f"{format_bytes(r['usable_bytes'], 'GB')} "
+                                       f"= {format_bytes(r['usable_bytes'], 'GiB')}"),
+        ("minus weights", f"{format_bytes(r['weight_bytes'], 'GB')}"),
+        ("minus activations and runtime", f"{format_bytes(r['activation_bytes'], 'GB')}"),
+        ("KV pool", f"<b>{format_bytes(r['kv_bytes'], 'GB')} = {format_bytes(r['kv_bytes'], 'GiB')}</b>"),
+        ("Blocks", f"{r['blocks']:,} of {r['block_size']} tokens"),
+        ("Tokens", f"{r['tokens']:,}"),
+        ("One request", f"{r['seq_len']:,} tokens = {r['blocks_per_request']:,} blocks"),
+        ("Concurrent requests that fit", f"<b>{r['max_concurrent']:,}</b>"),
+    ]
+    body = "".join(f"<tr><td style='padding:2px 12px 2px 0'>{html.escape(k)}</td>"
+                   f"<td style='text-align:right'>{v}</td></tr>" for k, v in rows)
+    return f"<table>{body}</table>"
+
+
+def _error_html(message: str) -> str:
+    return ("<div style='color:#a00;border-left:4px solid #a00;padding:4px 8px'>"
+            f"{html.escape(message)}</div>")
+
+
+def capacity_calculator(model: str = "llama-2-7b", gpu: str = "l40s-48gb", *,
+                        gpu_memory_utilization: float = 0.60, kv_dtype: str | None = None,
+                        prompt_tokens: int = 850, output_tokens: int = 250):
+    """An ipywidgets calculator: model, KV dtype, GPU, utilisation, prompt and answer length.
+
+    Returns an ``ipywidgets.VBox`` whose last child is an ``Output`` widget
+    holding the result (or kvsim's one-line error); display it as a cell's
+    last expression. The defaults are the Belgavi set-up of chapter 1, with
+    kvsim's default activation reserve.
+    """
+    import ipywidgets as w
+
+    from .hardware import list_gpus
+    from .memory import KV_DTYPES
+    from .models import list_models
+
+    style = {"description_width": "170px"}
+    layout = w.Layout(width="480px")
+    c_model = w.Dropdown(options=list_models(), value=model, description="Model",
+                         style=style, layout=layout)
+    c_dtype = w.Dropdown(options=[_AUTO] + list(KV_DTYPES), value=kv_dtype or _AUTO,
+                         description="KV cache dtype", style=style, layout=layout)
+    c_gpu = w.Dropdown(options=list_gpus(), value=gpu, description="GPU", style=style, layout=layout)
+    c_util = w.FloatSlider(value=gpu_memory_utilization, min=0.05, max=1.0, step=0.01,
+                           description="gpu_memory_utilization", readout_format=".2f",
+                           continuous_update=False, style=style, layout=layout)
+    c_prompt = w.BoundedIntText(value=prompt_tokens, min=1, max=10_000_000, step=50,
+                                description="Prompt tokens", style=style, layout=layout)
+    c_answer = w.BoundedIntText(value=output_tokens, min=0, max=10_000_000, step=50,
+                                description="Answer tokens", style=style, layout=layout)
+    # An Output widget whose outputs are set directly: the result is kept in the
+    # saved widget state, so the static page shows the calculator's first answer.
+    out = w.Output()
+
+    def show(html_text: str, plain: str) -> None:
+        out.outputs = ({"output_type": "display_data", "metadata": {},
+                        "data": {"text/html": html_text, "text/plain": plain}},)
+
+    def update(_change=None):
+        try:
+            rep = capacity_report(c_model.value, c_gpu.value,
+                                  gpu_memory_utilization=c_util.value,
+                                  kv_dtype=None if c_dtype.value == _AUTO else c_dtype.value,
+                                  prompt_tokens=c_prompt.value, output_tokens=c_answer.value)
+            show(report_html(rep), f"{rep['max_concurrent']} concurrent requests fit")
+        except KvsimError as exc:
+            show(_error_html(str(exc)), str(exc))
+
+    controls = [c_model, c_dtype, c_gpu, c_util, c_prompt, c_answer]
+    for c in controls:
+        c.observe(update, names="value")
+    update()
+    return w.VBox(controls + [out])

@@ -1,0 +1,200 @@
+#!/usr/bin/env python3
+"""Re-execute the book's notebooks in place and normalise them for clean diffs.
+
+    python scripts/execute_notebooks.py                 # every notebook in _toc.yml
+    python scripts/execute_notebooks.py book/ch01-*.ipynb
+
+(`make execute` runs the first form.) Each notebook runs top to bottom in a fresh
+``python3`` kernel with its own folder as working directory, a fixed hash seed
+and a fixed time zone; a cell error stops the run (tag a cell
+``raises-exception`` when the error is the lesson). Saved widget state is kept
+so the static site can render widgets.
+
+Then the notebook is normalised, so that re-running an unchanged notebook gives
+an unchanged file:
+
+* kernelspec ``python3``; ``language_info`` without the Python patch version;
+* no per-cell execution timings; consecutive stream chunks merged (where the
+  kernel splits printed text depends on timing);
+* Altair's random ``altair-viz-<hex>`` element ids and ipywidgets' random model
+  ids replaced by ids derived from the notebook name and their order.
+
+The committed outputs are what ``pytest`` compares (strict nbval) and what the
+book shows (the build never executes notebooks).
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import re
+import sys
+import time
+from pathlib import Path
+
+import nbformat
+from nbclient import NotebookClient
+
+ROOT = Path(__file__).resolve().parents[1]
+KERNEL = "python3"
+KERNELSPEC = {"name": KERNEL, "display_name": "Python 3 (ipykernel)", "language": "python"}
+ALTAIR_ID = re.compile(r"altair-viz-[0-9a-f]{32}")
+WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+WIDGET_REF = re.compile(r"IPY_MODEL_([0-9a-f]{32})")
+
+
+def toc_notebooks(root: Path = ROOT) -> list[Path]:
+    """Notebooks listed in _toc.yml, in order."""
+    import yaml
+
+    toc = yaml.safe_load((root / "_toc.yml").read_text())
+    files: list[str] = []
+
+    def walk(node):
+        if isinstance(node, dict):
+            for key, value in node.items():
+                if key in ("file", "root") and isinstance(value, str):
+                    files.append(value)
+                else:
+                    walk(value)
+        elif isinstance(node, list):
+            for item in node:
+                walk(item)
+
+    walk(toc)
+    return [root / (f + ".ipynb") for f in files if (root / (f + ".ipynb")).exists()]
+
+
+def _stable_hex(seed: str, n: int) -> str:
+    return hashlib.md5(f"{seed}:{n}".encode()).hexdigest()
+
+
+def normalise(nb: nbformat.NotebookNode, seed: str) -> nbformat.NotebookNode:
+    """Make a freshly executed notebook byte-stable (see the module docstring)."""
+    nb.metadata["kernelspec"] = dict(KERNELSPEC)
+    info = nb.metadata.get("language_info")
+    if info:
+        info.pop("version", None)
+    for cell in nb.cells:
+        cell.metadata.pop("execution", None)
+        if cell.cell_type == "code":
+            cell.metadata.pop("collapsed", None)
+            cell.outputs = _coalesce_streams(cell.outputs)
+
+    # 1. ipywidgets model ids, numbered in an order that does not depend on the
+    #    ids themselves (so normalising twice changes nothing): the widget views
+    #    in cell order, then depth-first through the models they reference, then
+    #    any unreferenced model by its content.
+    state = nb.metadata.get("widgets", {}).get(WIDGET_STATE, {}).get("state", {})
+    order: list[str] = []
+
+    def visit(model_id: str) -> None:
+        if model_id in order:
+            return
+        order.append(model_id)
+        if model_id in state:
+            for ref in WIDGET_REF.findall(json.dumps(state[model_id], sort_keys=True)):
+                visit(ref)
+
+    for cell in nb.cells:
+        for out in cell.get("outputs", []):
+            view = out.get("data", {}).get(WIDGET_VIEW)
+            if view and "model_id" in view:
+                visit(view["model_id"])
+    masked = {k: WIDGET_REF.sub("IPY_MODEL_", json.dumps(v, sort_keys=True)) for k, v in state.items()}
+    for model_id in sorted((k for k in state if k not in order), key=lambda k: masked[k]):
+        visit(model_id)
+    text = _replace(json.dumps(nb, sort_keys=True), {m: _stable_hex(seed + ":widget", i) for i, m in enumerate(order)})
+    nb = nbformat.from_dict(json.loads(text))
+    new_state = nb.metadata.get("widgets", {}).get(WIDGET_STATE)
+    if new_state:
+        new_state["state"] = dict(sorted(new_state["state"].items()))
+
+    # 2. Altair element ids, in order of first appearance.
+    text = json.dumps(nb, sort_keys=True)
+    mapping: dict[str, str] = {}
+    for found in ALTAIR_ID.findall(text):
+        if found not in mapping:
+            mapping[found] = "altair-viz-" + _stable_hex(seed + ":altair", len(mapping))
+    return nbformat.from_dict(json.loads(_replace(text, mapping)))
+
+
+def _coalesce_streams(outputs: list) -> list:
+    """Merge consecutive stdout (or stderr) chunks: where the kernel split a
+    stream is a matter of timing, not of what the cell printed."""
+    merged: list = []
+    for out in outputs:
+        prev = merged[-1] if merged else None
+        if (
+            out.get("output_type") == "stream"
+            and prev is not None
+            and prev.get("output_type") == "stream"
+            and prev.get("name") == out.get("name")
+        ):
+            prev["text"] = "".join(prev["text"]) + "".join(out["text"])
+        else:
+            merged.append(out)
+    return merged
+
+
+def _replace(text: str, mapping: dict[str, str]) -> str:
+    if not mapping:
+        return text
+    pattern = re.compile("|".join(re.escape(k) for k in sorted(mapping, key=len, reverse=True)))
+    return pattern.sub(lambda m: mapping[m.group(0)], text)
+
+
+def execute(path: Path, timeout: int) -> float:
+    """Execute one notebook in place; return seconds taken."""
+    nb = nbformat.read(path, as_version=4)
+    client = NotebookClient(
+        nb,
+        kernel_name=KERNEL,
+        timeout=timeout,
+        record_timing=False,
+        store_widget_state=True,
+        resources={"metadata": {"path": str(path.parent)}},
+    )
+    start = time.perf_counter()
+    client.execute()
+    seconds = time.perf_counter() - start
+    nb = normalise(nb, seed=path.stem)
+    nbformat.validate(nb)
+    nbformat.write(nb, path)
+    return seconds
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description="Re-execute notebooks in place.")
+    parser.add_argument("notebooks", nargs="*", type=Path, help="default: every notebook in _toc.yml")
+    parser.add_argument("--timeout", type=int, default=600, help="seconds per cell (default 600)")
+    args = parser.parse_args(argv)
+
+    # What the kernel inherits: deterministic hashing and time zone, and the
+    # committed outputs never carry the optional in-notebook Vega runtime.
+    os.environ["PYTHONHASHSEED"] = "0"
+    os.environ["TZ"] = "UTC"
+    os.environ.pop("KVSIM_OFFLINE_CHARTS", None)
+
+    paths = [p.resolve() for p in args.notebooks] or toc_notebooks()
+    if not paths:
+        print("no notebooks to execute (none listed in _toc.yml)")
+        return 0
+    for path in paths:
+        if not path.exists():
+            print(f"no such notebook: {path}", file=sys.stderr)
+            return 2
+        seconds = execute(path, args.timeout)
+        try:
+            shown = path.relative_to(ROOT)
+        except ValueError:
+            shown = path
+        print(f"executed {shown} in {seconds:.1f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

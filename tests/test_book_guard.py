@@ -1,0 +1,244 @@
+"""Guards for the book's pipeline: what strict nbval and the build cannot see.
+
+Strict nbval passes a notebook saved without outputs (there is nothing to
+compare), and jupyter-book only builds what the TOC lists. These tests make
+such mistakes fail the suite:
+
+* every TOC entry exists, every notebook under book/ is in the TOC;
+* every TOC notebook was executed top to bottom (execution counts 1..N in
+  order, no unexecuted code cell), carries outputs, shows no errors, uses the
+  ``python3`` kernel, calls ``kvsim.notebook.setup()`` first, and was saved by
+  ``make execute`` (normalised: re-normalising changes nothing);
+* every Altair output is HTML that the site's vendored Vega runtime can draw,
+  and no output embeds the runtime itself;
+* the vendored runtime matches the installed Altair's versions;
+* the build configuration keeps notebooks unexecuted at build time and the
+  repository URL in one place.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import re
+from pathlib import Path
+
+import nbformat
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+BOOK = ROOT / "book"
+CONFIG = yaml.safe_load((ROOT / "_config.yml").read_text())
+REPO_URL = CONFIG["repository"]["url"].rstrip("/")
+
+
+def _load_executor():
+    spec = importlib.util.spec_from_file_location("execute_notebooks", ROOT / "scripts" / "execute_notebooks.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+EXECUTOR = _load_executor()
+
+
+def toc_files() -> list[str]:
+    toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
+    found: list[str] = []
+
+    def walk(node):
+        if isinstance(node, dict):
+            for key, value in node.items():
+                if key in ("file", "root") and isinstance(value, str):
+                    found.append(value)
+                else:
+                    walk(value)
+        elif isinstance(node, list):
+            for item in node:
+                walk(item)
+
+    walk(toc)
+    return found
+
+
+def _source(entry: str) -> Path | None:
+    for ext in (".ipynb", ".md"):
+        if (ROOT / (entry + ext)).exists():
+            return ROOT / (entry + ext)
+    return None
+
+
+TOC = toc_files()
+TOC_NOTEBOOKS = [p for p in (_source(e) for e in TOC) if p is not None and p.suffix == ".ipynb"]
+
+
+def _code_cells(nb):
+    return [c for c in nb.cells if c.cell_type == "code" and c.source.strip()]
+
+
+def _tags(cell) -> set[str]:
+    return set(cell.get("metadata", {}).get("tags", []))
+
+
+def _ids(paths):
+    return [str(p.relative_to(ROOT)) for p in paths]
+
+
+def test_toc_lists_only_existing_pages():
+    missing = [e for e in TOC if _source(e) is None]
+    assert not missing, f"_toc.yml lists pages that do not exist: {missing}"
+    assert len(set(TOC)) == len(TOC), "_toc.yml lists a page twice"
+
+
+def test_every_notebook_is_in_the_toc():
+    listed = {(ROOT / e).with_suffix(".ipynb").resolve() for e in TOC}
+    notebooks = [
+        p
+        for p in BOOK.rglob("*.ipynb")
+        if ".ipynb_checkpoints" not in p.parts and not any(part.startswith("_") for part in p.relative_to(BOOK).parts)
+    ]
+    orphans = [str(p.relative_to(ROOT)) for p in notebooks if p.resolve() not in listed]
+    assert not orphans, f"notebooks missing from _toc.yml (unfinished work belongs outside book/): {orphans}"
+
+
+def test_toc_has_the_required_pages():
+    for page in ("book/intro", "book/glossary", "book/references"):
+        assert page in TOC, f"{page} missing from _toc.yml"
+
+
+@pytest.mark.parametrize("path", TOC_NOTEBOOKS, ids=_ids(TOC_NOTEBOOKS))
+def test_notebook_executed_in_order_with_outputs(path):
+    nb = nbformat.read(path, as_version=4)
+    cells = _code_cells(nb)
+    assert cells, f"{path.name} has no code cells"
+    counts = [c.execution_count for c in cells]
+    unexecuted = [i for i, n in enumerate(counts) if n is None]
+    assert not unexecuted, (
+        f"{path.name}: code cells {unexecuted} were never executed; run `make execute` "
+        "(a notebook without outputs would pass strict nbval without testing anything)"
+    )
+    assert counts == list(range(1, len(cells) + 1)), (
+        f"{path.name}: execution counts {counts} are not 1..{len(cells)} in order; run `make execute`"
+    )
+    with_outputs = [c for c in cells if c.outputs]
+    assert len(with_outputs) >= max(1, len(cells) // 4), (
+        f"{path.name}: only {len(with_outputs)} of {len(cells)} code cells have outputs; run `make execute`"
+    )
+    for i, cell in enumerate(cells):
+        errors = [o for o in cell.outputs if o.output_type == "error"]
+        if errors and "raises-exception" not in _tags(cell):
+            pytest.fail(f"{path.name}: code cell {i} saved with an error: {errors[0].get('ename')}")
+
+
+@pytest.mark.parametrize("path", TOC_NOTEBOOKS, ids=_ids(TOC_NOTEBOOKS))
+def test_notebook_kernel_and_setup(path):
+    nb = nbformat.read(path, as_version=4)
+    assert nb.metadata.get("kernelspec", {}).get("name") == "python3", f"{path.name}: kernel must be python3"
+    first = _code_cells(nb)[0].source
+    assert "kvsim.notebook" in first and "setup(" in first, (
+        f"{path.name}: the first code cell must call kvsim.notebook.setup() (offline-ready charts)"
+    )
+
+
+@pytest.mark.parametrize("path", TOC_NOTEBOOKS, ids=_ids(TOC_NOTEBOOKS))
+def test_notebook_saved_by_make_execute(path):
+    nb = nbformat.read(path, as_version=4)
+    again = EXECUTOR.normalise(nbformat.from_dict(json.loads(json.dumps(nb))), seed=path.stem)
+    assert json.dumps(again, sort_keys=True) == json.dumps(nb, sort_keys=True), (
+        f"{path.name} was not saved by `make execute` (random ids or run metadata left in); run `make execute`"
+    )
+
+
+@pytest.mark.parametrize("path", TOC_NOTEBOOKS, ids=_ids(TOC_NOTEBOOKS))
+def test_charts_are_static_site_ready(path):
+    nb = nbformat.read(path, as_version=4)
+    for i, cell in enumerate(_code_cells(nb)):
+        for out in cell.outputs:
+            data = out.get("data", {})
+            vega_only = [k for k in data if k.startswith("application/vnd.vegalite") or k.startswith("application/vnd.vega.")]
+            assert not vega_only or "text/html" in data, (
+                f"{path.name}: cell {i} shows a chart only as {vega_only[0]}, which the static site "
+                "cannot draw; call kvsim.notebook.setup() first"
+            )
+            html = "".join(data.get("text/html", ""))
+            assert "__kvbookVegaRuntime" not in html, (
+                f"{path.name}: cell {i} embeds the Vega runtime; execute with KVSIM_OFFLINE_CHARTS unset"
+            )
+            if "altair-viz-" in html:
+                assert "VEGA_DEBUG" in html and "vegaEmbed" in html, (
+                    f"{path.name}: cell {i} has Altair HTML from a template the vendored runtime does not serve"
+                )
+
+
+def test_vendored_runtime_matches_altair():
+    from kvsim.notebook import runtime_versions
+
+    runtime = (BOOK / "_vendor" / "kvbook" / "vega-runtime.js").read_text()
+    declared = re.search(r"var versions = (\{[^}]*\});", runtime)
+    assert declared, "vega-runtime.js lacks its version block; run python scripts/vendor_assets.py"
+    assert json.loads(declared.group(1)) == runtime_versions(), (
+        "the vendored Vega runtime was made for another Altair; run python scripts/vendor_assets.py"
+    )
+    manifest = json.loads((BOOK / "_vendor" / "kvbook" / "VENDORED.json").read_text())
+    import hashlib
+
+    for folder in ("widgets/", "mathjax/"):
+        for name, digest in manifest[folder]["files"].items():
+            got = hashlib.sha256((BOOK / "_vendor" / "kvbook" / folder / name).read_bytes()).hexdigest()
+            assert got == digest, f"book/_vendor/kvbook/{folder}{name} differs from VENDORED.json"
+
+
+def test_build_never_executes_notebooks():
+    assert CONFIG["execute"]["execute_notebooks"] == "off"
+    assert CONFIG.get("only_build_toc_files") is True
+
+
+def test_repository_url_in_one_place():
+    assert REPO_URL.startswith("https://github.com/")
+    sources = [p for p in BOOK.rglob("*") if p.suffix in {".md", ".ipynb", ".yml", ".py", ".bib"}]
+    sources += [ROOT / "_toc.yml"]
+    owner_repo = REPO_URL.removeprefix("https://github.com/")
+    offenders = [str(p.relative_to(ROOT)) for p in sources if owner_repo in p.read_text(errors="replace")]
+    assert not offenders, f"the repository URL belongs in _config.yml only, also found in {offenders}"
+
+
+def test_readme_links_match_the_configured_repository():
+    readme = (ROOT / "README.md").read_text()
+    owner_repo = REPO_URL.removeprefix("https://github.com/")
+    mentioned = set(re.findall(r"(?:github\.com|mybinder\.org/v2/gh)/([\w.-]+/[\w.-]+)", readme))
+    mentioned = {m.removesuffix(".git") for m in mentioned if not m.startswith(("Azure/", "vllm-project/"))}
+    assert mentioned <= {owner_repo}, f"README links to {mentioned - {owner_repo}}; _config.yml says {owner_repo}"
+
+
+def test_setup_makes_offline_ready_html_charts():
+    import altair as alt
+
+    import kvsim.notebook
+
+    kvsim.notebook.setup(offline=False)
+    assert alt.renderers.active == "html"
+    rows = [{"x": i, "y": i % 7} for i in range(6_000)]  # above Altair's default 5,000-row limit
+    chart = alt.Chart(alt.Data(values=rows)).mark_point().encode(x="x:Q", y="y:Q")
+    bundle = chart._repr_mimebundle_()
+    bundle = bundle[0] if isinstance(bundle, tuple) else bundle
+    html = bundle["text/html"]
+    versions = kvsim.notebook.runtime_versions()
+    assert "VEGA_DEBUG" in html and f'"{versions["vegalite_version"]}"' in html
+
+
+def test_setup_offline_shows_the_runtime_once(monkeypatch):
+    import IPython.display
+
+    import kvsim.notebook
+
+    shown = []
+    monkeypatch.setattr(IPython.display, "display", lambda obj: shown.append(obj))
+    monkeypatch.setitem(kvsim.notebook._STATE, "offline_shown", False)
+    kvsim.notebook.setup(offline=True)
+    kvsim.notebook.setup(offline=True)
+    assert len(shown) == 1 and "__kvbookVegaRuntime" in shown[0].data
+    monkeypatch.setenv(kvsim.notebook.OFFLINE_ENV_VAR, "0")
+    monkeypatch.setitem(kvsim.notebook._STATE, "offline_shown", False)
+    kvsim.notebook.setup()
+    assert len(shown) == 1

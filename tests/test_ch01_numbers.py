@@ -1,0 +1,267 @@
+"""Chapter 1's worked numbers, computed with the same kvsim calls the chapter makes.
+
+Seed 000 is "KV Cache Preemption in vLLM" (bytes per token, the Belgavi budget),
+seed 003 is "Throughput collapse under load" (sizing max_num_seqs on an H100).
+The last tests read the committed notebook and check that the numbers its prose
+quotes (myst-nb glue) are the ones kvsim computes, so the page cannot drift
+from the package.
+"""
+from __future__ import annotations
+
+import ast
+import dataclasses
+import re
+from pathlib import Path
+
+import nbformat
+import pytest
+
+import kvsim
+from kvsim import charts, exercises, widgets
+from kvsim.units import GB, GiB, KiB, MB, MiB
+
+NOTEBOOK = Path(__file__).resolve().parents[1] / "book" / "ch01-bytes-and-capacity.ipynb"
+
+
+def belgavi(kv_dtype=None):
+    return kvsim.kv_budget("l40s-48gb", "llama-2-7b", gpu_memory_utilization=0.60,
+                           activation_bytes=2 * GB, kv_dtype=kv_dtype)
+
+
+def h100(kv_dtype=None):
+    return kvsim.kv_budget("h100-80gb", "llama-3.1-8b", gpu_memory_utilization=0.90,
+                           kv_dtype=kv_dtype)
+
+
+# --- bytes per token ---------------------------------------------------------------
+
+def test_seed000_mha_7b_is_half_a_mib_per_token_and_fp8_a_quarter():
+    assert kvsim.kv_bytes_per_token("llama-2-7b") == 2 * 32 * 4096 * 2 == 524_288 == MiB // 2
+    assert kvsim.kv_bytes_per_token("llama-2-7b", "fp8") == 262_144 == MiB // 4
+
+
+def test_seed000_and_seed003_gqa_8b_is_128_kib_per_token():
+    assert kvsim.kv_bytes_per_token("llama-3.1-8b") == 2 * 32 * 8 * 128 * 2 == 128 * KiB
+
+
+def test_seed003_70b_is_320_kib_two_and_a_half_times_the_8b_and_mha_would_be_8x():
+    big = kvsim.get_model("llama-3.1-70b")
+    assert kvsim.kv_bytes_per_token(big) == 320 * KiB
+    assert kvsim.kv_bytes_per_token(big) / kvsim.kv_bytes_per_token("llama-3.1-8b") == 2.5
+    mha = dataclasses.replace(big, name="70b-mha", num_kv_heads=big.num_attention_heads)
+    assert kvsim.kv_bytes_per_token(mha) == 8 * kvsim.kv_bytes_per_token(big)
+
+
+def test_mla_has_no_factor_two():
+    ds = kvsim.get_model("deepseek-v3")
+    assert ds.attention_kind == "mla"
+    assert kvsim.kv_bytes_per_token(ds) == 61 * (512 + 64) * 2 == 70_272
+    # The chapter's comparison: the same 128 heads with an ordinary K (192 wide) and V (128).
+    as_mha = 61 * 128 * (192 + 128) * 2
+    assert round(as_mha / kvsim.kv_bytes_per_token(ds)) == 71
+
+
+def test_numpy_derivation_matches_kvsim_for_every_non_mla_preset():
+    np = pytest.importorskip("numpy")
+    for name in kvsim.list_models():
+        s = kvsim.get_model(name)
+        if s.attention_kind == "mla":
+            continue
+        derived = int(np.prod([2, s.kv_layers, s.num_kv_heads, s.head_dim, kvsim.KV_DTYPES[s.dtype]]))
+        assert derived == kvsim.kv_bytes_per_token(s), name
+
+
+def test_config_json_of_llama_31_8b_gives_the_preset_figures(tmp_path):
+    import json
+
+    cfg = {"architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 4096,
+           "intermediate_size": 14336, "num_hidden_layers": 32, "num_attention_heads": 32,
+           "num_key_value_heads": 8, "max_position_embeddings": 131072, "vocab_size": 128256,
+           "tie_word_embeddings": False, "torch_dtype": "bfloat16"}
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(cfg))
+    spec = kvsim.ModelSpec.from_hf_config(path, name="x")
+    assert spec.head_dim == 128            # derived: hidden_size / num_attention_heads
+    assert spec.kv_bytes_per_token() == 131_072
+    assert spec.num_params == 8_030_261_248
+    assert spec.max_model_len == 131_072
+
+
+# --- the Belgavi budget (seed 000) --------------------------------------------------
+
+def test_seed000_belgavi_budget_in_decimal_gb():
+    b = belgavi()
+    assert b.usable_bytes == 28_800_000_000               # 48 GB x 0.60
+    assert round(b.weight_bytes / GB, 1) == 13.5
+    assert round(b.kv_bytes / GB, 1) == 13.3
+
+
+def test_seed000_belgavi_decimal_reading_26600_tokens_1700_blocks_24_requests():
+    b = belgavi()
+    seed_pool = round(b.kv_bytes / (GB // 10)) * (GB // 10)
+    seed_per_token = b.kv_bytes_per_token * MB // MiB
+    assert (seed_pool, seed_per_token) == (13_300_000_000, 500_000)
+    tokens = seed_pool / seed_per_token
+    assert tokens == 26_600
+    assert round(tokens / 16, -2) == 1_700
+    assert round(tokens / (850 + 250)) == 24
+
+
+def test_belgavi_binary_reading_is_smaller_by_the_mib_mb_ratio():
+    b = belgavi()
+    assert (b.blocks, b.tokens, b.max_concurrent(850 + 250)) == (1_588, 25_408, 23)
+    assert b.kv_bytes / b.kv_bytes_per_token == pytest.approx(25_411.9, abs=0.05)
+    assert round(100 * (MiB / MB - 1), 1) == 4.9
+    assert round(100 * (GiB / GB - 1), 1) == 7.4
+    assert round(b.kv_bytes / GiB, 2) == 12.41
+
+
+def test_seed000_longer_answers_capacity_about_18_decimal_17_kvsim():
+    b = belgavi()
+    assert round(26_600 / (850 + 600)) == 18
+    assert b.blocks_for(1_450) == 91
+    assert b.max_concurrent(850 + 600) == 17
+
+
+def test_blocks_and_internal_fragmentation():
+    b = belgavi()
+    assert b.blocks_for(1_100) == 69 and 69 * 16 - 1_100 == 4
+    assert b.blocks_for(6_000) * 16 == 6_000
+    assert b.tokens // b.model.max_model_len == 6          # reserving max_model_len per request
+
+
+def test_fp8_doubles_the_belgavi_pool():
+    assert belgavi("fp8").tokens == 2 * belgavi().tokens == 50_816
+
+
+# --- sizing max_num_seqs (seed 003) ------------------------------------------------
+
+def test_seed003_50_gib_holds_409600_tokens_and_68_requests_at_6k():
+    tokens = 50 * GiB // kvsim.kv_bytes_per_token("llama-3.1-8b")
+    assert tokens == 409_600
+    assert tokens // 6_000 == 68
+
+
+def test_seed003_h100_budget_is_about_50_gib_and_fits_68_at_6k_default_256_over_admits_nearly_4x():
+    b = h100()
+    assert round(b.kv_bytes / GiB) == 50
+    assert b.max_concurrent(6_000) == 68
+    assert round(256 / b.max_concurrent(6_000), 2) == 3.76
+    assert h100("fp8").max_concurrent(6_000) == 137
+
+
+# --- the chapter's widgets and charts agree with kvsim -------------------------------
+
+def test_calculator_report_is_kv_budget():
+    rep = widgets.capacity_report("llama-2-7b", "l40s-48gb", gpu_memory_utilization=0.60,
+                                  prompt_tokens=850, output_tokens=250)
+    b = belgavi()
+    assert (rep["kv_bytes"], rep["blocks"], rep["tokens"], rep["max_concurrent"]) == \
+        (b.kv_bytes, b.blocks, b.tokens, 23)
+    assert "GB" in widgets.report_html(rep) and "GiB" in widgets.report_html(rep)
+
+
+def test_calculator_shows_the_error_in_the_widget_not_a_traceback():
+    pytest.importorskip("ipywidgets")
+    w = widgets.capacity_calculator()
+
+    def shown() -> str:
+        (only,) = w.children[-1].outputs
+        return only["data"]["text/html"]
+
+    assert "Concurrent requests" in shown() and ">23<" in shown()
+    w.children[0].value = "llama-3.1-70b"              # 141 GB of weights on a 48 GB card
+    assert "gpu_memory_utilization" in shown() and "Concurrent" not in shown()
+    w.children[0].value = "llama-2-7b"
+    w.children[1].value = "fp8"
+    fp8 = belgavi("fp8").max_concurrent(1_100)          # 3,176 blocks // 69 per request
+    assert fp8 == 46 and f">{fp8}<" in shown()
+
+
+def test_capacity_grid_matches_kv_budget_and_marks_impossible_points_zero():
+    rows = charts.capacity_grid(["llama-2-7b"], "l40s-48gb", kv_dtypes=("bf16",),
+                                utilizations=[0.30, 0.60], output_tokens=[250, 600],
+                                prompt_tokens=850)
+    got = {(r["util"], r["answer"]): r["requests"] for r in rows}
+    assert got[(0.6, 250)] == 23 and got[(0.6, 600)] == 17
+    assert got[(0.3, 250)] == 0                        # weights + overhead exceed 14.4 GB
+
+
+def test_budget_chart_parts_add_up_to_the_gpu():
+    rows = charts.budget_data({"b": belgavi()})
+    assert sum(r["gb"] for r in rows) == pytest.approx(48.0, abs=0.02)
+    assert [r["part"] for r in rows][2] == "KV cache"
+
+
+def test_capacity_chart_rejects_uneven_answer_grid():
+    rows = [{"model": "m", "kv": "bf16", "util": 0.5, "answer": a, "requests": 1} for a in (1, 2, 4)]
+    with pytest.raises(kvsim.KvsimError):
+        charts.capacity_chart(rows)
+
+
+# --- the committed notebook ------------------------------------------------------------
+
+def _notebook():
+    if not NOTEBOOK.exists():
+        pytest.skip(f"{NOTEBOOK} is absent")
+    return nbformat.read(NOTEBOOK, as_version=4)
+
+
+def _glued(nb) -> dict:
+    values = {}
+    for cell in nb.cells:
+        for out in cell.get("outputs", []):
+            name = out.get("metadata", {}).get("scrapbook", {}).get("name")
+            if name:
+                values[name] = ast.literal_eval(out["data"]["application/papermill.record/text/plain"])
+    return values
+
+
+def test_notebook_glue_matches_kvsim():
+    g = _glued(_notebook())
+    b, h = belgavi(), h100()
+    assert g["bpt_7b"] == 524_288 and g["bpt_7b_fp8"] == 262_144
+    assert g["bpt_8b"] == 131_072 and g["bpt_70b"] == 327_680 and g["bpt_dsv3"] == 70_272
+    assert g["b_kv_bytes"] == b.kv_bytes and g["b_blocks"] == b.blocks and g["b_tokens"] == b.tokens
+    assert g["b_requests"] == b.max_concurrent(1_100) and g["b_requests_long"] == b.max_concurrent(1_450)
+    assert g["seed_tokens"] == 26_600 and round(g["seed_requests"]) == 24
+    assert g["h_tokens"] == h.tokens and g["h_requests"] == h.max_concurrent(6_000) == g["seed3_requests"]
+    assert g["ex_max_seqs"] == exercises.expected("ch01-max-num-seqs")
+
+
+def test_every_glue_reference_in_the_prose_is_defined():
+    nb = _notebook()
+    defined = set(_glued(nb))
+    used = set()
+    for cell in nb.cells:
+        if cell.cell_type == "markdown":
+            for ref in re.findall(r"\{glue(?::text)?\}`([^`]+)`", cell.source):
+                used.add(ref.rsplit(":", 1)[0] if ":" in ref else ref)
+    assert used, "the chapter quotes no glued numbers"
+    assert used <= defined, sorted(used - defined)
+
+
+def test_every_exercise_label_has_a_check_and_the_checks_ran():
+    nb = _notebook()
+    labels = set()
+    for cell in nb.cells:
+        if cell.cell_type == "markdown":
+            labels |= set(re.findall(r":label: ex-(ch01-[a-z0-9-]+)", cell.source))
+    assert len(labels) >= 5 and labels == set(exercises.list_exercises())
+    printed = {}
+    for cell in nb.cells:
+        m = re.search(r'exercises\.check\("([^"]+)"', cell.source) if cell.cell_type == "code" else None
+        if m:
+            text = "".join(o.get("text", "") for o in cell.outputs if o.output_type == "stream")
+            printed[m.group(1)] = text.strip().splitlines()
+    assert set(printed) == labels
+    assert all(len(lines) == 1 for lines in printed.values()), printed
+    statuses = [lines[0].split(":", 1)[0] for lines in printed.values()]
+    assert statuses.count("Right") >= len(labels) - 1 and "Not answered yet" in statuses
+
+
+def test_notebook_is_committed_with_outputs():
+    nb = _notebook()
+    code = [c for c in nb.cells if c.cell_type == "code"]
+    assert code and all(c.get("execution_count") for c in code)
+    assert sum(bool(c.outputs) for c in code) >= len(code) // 2

@@ -1,0 +1,154 @@
+"""The exercise checks: right, wrong with a hint, not answered yet, and bad types."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+import kvsim
+from kvsim import exercises
+from kvsim.exercises import EXERCISES, check, evaluate, expected
+from kvsim.units import GB, GiB
+
+IDS = exercises.list_exercises()
+
+
+def test_there_are_at_least_five_chapter_1_exercises_with_one_label_scheme():
+    assert len(IDS) >= 5
+    assert all(i.startswith("ch01-") and i == i.lower() and " " not in i for i in IDS)
+
+
+@pytest.mark.parametrize("ex_id", IDS)
+def test_the_expected_answer_is_right(ex_id, capsys):
+    v = evaluate(ex_id, expected(ex_id))
+    assert v.status == "right" and v.message.startswith("Right: ")
+    check(ex_id, expected(ex_id))
+    out = capsys.readouterr().out
+    assert out.count("\n") == 1 and out.startswith("Right: ")
+
+
+@pytest.mark.parametrize("ex_id", IDS)
+def test_none_is_not_answered_yet(ex_id, capsys):
+    assert evaluate(ex_id, None).status == "unanswered"
+    check(ex_id, None)
+    out = capsys.readouterr().out
+    assert out.startswith("Not answered yet: ") and out.count("\n") == 1
+
+
+@pytest.mark.parametrize("ex_id", IDS)
+def test_a_far_off_answer_is_wrong_with_a_hint(ex_id, capsys):
+    v = evaluate(ex_id, expected(ex_id) * 3 + 7)
+    assert v.status == "wrong" and "hint: " in v.message
+    check(ex_id, -1)
+    out = capsys.readouterr().out
+    assert out.startswith("Not yet: ") and out.count("\n") == 1
+
+
+@pytest.mark.parametrize("ex_id", IDS)
+@pytest.mark.parametrize("bad", ["57344", "twelve", [1, 2], {"a": 1}, True, float("nan"), float("inf"), 3j])
+def test_wrong_types_get_a_clear_message(ex_id, bad):
+    v = evaluate(ex_id, bad)
+    assert v.status == "invalid"
+    assert v.message.startswith("Not a number: ") and type(bad).__name__ in v.message
+
+
+def test_a_number_in_quotes_is_told_to_drop_the_quotes():
+    v = evaluate("ch01-qwen-bytes", "57344")
+    assert "without quotes" in v.message and "str" in v.message
+
+
+def test_numpy_numbers_are_accepted():
+    assert evaluate("ch01-qwen-bytes", np.int64(expected("ch01-qwen-bytes"))).status == "right"
+    assert evaluate("ch01-pool-gib", np.float64(expected("ch01-pool-gib"))).status == "right"
+
+
+def test_unknown_exercise_is_a_kvsim_error_listing_the_ids():
+    with pytest.raises(kvsim.KvsimError, match="ch01-qwen-bytes"):
+        evaluate("ch01-nope", 1)
+
+
+def test_expected_answers_come_from_kvsim():
+    b = kvsim.kv_budget("l40s-48gb", "llama-2-7b", gpu_memory_utilization=0.60, activation_bytes=2 * GB)
+    assert expected("ch01-qwen-bytes") == kvsim.kv_bytes_per_token("qwen2.5-7b") == 57_344
+    assert expected("ch01-mla-ratio") == kvsim.kv_bytes_per_token("llama-3.1-70b") / kvsim.kv_bytes_per_token("deepseek-v3")
+    assert expected("ch01-pool-gib") == b.kv_bytes / GiB
+    assert expected("ch01-fp8-tokens") == kvsim.kv_budget(
+        "l40s-48gb", "llama-2-7b", gpu_memory_utilization=0.60, activation_bytes=2 * GB, kv_dtype="fp8").tokens
+    assert expected("ch01-blocks-held") == b.blocks_for(1_450) == 91
+    assert expected("ch01-longer-answers") == b.max_concurrent(1_450) == 17
+    assert expected("ch01-max-num-seqs") == kvsim.kv_budget(
+        "h100-80gb", "llama-3.1-8b", gpu_memory_utilization=0.90, kv_dtype="fp8").max_concurrent(6_000)
+
+
+def test_the_expected_answer_follows_kvsim_when_kvsim_changes(monkeypatch):
+    # If the model's figures changed, the check would follow: nothing is hard-coded.
+    real = kvsim.memory.kv_bytes_per_token
+    monkeypatch.setattr(kvsim.memory, "kv_bytes_per_token", lambda m, d=None: real(m, d) + 2)
+    assert expected("ch01-qwen-bytes") == 57_346
+    assert evaluate("ch01-qwen-bytes", 57_344).status == "wrong"
+
+
+# --- tolerances suited to each question --------------------------------------------
+
+def test_integer_answers_must_be_exact():
+    n = expected("ch01-qwen-bytes")
+    assert evaluate("ch01-qwen-bytes", n + 1).status == "wrong"
+    assert evaluate("ch01-qwen-bytes", float(n)).status == "right"
+    assert evaluate("ch01-blocks-held", expected("ch01-blocks-held") + 1).status == "wrong"
+    assert evaluate("ch01-longer-answers", expected("ch01-longer-answers") - 1).status == "wrong"
+
+
+def test_pool_in_gib_accepts_two_decimals_not_a_tenth_off():
+    x = expected("ch01-pool-gib")
+    assert evaluate("ch01-pool-gib", round(x, 2)).status == "right"
+    assert evaluate("ch01-pool-gib", round(x, 1) + 0.1).status == "wrong"
+
+
+def test_fp8_tokens_accepts_the_unblocked_division():
+    b = kvsim.kv_budget("l40s-48gb", "llama-2-7b", gpu_memory_utilization=0.60,
+                        activation_bytes=2 * GB, kv_dtype="fp8")
+    assert evaluate("ch01-fp8-tokens", b.kv_bytes // b.kv_bytes_per_token).status == "right"
+
+
+def test_mla_ratio_accepts_two_significant_decimals():
+    assert evaluate("ch01-mla-ratio", round(expected("ch01-mla-ratio"), 2)).status == "right"
+    assert evaluate("ch01-mla-ratio", 5.0).status == "wrong"
+
+
+def test_max_num_seqs_accepts_one_either_way():
+    n = expected("ch01-max-num-seqs")
+    assert {evaluate("ch01-max-num-seqs", n + d).status for d in (-1, 0, 1)} == {"right"}
+    assert evaluate("ch01-max-num-seqs", n + 3).status == "wrong"
+
+
+# --- common slips get their own hint ------------------------------------------------
+
+@pytest.mark.parametrize("ex_id, slip, words", [
+    ("ch01-qwen-bytes", lambda: expected("ch01-qwen-bytes") // 2, "key AND a value"),
+    ("ch01-qwen-bytes", lambda: 2 * 28 * 28 * 128 * 2, "attention (query) heads"),
+    ("ch01-mla-ratio", lambda: expected("ch01-mla-ratio") / 2, "no factor 2"),
+    ("ch01-pool-gib", lambda: kvsim.kv_budget("l40s-48gb", "llama-2-7b", gpu_memory_utilization=0.6).kv_bytes / GB,
+     "in GB"),
+    ("ch01-fp8-tokens", lambda: 25_408, "16-bit pool"),
+    ("ch01-fp8-tokens", lambda: 13.3e9 / 0.25e6, "decimal reading"),
+    ("ch01-blocks-held", lambda: 1_450 // 16, "round up"),
+    ("ch01-longer-answers", lambda: 18, "decimal reading"),
+    ("ch01-max-num-seqs", lambda: 68, "bf16 figure"),
+])
+def test_known_slips_get_a_specific_hint(ex_id, slip, words):
+    v = evaluate(ex_id, slip())
+    assert v.status == "wrong" and words in v.message, v.message
+
+
+def test_messages_are_one_line():
+    for ex_id in IDS:
+        for answer in (None, "x", expected(ex_id), -5):
+            assert "\n" not in evaluate(ex_id, answer).message
+
+
+def test_registry_is_consistent():
+    for ex_id, ex in EXERCISES.items():
+        assert ex.id == ex_id and ex.kind in ("int", "float") and ex.hint
+        target, why = ex.solve()
+        assert isinstance(why, str) and why and not math.isnan(float(target))

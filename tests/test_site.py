@@ -1,0 +1,280 @@
+"""The built book, driven in Debian's chromium with the network closed.
+
+Serves ``_build/html`` on 127.0.0.1 (a random free port) and opens every HTML
+page in headless chromium through Playwright. Every request to any other host
+is aborted and recorded: a page that reaches for a CDN fails. For each page:
+
+* it loads, and the console shows no error beyond the allow-list below;
+* every Altair chart is drawn (an ``svg`` or ``canvas`` inside its vega-embed
+  container, no "Error loading script" box), and the number of charts is the
+  number the page's notebook outputs call for (read from the ``.ipynb``, not
+  hard-coded);
+* every bound slider the notebook's chart specs declare is on the page, and
+  moving the first slider of each chart redraws that chart;
+* saved widget state renders (one widget area per saved widget view) and
+  math is typeset.
+
+Needs a built site: ``make test`` builds it first. Run alone, the module skips
+with a message when ``_build/html`` is missing, unless ``KVBOOK_REQUIRE_SITE=1``
+(set by ``make test`` and ``.ci/run``) turns every skip into a failure.
+"""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import json
+import os
+import re
+import threading
+from pathlib import Path
+from urllib.parse import urlparse
+
+import nbformat
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SITE = ROOT / "_build" / "html"
+CHROMIUM = Path(os.environ.get("KVBOOK_CHROMIUM", "/usr/bin/chromium"))
+REQUIRED = os.environ.get("KVBOOK_REQUIRE_SITE", "") == "1"
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--no-first-run",
+    "--disable-sync",
+]
+
+# Console messages that are not errors of this book.
+CONSOLE_ALLOW = [
+    # sphinx-book-theme declares `const THEBE_JS_URL` in two scripts on every
+    # page that has Thebe launch buttons; harmless (design §8).
+    re.compile(r"Identifier 'THEBE_JS_URL' has already been declared"),
+]
+
+pytestmark = pytest.mark.site
+
+
+def _skip_or_fail(message: str) -> None:
+    if REQUIRED:
+        pytest.fail(message + " (KVBOOK_REQUIRE_SITE=1)", pytrace=False)
+    pytest.skip(message, allow_module_level=True)
+
+
+if not (SITE / "index.html").exists():
+    _skip_or_fail(f"no built site at {SITE}: run `make book` (or `make test`, which builds first)")
+if not CHROMIUM.exists():
+    _skip_or_fail(f"no chromium at {CHROMIUM}: apt-get install chromium (or set KVBOOK_CHROMIUM)")
+try:
+    from playwright.sync_api import sync_playwright
+except ImportError:  # pragma: no cover - depends on the machine
+    _skip_or_fail("playwright is not installed: pip install -r requirements.txt")
+
+
+# --------------------------------------------------------------------------
+# What each page should show, from the notebooks' saved outputs.
+
+GLUE_REF = r"\{{glue(?::[\w-]+)?\}}(?:`|\s+){key}(?![\w.-])"
+
+
+@functools.lru_cache(maxsize=None)
+def expectations(page: str) -> dict:
+    """Charts, bound range sliders and widget views the page must show.
+
+    For a notebook page: visible code-cell outputs with Altair HTML, plus glued
+    Altair outputs once per reference in the notebook's markdown. For other
+    pages: the Altair containers in the built HTML.
+    """
+    html_text = (SITE / page).read_text(errors="replace")
+    nb_path = ROOT / Path(page).with_suffix(".ipynb")
+    if not nb_path.exists():
+        return {
+            "charts": len(re.findall(r'<div id="altair-viz-[0-9a-f]+"', html_text)),
+            "sliders": html_text.count('"input": "range"'),
+            "widgets": 0,
+            "math": "class=\"math" in html_text,
+        }
+    nb = nbformat.read(nb_path, as_version=4)
+    charts = sliders = widgets = 0
+    glued: dict[str, str] = {}
+    markdown = "\n".join(c.source for c in nb.cells if c.cell_type == "markdown")
+    for cell in nb.cells:
+        if cell.cell_type != "code":
+            continue
+        tags = set(cell.get("metadata", {}).get("tags", []))
+        hidden = bool(tags & {"remove-output", "remove-cell", "remove_output", "remove_cell"})
+        for out in cell.get("outputs", []):
+            data = out.get("data", {})
+            scrapbook = out.get("metadata", {}).get("scrapbook")
+            if scrapbook:
+                html = "".join(data.get("application/papermill.record/text/html", ""))
+                if "altair-viz-" in html:
+                    glued[scrapbook["name"]] = html
+                continue
+            if hidden:
+                continue
+            html = "".join(data.get("text/html", ""))
+            if "altair-viz-" in html:
+                charts += 1
+                sliders += html.count('"input": "range"')
+            if "application/vnd.jupyter.widget-view+json" in data:
+                widgets += 1
+    for key, html in glued.items():
+        refs = len(re.findall(GLUE_REF.format(key=re.escape(key)), markdown))
+        charts += refs
+        sliders += refs * html.count('"input": "range"')
+    return {"charts": charts, "sliders": sliders, "widgets": widgets, "math": 'class="math' in html_text}
+
+
+def _pages() -> list[str]:
+    skip = {"_static", "_sources", "_images"}
+    return sorted(
+        str(p.relative_to(SITE)) for p in SITE.rglob("*.html") if not (set(p.relative_to(SITE).parts) & skip)
+    )
+
+
+PAGES = _pages()
+
+
+# --------------------------------------------------------------------------
+# Fixtures: a quiet local server and one browser.
+
+
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args):  # keep pytest output clean
+        pass
+
+
+@pytest.fixture(scope="module")
+def base_url():
+    handler = functools.partial(_QuietHandler, directory=str(SITE))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.fixture(scope="module")
+def browser():
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        yield b
+        b.close()
+
+
+class PageLog:
+    def __init__(self):
+        self.blocked: list[str] = []
+        self.errors: list[str] = []
+        self.http_errors: list[str] = []
+
+    def unexpected_errors(self) -> list[str]:
+        return [e for e in self.errors if not any(rx.search(e) for rx in CONSOLE_ALLOW)]
+
+
+@pytest.fixture
+def open_page(browser, base_url):
+    contexts = []
+
+    def _open(page_path: str):
+        context = browser.new_context()
+        contexts.append(context)
+        log = PageLog()
+
+        def route(route):
+            if urlparse(route.request.url).hostname == "127.0.0.1":
+                route.continue_()
+            else:
+                log.blocked.append(route.request.url)
+                route.abort()
+
+        context.route("**/*", route)
+        page = context.new_page()
+        page.on("console", lambda m: m.type == "error" and log.errors.append(f"console: {m.text}"))
+        page.on("pageerror", lambda e: log.errors.append(f"uncaught: {e}"))
+        page.on("response", lambda r: r.status >= 400 and log.http_errors.append(f"{r.status} {r.url}"))
+        page.goto(f"{base_url}/{page_path}", wait_until="load", timeout=60_000)
+        page.wait_for_load_state("networkidle", timeout=60_000)
+        return page, log
+
+    yield _open
+    for context in contexts:
+        context.close()
+
+
+# --------------------------------------------------------------------------
+# JavaScript run in the page.
+
+CHART_STATE = """() => Array.from(document.querySelectorAll('div[id^="altair-viz-"]')).map(el => ({
+    id: el.id,
+    drawn: !!el.querySelector('svg.marks, canvas.marks, svg, canvas'),
+    error: /Error loading script|JavaScript Error|Javascript Error/.test(el.innerText),
+    sliders: el.querySelectorAll('.vega-bind input[type="range"]').length,
+}))"""
+
+SNAPSHOT = """(id) => {
+    const el = document.getElementById(id);
+    const svg = el.querySelector('svg.marks') || el.querySelector('svg');
+    if (svg) return svg.outerHTML;
+    const canvas = el.querySelector('canvas');
+    return canvas ? canvas.toDataURL() : '';
+}"""
+
+MOVE_SLIDER = """(id) => {
+    const input = document.getElementById(id).querySelector('.vega-bind input[type="range"]');
+    const before = input.value;
+    const target = Number(input.value) === Number(input.max) ? input.min : input.max;
+    input.value = target;
+    input.dispatchEvent(new Event('input', {bubbles: true}));
+    input.dispatchEvent(new Event('change', {bubbles: true}));
+    return [before, input.value];
+}"""
+
+
+@pytest.mark.parametrize("page_path", PAGES)
+def test_page_works_offline(open_page, page_path):
+    want = expectations(page_path)
+    page, log = open_page(page_path)
+
+    if want["charts"]:
+        page.wait_for_function(
+            """(n) => document.querySelectorAll('div[id^="altair-viz-"] svg, div[id^="altair-viz-"] canvas').length >= n
+                   || /Error loading script/.test(document.body.innerText)""",
+            arg=want["charts"],
+            timeout=30_000,
+        )
+    charts = page.evaluate(CHART_STATE)
+    assert not [c for c in charts if c["error"]], f"{page_path}: chart error boxes {charts}"
+    assert len(charts) == want["charts"], f"{page_path}: {len(charts)} Altair charts, notebook outputs call for {want['charts']}"
+    undrawn = [c["id"] for c in charts if not c["drawn"]]
+    assert not undrawn, f"{page_path}: charts not drawn: {undrawn}"
+    assert sum(c["sliders"] for c in charts) == want["sliders"], (
+        f"{page_path}: {sum(c['sliders'] for c in charts)} bound sliders on the page, chart specs declare {want['sliders']}"
+    )
+
+    for chart in (c for c in charts if c["sliders"]):
+        before = page.evaluate(SNAPSHOT, chart["id"])
+        values = page.evaluate(MOVE_SLIDER, chart["id"])
+        assert values[0] != values[1], f"{page_path}: slider in {chart['id']} did not move ({values})"
+        page.wait_for_function(f"(b) => ({SNAPSHOT})({json.dumps(chart['id'])}) !== b", arg=before, timeout=10_000)
+
+    if want["widgets"]:
+        page.wait_for_function(
+            "(n) => document.querySelectorAll('.widget-subarea').length >= n", arg=want["widgets"], timeout=30_000
+        )
+    if want["math"]:
+        page.wait_for_function("() => document.querySelectorAll('mjx-container').length > 0", timeout=30_000)
+
+    assert not log.blocked, f"{page_path} tried to reach the network: {log.blocked}"
+    assert not log.http_errors, f"{page_path}: failed local requests: {log.http_errors}"
+    assert not log.unexpected_errors(), f"{page_path}: console errors: {log.unexpected_errors()}"
+
+
+def test_site_has_pages_and_a_bound_slider():
+    """The book's static twins: at least one page carries a bound slider."""
+    assert "book/intro.html" in PAGES and "book/glossary.html" in PAGES
+    assert sum(expectations(p)["sliders"] for p in PAGES) >= 1, "no chart on the site has a bound slider"
