@@ -43,7 +43,7 @@ import numpy as np
 from .costs import CostModel, attention_flops
 from .errors import KvsimError, check_choice, check_float, check_int
 from .hardware import get_gpu
-from .memory import KV_DTYPES, kv_budget
+from .memory import kv_budget
 from .models import get_model
 from .policies import ADMISSIONS, make_policy
 from .result import SimResult, Table
@@ -92,7 +92,6 @@ def _resolve(model, gpu, options):
     o.update({k: v for k, v in options.items() if k in ENGINE_DEFAULTS})
     cost = CostModel().with_options(**{k: v for k, v in options.items() if k in _COST_OPTIONS})
 
-    o["block_size"] = check_int("block_size", o["block_size"], min=1, max=1024)
     o["max_num_seqs"] = check_int("max_num_seqs", o["max_num_seqs"], min=1, max=1_000_000)
     o["enable_chunked_prefill"] = _check_bool("enable_chunked_prefill", o["enable_chunked_prefill"])
     o["step_by_step"] = _check_bool("step_by_step", o["step_by_step"])
@@ -107,21 +106,25 @@ def _resolve(model, gpu, options):
         o["until_s"] = check_float("until_s", o["until_s"], min=0, min_open=True)
     if o["max_tokens"] is not None:
         o["max_tokens"] = check_int("max_tokens", o["max_tokens"], min=1)
-    if o["kv_dtype"] is not None:
-        check_choice("kv_dtype", o["kv_dtype"], list(KV_DTYPES))
-    if o["admission"] == "guaranteed" and o["preemption_mode"] == "swap":
-        pass  # never preempts, so the mode is moot
-
     model = get_model(model)
     gpu = get_gpu(gpu)
-    budget = kv_budget(gpu, model, gpu_memory_utilization=o["gpu_memory_utilization"],
-                       kv_dtype=o["kv_dtype"], block_size=o["block_size"],
-                       activation_bytes=o["activation_bytes"], weight_bytes=o["weight_bytes"],
-                       tensor_parallel_size=o["tensor_parallel_size"])
-    if o["num_gpu_blocks"] is not None:
-        o["num_gpu_blocks"] = check_int("num_gpu_blocks", o["num_gpu_blocks"], min=1, max=10**9)
-    else:
+    if o["num_gpu_blocks"] is None:
+        budget = kv_budget(gpu, model, gpu_memory_utilization=o["gpu_memory_utilization"],
+                           kv_dtype=o["kv_dtype"], block_size=o["block_size"],
+                           activation_bytes=o["activation_bytes"], weight_bytes=o["weight_bytes"],
+                           tensor_parallel_size=o["tensor_parallel_size"])
         o["num_gpu_blocks"] = budget.blocks
+    else:
+        # An explicit pool (vLLM's num_gpu_blocks_override): the memory split
+        # is not needed, only bytes per token and the weights read per step.
+        o["num_gpu_blocks"] = check_int("num_gpu_blocks", o["num_gpu_blocks"], min=1, max=10**9)
+        budget = kv_budget(gpu, model, gpu_memory_utilization=1.0, kv_dtype=o["kv_dtype"],
+                           block_size=o["block_size"], activation_bytes=0, weight_bytes=0,
+                           tensor_parallel_size=o["tensor_parallel_size"])
+        if o["weight_bytes"] is None:
+            o["weight_bytes"] = model.weight_bytes
+    o["block_size"] = budget.block_size
+    o["kv_dtype"] = budget.kv_dtype
     if o["max_num_batched_tokens"] is None:
         o["max_num_batched_tokens"] = max(2048, o["max_num_seqs"]) if o["enable_chunked_prefill"] \
             else max(8192, o["max_num_seqs"])

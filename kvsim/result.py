@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from .errors import check_float
+from .errors import KvsimError, check_float
 
 __all__ = ["Table", "SimResult", "SUMMARY_KEYS", "weighted_quantile"]
 
@@ -142,7 +142,7 @@ class SimResult:
         end = float(self.config["simulated_s"])
         warmup_s = check_float("warmup_s", warmup_s, min=0)
         if warmup_s > 0 and warmup_s >= end:
-            raise ValueError(f"warmup_s={warmup_s} is out of range: expected a number in [0, {end}) "
+            raise KvsimError(f"warmup_s={warmup_s} is out of range: expected a number in [0, {end}) "
                              "(the simulated time)")
         rq, tl, pz = self.requests, self.timeline, self.pauses
         in_win = rq["arrival_s"] >= warmup_s

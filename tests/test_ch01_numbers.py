@@ -59,6 +59,8 @@ def test_mla_has_no_factor_two():
     # The chapter's comparison: the same 128 heads with an ordinary K (192 wide) and V (128).
     as_mha = 61 * 128 * (192 + 128) * 2
     assert round(as_mha / kvsim.kv_bytes_per_token(ds)) == 71
+    # Exercise ch01-mla-ratio (and the instructor notes): about 4.66.
+    assert round(kvsim.kv_bytes_per_token("llama-3.1-70b") / kvsim.kv_bytes_per_token(ds), 2) == 4.66
 
 
 def test_numpy_derivation_matches_kvsim_for_every_non_mla_preset():
@@ -114,12 +116,13 @@ def test_belgavi_binary_reading_is_smaller_by_the_mib_mb_ratio():
     assert round(100 * (MiB / MB - 1), 1) == 4.9
     assert round(100 * (GiB / GB - 1), 1) == 7.4
     assert round(b.kv_bytes / GiB, 2) == 12.41
+    assert b.kv_bytes == 13_323_168_768
 
 
 def test_seed000_longer_answers_capacity_about_18_decimal_17_kvsim():
     b = belgavi()
     assert round(26_600 / (850 + 600)) == 18
-    assert b.blocks_for(1_450) == 91
+    assert b.blocks_for(1_450) == 91 and 91 * 16 - 1_450 == 6
     assert b.max_concurrent(850 + 600) == 17
 
 
