@@ -340,16 +340,18 @@ class _Engine:
 
     def _alloc(self, n):
         for name, dt in self._ARRAYS.items():
-            a = np.full(n, _FLOAT_NAN) if name in ("FIRST", "FIN") else np.zeros(n, dt)
-            setattr(self, name, a)
+            setattr(self, name, self._new_array(name, dt, n))
         self.DEC = [False] * n
+
+    @staticmethod
+    def _new_array(name, dt, n):
+        return np.full(n, _FLOAT_NAN) if name in ("FIRST", "FIN") else np.zeros(n, dt)
 
     def _grow(self):
         n = len(self.P)
         for name, dt in self._ARRAYS.items():
-            old = getattr(self, name)
-            new = np.full(2 * n, _FLOAT_NAN) if name in ("FIRST", "FIN") else np.zeros(2 * n, dt)
-            new[:n] = old
+            new = self._new_array(name, dt, 2 * n)
+            new[:n] = getattr(self, name)
             setattr(self, name, new)
         self.DEC.extend([False] * n)
 
@@ -805,7 +807,6 @@ class _Engine:
                 used.append(acc)
             gaps = [ends[j + 1] - ends[j] for j in range(k)]
             t1 = ends[-1]
-            maxgap = max(gaps)
         else:
             cnt = np.take(np.asarray(hist, dtype=np.int64), (-(T + np.arange(k))) % bs)
             cnt[0] = 0

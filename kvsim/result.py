@@ -10,10 +10,15 @@
   two (the "preemption tax", chapter 4).
 * ``preemptions_per_1k`` — preemptions per 1,000 requests that arrived in the
   window.
+* ``ttft_*`` — time to first token over the requests that arrived in the
+  window; a request still waiting for its first token when the run stops
+  counts with the time it has waited so far (a lower bound), so an overloaded
+  server can never report a small TTFT just because its queue never moved.
 * ``itl_*`` — inter-token latency over every streamed token after the first
-  (a resumed request's first token after a pause counts as one long gap);
-  ``max_gap_s`` and ``share_paused_over_1s`` (share of finished requests whose
-  longest gap exceeded one second) come from the same gaps.
+  (a resumed request's first token after a pause counts as one long gap).
+* ``max_gap_s`` and ``share_paused_over_1s`` (the share of requests that
+  started streaming whose longest gap exceeded one second) come from the same
+  gaps; a pause still open when the run stops counts up to the end.
 * ``kv_usage_mean`` and ``mean_running`` are time-weighted (idle time counts as
   an empty cache); ``kv_usage_max`` and ``max_waiting`` are per-step maxima.
 
@@ -158,7 +163,8 @@ class SimResult:
         window = end - warmup_s
         total_blocks = self.total_blocks
 
-        ttft = (rq["first_token_s"] - rq["arrival_s"])[in_win & ~np.isnan(rq["first_token_s"])]
+        started = ~np.isnan(rq["first_token_s"])
+        ttft = np.where(started, rq["first_token_s"], end)[in_win] - rq["arrival_s"][in_win]
 
         # Inter-token gaps: regular decode tokens (one per decoding sequence per
         # step, each seeing that step's gap) plus one sample per resume.
@@ -171,8 +177,13 @@ class SimResult:
             wts.append(np.ones(int(pz_in.sum())))
         gaps_v, wts_v = np.concatenate(gaps), np.concatenate(wts)
 
-        maxgap = rq["max_gap_s"][in_win]
-        maxgap_fin = rq["max_gap_s"][fin]
+        # longest gap per request, open pauses counted up to the end
+        longest = rq["max_gap_s"].copy()
+        if pz.num_rows and (~resumed).any():
+            open_ = ~resumed
+            np.maximum.at(longest, pz["request"][open_], end - pz["start_s"][open_])
+        maxgap = longest[in_win]
+        maxgap_started = longest[in_win & started]
 
         def q(a, p):
             return float(np.quantile(a, p, method="inverted_cdf")) if a.size else 0.0
@@ -189,8 +200,8 @@ class SimResult:
             "ttft_p99_s": q(ttft, 0.99),
             "itl_p50_s": weighted_quantile(gaps_v, wts_v, 0.50),
             "itl_p99_s": weighted_quantile(gaps_v, wts_v, 0.99),
-            "max_gap_s": float(np.nanmax(maxgap)) if maxgap.size and np.any(~np.isnan(maxgap)) else 0.0,
-            "share_paused_over_1s": float(np.mean(maxgap_fin > 1.0)) if n_fin else 0.0,
+            "max_gap_s": float(maxgap.max()) if maxgap.size else 0.0,
+            "share_paused_over_1s": float(np.mean(maxgap_started > 1.0)) if maxgap_started.size else 0.0,
             "throughput_tok_s": float((tl["prefill_tokens"][step_in].sum()
                                        + tl["decode_tokens"][step_in].sum()) / window),
             "goodput_tok_s": float(tl["emitted_tokens"][step_in].sum() / window),

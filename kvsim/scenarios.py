@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from .errors import KvsimError
-from .lengths import BoundedPareto, Geometric, LogNormal
+from .lengths import Geometric, LogNormal
 from .workload import Workload
 
 __all__ = ["get_scenario", "run_scenario", "list_scenarios", "describe_scenario",
@@ -53,8 +53,12 @@ def _belgavi(*, rate_per_s, prompt_tokens, output_mean, duration_s, warmup_s, se
                 warmup_s=warmup_s, until_s=warmup_s + duration_s, seed=seed)
 
 
-_BELGAVI = dict(rate_per_s=1.5, prompt_tokens=850, output_mean=250, duration_s=120.0,
-                warmup_s=120.0, seed=0)
+# Ten minutes measured after two of warm-up. The default seed is 16 because its
+# run sits closest to the median of seeds 0-19 in both running requests and
+# preemptions per 1,000 (within 4 %; seed 0, for example, is one of the
+# quietest draws). Chapter 5 shows the whole spread, which is itself a lesson.
+_BELGAVI = dict(rate_per_s=1.5, prompt_tokens=850, output_mean=250, duration_s=600.0,
+                warmup_s=120.0, seed=16)
 
 
 def _mission_burst(*, base_rate_per_s, burst_rate_per_s, burst_start_s, burst_s, duration_s,
@@ -116,15 +120,15 @@ _register("belgavi", "Belgavi's Book Store: 7B on 60% of a 48 GB GPU, 1.5 req/s,
 _register("belgavi-long", "Belgavi after the prompt change: answers of ~600 tokens (seed 000)",
           _with(_BELGAVI, output_mean=600), _belgavi)
 _register("mission-1-storm", "Lab mission 1: a preemption storm; find the least extra memory "
-          "(gpu_memory_utilization) that ends it", _with(_BELGAVI, output_mean=450, warmup_s=0.0),
+          "(gpu_memory_utilization) that ends it", _with(_BELGAVI, output_mean=450, warmup_s=0.0, duration_s=120.0, seed=0),
           _belgavi)
 _register("mission-2-slow-pcie", "Lab mission 2: swap preemption over a slow, shared PCIe link "
           "(4 GB/s effective); every swap freezes all streams",
-          _with(_BELGAVI, output_mean=450, warmup_s=0.0), _belgavi,
+          _with(_BELGAVI, output_mean=450, warmup_s=0.0, duration_s=120.0, seed=0), _belgavi,
           preemption_mode="swap", pcie_bytes_per_s=4e9)
 _register("mission-3-longer-answers", "Lab mission 3: answers grew overnight to ~600 tokens; "
           "apply the fixes in order (max_tokens, FP8 KV, memory, concurrency)",
-          _with(_BELGAVI, output_mean=600, warmup_s=0.0), _belgavi)
+          _with(_BELGAVI, output_mean=600, warmup_s=0.0, duration_s=120.0, seed=0), _belgavi)
 _register("mission-4-burst", "Lab mission 4: a traffic burst on a fixed-memory shared GPU; find "
           "the admission-headroom (watermark) band",
           dict(base_rate_per_s=1.0, burst_rate_per_s=3.0, burst_start_s=30.0, burst_s=30.0,

@@ -46,8 +46,8 @@ WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 WIDGET_REF = re.compile(r"IPY_MODEL_([0-9a-f]{32})")
 
 
-def toc_notebooks(root: Path = ROOT) -> list[Path]:
-    """Notebooks listed in _toc.yml, in order."""
+def toc_files(root: Path = ROOT) -> list[str]:
+    """Every ``file``/``root`` entry of _toc.yml (paths without suffix), in order."""
     import yaml
 
     toc = yaml.safe_load((root / "_toc.yml").read_text())
@@ -65,6 +65,12 @@ def toc_notebooks(root: Path = ROOT) -> list[Path]:
                 walk(item)
 
     walk(toc)
+    return files
+
+
+def toc_notebooks(root: Path = ROOT) -> list[Path]:
+    """Notebooks listed in _toc.yml, in order."""
+    files = toc_files(root)
     return [root / (f + ".ipynb") for f in files if (root / (f + ".ipynb")).exists()]
 
 

@@ -4,38 +4,7 @@ The first kvsim engine, kept as the independent reference for the
 differential test of kvsim.engine's event jumps and closed-form bookkeeping:
 every step updates every request explicitly.
 
-The engine loop: one paged-KV serving engine, step by step (and jump by jump).
-
-``simulate(workload, model=..., gpu=..., **engine_options)`` runs the scheduler
-of design §3 until every arrived request has finished (or ``until_s``).
-Explained in chapter 2, *Optimistic admission and preemption*.
-
-One step, following vLLM's chunked-prefill scheduler:
-
-1. Running requests, in admission order (priority mode: by priority, then
-   arrival). A decoding request whose next token starts a new block takes one
-   from the free pool; if none is free, the *last* running request is
-   preempted (it may be the request itself). Growth ignores the watermark.
-   A victim is swapped to CPU (``preemption_mode="swap"``, when the swap space
-   has room and the victim is decoding) or its blocks are dropped and it goes
-   to the *front* of the waiting queue, to be re-prefilled later (prompt +
-   tokens generated so far, as one chunked prefill).
-2. Partially prefilled requests get prefill chunks from what is left of the
-   ``max_num_batched_tokens`` budget (every decode costs one token).
-3. Only if nothing was preempted in this step: swapped requests come back
-   first (their blocks + the watermark must fit), then waiting requests are
-   admitted in order while the policy allows it, up to ``max_num_seqs`` and
-   the token budget. A request that does not fit stops admission: nobody
-   skips ahead. Admission allocates the blocks of the whole prefill.
-4. The step's duration comes from :mod:`kvsim.costs`; swap copies block the
-   step. Decoding requests emit one token; a request whose prefill completes
-   emits its first token (or, after a recompute, its next one).
-
-Speed: between events (an arrival, a finish, a block shortage, a prefill)
-every step is a pure decode step whose effect is known in closed form, so the
-engine computes runs of such steps at once with numpy ("event jumps"). The
-option ``step_by_step=True`` turns jumps off; the test-suite proves the two
-modes give byte-identical results.
+Semantics: see kvsim/engine.py.
 """
 from __future__ import annotations
 
@@ -46,133 +15,22 @@ from collections import deque
 import numpy as np
 
 from kvsim.costs import CostModel, attention_flops
-from kvsim.errors import KvsimError, check_choice, check_float, check_int
-from kvsim.hardware import get_gpu
-from kvsim.memory import KV_DTYPES, kv_budget
-from kvsim.models import get_model
-from kvsim.policies import ADMISSIONS, make_policy
+from kvsim.engine import _Engine as _FastEngine, _resolve
+from kvsim.errors import KvsimError
+from kvsim.policies import make_policy
 from kvsim.result import SimResult, Table
-from kvsim.units import GiB, format_bytes
+from kvsim.units import format_bytes
 from kvsim.workload import Request, Workload
 
-__all__ = ["simulate", "ENGINE_DEFAULTS"]
-
-#: Engine options and their defaults (vLLM engine-argument names where one exists).
-ENGINE_DEFAULTS = {
-    "gpu_memory_utilization": 0.90,
-    "kv_dtype": None,
-    "block_size": 16,
-    "num_gpu_blocks": None,
-    "max_num_seqs": 256,
-    "max_num_batched_tokens": None,
-    "enable_chunked_prefill": True,
-    "watermark": 0.01,
-    "preemption_mode": "recompute",
-    "swap_space_bytes": 4 * GiB,
-    "scheduling_policy": "fcfs",
-    "max_tokens": None,
-    "admission": "optimistic",
-    "seed": 0,
-    "until_s": None,
-    "warmup_s": 0.0,
-    "tensor_parallel_size": 1,
-    "activation_bytes": None,
-    "weight_bytes": None,
-    "init_new_token_ratio": 0.7,
-    "min_new_token_ratio": 0.1,
-    "new_token_ratio_decay": None,
-    "step_by_step": False,
-}
-_COST_OPTIONS = set(CostModel.names())
 _FLOAT_NAN = float("nan")
 
 
-def _resolve(model, gpu, options):
-    unknown = set(options) - set(ENGINE_DEFAULTS) - _COST_OPTIONS
-    if unknown:
-        name = sorted(unknown)[0]
-        raise KvsimError(f"engine option {name!r} is not known: expected one of "
-                         f"{', '.join(sorted(set(ENGINE_DEFAULTS) | _COST_OPTIONS))}")
-    o = dict(ENGINE_DEFAULTS)
-    o.update({k: v for k, v in options.items() if k in ENGINE_DEFAULTS})
-    cost = CostModel().with_options(**{k: v for k, v in options.items() if k in _COST_OPTIONS})
-
-    o["block_size"] = check_int("block_size", o["block_size"], min=1, max=1024)
-    o["max_num_seqs"] = check_int("max_num_seqs", o["max_num_seqs"], min=1, max=1_000_000)
-    o["enable_chunked_prefill"] = _check_bool("enable_chunked_prefill", o["enable_chunked_prefill"])
-    o["step_by_step"] = _check_bool("step_by_step", o["step_by_step"])
-    o["watermark"] = check_float("watermark", o["watermark"], min=0, max=1, max_open=True)
-    check_choice("preemption_mode", o["preemption_mode"], ["recompute", "swap"])
-    check_choice("scheduling_policy", o["scheduling_policy"], ["fcfs", "priority"])
-    check_choice("admission", o["admission"], list(ADMISSIONS))
-    o["seed"] = check_int("seed", o["seed"], min=0)
-    o["swap_space_bytes"] = check_int("swap_space_bytes", o["swap_space_bytes"], min=0)
-    o["warmup_s"] = check_float("warmup_s", o["warmup_s"], min=0)
-    if o["until_s"] is not None:
-        o["until_s"] = check_float("until_s", o["until_s"], min=0, min_open=True)
-    if o["max_tokens"] is not None:
-        o["max_tokens"] = check_int("max_tokens", o["max_tokens"], min=1)
-    if o["kv_dtype"] is not None:
-        check_choice("kv_dtype", o["kv_dtype"], list(KV_DTYPES))
-    if o["admission"] == "guaranteed" and o["preemption_mode"] == "swap":
-        pass  # never preempts, so the mode is moot
-
-    model = get_model(model)
-    gpu = get_gpu(gpu)
-    budget = kv_budget(gpu, model, gpu_memory_utilization=o["gpu_memory_utilization"],
-                       kv_dtype=o["kv_dtype"], block_size=o["block_size"],
-                       activation_bytes=o["activation_bytes"], weight_bytes=o["weight_bytes"],
-                       tensor_parallel_size=o["tensor_parallel_size"])
-    if o["num_gpu_blocks"] is not None:
-        o["num_gpu_blocks"] = check_int("num_gpu_blocks", o["num_gpu_blocks"], min=1, max=10**9)
-    else:
-        o["num_gpu_blocks"] = budget.blocks
-    if o["max_num_batched_tokens"] is None:
-        o["max_num_batched_tokens"] = max(2048, o["max_num_seqs"]) if o["enable_chunked_prefill"] \
-            else max(8192, o["max_num_seqs"])
-    o["max_num_batched_tokens"] = check_int("max_num_batched_tokens", o["max_num_batched_tokens"],
-                                            min=1, max=10**8)
-    if o["max_num_batched_tokens"] < o["max_num_seqs"]:
-        raise KvsimError(f"max_num_batched_tokens={o['max_num_batched_tokens']} is out of range: "
-                         f"expected >= max_num_seqs ({o['max_num_seqs']}), as vLLM requires")
-    return model, gpu, budget, cost, o
-
-
-def _check_bool(name, v):
-    if isinstance(v, (bool, np.bool_)):
-        return bool(v)
-    if isinstance(v, str) and v.lower() in ("true", "false"):
-        return v.lower() == "true"
-    raise KvsimError(f"{name}={v!r} is not a boolean: expected true or false")
-
-
 def simulate_reference(workload, *, model, gpu, **engine_options) -> SimResult:
-    """Run ``workload`` on one engine serving ``model`` on ``gpu``.
-
-    Args:
-        workload: a :class:`kvsim.Workload` or a list of :class:`kvsim.Request`.
-        model: a preset name, a :class:`kvsim.ModelSpec` or a ``config.json`` path.
-        gpu: a preset name or a :class:`kvsim.GPUSpec`.
-        **engine_options: see :data:`ENGINE_DEFAULTS` and the cost-model
-            constants of :class:`kvsim.CostModel`. ``num_gpu_blocks`` overrides
-            the pool computed from ``gpu_memory_utilization``.
-
-    Returns:
-        A :class:`kvsim.SimResult`.
-
-    Raises:
-        KvsimError: a bad option, or a request that can never fit the pool
-            (named, with its sizes and the pool's).
-
-    Explained in chapter 2, *Optimistic admission and preemption*.
-    """
+    """Same signature and options as :func:`kvsim.simulate`; plain stepping."""
     if isinstance(workload, (list, tuple)):
         workload = Workload.from_requests(workload)
     elif isinstance(workload, Request):
         workload = Workload.from_requests([workload])
-    if not isinstance(workload, Workload):
-        raise KvsimError(f"workload={type(workload).__name__} is not supported: expected a "
-                         "kvsim.Workload or a list of kvsim.Request")
     model, gpu, budget, cost, o = _resolve(model, gpu, engine_options)
     return _Engine(workload, model, gpu, budget, cost, o).run()
 
@@ -261,48 +119,12 @@ class _Engine:
         self.events = []   # (t, rid, mode)
 
     # ------------------------------------------------------------------ setup
-    def _cap(self, out):
-        return np.minimum(out, self.max_tokens) if self.max_tokens is not None else out
-
-    def check_fit_all(self, prompts, outputs):
-        if len(prompts) == 0:
-            return
-        need = prompts + outputs - 1  # the longest prefill a resume can need
-        blocks = -(-need // self.bs)
-        bad = np.nonzero(blocks > self.max_fit_blocks)[0]
-        if bad.size:
-            i = int(bad[0])
-            self._too_big(i, int(prompts[i]), int(outputs[i]))
-        if self.o["admission"] == "guaranteed":
-            out = self.max_tokens if self.max_tokens is not None else outputs
-            resv = -(-(prompts + out) // self.bs)
-            badg = np.nonzero(resv > self.total_blocks)[0]
-            if badg.size:
-                i = int(badg[0])
-                raise KvsimError(
-                    f"request {i} (prompt {int(prompts[i])} tokens + max_tokens "
-                    f"{self.max_tokens if self.max_tokens is not None else int(outputs[i])}) can never be "
-                    f"admitted under guaranteed admission: it reserves {int(resv[i])} blocks but the "
-                    f"pool has {self.total_blocks}: expected prompt + max_tokens <= "
-                    f"{self.total_blocks * self.bs:,} tokens")
-        if not self.chunked:
-            badb = np.nonzero(need > self.max_batched)[0]
-            if badb.size:
-                i = int(badb[0])
-                raise KvsimError(
-                    f"request {i} (prompt {int(prompts[i])} + output {int(outputs[i])} tokens) needs a "
-                    f"prefill of up to {int(need[i])} tokens but max_num_batched_tokens="
-                    f"{self.max_batched} without chunked prefill: expected max_num_batched_tokens >= "
-                    f"{int(need[i])}, or enable_chunked_prefill=True")
-
-    def _too_big(self, i, p, out):
-        cap_tokens = self.max_fit_blocks * self.bs
-        raise KvsimError(
-            f"request {i} (prompt {p} + output {out} tokens) can never fit the KV pool: it needs up "
-            f"to {-(-(p + out - 1) // self.bs)} blocks of {self.bs} tokens but the pool has "
-            f"{self.total_blocks} blocks ({self.max_fit_blocks} usable for admission after the "
-            f"watermark, {cap_tokens:,} tokens, {format_bytes(self.total_blocks * self.block_bytes, 'GB')}): "
-            f"expected prompt + output <= {cap_tokens:,} tokens")
+    # Input validation is shared with kvsim's engine: only the scheduling loop
+    # below is the independent reference.
+    _cap = _FastEngine._cap
+    check_fit_all = _FastEngine.check_fit_all
+    check_fit_one = _FastEngine.check_fit_one
+    _too_big = _FastEngine._too_big
 
     def _alloc(self, n):
         self.P = np.zeros(n, np.int64)
@@ -368,12 +190,6 @@ class _Engine:
             rid = self._new_request(t_a, p, out, int(wl.request_priority))
             self.user_of[rid] = user
             self._enqueue(rid)
-
-    def check_fit_one(self, i, p, out):
-        if -(-(p + out - 1) // self.bs) > self.max_fit_blocks:
-            self._too_big(i, p, out)
-        if not self.chunked and p + out - 1 > self.max_batched:
-            self.check_fit_all(np.array([p]), np.array([out]))
 
     def _key(self, rid):
         return (int(self.PRIO[rid]), float(self.ARR[rid]), rid)

@@ -1,0 +1,165 @@
+"""Named scenarios (design §4): listing, building, overrides, errors, determinism.
+
+Seed 000 = "KV Cache Preemption in vLLM" (Belgavi and the four lab missions);
+seed 003 = "Throughput collapse under load" (the closed-loop load tests).
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import kvsim
+from kvsim.costs import CostModel
+from kvsim.engine import ENGINE_DEFAULTS
+from kvsim.errors import KvsimError
+from kvsim.scenarios import scenario_parameters
+from kvsim.workload import Workload
+
+# design §4's scenario list
+DESIGN_SCENARIOS = ["belgavi", "belgavi-long", "mission-1-storm", "mission-2-slow-pcie",
+                    "mission-3-longer-answers", "mission-4-burst", "load-test-40",
+                    "load-test-80", "load-test-120"]
+SEED_OF = {name: ("seed 003" if name.startswith("load-test") else "seed 000")
+           for name in DESIGN_SCENARIOS}
+
+
+def test_every_design_scenario_exists():
+    names = kvsim.list_scenarios()
+    assert set(DESIGN_SCENARIOS) <= set(names)
+    assert len(names) == len(set(names))
+    assert names[:2] == ["belgavi", "belgavi-long"]          # the book's order
+
+
+@pytest.mark.parametrize("name", DESIGN_SCENARIOS)
+def test_get_scenario_returns_what_simulate_needs(name):
+    kw = kvsim.get_scenario(name)
+    assert isinstance(kw["workload"], Workload)
+    assert kw["model"] in kvsim.list_models()
+    assert kw["gpu"] in kvsim.list_gpus()
+    options = set(kw) - {"workload", "model", "gpu"}
+    assert options <= set(ENGINE_DEFAULTS) | set(CostModel.names())
+    assert "gpu_memory_utilization" in options
+
+
+@pytest.mark.parametrize("name", DESIGN_SCENARIOS)
+def test_describe_scenario_names_its_seed(name):
+    text = kvsim.describe_scenario(name)
+    assert text.startswith(f"{name}: ")
+    assert SEED_OF[name] in text.lower()
+    assert "parameters:" in text
+
+
+def test_seed000_belgavi_scenario_figures():
+    """Seed 000: 7B on one 48 GB GPU at 60 %, 1.5 req/s, 850-token prompts, 250-token answers;
+    after the prompt change, answers of ~600 tokens."""
+    p = scenario_parameters("belgavi")
+    assert (p["rate_per_s"], p["prompt_tokens"], p["output_mean"]) == (1.5, 850, 250)
+    assert scenario_parameters("belgavi-long")["output_mean"] == 600
+    kw = kvsim.get_scenario("belgavi")
+    assert (kw["model"], kw["gpu"], kw["gpu_memory_utilization"]) == ("llama-2-7b", "l40s-48gb", 0.60)
+    wl = kw["workload"]
+    assert not wl.is_closed_loop
+    assert np.all(wl.prompt_tokens == 850)
+    horizon = p["warmup_s"] + p["duration_s"]
+    assert kw["until_s"] == horizon and kw["warmup_s"] == p["warmup_s"]
+    assert len(wl) / horizon == pytest.approx(1.5, rel=0.15)
+
+
+def test_seed003_load_test_figures():
+    """Seed 003: Llama-3.1-8B on an 80 GB H100 at 0.90, max_num_seqs 256, N concurrent users."""
+    for users in (40, 80, 120):
+        kw = kvsim.get_scenario(f"load-test-{users}")
+        assert (kw["model"], kw["gpu"], kw["gpu_memory_utilization"], kw["max_num_seqs"]) == \
+            ("llama-3.1-8b", "h100-80gb", 0.90, 256)
+        wl = kw["workload"]
+        assert wl.is_closed_loop and wl.users == users
+
+
+def test_mission2_is_swap_on_a_slow_link():
+    """Seed 000's mission two: swap mode on a slow PCIe link."""
+    kw = kvsim.get_scenario("mission-2-slow-pcie")
+    assert kw["preemption_mode"] == "swap"
+    assert kw["pcie_bytes_per_s"] < kvsim.get_gpu(kw["gpu"]).pcie_bytes_per_s
+
+
+# ----------------------------------------------------------------------------- overrides
+
+
+def test_scenario_parameter_overrides_change_the_workload():
+    base = kvsim.get_scenario("belgavi")["workload"]
+    longer = kvsim.get_scenario("belgavi", output_mean=600)["workload"]
+    assert longer.output_tokens.mean() > 1.8 * base.output_tokens.mean()
+    faster = kvsim.get_scenario("belgavi", rate_per_s=3.0)["workload"]
+    assert len(faster) > 1.6 * len(base)
+    kw = kvsim.get_scenario("belgavi", duration_s=600.0)
+    assert kw["until_s"] == 720.0
+    assert kw["workload"].arrival_s[-1] > 600.0
+    lt = kvsim.get_scenario("load-test-120", output_median=2000)["workload"]
+    assert lt.users == 120
+
+
+def test_engine_option_overrides_apply():
+    kw = kvsim.get_scenario("belgavi", kv_dtype="fp8", max_tokens=400, gpu_memory_utilization=0.8,
+                            mfu=0.5, model="llama-3.1-8b")
+    assert (kw["kv_dtype"], kw["max_tokens"], kw["gpu_memory_utilization"], kw["mfu"],
+            kw["model"]) == ("fp8", 400, 0.8, 0.5, "llama-3.1-8b")
+    # A scenario's own engine options can be overridden too.
+    assert kvsim.get_scenario("mission-2-slow-pcie", preemption_mode="recompute")[
+        "preemption_mode"] == "recompute"
+
+
+def test_run_scenario_applies_overrides():
+    base = kvsim.run_scenario("belgavi", duration_s=30.0, warmup_s=0.0)
+    more = kvsim.run_scenario("belgavi", duration_s=30.0, warmup_s=0.0, gpu_memory_utilization=0.8)
+    assert more.config["gpu_memory_utilization"] == 0.8
+    assert more.total_blocks > base.total_blocks
+    fp8 = kvsim.run_scenario("belgavi", duration_s=30.0, warmup_s=0.0, kv_dtype="fp8")
+    assert fp8.config["kv_bytes_per_token"] == base.config["kv_bytes_per_token"] // 2
+    # the run stops at until_s (the step under way when it passes is finished)
+    assert 30.0 <= base.summary()["simulated_s"] < 30.0 + 0.5
+
+
+# ----------------------------------------------------------------------------- errors
+
+
+def test_unknown_scenario_is_an_error():
+    with pytest.raises(KvsimError, match=r"scenario='belgravia' is not known: expected one of belgavi"):
+        kvsim.get_scenario("belgravia")
+    for fn in (kvsim.run_scenario, kvsim.describe_scenario):
+        with pytest.raises(KvsimError, match="is not known"):
+            fn("nope")
+
+
+def test_unknown_or_bad_override_is_an_error():
+    with pytest.raises(KvsimError, match=r"override 'answer_mean' is not known for scenario 'belgavi'"):
+        kvsim.get_scenario("belgavi", answer_mean=600)
+    with pytest.raises(KvsimError, match="rate_per_s"):
+        kvsim.get_scenario("belgavi", rate_per_s="fast")
+    with pytest.raises(KvsimError, match="kv_dtype='int4'"):
+        kvsim.run_scenario("belgavi", kv_dtype="int4")
+    with pytest.raises(KvsimError, match="users"):
+        kvsim.get_scenario("belgavi", users=40)       # a load-test parameter, not Belgavi's
+
+
+# ----------------------------------------------------------------------------- determinism
+
+
+def test_run_scenario_is_deterministic():
+    a = kvsim.run_scenario("belgavi", seed=3)
+    b = kvsim.run_scenario("belgavi", seed=3)
+    assert a.summary() == b.summary()
+    assert np.array_equal(a.timeline["t_s"], b.timeline["t_s"])
+    assert np.array_equal(a.timeline["kv_blocks_used"], b.timeline["kv_blocks_used"])
+
+
+def test_a_different_seed_gives_a_different_workload():
+    w0 = kvsim.get_scenario("belgavi", seed=0)["workload"]
+    w1 = kvsim.get_scenario("belgavi", seed=1)["workload"]
+    assert not (len(w0) == len(w1) and np.array_equal(w0.arrival_s, w1.arrival_s))
+    assert kvsim.run_scenario("belgavi", seed=0).summary() != kvsim.run_scenario("belgavi", seed=1).summary()
+    c0 = kvsim.get_scenario("load-test-40", seed=0)["workload"]
+    c1 = kvsim.get_scenario("load-test-40", seed=1)["workload"]
+    assert [c0.next_lengths(k) for k in range(5)] != [c1.next_lengths(k) for k in range(5)]
+    # and the same seed, the same lengths
+    c0b = kvsim.get_scenario("load-test-40", seed=0)["workload"]
+    assert [c0.next_lengths(k) for k in range(5)] == [c0b.next_lengths(k) for k in range(5)]
