@@ -1,6 +1,6 @@
 # The project's commands. The two the README leads with:
 #   make book   build the static site from scratch (warnings are errors)
-#   make test   every test: unit, property, scenario, alert rules, the clean
+#   make test   every test: unit, property, scenario and engine tests, the clean
 #               -W build, strict nbval over the notebooks and the offline
 #               browser test of the built site
 # Set-up first: pip install -r requirements.txt
@@ -40,7 +40,7 @@ serve: $(SITE)/index.html
 	@echo "Serving $(SITE)/ at http://$(HOST):$(PORT)/ (Ctrl-C stops)"
 	$(PYTHON) -m http.server --bind $(HOST) --directory $(SITE) $(PORT)
 
-# One pytest run collects tests/ (unit, property, scenario, alert rules, the
+# One pytest run collects tests/ (unit, property, scenario, engine, the
 # notebook guard and the site test) and, through nbval, the notebooks in book/.
 # KVBOOK_REQUIRE_SITE=1: the site test fails instead of skipping when the
 # built site or chromium is missing.
