@@ -37,7 +37,7 @@ _EXPORTS = {
     "BoundedPareto": "lengths", "Empirical": "lengths", "Capped": "lengths",
     "as_lengths": "lengths",
     "describe_scenario": "scenarios",
-    "ENGINE_DEFAULTS": "engine",
+    "ENGINE_DEFAULTS": "options",
     "CostModel": "costs",
     "simulate": "engine",
     "SimResult": "result",

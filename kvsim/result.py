@@ -161,6 +161,9 @@ class SimResult:
         # Part of the first step in the window may lie before warmup_s; clip.
         dt = np.where(step_in, np.minimum(tl["dt_s"], tl["t_s"] - warmup_s), 0.0)
         window = end - warmup_s
+
+        def per_s(x) -> float:
+            return float(x) / window if window > 0 else 0.0
         total_blocks = self.total_blocks
 
         started = ~np.isnan(rq["first_token_s"])
@@ -202,13 +205,13 @@ class SimResult:
             "itl_p99_s": weighted_quantile(gaps_v, wts_v, 0.99),
             "max_gap_s": float(maxgap.max()) if maxgap.size else 0.0,
             "share_paused_over_1s": float(np.mean(maxgap_started > 1.0)) if maxgap_started.size else 0.0,
-            "throughput_tok_s": float((tl["prefill_tokens"][step_in].sum()
-                                       + tl["decode_tokens"][step_in].sum()) / window),
-            "goodput_tok_s": float(tl["emitted_tokens"][step_in].sum() / window),
-            "kv_usage_mean": float((tl["kv_blocks_used"] * dt).sum() / total_blocks / window),
+            "throughput_tok_s": per_s(tl["prefill_tokens"][step_in].sum()
+                                      + tl["decode_tokens"][step_in].sum()),
+            "goodput_tok_s": per_s(tl["emitted_tokens"][step_in].sum()),
+            "kv_usage_mean": per_s((tl["kv_blocks_used"] * dt).sum() / total_blocks),
             "kv_usage_max": float(tl["kv_blocks_used"][step_in].max() / total_blocks) if step_in.any() else 0.0,
             "max_waiting": int(tl["waiting"][step_in].max()) if step_in.any() else 0,
-            "mean_running": float((tl["running"] * dt).sum() / window),
+            "mean_running": per_s((tl["running"] * dt).sum()),
             "simulated_s": end,
         }
 

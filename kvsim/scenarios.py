@@ -173,7 +173,7 @@ def get_scenario(name: str, **overrides) -> dict:
     ``model`` and ``gpu`` may be overridden too. Returns a dict with keys
     ``workload``, ``model``, ``gpu`` and engine options.
     """
-    from .engine import ENGINE_DEFAULTS
+    from .options import ENGINE_DEFAULTS
     from .costs import CostModel
 
     sc = _get(name)

@@ -15,11 +15,10 @@ from collections import deque
 import numpy as np
 
 from kvsim.costs import CostModel, attention_flops
-from kvsim.engine import _Engine as _FastEngine, _resolve
-from kvsim.errors import KvsimError
+from kvsim.engine import _Engine as _FastEngine
+from kvsim.options import resolve_options
 from kvsim.policies import make_policy
 from kvsim.result import SimResult, Table
-from kvsim.units import format_bytes
 from kvsim.workload import Request, Workload
 
 _FLOAT_NAN = float("nan")
@@ -31,7 +30,7 @@ def simulate_reference(workload, *, model, gpu, **engine_options) -> SimResult:
         workload = Workload.from_requests(workload)
     elif isinstance(workload, Request):
         workload = Workload.from_requests([workload])
-    model, gpu, budget, cost, o = _resolve(model, gpu, engine_options)
+    model, gpu, budget, cost, o = resolve_options(model, gpu, engine_options)
     return _Engine(workload, model, gpu, budget, cost, o).run()
 
 

@@ -255,6 +255,11 @@ def check_invariants(workload, opts, r):
     assert not (fin & ~started).any()
     if pz.num_rows:
         ended = ~np.isnan(pz["end_s"])
+        assert (np.bincount(pz["request"], minlength=rq.num_rows) <= rq["preemptions"]).all()
+        if drained:
+            assert ended.all(), "a drained run left a pause open"
+            assert np.allclose(np.bincount(pz["request"], weights=pz["end_s"] - pz["start_s"],
+                                           minlength=rq.num_rows), rq["paused_s"])
         assert (pz["end_s"][ended] >= pz["start_s"][ended]).all()
         assert set(np.unique(pz["mode"]).tolist()) <= {0, 1}
     if ev.num_rows:
