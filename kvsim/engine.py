@@ -199,7 +199,8 @@ class _Engine:
     def _cap(self, out):
         return np.minimum(out, self.max_tokens) if self.max_tokens is not None else out
 
-    def check_fit_all(self, prompts, outputs):
+    def check_fit_all(self, prompts, outputs, first=0):
+        """Raise a KvsimError naming the first request (index ``first + i``) that can never run."""
         if len(prompts) == 0:
             return
         need = prompts + outputs - 1  # the longest prefill a resume can need
@@ -207,7 +208,7 @@ class _Engine:
         bad = np.nonzero(blocks > self.max_fit_blocks)[0]
         if bad.size:
             i = int(bad[0])
-            self._too_big(i, int(prompts[i]), int(outputs[i]))
+            self._too_big(first + i, int(prompts[i]), int(outputs[i]))
         if self.o["admission"] == "guaranteed":
             out = self.max_tokens if self.max_tokens is not None else outputs
             resv = -(-(prompts + out) // self.bs)
@@ -215,7 +216,7 @@ class _Engine:
             if badg.size:
                 i = int(badg[0])
                 raise KvsimError(
-                    f"request {i} (prompt {int(prompts[i])} tokens + max_tokens "
+                    f"request {first + i} (prompt {int(prompts[i])} tokens + max_tokens "
                     f"{self.max_tokens if self.max_tokens is not None else int(outputs[i])}) can never be "
                     f"admitted under guaranteed admission: it reserves {int(resv[i])} blocks but the "
                     f"pool has {self.total_blocks}: expected prompt + max_tokens <= "
@@ -225,7 +226,7 @@ class _Engine:
             if badb.size:
                 i = int(badb[0])
                 raise KvsimError(
-                    f"request {i} (prompt {int(prompts[i])} + output {int(outputs[i])} tokens) needs "
+                    f"request {first + i} (prompt {int(prompts[i])} + output {int(outputs[i])} tokens) needs "
                     f"a prefill of up to {int(need[i])} tokens but max_num_batched_tokens="
                     f"{self.max_batched} without chunked prefill: expected max_num_batched_tokens >= "
                     f"{int(need[i])}, or enable_chunked_prefill=True")
@@ -303,7 +304,7 @@ class _Engine:
         if -(-(p + out - 1) // self.bs) > self.max_fit_blocks or \
                 (not self.chunked and p + out - 1 > self.max_batched) or \
                 self.o["admission"] == "guaranteed":
-            self.check_fit_all(np.array([p]), np.array([out]))
+            self.check_fit_all(np.array([p]), np.array([out]), first=i)
 
     def _key(self, rid):
         return (int(self.PRIO[rid]), float(self.ARR[rid]), rid)
@@ -405,7 +406,7 @@ class _Engine:
             self.PFL[rid] = int(self.P[rid]) + g
             self.PFD[rid] = 0
             self._enqueue(rid, front=True)
-        if self.G[rid] > 0:  # the pause starts at the last delivered token
+        if self.G[rid] > 0 and rid not in self.open_pause:  # a pause starts at the last token
             self.open_pause[rid] = len(self.pauses)
             self.pauses.append([rid, float(self.LAST[rid]), _FLOAT_NAN, mode])
         self.events.append((t, rid, mode))
@@ -424,6 +425,7 @@ class _Engine:
                 break
             self.pull_arrivals(self.t)
             self.step()
+        self.pull_arrivals(min(self.t, math.nextafter(self.until, 0.0)))
         return self.result()
 
     def step(self):

@@ -78,6 +78,22 @@ def resolve_options(model, gpu, options):
         o["max_tokens"] = check_int("max_tokens", o["max_tokens"], min=1)
     model = get_model(model)
     gpu = get_gpu(gpu)
+    o["gpu_memory_utilization"] = check_float("gpu_memory_utilization", o["gpu_memory_utilization"],
+                                              min=0, max=1, min_open=True)
+    for name in ("activation_bytes", "weight_bytes"):
+        if o[name] is not None:
+            o[name] = check_int(name, o[name], min=0)
+    # SGLang's constants are checked whatever the policy, so a typo never hides.
+    o["init_new_token_ratio"] = check_float("init_new_token_ratio", o["init_new_token_ratio"],
+                                            min=0, max=1)
+    o["min_new_token_ratio"] = check_float("min_new_token_ratio", o["min_new_token_ratio"],
+                                           min=0, max=o["init_new_token_ratio"])
+    if o["new_token_ratio_decay"] is not None:
+        o["new_token_ratio_decay"] = check_float("new_token_ratio_decay",
+                                                 o["new_token_ratio_decay"], min=0, max=1)
+    if o["until_s"] is not None and o["warmup_s"] >= o["until_s"]:
+        raise KvsimError(f"warmup_s={o['warmup_s']} is out of range: expected a number in "
+                         f"[0, until_s={o['until_s']}) (the warm-up must end before the run does)")
     if o["num_gpu_blocks"] is None:
         budget = kv_budget(gpu, model, gpu_memory_utilization=o["gpu_memory_utilization"],
                            kv_dtype=o["kv_dtype"], block_size=o["block_size"],

@@ -220,7 +220,7 @@ class SimResult:
         return self.timeline["kv_blocks_used"] / self.total_blocks
 
     def __repr__(self) -> str:
-        s = self.summary()
+        s = self.summary(warmup_s=0.0)  # whatever the run's warm-up, a repr never raises
         return (f"SimResult({s['requests_finished']}/{s['requests_arrived']} requests finished in "
                 f"{s['simulated_s']:.1f} s, {s['preemptions']} preemptions, "
                 f"{self.timeline.num_rows} steps)")

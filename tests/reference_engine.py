@@ -254,7 +254,7 @@ class _Engine:
             self.PFL[rid] = int(self.P[rid] + self.G[rid])
             self.PFD[rid] = 0
             self._enqueue(rid, front=True)
-        if self.G[rid] > 0:  # a pause starts at the last delivered token
+        if self.G[rid] > 0 and rid not in self.open_pause:  # a pause continues until resumed
             self.open_pause[rid] = len(self.pauses)
             self.pauses.append([rid, float(self.LAST[rid]), _FLOAT_NAN, mode])
         self.events.append((t, rid, mode))
@@ -273,6 +273,7 @@ class _Engine:
                 break
             self.pull_arrivals(self.t)
             self.step()
+        self.pull_arrivals(min(self.t, math.nextafter(self.until, 0.0)))
         return self.result()
 
     def step(self):

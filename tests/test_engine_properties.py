@@ -24,7 +24,6 @@ import sys
 from pathlib import Path
 
 import numpy as np
-import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -39,14 +38,17 @@ MODEL = "llama-2-7b"
 GPU = "l40s-48gb"
 KV_BYTES_PER_TOKEN = kvsim.kv_bytes_per_token(MODEL)   # 524,288 B for llama-2-7b in fp16
 
-SETTINGS = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow])
+# Derandomized (the same examples on every run, so the suite is stable) and without
+# an example database (nothing is written into the working tree).
+SETTINGS = dict(deadline=None, derandomize=True, database=None,
+                suppress_health_check=[HealthCheck.too_slow])
 
 
 # ------------------------------------------------------------------------------------ strategies
 
 @st.composite
 def open_requests(draw):
-    """1..10 explicit requests: arrivals within 1.5 s, short prompts and answers."""
+    """1..10 explicit requests: arrivals within 1 s (ties on purpose), short lengths."""
     n = draw(st.integers(1, 10) | st.integers(4, 10))
     reqs = []
     for _ in range(n):
@@ -106,7 +108,8 @@ def configs(draw, workload_strategy=None):
         total += 1
     max_num_seqs = draw(st.integers(1, 8))
     if chunked:
-        budget = draw(st.sampled_from([None, max(max_num_seqs, 8), 24, 64, 256]))
+        # Small budgets make recompute prefills span several steps (and get preempted).
+        budget = draw(st.sampled_from([None, 8, 16, 24, 64, 256]))
         if budget is not None:
             budget = max(budget, max_num_seqs)
     else:
@@ -126,7 +129,7 @@ def configs(draw, workload_strategy=None):
         opts["new_token_ratio_decay"] = draw(st.sampled_from([None, 0.0, 0.05]))
     if draw(st.integers(0, 4)) == 0:
         opts["until_s"] = draw(st.sampled_from([0.05, 0.4, 1.0]))
-    if draw(st.integers(0, 4)) == 0:       # a compute-bound step sometimes, and slow copies
+    if draw(st.integers(0, 4)) == 0:       # no per-step overhead sometimes, and slow copies
         opts["step_overhead_s"] = 0.0
         opts["swap_copy_overhead_s"] = 1e-4
     return workload, opts
@@ -219,10 +222,13 @@ def check_invariants(workload, opts, r):
     # Swap space: net bytes on the CPU side never exceed swap_space_bytes.
     net = np.cumsum(tl["swap_out_bytes"] - tl["swap_in_bytes"])
     assert (net >= 0).all() and (net <= opts["swap_space_bytes"]).all()
-    block_bytes = KV_BYTES_PER_TOKEN * opts["block_size"]
-    assert (net % block_bytes == 0).all()
+    assert (net % r.config["block_bytes"] == 0).all()
     if opts["preemption_mode"] == "recompute":
         assert not net.any() and not rq["swaps"].any()
+    if opts["admission"] == "optimistic":
+        # A swap-in, like an admission, leaves the watermark free.
+        watermark_blocks = r.config["watermark_blocks"]
+        assert (used[tl["swap_in_bytes"] > 0] <= total - watermark_blocks).all()
     assert r.summary()["swapped_out_bytes"] == int(tl["swap_out_bytes"].sum())
 
     # Preemptions: events, per-request counts and the timeline agree.
@@ -256,23 +262,37 @@ def check_invariants(workload, opts, r):
     if pz.num_rows:
         ended = ~np.isnan(pz["end_s"])
         assert (np.bincount(pz["request"], minlength=rq.num_rows) <= rq["preemptions"]).all()
-        if drained:
-            assert ended.all(), "a drained run left a pause open"
-            assert np.allclose(np.bincount(pz["request"], weights=pz["end_s"] - pz["start_s"],
-                                           minlength=rq.num_rows), rq["paused_s"])
         assert (pz["end_s"][ended] >= pz["start_s"][ended]).all()
+        # A pause is a gap between two delivered tokens of its request.
+        lengths = pz["end_s"][ended] - pz["start_s"][ended]
+        assert (lengths <= rq["max_gap_s"][pz["request"][ended]] + 1e-9).all()
+        assert (pz["start_s"] >= rq["first_token_s"][pz["request"]]).all()
         assert set(np.unique(pz["mode"]).tolist()) <= {0, 1}
+        if drained:
+            # Every request's latest pause ended. (An earlier one can stay open when a
+            # victim is preempted again while re-prefilling: a known engine bug, pinned
+            # in test_engine_semantics.py.)
+            last = {int(q): i for i, q in enumerate(pz["request"].tolist())}
+            assert ended[list(last.values())].all(), "a drained run left a pause open"
+            assert (rq["paused_s"][fin] <= rq["finish_s"][fin] - rq["first_token_s"][fin]
+                    + 1e-9).all()
     if ev.num_rows:
         assert (np.diff(ev["t_s"]) >= 0).all()
+
+    # Tokens: every delivered token was emitted by some step; prefill work is the
+    # prompts, plus what recomputation dropped, plus one fed-back token per resume.
+    assert int(tl["emitted_tokens"].sum()) == int(rq["generated_tokens"].sum())
+    if drained:
+        extra = int(tl["prefill_tokens"].sum()) - int(rq["prompt_tokens"].sum()) \
+            - int(rq["recomputed_tokens"].sum())
+        assert 0 <= extra <= int((ev["mode"] == 0).sum())
+    # No running request: no block in use (swapped-out KV lives on the CPU).
+    assert not used[tl["running"] == 0].any()
 
     # The summary: exactly the contract's keys, fractions in [0, 1].
     s = r.summary()
     assert tuple(s) == SUMMARY_KEYS
-    if tl.num_rows == 0:
-        # Nothing arrived before until_s: a run without steps (its summary's NaN
-        # rates are pinned as a known engine bug in test_engine_semantics.py).
-        assert rq.num_rows == 0 and s["requests_arrived"] == 0
-        return
+    assert not any(isinstance(v, float) and math.isnan(v) for v in s.values()), s
     for k in ("kv_usage_mean", "kv_usage_max", "share_paused_over_1s"):
         assert 0.0 <= s[k] <= 1.0, (k, s[k])
     assert s["requests_arrived"] == rq.num_rows
@@ -284,14 +304,14 @@ def check_invariants(workload, opts, r):
 
 # ------------------------------------------------------------------------------------ tests
 
-@settings(max_examples=120, **SETTINGS)
+@settings(max_examples=400, **SETTINGS)
 @given(configs())
 def test_invariants_hold_on_random_pools_and_workloads(cfg):
     workload, opts = cfg
     check_invariants(workload, opts, run(workload, **opts))
 
 
-@settings(max_examples=60, **SETTINGS)
+@settings(max_examples=300, **SETTINGS)
 @given(configs())
 def test_jump_engine_equals_step_by_step_and_reference_engine(cfg):
     """Event jumps, one step at a time, and the plain reference engine: byte-identical."""
@@ -303,7 +323,31 @@ def test_jump_engine_equals_step_by_step_and_reference_engine(cfg):
     assert_same_result(fast, ref, "kvsim vs reference engine")
 
 
-@settings(max_examples=25, **SETTINGS)
+@st.composite
+def long_answers(draw):
+    """1..6 requests with answers up to 600 tokens: long jumps (the numpy path)."""
+    return [kvsim.Request(draw(st.integers(0, 40)) * 0.05, draw(st.integers(1, 400)),
+                          draw(st.integers(1, 600)), draw(st.integers(0, 2)))
+            for _ in range(draw(st.integers(1, 6)))]
+
+
+@settings(max_examples=60, **SETTINGS)
+@given(configs(workload_strategy=long_answers()),
+       st.sampled_from(["llama-2-7b", "llama-3.1-8b", "deepseek-v3", "gemma-2-9b"]),
+       st.sampled_from([1, 2]))
+def test_jump_engine_equals_reference_on_long_answers_and_other_models(cfg, model, tp):
+    """The same on long answers, GQA and MLA models (MLA: one latent per layer, so a
+    swap issues half the copies) and tensor parallelism."""
+    workload, opts = cfg
+    kw = dict(model=model, gpu="h200-141gb", tensor_parallel_size=tp, **opts)
+    fast = kvsim.simulate(workload, **kw)
+    check_invariants(workload, opts, fast)
+    assert_same_result(fast, kvsim.simulate(workload, step_by_step=True, **kw),
+                       "jumps vs step_by_step")
+    assert_same_result(fast, simulate_reference(workload, **kw), "kvsim vs reference engine")
+
+
+@settings(max_examples=50, **SETTINGS)
 @given(configs())
 def test_identical_inputs_give_identical_bytes(cfg):
     workload, opts = cfg
@@ -316,7 +360,7 @@ def test_identical_inputs_give_identical_bytes(cfg):
     assert repr(a.summary()) == repr(b.summary())
 
 
-@settings(max_examples=30, **SETTINGS)
+@settings(max_examples=80, **SETTINGS)
 @given(configs(workload_strategy=open_requests()))
 def test_equal_priorities_make_priority_scheduling_fcfs(cfg):
     """With every priority equal, priority scheduling orders by arrival, which is
@@ -334,9 +378,9 @@ def test_equal_priorities_make_priority_scheduling_fcfs(cfg):
                                   equal_nan=ta[col].dtype.kind == "f"), (name, col)
 
 
-@settings(max_examples=30, **SETTINGS)
+@settings(max_examples=60, **SETTINGS)
 @given(configs(workload_strategy=open_requests()))
-def test_a_larger_pool_never_preempts_more_under_guaranteed_admission(cfg):
+def test_guaranteed_admission_never_preempts_on_any_workload(cfg):
     """Guaranteed admission does not preempt at any pool size (and still drains)."""
     workload, opts = cfg
     opts = dict(opts, admission="guaranteed", until_s=None)
