@@ -25,6 +25,17 @@ One step, following vLLM's chunked-prefill scheduler:
    step. Decoding requests emit one token; a request whose prefill completes
    emits its first token (or, after a recompute, its next one).
 
+What kvsim leaves out, on purpose (each is a known difference from a real
+engine, chosen to keep the model small enough to reason about):
+
+* no prefix caching: a recompute re-prefills every token it dropped;
+* priority mode preempts only on a block shortage; vLLM V0 can also evict a
+  running low-priority request for a waiting high-priority one;
+* blocks for a whole prefill are taken at admission (vLLM V0's block
+  manager); V1 allocates per chunk;
+* the whole weight set is read every step (for MoE models too), and attention
+  layers with a sliding window are charged the full context (as V0 does).
+
 Speed: between events (an arrival, a finish, a block shortage, a prefill)
 every step is a pure decode step whose effect is known in closed form, so the
 engine computes runs of such steps at once with numpy ("event jumps"). The

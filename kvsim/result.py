@@ -19,6 +19,9 @@
 * ``max_gap_s`` and ``share_paused_over_1s`` (the share of requests that
   started streaming whose longest gap exceeded one second) come from the same
   gaps; a pause still open when the run stops counts up to the end.
+* requests belong to the window by *arrival* time (their TTFT, gaps and
+  recomputed tokens count in it), preemptions and tokens by the *time they
+  happen*;
 * ``kv_usage_mean`` and ``mean_running`` are time-weighted (idle time counts as
   an empty cache); ``kv_usage_max`` and ``max_waiting`` are per-step maxima.
 
