@@ -514,8 +514,11 @@ class _Engine:
             return
         if not chunks and not n_dec and not resumed:
             if st[0]:
-                # Everything that could run was evicted: a step that computes nothing.
-                self._record(t0, 0.0, 0.0, 0, 0, 0, 0, swap_out, 0, st[0])
+                # Everything that could run was evicted: a step that computes
+                # nothing and lasts as long as its swap copies, if any.
+                dt = swap_out / self.pcie + st[1] * self.copy_ovh if swap_out else 0.0
+                self.t = t0 + dt
+                self._record(self.t, dt, dt, 0, 0, 0, 0, swap_out, 0, st[0])
                 return
             raise RuntimeError("kvsim engine made no progress (internal error): "
                                f"t={t0}, waiting={len(self.waiting)}, free={self.free}")

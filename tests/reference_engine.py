@@ -364,7 +364,9 @@ class _Engine:
         if not chunks and not n_dec and not resumed_swap:
             if st["preempted"]:
                 # Everything running was evicted in this step; nothing computes.
-                self._record_step(t0, t0 + 0.0, 0.0, 0, 0, 0, 0, swap_out, swap_in, st)
+                dt = swap_out / self.pcie + st["copies"] * self.copy_ovh if swap_out else 0.0
+                self.t = t0 + dt
+                self._record_step(t0, self.t, dt, 0, 0, 0, 0, swap_out, swap_in, st)
                 return
             raise RuntimeError("kvsim engine made no progress (internal error): "
                                f"t={t0}, waiting={len(self.waiting)}, free={self.free}")
