@@ -223,8 +223,18 @@ def _cmd_capacity(args) -> str:
     return text
 
 
-def _summary_text(summary: dict) -> str:
-    return _table(dict(summary))
+def _summary_text(result) -> str:
+    """The summary as a table, under two lines that say what was simulated."""
+    from .units import format_bytes
+    c = result.config
+    pool = c["num_gpu_blocks"] * c["block_bytes"]
+    head = (f"# {c['model']} on {c['gpu']}: {c['num_gpu_blocks']:,} KV blocks of "
+            f"{c['block_size']} tokens ({format_bytes(pool, 'GB')} = {format_bytes(pool, 'GiB')}), "
+            f"max_num_seqs {c['max_num_seqs']}, {c['admission']} admission, "
+            f"{c['preemption_mode']} preemption\n"
+            f"# measured from t = {c['warmup_s']:g} s to the end of the run "
+            f"(times in seconds, fractions in 0..1)\n")
+    return head + _table(dict(result.summary()))
 
 
 def _cmd_simulate(args) -> str:
@@ -261,8 +271,7 @@ def _cmd_simulate(args) -> str:
             options["gpu_memory_utilization"] = args.util
         result = kvsim.simulate(workload, model=kvsim.get_model(_model_arg(args)),
                                 gpu=args.gpu, **options)
-    summary = result.summary()
-    return _dump(summary) if args.json else _summary_text(summary)
+    return _dump(result.summary()) if args.json else _summary_text(result)
 
 
 def _cmd_scenarios(args) -> str:

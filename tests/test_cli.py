@@ -199,7 +199,6 @@ def small_trace(tmp_path) -> Path:
 
 
 def test_simulate_trace_prints_the_summary(capsys, small_trace):
-    pytest.importorskip("kvsim.engine")
     d = run_json(capsys, "simulate", "--trace", str(small_trace), "--model", "llama-2-7b",
                  "--gpu", "l40s-48gb", "--util", "0.6")
     assert SUMMARY_KEYS <= set(d)
@@ -208,11 +207,14 @@ def test_simulate_trace_prints_the_summary(capsys, small_trace):
     status, out, err = run(capsys, "simulate", "--trace", str(small_trace), "--model",
                            "llama-2-7b", "--gpu", "l40s-48gb", "--util", "0.6")
     assert status == 0 and "requests_finished" in out and "ttft_p99_s" in out
+    # The human output first says what was simulated, the pool in GB and GiB.
+    head = out.splitlines()[0]
+    assert head.startswith("# llama-2-7b on l40s-48gb: 1,588 KV blocks of 16 tokens")
+    assert "13.32 GB = 12.41 GiB" in head and "optimistic admission" in head
 
 
 def test_simulate_trace_tiny_pool_preempts(capsys, small_trace):
     """--set passes engine options: a 120-block pool cannot hold 12 requests of ~1,000 tokens."""
-    pytest.importorskip("kvsim.engine")
     d = run_json(capsys, "simulate", "--trace", str(small_trace), "--model", "llama-2-7b",
                  "--gpu", "l40s-48gb", "--set", "num_gpu_blocks=120", "--set", "seed=1")
     assert d["requests_finished"] == 12
@@ -220,7 +222,6 @@ def test_simulate_trace_tiny_pool_preempts(capsys, small_trace):
 
 
 def test_simulate_shared_azure_trace(capsys, shared_data):
-    pytest.importorskip("kvsim.engine")
     trace = shared_data / "AzureLLMInferenceTrace_conv.csv"
     if not trace.is_file():
         pytest.skip("Azure trace absent")
@@ -238,7 +239,6 @@ def test_simulate_shared_azure_trace(capsys, shared_data):
     (["--limit", "0"], ["limit=0", ">= 1"]),
 ])
 def test_simulate_trace_errors_exit_2_with_one_line(capsys, small_trace, extra, needles):
-    pytest.importorskip("kvsim.engine")
     argv = ["simulate", "--trace", str(small_trace), "--model", "llama-2-7b", "--gpu",
             "l40s-48gb", *extra]
     assert_one_line_error(*run(capsys, *argv), *needles)
