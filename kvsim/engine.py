@@ -72,7 +72,11 @@ def simulate(workload, *, model, gpu, **engine_options) -> SimResult:
         gpu: a preset name or a :class:`kvsim.GPUSpec`.
         **engine_options: see :data:`ENGINE_DEFAULTS` and the cost-model
             constants of :class:`kvsim.CostModel`. ``num_gpu_blocks`` overrides
-            the pool computed from ``gpu_memory_utilization``.
+            the pool computed from ``gpu_memory_utilization``. The engine
+            itself draws no random numbers: the same workload and options give
+            byte-identical results. ``seed`` is recorded in ``result.config``;
+            randomness lives in the workload (``Workload.poisson(..., seed=)``,
+            a scenario's ``seed`` parameter).
 
     Returns:
         A :class:`kvsim.SimResult`.

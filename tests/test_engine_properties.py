@@ -190,12 +190,9 @@ def check_invariants(workload, opts, r):
         arrivals = sorted(q.arrival_s for q in workload)
         if until is not None:
             arrivals = [a for a in arrivals if a < until]
-            if tl.num_rows:
-                # A request arriving during the last step is left out of the table
-                # (pinned as a known engine bug in test_engine_semantics.py); every
-                # request that arrived by the start of the last step is in it.
-                last_start = float(tl["t_s"][-1] - tl["dt_s"][-1])
-                arrivals = [a for a in arrivals if a <= last_start + 1e-9]
+            # Every request that arrived before the run stopped is in the table,
+            # including one that arrived during the last step.
+            arrivals = [a for a in arrivals if a <= r.config["simulated_s"]]
         assert rq.num_rows == len(arrivals), (rq.num_rows, len(arrivals))
         assert np.array_equal(rq["arrival_s"], np.array(arrivals, dtype=float))
     else:
