@@ -51,7 +51,7 @@ def main(argv=None) -> int:
     belgavi = dict(model="llama-2-7b", gpu="l40s-48gb", gpu_memory_utilization=0.60)
     row("Belgavi, 2 minutes from cold (seed 0)", median_time(lambda: kvsim.simulate(cold, **belgavi), rep), 0.020,
         f"[{len(cold)} requests]")
-    row("scenario belgavi (2 min warm-up + 2 min)", median_time(lambda: kvsim.run_scenario("belgavi"), rep))
+    row("scenario belgavi (2 min warm-up + 10 min)", median_time(lambda: kvsim.run_scenario("belgavi"), rep))
     row("scenario belgavi-long (storm)", median_time(lambda: kvsim.run_scenario("belgavi-long"), rep))
     ref = dict(belgavi, step_by_step=True)
     row("Belgavi 2 min, step_by_step=True (no jumps)", median_time(lambda: kvsim.simulate(cold, **ref), rep))

@@ -127,8 +127,4 @@ def attention_flops(model, context_before: int, chunk: int) -> int:
     """
     c, s = int(chunk), int(context_before)
     attended = c * s + c * (c + 1) // 2
-    return 4 * _attn_layers(model) * model.num_attention_heads * model.head_dim * attended
-
-
-def _attn_layers(model) -> int:
-    return model.kv_layers
+    return 4 * model.kv_layers * model.num_attention_heads * model.head_dim * attended

@@ -743,13 +743,10 @@ class _Engine:
             t1 = float(ends[-1])
             ends = ends[1:]
         if k > 1:
-            # blocks taken in steps T+1 .. T+k-1
-            taken = (used[-1] - used0)
-            self.free -= int(taken)
+            self.free -= int(used[-1] - used0)  # blocks taken in steps T+1 .. T+k-1
         self.t = t1
         self.T = T + k
         self.policy.stepped(k)
-        n_before = n
         waiting_before = len(self.waiting)
         self._finish_decoders(T + k - 1, t1)
         # timeline
@@ -768,18 +765,18 @@ class _Engine:
         cl, cv = self.c_len, self.c_vals
         if k > 1:
             cl.append(k - 1)
-            for name, val in (("running", n_before), ("waiting", waiting_before),
-                              ("swapped", swapped), ("preemptions", 0), ("decoding", n_before),
-                              ("prefill_tokens", 0), ("decode_tokens", n_before),
-                              ("emitted_tokens", n_before), ("swap_out_bytes", 0),
+            for name, val in (("running", n), ("waiting", waiting_before),
+                              ("swapped", swapped), ("preemptions", 0), ("decoding", n),
+                              ("prefill_tokens", 0), ("decode_tokens", n),
+                              ("emitted_tokens", n), ("swap_out_bytes", 0),
                               ("swap_in_bytes", 0)):
                 cv[name].append(val)
         cl.append(1)
         for name, val in (("running", len(self.running)),
                           ("waiting", waiting_before + self._arrived_by(t1)),
-                          ("swapped", swapped), ("preemptions", 0), ("decoding", n_before),
-                          ("prefill_tokens", 0), ("decode_tokens", n_before),
-                          ("emitted_tokens", n_before), ("swap_out_bytes", 0),
+                          ("swapped", swapped), ("preemptions", 0), ("decoding", n),
+                          ("prefill_tokens", 0), ("decode_tokens", n),
+                          ("emitted_tokens", n), ("swap_out_bytes", 0),
                           ("swap_in_bytes", 0)):
             cv[name].append(val)
 

@@ -40,6 +40,12 @@ class _Policy:
     def bind(self, eng) -> None:
         self.eng = eng
 
+    def max_new(self, rids):
+        """The answer length the scheduler plans for: ``max_tokens`` when the
+        engine sets it, else the request's own length (a client that knows it)."""
+        e = self.eng
+        return e.max_tokens if e.max_tokens is not None else e.O[rids]
+
     def can_admit(self, rid: int, blocks_needed: int) -> bool:
         raise NotImplementedError
 
@@ -84,9 +90,7 @@ class GuaranteedAdmission(_Policy):
 
     def _reservation(self, rid):
         e = self.eng
-        out = e.max_tokens if e.max_tokens is not None else int(e.O[rid])
-        total = int(e.P[rid]) + out
-        return -(-total // e.bs)
+        return -(-(int(e.P[rid]) + int(self.max_new(rid))) // e.bs)
 
     def can_admit(self, rid, blocks_needed):
         e = self.eng
@@ -123,23 +127,15 @@ class SGLangAdmission(_Policy):
     def ratio(self) -> float:
         return max(self.min, self.init - self.steps_since_reset * self.decay)
 
-    def _max_new(self, rid):
-        e = self.eng
-        return e.max_tokens if e.max_tokens is not None else int(e.O[rid])
-
     def can_admit(self, rid, blocks_needed):
         e = self.eng
         if not e.running:  # an idle server admits whatever fits (the ratio cannot decay idle)
             return blocks_needed <= e.free
         r = self.ratio
         run = e.running_array()
-        if run.size:
-            maxnew = np.minimum(e.O[run], e.max_tokens) if e.max_tokens is not None else e.O[run]
-            reserve = float(np.maximum(maxnew - e.generated_array(run), 0).sum()) * r
-        else:
-            reserve = 0.0
-        need_tokens = blocks_needed * e.bs + r * self._max_new(rid)
-        return need_tokens + reserve <= e.free * e.bs
+        remaining = np.maximum(self.max_new(run) - e.generated_array(run), 0)
+        need_tokens = blocks_needed * e.bs + r * int(self.max_new(rid))
+        return need_tokens + float(remaining.sum()) * r <= e.free * e.bs
 
     def stepped(self, n_steps):
         self.steps_since_reset += n_steps

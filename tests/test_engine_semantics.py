@@ -779,3 +779,23 @@ def test_until_s_keeps_every_request_that_arrived_before_the_stop():
 def test_repr_of_a_result_never_raises():
     r = run([R(0.0, 16, 4)], num_gpu_blocks=10, warmup_s=100.0)
     assert "SimResult" in repr(r)
+
+
+def test_sglang_plans_on_max_tokens_for_running_and_new_requests_alike():
+    """SGLang's reserve uses max_new_tokens (the engine's max_tokens) for the running
+    requests as for the candidate, not the running requests' true (shorter) answers."""
+    from types import SimpleNamespace
+
+    from kvsim.policies import SGLangAdmission
+
+    eng = SimpleNamespace(max_tokens=100, O=np.array([10, 10]), P=np.array([16, 16]), bs=16,
+                          free=8, running=[0])
+    eng.running_array = lambda: np.array([0])
+    eng.generated_array = lambda rids: np.zeros(len(rids), dtype=np.int64)
+    pol = SGLangAdmission(init_new_token_ratio=1.0, min_new_token_ratio=1.0)
+    pol.bind(eng)
+    # candidate: 1 prompt block (16) + 100 planned; running: 100 - 0 planned = 216 tokens
+    eng.free = 216 // 16          # 13 blocks = 208 tokens: not enough
+    assert not pol.can_admit(1, 1)
+    eng.free = 14                 # 224 tokens: enough
+    assert pol.can_admit(1, 1)
