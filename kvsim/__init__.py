@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import importlib
 
-__version__ = "0.1.0"
+__version__ = "2.0.0"
 
 # name -> module that defines it. Imports are lazy so that `kvsim --help` and
 # the engine start fast and never pull in the book-only modules (Altair,

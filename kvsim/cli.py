@@ -3,10 +3,12 @@
 Explained in chapter 1 (``kvsim capacity``: "is my cache simply too small?")
 and chapter 4 (``kvsim simulate``: replay a trace against a configuration)::
 
-    kvsim capacity --model llama-2-7b --gpu l40s-48gb --util 0.60 --seq-len 1100
+    kvsim capacity --model llama-2-7b --gpu a40-48gb --util 0.60 --seq-len 1100
     kvsim capacity --config path/to/config.json --gpu h100-80gb --util 0.9 --json
+    kvsim capacity --model llama-3.1-8b --gpu h100-80gb --kv-cache-tokens 447088 --seq-len 6000
     kvsim simulate --scenario belgavi --set max_num_seqs=16 --json
     kvsim simulate --trace trace.csv --model llama-3.1-8b --gpu h100-80gb --util 0.9
+    kvsim simulate --trace trace.csv --model llama-3.1-8b --gpu h100-80gb --kv-cache-tokens 447088
     kvsim scenarios | kvsim models | kvsim gpus        (each takes --json)
 
 ``--set key=value`` passes an engine option; the value is read as an integer,
@@ -22,7 +24,7 @@ import re
 import sys
 from typing import Any, Sequence
 
-from .errors import KvsimError, check_float, check_int
+from .errors import KvsimError, check_choice, check_float, check_int
 
 __all__ = ["main", "build_parser", "parse_set_value", "parse_sets"]
 
@@ -56,6 +58,20 @@ _util = _arg(lambda s: check_float("gpu_memory_utilization", s, min=0, max=1, mi
 _block = _arg(lambda s: check_int("block_size", s, min=1))
 _seq = _arg(lambda s: check_int("seq_len", s, min=1))
 _tp = _arg(lambda s: check_int("tensor_parallel_size", s, min=1, max=1024))
+_blocks = _arg(lambda s: check_int("num_gpu_blocks", s, min=1, max=10**9))
+_log_tokens = _arg(lambda s: check_int("kv_cache_tokens", s, min=1, max=10**12))
+_engine = _arg(lambda s: check_choice("engine", s, ["v1", "v0"]))
+
+
+def _pool_flags(parser) -> None:
+    """--num-gpu-blocks / --kv-cache-tokens: pin the pool to a real server's start-up log."""
+    pool = parser.add_mutually_exclusive_group()
+    pool.add_argument("--num-gpu-blocks", type=_blocks, default=None, metavar="N",
+                      help="usable KV blocks of your server (instead of computing the pool)")
+    pool.add_argument("--kv-cache-tokens", type=_log_tokens, default=None, metavar="N",
+                      help="N from vLLM's start-up line 'GPU KV cache size: N tokens'")
+    parser.add_argument("--engine", type=_engine, default=None, metavar="E",
+                        help="v1 (default, vLLM V1) or v0")
 
 
 def _pos_float(name: str):
@@ -115,8 +131,8 @@ def build_parser() -> argparse.ArgumentParser:
     src.add_argument("--model", help="model preset name (see `kvsim models`)")
     src.add_argument("--config", metavar="PATH", help="a Hugging Face config.json")
     c.add_argument("--gpu", required=True, help="GPU preset name (see `kvsim gpus`)")
-    c.add_argument("--util", required=True, type=_util, metavar="F",
-                   help="gpu_memory_utilization in (0, 1]")
+    c.add_argument("--util", type=_util, metavar="F", default=None,
+                   help="gpu_memory_utilization in (0, 1] (required unless the pool is pinned)")
     c.add_argument("--kv-dtype", default=None, metavar="D", help="fp32, fp16, bf16 or fp8 "
                    "(default: the model's dtype)")
     c.add_argument("--block-size", type=_block, default=16, metavar="N",
@@ -124,6 +140,7 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--seq-len", type=_seq, default=None, metavar="N",
                    help="also report how many sequences of N tokens fit")
     c.add_argument("--tp", type=_tp, default=1, metavar="N", help="tensor_parallel_size")
+    _pool_flags(c)
     c.add_argument("--json", action="store_true", help="print JSON")
 
     s = sub.add_parser("simulate", help="run a scenario or replay a trace; print the summary")
@@ -146,6 +163,7 @@ def build_parser() -> argparse.ArgumentParser:
                    metavar="N", help="with --trace: replay at most N requests")
     s.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                    help="an engine option of kvsim.simulate (repeatable)")
+    _pool_flags(s)
     s.add_argument("--json", action="store_true", help="print JSON")
 
     for name, text in (("scenarios", "list the scenarios"), ("models", "list the model presets"),
@@ -201,17 +219,39 @@ def _model_arg(args):
 
 
 def _cmd_capacity(args) -> str:
-    from .memory import kv_budget
-    b = kv_budget(args.gpu, _model_arg(args), gpu_memory_utilization=args.util,
-                  kv_dtype=args.kv_dtype, block_size=args.block_size,
-                  tensor_parallel_size=args.tp)
+    from .memory import kv_budget, pinned_budget
+    from .models import get_model
+
+    model = get_model(_model_arg(args))
+    if args.seq_len is not None:
+        model.check_seq_len(args.seq_len, "--seq-len")
+    engine = args.engine or "v1"
+    pinned = args.num_gpu_blocks is not None or args.kv_cache_tokens is not None
+    if pinned:
+        if args.util is not None:
+            raise _UsageError("kvsim capacity: error: --util with a pinned pool: expected either "
+                              "--util F or --num-gpu-blocks/--kv-cache-tokens, not both")
+        b = pinned_budget(args.gpu, model, num_gpu_blocks=args.num_gpu_blocks,
+                          kv_cache_tokens=args.kv_cache_tokens, kv_dtype=args.kv_dtype,
+                          block_size=args.block_size, tensor_parallel_size=args.tp, engine=engine)
+    else:
+        if args.util is None:
+            raise _UsageError("kvsim capacity: error: the following arguments are required: "
+                              "--util (or pin the pool with --num-gpu-blocks or --kv-cache-tokens)")
+        b = kv_budget(args.gpu, model, gpu_memory_utilization=args.util,
+                      kv_dtype=args.kv_dtype, block_size=args.block_size,
+                      tensor_parallel_size=args.tp, engine=engine)
     if args.json:
-        out = dict(model=b.model.name, gpu=b.gpu.name, gpu_memory_utilization=b.gpu_memory_utilization,
+        out = dict(model=b.model.name, gpu=b.gpu.name, engine=b.engine,
+                   gpu_memory_utilization=None if pinned else b.gpu_memory_utilization,
                    tensor_parallel_size=b.tensor_parallel_size, kv_dtype=b.kv_dtype,
-                   block_size=b.block_size, usable_bytes=b.usable_bytes,
-                   weight_bytes=b.weight_bytes, activation_bytes=b.activation_bytes,
-                   kv_bytes_per_token=b.kv_bytes_per_token, kv_bytes=b.kv_bytes,
-                   block_bytes=b.block_bytes, blocks=b.blocks, tokens=b.tokens)
+                   block_size=b.block_size, max_model_len=b.model.max_model_len,
+                   usable_bytes=b.usable_bytes, weight_bytes=b.weight_bytes,
+                   activation_bytes=b.activation_bytes,
+                   peak_activation_bytes=b.peak_activation_bytes,
+                   non_torch_bytes=b.non_torch_bytes, kv_bytes_per_token=b.kv_bytes_per_token,
+                   kv_bytes=b.kv_bytes, block_bytes=b.block_bytes, vllm_blocks=b.vllm_blocks,
+                   blocks=b.blocks, tokens=b.tokens, log_tokens=b.log_tokens, pinned=pinned)
         if args.seq_len is not None:
             out.update(seq_len=args.seq_len, max_concurrent=b.max_concurrent(args.seq_len))
         return _dump(out)
@@ -228,10 +268,12 @@ def _summary_text(result) -> str:
     from .units import format_bytes
     c = result.config
     pool = c["num_gpu_blocks"] * c["block_bytes"]
-    head = (f"# {c['model']} on {c['gpu']}: {c['num_gpu_blocks']:,} KV blocks of "
-            f"{c['block_size']} tokens ({format_bytes(pool, 'GB')} = {format_bytes(pool, 'GiB')}), "
-            f"max_num_seqs {c['max_num_seqs']}, {c['admission']} admission, "
-            f"{c['preemption_mode']} preemption\n"
+    head = (f"# {c['model']} on {c['gpu']}, engine {c['engine']}: {c['num_gpu_blocks']:,} KV "
+            f"blocks of {c['block_size']} tokens ({format_bytes(pool, 'GB')} = "
+            f"{format_bytes(pool, 'GiB')}), max_num_seqs {c['max_num_seqs']}, "
+            f"max_num_batched_tokens {c['max_num_batched_tokens']:,}, {c['admission']} admission, "
+            f"{c['preemption_mode']} preemption, prefix caching "
+            f"{'on' if c['enable_prefix_caching'] else 'off'}\n"
             f"# measured from t = {c['warmup_s']:g} s to the end of the run "
             f"(times in seconds, fractions in 0..1)\n")
     return head + _table(dict(result.summary()))
@@ -240,6 +282,17 @@ def _summary_text(result) -> str:
 def _cmd_simulate(args) -> str:
     import kvsim
     sets = parse_sets(args.set)
+    if args.util is not None and (args.num_gpu_blocks is not None
+                                  or args.kv_cache_tokens is not None):
+        raise _UsageError("kvsim simulate: error: --util with a pinned pool: expected either "
+                          "--util F or --num-gpu-blocks/--kv-cache-tokens, not both")
+    for flag, key in (("num_gpu_blocks", "num_gpu_blocks"), ("kv_cache_tokens", "kv_cache_tokens"),
+                      ("engine", "engine")):
+        if getattr(args, flag) is not None:
+            if key in sets:
+                raise KvsimError(f"--{flag.replace('_', '-')} and --set {key}=... are both given: "
+                                 f"expected one of them")
+            sets[key] = getattr(args, flag)
     if args.scenario is not None:
         for flag in ("time_scale", "start_s", "duration_s", "limit"):
             if getattr(args, flag) is not None:
@@ -314,12 +367,13 @@ def _cmd_gpus(args) -> str:
     gpus = [get_gpu(n) for n in list_gpus()]
     if args.json:
         return _dump([g.to_dict() for g in gpus])
-    lines = [f"{'name':<11} {'memory':>10} {'HBM peak':>12} {'dense TFLOPS':>12} "
-             f"{'PCIe effective':>15}"]
+    lines = [f"{'name':<11} {'CUDA reports':>13} {'datasheet':>10} {'HBM peak':>12} "
+             f"{'dense TFLOPS':>12} {'PCIe effective':>15}  calibration"]
     for g in gpus:
-        lines.append(f"{g.name:<11} {format_bytes(g.memory_bytes, 'GB', 0):>10} "
+        sheet = format_bytes(g.datasheet_memory_bytes, 'GB', 0) if g.datasheet_memory_bytes else "-"
+        lines.append(f"{g.name:<11} {format_bytes(g.memory_bytes, 'GiB', 2):>13} {sheet:>10} "
                      f"{g.hbm_bytes_per_s / 1e9:>9,.0f} GB/s {g.peak_flops / 1e12:>12,.1f} "
-                     f"{g.pcie_bytes_per_s / 1e9:>10,.0f} GB/s")
+                     f"{g.pcie_bytes_per_s / 1e9:>10,.0f} GB/s  {g.calibration}")
     return "\n".join(lines)
 
 

@@ -1,67 +1,67 @@
 """The engine loop: one paged-KV serving engine, step by step (and jump by jump).
 
-``simulate(workload, model=..., gpu=..., **engine_options)`` runs the scheduler
-of design §3 until every arrived request has finished (or ``until_s``).
-Explained in chapter 2, *Optimistic admission and preemption*.
+``simulate(workload, model=..., gpu=..., **engine_options)`` runs the
+scheduler of design §3 until every arrived request has finished (or
+``until_s``). Explained in chapter 2, *Optimistic admission and preemption*.
 
-One step, following vLLM's chunked-prefill scheduler:
+One step, following vLLM's ``Scheduler.schedule()`` (V1 by default,
+vllm/v1/core/sched/scheduler.py; ``engine="v0"`` for vllm/core/scheduler.py):
 
-1. Running requests, in admission order (priority mode: by priority, then
-   arrival). A decoding request whose next token starts a new block takes one
-   from the free pool; if none is free, the *last* running request is
-   preempted (it may be the request itself). Growth ignores the watermark.
-   A victim is swapped to CPU (``preemption_mode="swap"``, when the swap space
-   has room and the victim is decoding) or its blocks are dropped and it goes
-   to the *front* of the waiting queue, to be re-prefilled later (prompt +
-   tokens generated so far, as one chunked prefill).
-2. Partially prefilled requests get prefill chunks from what is left of the
-   ``max_num_batched_tokens`` budget (every decode costs one token).
-3. Only if nothing was preempted in this step: swapped requests come back
-   first (their blocks + the watermark must fit), then waiting requests are
-   admitted in order while the policy allows it, up to ``max_num_seqs`` and
-   the token budget. A request that does not fit stops admission: nobody
-   skips ahead. Admission allocates the blocks of the whole prefill.
-4. The step's duration comes from :mod:`kvsim.costs`; swap copies block the
-   step. Decoding requests emit one token; a request whose prefill completes
-   emits its first token (or, after a recompute, its next one).
+1. **Running requests**, in admission order (V0: decodes first, then prefill
+   chunks). Each asks the KV cache manager (:mod:`kvsim.blocks`) for the
+   blocks of its next tokens: one decode token, or a prefill chunk of
+   ``min(remaining, long_prefill_token_threshold, budget)``. When none are
+   free, the policy's victim (:mod:`kvsim.policies`; vLLM: the last admitted)
+   is preempted, possibly the request itself, which ends the pass. A victim is
+   swapped out (V0, ``preemption_mode="swap"``) or its blocks are freed (and
+   stay cached) and it goes to the *front* of the waiting queue.
+2. **Admission**, only if nothing was preempted in this step: V0 brings
+   swapped requests back first; then waiting requests in order, while
+   ``max_num_seqs`` and the token budget allow and the policy admits them. A
+   request that does not fit stops admission (nobody skips ahead). V1 looks
+   up the prefix cache first and allocates the first chunk's blocks, gating on
+   the whole prompt fitting (``scheduler_reserve_full_isl``); V0 allocates
+   the whole prompt.
+3. The step's duration comes from :class:`kvsim.costs.StepCost`, one formula
+   for every batch (decodes, chunks, swap copies). Decoding requests emit one
+   token; a request whose prefill completes emits its first token (or, after
+   a recompute, its next one).
 
-What kvsim leaves out, on purpose (each is a known difference from a real
-engine, chosen to keep the model small enough to reason about):
-
-* no prefix caching: a recompute re-prefills every token it dropped;
-* priority mode preempts only on a block shortage; vLLM V0 can also evict a
-  running low-priority request for a waiting high-priority one;
-* blocks for a whole prefill are taken at admission (vLLM V0's block
-  manager); V1 allocates per chunk;
-* the whole weight set is read every step (for MoE models too), and attention
-  layers with a sliding window are charged the full context (as V0 does).
-
-Speed: between events (an arrival, a finish, a block shortage, a prefill)
-every step is a pure decode step whose effect is known in closed form, so the
-engine computes runs of such steps at once with numpy ("event jumps"). The
-option ``step_by_step=True`` turns jumps off; the test-suite proves the two
-modes give byte-identical results.
+Where kvsim deliberately differs from the engine it models, the line says
+``NOTE``. Speed: between events (an arrival, a finish, a block shortage, a
+prefill) every step is a pure decode step whose effect is known in closed
+form (:mod:`kvsim.decoding`), so the engine computes runs of them at once
+("event jumps"). ``step_by_step=True`` turns jumps off; the tests prove both
+give byte-identical results, and match an independent reference engine.
 """
 from __future__ import annotations
 
-import bisect
 import heapq
 import math
+from bisect import bisect_left
 from collections import deque
+from itertools import accumulate
 
 import numpy as np
 
-from .costs import CostModel, attention_flops
+from .arrivals import make_arrivals
+from .fit import check_requests_fit
+from .blocks import KVCacheManager
+from .costs import StepCost, attention_pairs, transfer_copies
+from .decoding import DecodeGroup
 from .errors import KvsimError
 from .options import ENGINE_DEFAULTS, resolve_options
 from .policies import make_policy
-from .result import SimResult, Table
-from .units import format_bytes
+from .result import SimResult, build_result
+from .timeline import Recorder
 from .workload import Request, Workload
 
 __all__ = ["simulate", "ENGINE_DEFAULTS"]
 
-_FLOAT_NAN = float("nan")
+_NAN = float("nan")
+#: Pause modes in ``SimResult.pauses`` and ``events``.
+RECOMPUTE, SWAP, STALL = 0, 1, 2
+
 
 def simulate(workload, *, model, gpu, **engine_options) -> SimResult:
     """Run ``workload`` on one engine serving ``model`` on ``gpu``.
@@ -70,20 +70,15 @@ def simulate(workload, *, model, gpu, **engine_options) -> SimResult:
         workload: a :class:`kvsim.Workload` or a list of :class:`kvsim.Request`.
         model: a preset name, a :class:`kvsim.ModelSpec` or a ``config.json`` path.
         gpu: a preset name or a :class:`kvsim.GPUSpec`.
-        **engine_options: see :data:`ENGINE_DEFAULTS` and the cost-model
-            constants of :class:`kvsim.CostModel`. ``num_gpu_blocks`` overrides
-            the pool computed from ``gpu_memory_utilization``. The engine
-            itself draws no random numbers: the same workload and options give
-            byte-identical results. ``seed`` is recorded in ``result.config``;
-            randomness lives in the workload (``Workload.poisson(..., seed=)``,
-            a scenario's ``seed`` parameter).
-
-    Returns:
-        A :class:`kvsim.SimResult`.
+        **engine_options: see :data:`ENGINE_DEFAULTS` (``engine="v1"`` or
+            ``"v0"`` decides the defaults) and the cost-model constants of
+            :class:`kvsim.CostModel`. The engine draws no random numbers: the
+            same workload and options give byte-identical results; ``seed`` is
+            recorded in ``result.config``, randomness lives in the workload.
 
     Raises:
         KvsimError: a bad option, or a request that can never fit the pool
-            (named, with its sizes and the pool's).
+            or the model's context (named, with its sizes and the limit).
 
     Explained in chapter 2, *Optimistic admission and preemption*.
     """
@@ -94,805 +89,591 @@ def simulate(workload, *, model, gpu, **engine_options) -> SimResult:
     if not isinstance(workload, Workload):
         raise KvsimError(f"workload={type(workload).__name__} is not supported: expected a "
                          "kvsim.Workload or a list of kvsim.Request")
-    model, gpu, budget, cost, o = resolve_options(model, gpu, engine_options)
-    return _Engine(workload, model, gpu, budget, cost, o).run()
+    model, gpu, budget, cost_model, cfg = resolve_options(model, gpu, engine_options)
+    cost = StepCost(model, gpu, cost_model, tensor_parallel_size=cfg.tensor_parallel_size,
+                    kv_bytes_per_token=cfg.kv_bytes_per_token, engine=cfg.engine)
+    return _Engine(workload, model, gpu, cost, cfg).run()
 
 
 class _Engine:
-    """The scheduler state and loop.
+    """The scheduler's state and loop. Per-request state is kept in lists indexed by request id."""
 
-    Bookkeeping that makes a step O(1) in the batch size: every running request
-    that is decoding advances by exactly one token per step, so its generated
-    count is ``GOFF[rid] + T`` where ``T`` counts the steps executed. A decoding
-    request needs a new block in step ``T`` exactly when ``P + G - 1`` is a
-    multiple of the block size, i.e. when ``(residue + T) % block_size == 0``;
-    ``hist`` counts decoding requests per residue, so the blocks a step needs
-    are ``hist[-T % block_size]``. Per-request token gaps are recovered at the
-    end from each decoding stint's range of steps.
-    """
-
-    def __init__(self, wl: Workload, model, gpu, budget, cost: CostModel, o: dict):
-        self.wl, self.model, self.gpu, self.o = wl, model, gpu, o
-        self.bs = o["block_size"]
-        self.total_blocks = o["num_gpu_blocks"]
-        self.free = self.total_blocks
-        self.watermark_blocks = int(o["watermark"] * self.total_blocks)
-        self.max_num_seqs = o["max_num_seqs"]
-        self.max_batched = o["max_num_batched_tokens"]
-        self.chunked = o["enable_chunked_prefill"]
-        self.max_tokens = o["max_tokens"]
-        self.swap_mode = o["preemption_mode"] == "swap"
-        self.priority_mode = o["scheduling_policy"] == "priority"
-        self.until = o["until_s"] if o["until_s"] is not None else math.inf
-        self.max_jump = 1 if o["step_by_step"] else 1 << 62
-
-        # --- cost model constants (integers where exact arithmetic matters)
-        tp = o["tensor_parallel_size"]
-        self.kvb = budget.kv_bytes_per_token
-        self.block_bytes = self.kvb * self.bs
-        self.weight_read = int(o["weight_bytes"] if o["weight_bytes"] is not None
-                               else budget.weight_bytes)
-        self.flops_per_token = 2 * model.active_params
-        self.attn_coef = 4 * model.kv_layers * model.num_attention_heads * model.head_dim
-        self.F = float(gpu.peak_flops * tp * cost.mfu)
-        self.B = float(gpu.hbm_bytes_per_s * tp * cost.hbm_efficiency)
-        self.ovh = float(cost.step_overhead_s)
-        self.pcie = float(cost.pcie_bytes_per_s or gpu.pcie_bytes_per_s * tp)
-        self.copy_ovh = float(cost.swap_copy_overhead_s)
-        kv_factor = 1 if model.mla_kv_lora_rank else 2
-        self.copies_per_block = model.kv_layers * kv_factor
-        self.swap_blocks_cap = o["swap_space_bytes"] // self.block_bytes
+    def __init__(self, wl: Workload, model, gpu, cost: StepCost, cfg):
+        self.model, self.gpu, self.cost, self.cfg = model, gpu, cost, cfg
+        self.bs = cfg.block_size
+        self.kv = KVCacheManager(cfg.num_gpu_blocks, cfg.block_size,
+                                 prefix_caching=cfg.enable_prefix_caching,
+                                 watermark_blocks=cfg.watermark_blocks)
+        self.decoding = DecodeGroup(cfg.block_size)
+        self.rec = Recorder()
+        self.until = cfg.until_s if cfg.until_s is not None else math.inf
+        self.max_jump = 1 if cfg.step_by_step else 1 << 62
+        # the blocks a request alone may need (V1 keeps its watermark only while others run)
+        self.max_prefill = cfg.num_gpu_blocks - (cfg.watermark_blocks if cfg.engine == "v0" else 0)
+        self.copies_per_block = transfer_copies(1, model.kv_layers, 1 if model.mla_kv_lora_rank else 2)
         self.swap_used = 0
 
-        pol_params = {}
-        if o["admission"] == "sglang":
-            pol_params = dict(init_new_token_ratio=o["init_new_token_ratio"],
-                              min_new_token_ratio=o["min_new_token_ratio"],
-                              new_token_ratio_decay=o["new_token_ratio_decay"])
-        self.policy = make_policy(o["admission"], **pol_params)
+        params = {}
+        if cfg.admission == "sglang":
+            params = dict(init_new_token_ratio=cfg.init_new_token_ratio,
+                          min_new_token_ratio=cfg.min_new_token_ratio,
+                          new_token_ratio_decay=cfg.new_token_ratio_decay)
+        self.policy = make_policy(cfg.admission, **params)
         self.policy.bind(self)
-        # A resume after preemption may need prompt + output - 1 tokens at
-        # once: that must fit in the pool below the watermark.
-        self.max_fit_blocks = self.total_blocks - self.watermark_blocks
+        self._policy_counts_steps = self.policy.counts_steps
 
-        # --- requests (grown on demand for closed loops)
-        self.closed = wl.is_closed_loop
-        self._alloc(64 if self.closed else max(len(wl), 1))
-        self.n_req = 0
-        if not self.closed:
-            arr = wl.arrival_s
-            if self.until < math.inf:
-                arr = arr[arr < self.until]
-            self.open_n = len(arr)
-            self.open_list = arr.tolist()
-            self.open_prompt = wl.prompt_tokens[:self.open_n].tolist()
-            out = self._cap(wl.output_tokens[:self.open_n])
-            self.open_output = out.tolist()
-            self.open_prio = wl.priority[:self.open_n].tolist()
-            self.check_fit_all(wl.prompt_tokens[:self.open_n], out)
-        else:
-            self.open_n = 0
-            self.open_list = []
-        self.next_open = 0
-        self.closed_pending = []  # sorted (time, user)
-        self.closed_issued = 0
-        if self.closed:
-            for u, t_u in enumerate(wl.user_start_s.tolist()):
-                if t_u < wl.duration_s and t_u < self.until:
-                    self.closed_pending.append((t_u, u))
-            self.closed_pending.sort()
-            self.closed_prio = int(wl.request_priority)
-        self.user_of = {}
+        self.arrivals = make_arrivals(wl, until_s=self.until, max_tokens=cfg.max_tokens,
+                                      max_model_len=cfg.max_model_len)
+        self.closed_loop = wl.is_closed_loop
+        if not wl.is_closed_loop:
+            prompts, outputs = self.arrivals.all_lengths()
+            self._check_fit(prompts, outputs)
 
-        self.running: list[int] = []      # admission order (priority mode: by key)
-        self.prefilling: list[int] = []   # running requests still in prefill
-        self.waiting: deque[int] = deque()
+        # per request (index = request id)
+        self.prompt, self.output, self.priority, self.arrival = [], [], [], []
+        self.generated, self.computed, self.target, self.high = [], [], [], []
+        self.first_token, self.finish, self.last_token = [], [], []
+        self.preemptions, self.recomputed, self.rescued, self.swaps = [], [], [], []
+        self.max_gap, self.paused, self.truncated = [], [], []
+        self.lookup_tokens, self.hit_tokens = [], []     # prefix cache, first admission
+        self._zero_columns = (self.generated, self.computed, self.high, self.preemptions,
+                              self.recomputed, self.rescued, self.swaps, self.max_gap, self.paused,
+                              self.lookup_tokens, self.hit_tokens)
+        self._nan_columns = (self.first_token, self.finish, self.last_token)
+        self.swap_blocks: dict[int, int] = {}
+
+        self.running: dict[int, None] = {}      # admission order
+        self.prefilling: dict[int, None] = {}   # running, still in prefill (same order)
+        self.waiting = deque() if cfg.scheduling_policy == "fcfs" else []
         self.swapped: deque[int] = deque()
-        self._run_arr = None
+        self.stalled: list[int] = []            # decoders that get no token in this step
+        self.unstalled: list[int] = []          # re-joined the decode group after a stall
+        self.stall_ends = 0                     # stall pauses closed in this step
         self.t = 0.0
-        self.T = 0                        # steps executed
+        self.T = 0                              # steps executed
+        self.step_preemptions = 0
+        self.swap_out_bytes = self.swap_copies = 0
+        self._fixed_s: dict[int, float] = {}    # step time of n decodes, without attention
+        self._decode_slope = cost.decode_s_per_token
+        self.cache_queries = [0, 0]             # [fresh, resumed] tokens looked up
+        self.cache_hits = [0, 0]
 
-        # decoding set, in closed form
-        self.hist = [0] * self.bs         # decoding requests per residue
-        self.n_dec = 0
-        self.sum_pg = 0                   # sum of P + GOFF over decoding requests
-        self.fin_heap = []                # (last step, rid, version)
-        self.stints = []                  # (rid, first step, end step)
-        self.stint_start = {}
+    # ------------------------------------------------------------- arrivals
+    def _check_fit(self, prompts, outputs, first: int = 0) -> None:
+        check_requests_fit(self.cfg, self.model.name, prompts, outputs, first=first,
+                           max_blocks=self.max_prefill)
 
-        # timeline: per-step columns that vary within a jump ...
-        self.v_t, self.v_dt, self.v_gap, self.v_used = [], [], [], []
-        self.v_pieces = []                # flushed (t, dt, gap, used) numpy pieces
-        # ... and columns constant within a jump, as run-length (value, length)
-        self.c_len = []
-        self.c_vals = {k: [] for k in _CONST_COLS}
-        self.pauses = []                  # [rid, start, end(nan), mode]
-        self.open_pause = {}
-        self.events = []                  # (t, rid, mode)
-
-    # ------------------------------------------------------------------ setup
-    def _cap(self, out):
-        return np.minimum(out, self.max_tokens) if self.max_tokens is not None else out
-
-    def check_fit_all(self, prompts, outputs, first=0):
-        """Raise a KvsimError naming the first request (index ``first + i``) that can never run."""
-        if len(prompts) == 0:
-            return
-        need = prompts + outputs - 1  # the longest prefill a resume can need
-        blocks = -(-need // self.bs)
-        bad = np.nonzero(blocks > self.max_fit_blocks)[0]
-        if bad.size:
-            i = int(bad[0])
-            self._too_big(first + i, int(prompts[i]), int(outputs[i]))
-        if self.o["admission"] == "guaranteed":
-            out = self.max_tokens if self.max_tokens is not None else outputs
-            resv = -(-(prompts + out) // self.bs)
-            badg = np.nonzero(resv > self.total_blocks)[0]
-            if badg.size:
-                i = int(badg[0])
-                raise KvsimError(
-                    f"request {first + i} (prompt {int(prompts[i])} tokens + max_tokens "
-                    f"{self.max_tokens if self.max_tokens is not None else int(outputs[i])}) can never be "
-                    f"admitted under guaranteed admission: it reserves {int(resv[i])} blocks but the "
-                    f"pool has {self.total_blocks}: expected prompt + max_tokens <= "
-                    f"{self.total_blocks * self.bs:,} tokens")
-        if not self.chunked:
-            badb = np.nonzero(need > self.max_batched)[0]
-            if badb.size:
-                i = int(badb[0])
-                raise KvsimError(
-                    f"request {first + i} (prompt {int(prompts[i])} + output {int(outputs[i])} tokens) needs "
-                    f"a prefill of up to {int(need[i])} tokens but max_num_batched_tokens="
-                    f"{self.max_batched} without chunked prefill: expected max_num_batched_tokens >= "
-                    f"{int(need[i])}, or enable_chunked_prefill=True")
-
-    def _too_big(self, i, p, out):
-        cap_tokens = self.max_fit_blocks * self.bs
-        raise KvsimError(
-            f"request {i} (prompt {p} + output {out} tokens) can never fit the KV pool: it needs up "
-            f"to {-(-(p + out - 1) // self.bs)} blocks of {self.bs} tokens but the pool has "
-            f"{self.total_blocks} blocks ({self.max_fit_blocks} usable for admission after the "
-            f"watermark, {cap_tokens:,} tokens, "
-            f"{format_bytes(self.total_blocks * self.block_bytes, 'GB')}): expected prompt + "
-            f"output <= {cap_tokens:,} tokens")
-
-    _ARRAYS = {"P": np.int64, "O": np.int64, "PRIO": np.int64, "ARR": np.float64,
-               "G": np.int64, "GOFF": np.int64, "BLK": np.int64, "PFL": np.int64,
-               "PFD": np.int64, "FIRST": np.float64, "FIN": np.float64, "LAST": np.float64,
-               "NPRE": np.int64, "RECOMP": np.int64, "MAXGAP": np.float64, "NSWAP": np.int64,
-               "PAUSED": np.float64, "VER": np.int64}
-
-    def _alloc(self, n):
-        for name, dt in self._ARRAYS.items():
-            setattr(self, name, self._new_array(name, dt, n))
-        self.DEC = [False] * n
-
-    @staticmethod
-    def _new_array(name, dt, n):
-        return np.full(n, _FLOAT_NAN) if name in ("FIRST", "FIN") else np.zeros(n, dt)
-
-    def _grow(self):
-        n = len(self.P)
-        for name, dt in self._ARRAYS.items():
-            new = self._new_array(name, dt, 2 * n)
-            new[:n] = getattr(self, name)
-            setattr(self, name, new)
-        self.DEC.extend([False] * n)
-
-    # --------------------------------------------------------------- arrivals
-    def next_arrival(self) -> float:
-        a = self.open_list[self.next_open] if self.next_open < self.open_n else math.inf
-        if self.closed_pending and self.closed_pending[0][0] < a:
-            a = self.closed_pending[0][0]
-        return a
-
-    def _new_request(self, t_arr, p, out, prio):
-        rid = self.n_req
-        if rid >= len(self.P):
-            self._grow()
-        self.n_req += 1
-        self.P[rid], self.O[rid], self.PRIO[rid], self.ARR[rid] = p, out, prio, t_arr
-        self.PFL[rid] = p
-        return rid
-
-    def pull_arrivals(self, t):
-        """Move every request that has arrived by ``t`` into the waiting queue."""
-        while self.next_open < self.open_n and self.open_list[self.next_open] <= t:
-            i = self.next_open
-            rid = self._new_request(self.open_list[i], self.open_prompt[i], self.open_output[i],
-                                    self.open_prio[i])
-            self.next_open += 1
-            self._enqueue(rid)
-        while self.closed_pending and self.closed_pending[0][0] <= t:
-            t_a, user = self.closed_pending.pop(0)
-            k = self.closed_issued
-            self.closed_issued += 1
-            p, out = self.wl.next_lengths(k)
-            if self.max_tokens is not None:
-                out = min(out, self.max_tokens)
-            self.check_fit_one(k, p, out)
-            rid = self._new_request(t_a, p, out, self.closed_prio)
-            self.user_of[rid] = user
+    def _pull_arrivals(self, t: float) -> None:
+        closed = self.closed_loop
+        for item in self.arrivals.pull(t):
+            req, user = item if closed else (item, None)
+            if closed:
+                self._check_fit(np.array([req.prompt_tokens]), np.array([req.output_tokens]),
+                                first=req.index)
+            rid = len(self.prompt)
+            p = req.prompt_tokens
+            out = min(req.output_tokens, self.cfg.max_model_len - p)
+            self.prompt.append(p)
+            self.output.append(out)
+            self.priority.append(req.priority)
+            self.arrival.append(req.arrival_s)
+            self.target.append(p)
+            self.truncated.append(int(out < req.output_tokens))
+            for column in self._zero_columns:
+                column.append(0)
+            for column in self._nan_columns:
+                column.append(_NAN)
+            stream = req.session if req.session >= 0 else -(rid + 1)
+            self.kv.register(rid, req.prefix_group, req.prefix_tokens, stream)
+            if closed:
+                self.arrivals.bind(rid, user)
             self._enqueue(rid)
 
-    def check_fit_one(self, i, p, out):
-        if -(-(p + out - 1) // self.bs) > self.max_fit_blocks or \
-                (not self.chunked and p + out - 1 > self.max_batched) or \
-                self.o["admission"] == "guaranteed":
-            self.check_fit_all(np.array([p]), np.array([out]), first=i)
-
-    def _key(self, rid):
-        return (int(self.PRIO[rid]), float(self.ARR[rid]), rid)
-
-    def _enqueue(self, rid, front=False):
-        if self.priority_mode:
-            keys = [self._key(r) for r in self.waiting]
-            self.waiting.insert(bisect.bisect_left(keys, self._key(rid)), rid)
+    def _enqueue(self, rid: int, front: bool = False) -> None:
+        if self.cfg.scheduling_policy == "priority":
+            heapq.heappush(self.waiting, (self.priority[rid], self.arrival[rid], rid))
         elif front:
             self.waiting.appendleft(rid)
         else:
             self.waiting.append(rid)
 
-    # ---------------------------------------------------------------- running
-    def gen(self, rid) -> int:
-        """Tokens generated so far by ``rid``."""
-        return int(self.GOFF[rid]) + self.T if self.DEC[rid] else int(self.G[rid])
+    def _waiting_head(self) -> int:
+        return self.waiting[0] if self.cfg.scheduling_policy == "fcfs" else self.waiting[0][2]
 
-    def running_array(self):
-        if self._run_arr is None:
-            self._run_arr = np.array(self.running, dtype=np.int64)
-        return self._run_arr
-
-    def generated_array(self, rids):
-        """Tokens generated so far, for an array of request ids."""
-        dec = np.array([self.DEC[r] for r in rids.tolist()], dtype=bool)
-        return np.where(dec, self.GOFF[rids] + self.T, self.G[rids])
-
-    def _add_running(self, rid):
-        if self.priority_mode:
-            keys = [self._key(r) for r in self.running]
-            self.running.insert(bisect.bisect_right(keys, self._key(rid)), rid)
+    def _pop_waiting(self) -> None:
+        if self.cfg.scheduling_policy == "fcfs":
+            self.waiting.popleft()
         else:
-            self.running.append(rid)
-        self._run_arr = None
+            heapq.heappop(self.waiting)
 
-    def _start_decoding(self, rid, g_now, t_after):
-        """``rid`` has ``g_now`` tokens after step ``t_after - 1``; it decodes from step ``t_after``."""
-        goff = g_now - t_after
-        self.GOFF[rid] = goff
-        self.DEC[rid] = True
-        p = int(self.P[rid])
-        self.hist[(p + goff - 1) % self.bs] += 1
-        self.n_dec += 1
-        self.sum_pg += p + goff
-        self.VER[rid] += 1
-        heapq.heappush(self.fin_heap, (int(self.O[rid]) - goff - 1, rid, int(self.VER[rid])))
-        self.stint_start[rid] = t_after
+    # -------------------------------------------------------- request state
+    def generated_now(self, rid: int) -> int:
+        """Tokens ``rid`` has generated so far (``self.generated`` lags for decoding requests)."""
+        if rid in self.decoding:
+            return self.decoding.stored(rid, self.T) - self.prompt[rid] + 1
+        return self.generated[rid]
 
-    def _stop_decoding(self, rid, t_end):
-        """``rid`` leaves the decoding set after step ``t_end - 1``; its G is materialised."""
-        goff = int(self.GOFF[rid])
-        p = int(self.P[rid])
-        self.G[rid] = goff + t_end
-        self.DEC[rid] = False
-        self.hist[(p + goff - 1) % self.bs] -= 1
-        self.n_dec -= 1
-        self.sum_pg -= p + goff
-        self.VER[rid] += 1
-        start = self.stint_start.pop(rid)
-        if t_end > start:
-            self.stints.append((rid, start, t_end))
+    def decode_blocks_needed(self) -> int:
+        return self.decoding.new_blocks(self.T)
 
-    def _decoding_blocks(self, rid):
-        """Blocks held between steps by a decoding request: ceil((P + G - 1) / bs)."""
-        return -(-(int(self.P[rid]) + self.gen(rid) - 1) // self.bs)
+    def _start_decoding(self, rid: int, T_next: int) -> None:
+        """``rid`` has emitted a token and decodes from step ``T_next`` on."""
+        g = self.generated[rid]
+        self.decoding.add(rid, self.prompt[rid] + g - 1, T_next,
+                          T_next + self.output[rid] - g - 1)
 
-    def _preempt(self, rid, t, st):
-        """Evict ``rid`` (all its blocks) before step ``T``. Returns swap-out bytes."""
-        self.running.remove(rid)
-        self._run_arr = None
-        decoding = self.DEC[rid]
-        if decoding:
-            self.BLK[rid] = self._decoding_blocks(rid)
-            self._stop_decoding(rid, self.T)
-            self.LAST[rid] = t
-        else:
-            self.prefilling.remove(rid)
+    def _leave_decoding(self, rid: int) -> int:
+        """Take ``rid`` out of the decode group before step ``T``; returns its stored tokens."""
+        first = self.decoding.first_step[rid]
+        stored = self.decoding.remove(rid, self.T)
+        if first < self.T:              # it emitted a token at the end of every step since
+            self.last_token[rid] = self.t
+        self.generated[rid] = stored - self.prompt[rid] + 1
+        self.kv.set_held(rid, self.kv.blocks_for(stored))
+        self.rec.stint(rid, first, self.T)
+        return stored
+
+    def _stored(self, rid: int) -> int:
+        """Tokens whose KV ``rid`` holds (it is not in the decode group)."""
+        return self.computed[rid] if rid in self.prefilling else self.prompt[rid] + self.generated[rid] - 1
+
+    def preempt(self, rid: int) -> None:
+        """Evict ``rid`` before step ``T`` (swap it out, or free its blocks for a recompute)."""
+        cfg, t = self.cfg, self.t
+        decoding = rid in self.decoding
+        stored = self._leave_decoding(rid) if decoding else self._stored(rid)
+        decoding = decoding or rid not in self.prefilling
+        del self.running[rid]
+        self.prefilling.pop(rid, None)
+        if rid in self.unstalled:
+            self.unstalled.remove(rid)
         self.policy.released(rid)
-        blocks = int(self.BLK[rid])
-        self.NPRE[rid] += 1
-        st[0] += 1
-        mode = 0
-        out_bytes = 0
-        self.free += blocks
-        if self.swap_mode and decoding and self.swap_used + blocks <= self.swap_blocks_cap:
-            mode = 1
+        self.preemptions[rid] += 1
+        self.step_preemptions += 1
+        mode = RECOMPUTE
+        if cfg.preemption_mode == "swap" and decoding:
+            blocks = self.kv.held[rid]
+            if self.swap_used + blocks <= cfg.swap_space_blocks:
+                mode = SWAP
+            elif cfg.swap_space_full == "abort":
+                raise KvsimError(
+                    f"at t={t:.3f} s request {rid} must be swapped out ({blocks} blocks) but the "
+                    f"CPU swap space is full ({self.swap_used} of {cfg.swap_space_blocks} blocks): "
+                    f"vLLM V0 aborts here ('Aborted due to the lack of CPU swap space'); expected "
+                    f"a larger swap_space_bytes, or swap_space_full='recompute'")
+            # else: kvsim's named option: fall back to recompute (NOTE: V0 aborts instead)
+        if mode == SWAP:
             self.swap_used += blocks
-            out_bytes = blocks * self.block_bytes
-            st[1] += blocks * self.copies_per_block
+            self.swap_blocks[rid] = blocks
+            self.swap_out_bytes += blocks * cfg.block_bytes
+            self.swap_copies += blocks * self.copies_per_block
+            self.swaps[rid] += 1
+            self.kv.release(rid, stored, reachable=False)
             self.swapped.append(rid)
-            self.NSWAP[rid] += 1
         else:
-            # Drop the KV: everything computed so far will be computed again.
-            g = int(self.G[rid])
-            computed = int(self.P[rid]) + g - 1 if decoding else int(self.PFD[rid])
-            self.RECOMP[rid] += computed
-            self.BLK[rid] = 0
-            self.PFL[rid] = int(self.P[rid]) + g
-            self.PFD[rid] = 0
+            self.kv.release(rid, stored, reachable=True)
+            self.high[rid] = max(self.high[rid], stored)
+            self.target[rid] = self.prompt[rid] + self.generated[rid]
+            self.computed[rid] = 0
             self._enqueue(rid, front=True)
-        if self.G[rid] > 0 and rid not in self.open_pause:  # a pause starts at the last token
-            self.open_pause[rid] = len(self.pauses)
-            self.pauses.append([rid, float(self.LAST[rid]), _FLOAT_NAN, mode])
-        self.events.append((t, rid, mode))
-        return out_bytes
+        if self.generated[rid] > 0:            # a pause starts at the last token
+            self.rec.pause_start(rid, self.last_token[rid], mode)
+            self.rec.set_pause_mode(rid, mode)
+        self.rec.event(t, rid, mode)
 
-    # ------------------------------------------------------------------- run
+    # ------------------------------------------------------------------ run
     def run(self) -> SimResult:
         while True:
             if not (self.running or self.waiting or self.swapped):
-                a = self.next_arrival()
+                a = self.arrivals.next_time()
                 if a == math.inf or a >= self.until:
                     break
                 if a > self.t:
                     self.t = a
             if self.t >= self.until:
                 break
-            self.pull_arrivals(self.t)
+            if self.arrivals.next_time() <= self.t:
+                self._pull_arrivals(self.t)
             self.step()
-        self.pull_arrivals(min(self.t, math.nextafter(self.until, 0.0)))
-        return self.result()
+        self._pull_arrivals(min(self.t, math.nextafter(self.until, 0.0)))
+        return self._result()
 
-    def step(self):
+    def step(self) -> None:
         """Schedule step ``T``; execute it, or a run of identical decode steps."""
-        t0 = self.t
-        T = self.T
-        bs = self.bs
-        st = [0, 0]  # preemptions, block copies
-        swap_out = swap_in = 0
-        policy = self.policy
+        cfg, kv, group = self.cfg, self.kv, self.decoding
+        t0, T = self.t, self.T
+        self.step_preemptions = 0
+        self.swap_out_bytes = self.swap_copies = 0
+        self.policy.before_step()
+        group_size = group.size
+        if group_size and not self.prefilling and not self.waiting and not self.swapped \
+                and not self.unstalled and group_size <= cfg.max_num_batched_tokens:
+            need = group.new_blocks(T)
+            if need <= kv.free:                    # the common case: only decodes, all fit
+                kv.take(need)
+                self._decode_run(t0)
+                return
 
-        # 1. decodes of running requests, in order; preempt on shortage.
-        need = self.hist[-T % bs] if self.n_dec else 0
-        if need > self.free:
-            swap_out = self._allocate_with_preemption(t0, st)
+        # 1. running requests
+        budget = cfg.max_num_batched_tokens
+        chunks = self._plan_chunks(budget - group.size)
+        need = group.new_blocks(T) if group.size else 0
+        if chunks is not None and group.size <= budget and \
+                need + sum(n for _, _, _, n in chunks) <= kv.free:
+            chunks = [(rid, start, c) for rid, start, c, _ in chunks]
+            if cfg.engine == "v1" and any(kv.registers_prefix(r, s + c) for r, s, c in chunks):
+                self._take_in_admission_order(chunks)
+            else:                                  # order cannot matter: take all at once
+                kv.take(need)
+                for rid, start, c in chunks:
+                    kv.grow(rid, start + c)
+                    kv.cache_prefix(rid, start + c)
+            solo = []
+            budget -= group.size + sum(c for _, _, c in chunks)
         else:
-            self.free -= need
-        n_dec = self.n_dec
+            chunks, solo, budget = self._schedule_in_order(budget)
+        n_group = group.size
 
-        # 2. prefill chunks for running requests still in prefill.
-        budget = self.max_batched - n_dec
-        chunks = []
-        for rid in self.prefilling:
-            if budget <= 0:
-                break
-            c = min(int(self.PFL[rid] - self.PFD[rid]), budget)
-            chunks.append((rid, c))
-            budget -= c
-
-        # 3. swap-ins, then admissions, only if nothing was preempted.
+        # 2. admission, only if nothing was preempted
         resumed = []
         admitted = False
-        if st[0] == 0 and (self.swapped or self.waiting):
-            while self.swapped and len(self.running) < self.max_num_seqs and budget >= 1:
-                rid = self.swapped[0]
-                blocks = int(self.BLK[rid])
-                extra = 1 if int(self.P[rid] + self.G[rid]) > bs * blocks else 0
-                if self.free - blocks - extra < self.watermark_blocks:
-                    break
-                self.swapped.popleft()
-                self.swap_used -= blocks
-                self.free -= blocks + extra
-                self.BLK[rid] += extra
-                swap_in += blocks * self.block_bytes
-                st[1] += blocks * self.copies_per_block
-                self._add_running(rid)
-                policy.admitted(rid)
-                resumed.append(rid)
-                budget -= 1
-            while self.waiting and not self.swapped and len(self.running) < self.max_num_seqs:
-                rid = self.waiting[0]
-                pf = int(self.PFL[rid])
-                if budget <= 0 or (not self.chunked and pf > budget):
-                    break
-                blocks = -(-pf // bs)
-                if not policy.can_admit(rid, blocks):
-                    break
-                self.waiting.popleft()
-                self.free -= blocks
-                self.BLK[rid] = blocks
-                self.PFD[rid] = 0
-                self._add_running(rid)
-                self.prefilling.append(rid)
-                policy.admitted(rid)
-                c = min(pf, budget)
-                chunks.append((rid, c))
-                budget -= c
-                admitted = True
-            if admitted and self.priority_mode and len(self.prefilling) > 1:
-                order = {r: i for i, r in enumerate(self.running)}
-                self.prefilling.sort(key=order.__getitem__)
+        swap_in_bytes = 0
+        if self.step_preemptions == 0 and (self.swapped or self.waiting):
+            swap_in_bytes, budget = self._swap_in(resumed, budget)
+            admitted = self._admit(chunks, budget)
 
-        if n_dec and not chunks and not resumed and not st[0] and not admitted:
+        if n_group and not chunks and not solo and not resumed and not admitted \
+                and not self.step_preemptions and not self.stalled and not self.unstalled:
             self._decode_run(t0)
             return
-        if not chunks and not n_dec and not resumed:
-            if st[0]:
+        if not chunks and not n_group and not solo and not resumed:
+            if self.step_preemptions:
                 # Everything that could run was evicted: a step that computes
                 # nothing and lasts as long as its swap copies, if any.
-                dt = swap_out / self.pcie + st[1] * self.copy_ovh if swap_out else 0.0
-                self.t = t0 + dt
-                self._record(self.t, dt, dt, 0, 0, 0, 0, swap_out, 0, st[0])
+                dt = self.cost.swap_s(self.swap_out_bytes, self.swap_copies)
+                self.t, self.T = t0 + dt, T + 1
+                self._requeue_stalled()
+                self._record(self.t, dt, dt, 0, 0, 0, 0, self.swap_out_bytes, 0)
                 return
             raise RuntimeError("kvsim engine made no progress (internal error): "
-                               f"t={t0}, waiting={len(self.waiting)}, free={self.free}")
+                               f"t={t0}, waiting={len(self.waiting)}, free={kv.free}")
 
-        # 4. the step's duration.
-        prefill_tokens = 0
-        ctx = self.sum_pg + n_dec * T if n_dec else 0
-        for rid in resumed:
-            ctx += int(self.P[rid] + self.G[rid])
-        nd = n_dec + len(resumed)
-        flops = self.flops_per_token * nd + self.attn_coef * ctx
-        kv_read = ctx
-        for rid, c in chunks:
-            done = int(self.PFD[rid])
+        # 3. the step's duration: one formula for the whole batch
+        decode_seqs = n_group + len(solo) + len(resumed)
+        context = (group.context(T) if n_group else 0) \
+            + sum(self._stored(r) + 1 for r in solo) \
+            + sum(self.prompt[r] + self.generated[r] for r in resumed)
+        pairs = kv_tokens = prefill_tokens = 0
+        for _, start, c in chunks:
+            pairs += attention_pairs(start, c)
+            kv_tokens += start + c
             prefill_tokens += c
-            flops += self.flops_per_token * c + attention_flops(self.model, done, c)
-            kv_read += done + c
-        dt = self.ovh + max(flops / self.F, (self.weight_read + self.kvb * kv_read) / self.B)
-        if swap_out or swap_in:
-            dt = dt + ((swap_out + swap_in) / self.pcie + st[1] * self.copy_ovh)
+        dt = self.cost.step_s(decode_seqs + prefill_tokens, decode_seqs + len(chunks), context,
+                              pairs, kv_tokens, self.swap_out_bytes + swap_in_bytes,
+                              self.swap_copies)
         t1 = t0 + dt
-        self.t = t1
-        T1 = T + 1
-        self.T = T1
+        self.t, self.T = t1, T + 1
 
-        # 5. effects: decoding requests advanced implicitly; settle the rest.
-        emitted = n_dec
-        finished = []
+        # 4. effects
+        self.stall_ends = 0
+        emitted = decode_seqs
         for rid in resumed:
-            g = int(self.G[rid]) + 1
-            self._end_pause(rid, t1)
-            self.LAST[rid] = t1
-            emitted += 1
-            if g >= self.O[rid]:
-                self.G[rid] = g
-                finished.append(rid)
-            else:
-                self._start_decoding(rid, g, T1)
-        for rid, c in chunks:
-            self.PFD[rid] += c
-            if self.PFD[rid] >= self.PFL[rid]:
-                self.PFL[rid] = 0
-                self.PFD[rid] = 0
-                self.prefilling.remove(rid)
-                g = int(self.G[rid]) + 1
+            self._emit(rid, t1)
+        for rid in solo:
+            self._emit(rid, t1)
+            self.rec.stint(rid, T, T + 1)
+        for rid, start, c in chunks:
+            self._prefilled(rid, start, c)
+            if self.computed[rid] >= self.target[rid]:
+                del self.prefilling[rid]
                 emitted += 1
-                if math.isnan(self.FIRST[rid]):
-                    self.FIRST[rid] = t1
-                else:
+                self._emit(rid, t1)
+        if n_group:
+            for rid in self.unstalled:             # their first token after the stall
+                if rid in self.decoding:
                     self._end_pause(rid, t1)
-                self.LAST[rid] = t1
-                if g >= self.O[rid]:
-                    self.G[rid] = g
-                    finished.append(rid)
-                else:
-                    self._start_decoding(rid, g, T1)
-        if n_dec:
             self._finish_decoders(T, t1)
-        for rid in finished:
-            self._finish(rid, t1)
-        policy.stepped(1)
-        self._record(t1, dt, t1 - t0, n_dec, prefill_tokens, nd, emitted, swap_out, swap_in, st[0])
+        self.unstalled = []
+        self._requeue_stalled()
+        if self._policy_counts_steps:
+            self.policy.stepped(1)
+        self._record(t1, dt, t1 - t0, n_group + len(solo) - self.stall_ends, prefill_tokens,
+                     decode_seqs, emitted, self.swap_out_bytes, swap_in_bytes)
 
-    def _finish_decoders(self, T_last, t1):
-        """Finish every decoding request whose last step was ``T_last``."""
-        heap = self.fin_heap
-        while heap and heap[0][0] <= T_last:
-            t_last, rid, ver = heapq.heappop(heap)
-            if ver != self.VER[rid]:
-                continue
-            self.LAST[rid] = t1
-            self._stop_decoding(rid, T_last + 1)
-            self._finish(rid, t1)
+    # ------------------------------------------------------ 1. running
+    def _chunk_of(self, rid: int, budget: int) -> int:
+        c = self.target[rid] - self.computed[rid]
+        thr = self.cfg.long_prefill_token_threshold
+        if 0 < thr < c:
+            c = thr
+        return min(c, budget)
 
-    def _end_pause(self, rid, t1):
-        gap = t1 - self.LAST[rid]
-        if gap > self.MAXGAP[rid]:
-            self.MAXGAP[rid] = gap
-        idx = self.open_pause.pop(rid, None)
-        if idx is not None:
-            self.pauses[idx][2] = t1
-            self.PAUSED[rid] += gap
+    def _plan_chunks(self, budget: int):
+        """Every prefilling request's next chunk ``(rid, start, tokens, new blocks)``, or
+        None when they do not all get their full chunk within ``budget``."""
+        plan = []
+        kv = self.kv
+        for rid in self.prefilling:
+            c = self._chunk_of(rid, budget)
+            full = self._chunk_of(rid, 1 << 62)
+            if c < full or c <= 0:
+                return None
+            start = self.computed[rid]
+            plan.append((rid, start, c, max(0, kv.blocks_for(start + c) - kv.held[rid])))
+            budget -= c
+        return plan
 
-    def _finish(self, rid, t1):
-        self.FIN[rid] = t1
-        self.free += -(-(int(self.P[rid]) + int(self.G[rid]) - 1) // self.bs)
-        self.BLK[rid] = 0
-        self.running.remove(rid)
-        self._run_arr = None
-        self.policy.released(rid)
-        if self.closed:
-            user = self.user_of.pop(rid)
-            t_next = t1 + self.wl.think_s
-            if t_next < self.wl.duration_s and t_next < self.until:
-                bisect.insort(self.closed_pending, (t_next, user))
+    def _take_in_admission_order(self, chunks) -> None:
+        """Blocks for a step where everything fits, taken request by request in running
+        order, as V1's pass takes them. Only needed when a chunk caches shared-prefix
+        blocks: then which free block goes first decides which copy later lookups find."""
+        kv, group, T = self.kv, self.decoding, self.T
+        grow = {rid: start + c for rid, start, c in chunks}
+        for rid in self.running:
+            if rid in grow:
+                kv.grow(rid, grow[rid])
+                kv.cache_prefix(rid, grow[rid])
+            elif rid in group.offset and (group.offset[rid] + T) % self.bs == 0:
+                kv.take(1)                          # a decode that starts a new block
 
-    def _needs_block(self, rid):
-        return (int(self.P[rid]) + int(self.GOFF[rid]) + self.T - 1) % self.bs == 0
-
-    def _allocate_with_preemption(self, t, st):
-        """Blocks are short. vLLM: walk the running queue in order; while the
-        current request cannot grow, evict the last one (possibly itself).
-        SGLang: retract the request with the fewest generated tokens (ties: the
-        longest prompt) until every decode fits."""
-        if not self.policy.preempts:
-            raise RuntimeError("kvsim: a policy that never preempts ran out of blocks "
-                               "(internal error)")
-        swap_out = 0
-        if self.policy.name == "sglang":
-            T = self.T
-            while self.hist[-T % self.bs] > self.free:
-                victim = min(self.running, key=lambda r: (self.gen(r), -int(self.P[r]), -r))
-                swap_out += self._preempt(victim, t, st)
-            self.policy.retracted()
-            self.free -= self.hist[-T % self.bs]
-            return swap_out
-        queue = list(self.running)
-        i = 0
-        while i < len(queue):
-            rid = queue[i]
-            if self.DEC[rid] and self._needs_block(rid):
-                while self.free < 1:
-                    victim = queue.pop()
-                    swap_out += self._preempt(victim, t, st)
-                    if victim == rid:
-                        break
-                else:
-                    self.free -= 1
-            i += 1
-        return swap_out
-
-    def _decode_times(self, n, S1, k, t0, lim):
-        """Durations and end times of up to ``k`` decode steps starting at ``t0``,
-        cut before the first step that starts at or after ``lim``. Returns
-        (dts, ends) with ``ends[0] == t0``; the arithmetic matches a single step."""
-        fpt_n = self.flops_per_token * n
-        if k <= 48:
-            dts, ends = [], [t0]
-            t = t0
-            S = S1
-            for _ in range(k):
-                if t >= lim and dts:
+    def _schedule_in_order(self, budget: int):
+        """The exact pass: one request at a time, preempting on a shortage (see the module doc)."""
+        kv = self.kv
+        if self.cfg.engine == "v0":   # V0's chunked-prefill policy: decodes first
+            order = [r for r in self.running if r not in self.prefilling] + list(self.prefilling)
+        else:
+            order = list(self.running)
+        for rid in list(self.decoding.offset):
+            self._leave_decoding(rid)
+        scheduled: dict[int, int] = {}
+        stop = False
+        for rid in order:
+            if budget <= 0:
+                break
+            if rid not in self.running:
+                continue                               # an earlier victim
+            decoding = rid not in self.prefilling
+            c = 1 if decoding else self._chunk_of(rid, budget)
+            tokens = self._stored(rid) + c
+            while kv.shortfall(rid, tokens) > 0:
+                victim = self.policy.victim(rid)
+                self.preempt(victim)
+                if victim == rid:
+                    stop = True
                     break
-                dt = self.ovh + max((fpt_n + self.attn_coef * S) / self.F,
-                                    (self.weight_read + self.kvb * S) / self.B)
-                t = t + dt
-                dts.append(dt)
-                ends.append(t)
-                S += n
-            return dts, ends
-        S = S1 + np.arange(k, dtype=np.int64) * n
-        dts = self.ovh + np.maximum((fpt_n + self.attn_coef * S) / self.F,
-                                    (self.weight_read + self.kvb * S) / self.B)
-        ends = np.cumsum(np.concatenate(([t0], dts)))
-        if lim < math.inf:
-            kk = max(1, int(np.searchsorted(ends[:-1], lim, side="left")))
-            dts, ends = dts[:kk], ends[:kk + 1]
-        return dts, ends
+                budget += scheduled.pop(victim, 0)
+            if stop:
+                break
+            kv.grow(rid, tokens)
+            if not decoding:
+                kv.cache_prefix(rid, tokens)
+            scheduled[rid] = c
+            budget -= c
+        chunks, solo = [], []
+        for rid, c in scheduled.items():
+            if rid in self.prefilling:
+                chunks.append((rid, self.computed[rid], c))
+            else:
+                solo.append(rid)
+        self.stalled = [r for r in self.running if r not in self.prefilling and r not in scheduled]
+        return chunks, solo, budget
 
-    def _decode_run(self, t0):
-        """Execute k >= 1 pure decode steps (blocks for the first are taken).
+    # ------------------------------------------------------ 2. admission
+    def _swap_in(self, resumed: list, budget: int) -> tuple[int, int]:
+        """V0: swapped requests come back first (their blocks + the watermark must fit)."""
+        cfg, kv = self.cfg, self.kv
+        nbytes = 0
+        while self.swapped and len(self.running) < cfg.max_num_seqs and budget >= 1:
+            rid = self.swapped[0]
+            tokens = self.prompt[rid] + self.generated[rid]     # its KV and this step's token
+            if not kv.can_allocate(kv.blocks_for(tokens), headroom=cfg.watermark_blocks):
+                break
+            self.swapped.popleft()
+            blocks = self.swap_blocks.pop(rid)
+            self.swap_used -= blocks
+            nbytes += blocks * cfg.block_bytes
+            self.swap_copies += blocks * self.copies_per_block
+            kv.set_held(rid, 0)
+            kv.grow(rid, tokens)
+            self.running[rid] = None
+            self.policy.admitted(rid)
+            resumed.append(rid)
+            budget -= 1
+        return nbytes, budget
 
-        Stops at the first finish, before the first step that needs more blocks
-        than are free, before the first step that starts at or after the next
-        arrival or ``until_s``, and after one step when the policy might admit a
-        waiting request in the next step.
+    def _admit(self, chunks: list, budget: int) -> bool:
+        cfg, kv = self.cfg, self.kv
+        admitted = False
+        thr = cfg.long_prefill_token_threshold
+        while self.waiting and not self.swapped and len(self.running) < cfg.max_num_seqs \
+                and budget > 0:
+            rid = self._waiting_head()
+            tokens = self.target[rid]
+            hit = kv.lookup(rid, tokens)
+            hit_tokens = hit.blocks * self.bs
+            c = tokens - hit_tokens
+            if 0 < thr < c:
+                c = thr
+            if not cfg.enable_chunked_prefill and c > budget:
+                break
+            c = min(c, budget)
+            upto = tokens if cfg.whole_prompt_allocation else hit_tokens + c
+            new_blocks = kv.blocks_for(upto) - hit.blocks
+            if cfg.scheduler_reserve_full_isl and not cfg.whole_prompt_allocation:
+                new_blocks = kv.blocks_for(tokens) - hit.blocks
+            # V1 keeps its watermark only while other requests run (PR #44594)
+            headroom = cfg.watermark_blocks if cfg.whole_prompt_allocation or self.running else 0
+            if not self.policy.admits(rid, new_blocks, hit, headroom):
+                break
+            self._pop_waiting()
+            kv.admit(rid, hit, upto)
+            resumed = self.preemptions[rid] > 0
+            if cfg.enable_prefix_caching:
+                self.cache_queries[resumed] += tokens
+                self.cache_hits[resumed] += hit_tokens
+            if resumed:
+                self.rescued[rid] += min(hit_tokens, self.high[rid])
+            elif cfg.enable_prefix_caching:
+                self.lookup_tokens[rid], self.hit_tokens[rid] = tokens, hit_tokens
+            self.computed[rid] = hit_tokens
+            kv.cache_prefix(rid, hit_tokens + c)
+            self.running[rid] = None
+            self.prefilling[rid] = None
+            self.policy.admitted(rid)
+            chunks.append((rid, hit_tokens, c))
+            budget -= c
+            admitted = True
+        return admitted
+
+    # ------------------------------------------------------ 4. effects
+    def _prefilled(self, rid: int, start: int, c: int) -> None:
+        end = start + c
+        high = self.high[rid]
+        if high > start:
+            self.recomputed[rid] += min(end, high) - start
+        self.computed[rid] = end
+
+    def _emit(self, rid: int, t1: float) -> None:
+        """``rid`` emits a token at ``t1``; it finishes or (re)joins the decode group."""
+        if math.isnan(self.first_token[rid]):
+            self.first_token[rid] = t1
+        else:
+            self._end_pause(rid, t1)
+        self.last_token[rid] = t1
+        self.generated[rid] += 1
+        if self.generated[rid] >= self.output[rid]:
+            self._finish(rid, t1)
+        else:
+            self._start_decoding(rid, self.T)
+
+    def _end_pause(self, rid: int, t1: float) -> None:
+        """Close ``rid``'s open pause, if any, with its token at ``t1``.
+
+        The gap is one inter-token sample (in ``pauses``); a stalled decoder's
+        token is therefore not also counted as a regular decode of the step.
         """
-        T = self.T
-        n = self.n_dec
-        bs = self.bs
-        k = self.fin_heap[0][0] - T + 1
-        while self.VER[self.fin_heap[0][1]] != self.fin_heap[0][2]:
-            heapq.heappop(self.fin_heap)
-            k = self.fin_heap[0][0] - T + 1
+        mode = self.rec.pause_end(rid, t1)
+        if mode is None:
+            return
+        gap = t1 - self.last_token[rid]
+        if gap > self.max_gap[rid]:
+            self.max_gap[rid] = gap
+        self.paused[rid] += gap
+        if mode == STALL:
+            self.stall_ends += 1
+
+    def _requeue_stalled(self) -> None:
+        """Decoders that got no token in the step just executed rejoin the decode group."""
+        for rid in self.stalled:                   # a step without their token: a short pause
+            self.rec.pause_start(rid, self.last_token[rid], STALL)
+            self.decoding.add(rid, self._stored(rid), self.T,
+                              self.T + self.output[rid] - self.generated[rid] - 1)
+            self.unstalled.append(rid)
+        self.stalled = []
+
+    def _finish_decoders(self, T_last: int, t1: float) -> None:
+        """Finish every decoding request whose last token came in step ``T_last`` or before."""
+        for rid in self.decoding.pop_finished(T_last):
+            self._leave_decoding(rid)
+            if rid in self.unstalled:              # a stall that ended with its last token
+                self._end_pause(rid, t1)
+            self.last_token[rid] = t1
+            self._finish(rid, t1)
+
+    def _finish(self, rid: int, t1: float) -> None:
+        self.finish[rid] = t1
+        del self.running[rid]
+        self.policy.released(rid)
+        reachable = self.arrivals.finished(rid, t1)
+        self.kv.release(rid, self.prompt[rid] + self.generated[rid] - 1, reachable=reachable)
+
+    # ------------------------------------------------------ decode runs
+    def _decode_run(self, t0: float) -> None:
+        """Execute k >= 1 pure decode steps (the blocks of the first are taken).
+
+        Stops at the first finish, before the first step that needs more
+        blocks than are free, before the first step that starts at or after
+        the next arrival or ``until_s``, and after one step when the policy
+        might admit a waiting request in the next step.
+        """
+        kv, group, bs = self.kv, self.decoding, self.bs
+        pool = kv.pool
+        T, n = self.T, group.size
+        k = group.next_finish()[0] - T + 1
         if k > self.max_jump or ((self.waiting or self.swapped) and not self.policy.stays_blocked):
             k = 1
-        free = self.free
-        hist = self.hist
-        if k > 1:
-            # crossings in steps T+1, T+2, ...: hist[-(T+j) % bs]; find the first
-            # step whose cumulative need exceeds the free blocks.
-            q, rem = divmod(free, n)
-            m = bs * q
-            acc = 0
-            for j in range(1, bs + 1):
-                acc += hist[-(T + j) % bs]
-                if acc > rem:
-                    m += j
-                    break
-            if m < k:
-                k = m
-        S1 = self.sum_pg + n * T
-        lim = self.next_arrival()
+        blank0, cached0 = pool.blank, pool.cached_free
+        free = blank0 + cached0
+        if k > 1 and free < n * ((k - 2) // bs + 1):   # the free blocks might not last k steps
+            k = 1 + group.steps_until_short(T + 1, free, k - 1)
+        context = group.offset_sum + n * (T + 1)
+        fixed = self._fixed_s.get(n)
+        if fixed is None:
+            fixed = self._fixed_s[n] = self.cost.fixed_s(n, n)
+        slope = self._decode_slope
+        lim = self.arrivals.next_time()
         if self.until < lim:
             lim = self.until
         if k > 1 and lim < math.inf:
-            dt1 = self.ovh + max((self.flops_per_token * n + self.attn_coef * S1) / self.F,
-                                 (self.weight_read + self.kvb * S1) / self.B)
-            kt = int((lim - t0) / dt1) + 2
+            kt = int((lim - t0) / (fixed + slope * context)) + 2
             if kt < k:
                 k = kt
-        dts, ends = self._decode_times(n, S1, k, t0, lim)
-        k = len(dts)
-        used0 = self.total_blocks - free
-        if isinstance(dts, list):
-            used, acc = [], used0
-            for j in range(k):
-                if j:
-                    acc += hist[-(T + j) % bs]
-                used.append(acc)
-            gaps = [ends[j + 1] - ends[j] for j in range(k)]
-            t1 = ends[-1]
-        else:
-            cnt = np.take(np.asarray(hist, dtype=np.int64), (-(T + np.arange(k))) % bs)
-            cnt[0] = 0
-            used = used0 + np.cumsum(cnt)
-            gaps = np.diff(ends)
-            t1 = float(ends[-1])
-            ends = ends[1:]
-        if k > 1:
-            self.free -= int(used[-1] - used0)  # blocks taken in steps T+1 .. T+k-1
-        self.t = t1
-        self.T = T + k
-        self.policy.stepped(k)
-        waiting_before = len(self.waiting)
-        self._finish_decoders(T + k - 1, t1)
-        # timeline
-        if isinstance(dts, list):
-            self.v_t.extend(ends[1:])
-            self.v_dt.extend(dts)
-            self.v_gap.extend(gaps)
-            used[-1] = self.total_blocks - self.free
-            self.v_used.extend(used)
-        else:
-            self._flush_v()
-            used = used.copy()
-            used[-1] = self.total_blocks - self.free
-            self.v_pieces.append((ends, dts, gaps, used))
-        swapped = len(self.swapped)
-        cl, cv = self.c_len, self.c_vals
-        if k > 1:
-            cl.append(k - 1)
-            for name, val in (("running", n), ("waiting", waiting_before),
-                              ("swapped", swapped), ("preemptions", 0), ("decoding", n),
-                              ("prefill_tokens", 0), ("decode_tokens", n),
-                              ("emitted_tokens", n), ("swap_out_bytes", 0),
-                              ("swap_in_bytes", 0)):
-                cv[name].append(val)
-        cl.append(1)
-        for name, val in (("running", len(self.running)),
-                          ("waiting", waiting_before + self._arrived_by(t1)),
-                          ("swapped", swapped), ("preemptions", 0), ("decoding", n),
-                          ("prefill_tokens", 0), ("decode_tokens", n),
-                          ("emitted_tokens", n), ("swap_out_bytes", 0),
-                          ("swap_in_bytes", 0)):
-            cv[name].append(val)
+        # the same sum, step by step, that single steps make (byte-identical times)
+        dts = [fixed + slope * (context + j * n) for j in range(k)]
+        ends = list(accumulate(dts, initial=t0))
+        del ends[0]
+        if lim < math.inf and k > 1:               # keep the steps that start before lim
+            k = 1 + bisect_left(ends, lim, 0, k - 1)
+            del dts[k:], ends[k:]
+        t1 = ends[-1]
+        crossings = group.crossings.copy()         # before this run's finishes change it
+        if k > 1:                                  # the blocks of steps T+1 .. T+k-1
+            pool.take(group.new_blocks_between(T + 1, T + k))
+        self.t, self.T = t1, T + k
+        if self._policy_counts_steps:
+            self.policy.stepped(k)
+        waiting, swapped = len(self.waiting), len(self.swapped)
+        used0 = kv.num_blocks - free
+        if group._finish[0][0] <= T + k - 1:
+            self._finish_decoders(T + k - 1, t1)
+        self.rec.decode_run(t0, ends, dts, T, crossings, used0, blank0, cached0,
+                            kv.num_blocks - pool.blank - pool.cached_free, pool.cached_free,
+                            (n, waiting, swapped, 0, n, 0, n, n, 0, 0),
+                            (len(self.running), waiting + self.arrivals.arrived_by(t1),
+                             swapped, 0, n, 0, n, n, 0, 0))
 
-    def _arrived_by(self, t):
-        """Requests that arrived by ``t`` but are not yet in the queue."""
-        n = 0
-        if self.next_open < self.open_n:
-            n += bisect.bisect_right(self.open_list, t, self.next_open) - self.next_open
-        if self.closed_pending:
-            n += bisect.bisect_right(self.closed_pending, (t, math.inf))
-        return n
+    def _record(self, t1, dt, gap, decoding, prefill_tokens, decode_tokens, emitted,
+                swap_out, swap_in) -> None:
+        pool = self.kv.pool
+        self.rec.step(t1, dt, gap, self.kv.num_blocks - pool.blank - pool.cached_free,
+                      pool.cached_free,
+                      (len(self.running), len(self.waiting) + self.arrivals.arrived_by(t1),
+                       len(self.swapped), self.step_preemptions, decoding, prefill_tokens,
+                       decode_tokens, emitted, swap_out, swap_in))
 
-    def _record(self, t1, dt, gap, n_dec, prefill_tokens, decode_tokens, emitted,
-                swap_out, swap_in, preempted):
-        self.v_t.append(t1)
-        self.v_dt.append(dt)
-        self.v_gap.append(gap)
-        self.v_used.append(self.total_blocks - self.free)
-        self.c_len.append(1)
-        cv = self.c_vals
-        cv["running"].append(len(self.running))
-        cv["waiting"].append(len(self.waiting) + self._arrived_by(t1))
-        cv["swapped"].append(len(self.swapped))
-        cv["preemptions"].append(preempted)
-        cv["decoding"].append(n_dec)
-        cv["prefill_tokens"].append(prefill_tokens)
-        cv["decode_tokens"].append(decode_tokens)
-        cv["emitted_tokens"].append(emitted)
-        cv["swap_out_bytes"].append(swap_out)
-        cv["swap_in_bytes"].append(swap_in)
-
-    def _flush_v(self):
-        if self.v_t:
-            self.v_pieces.append((np.array(self.v_t), np.array(self.v_dt), np.array(self.v_gap),
-                                  np.array(self.v_used, dtype=np.int64)))
-            self.v_t, self.v_dt, self.v_gap, self.v_used = [], [], [], []
-
-    # ---------------------------------------------------------------- result
-    def result(self) -> SimResult:
-        self._flush_v()
-        n = self.n_req
-        # requests still decoding: materialise their counters
-        for rid in [r for r in self.running if self.DEC[r]]:
-            self.LAST[rid] = self.t
-            self._stop_decoding(rid, self.T)
-        tl = {}
-        for i, name in enumerate(("t_s", "dt_s", "gap_s", "kv_blocks_used")):
-            parts = [p[i] for p in self.v_pieces]
-            tl[name] = (np.concatenate(parts) if parts else np.zeros(0)).astype(_TL_COLS[name])
-        lens = np.asarray(self.c_len, dtype=np.int64)
-        for name in _CONST_COLS:
-            tl[name] = np.repeat(np.asarray(self.c_vals[name], dtype=np.int64), lens)
-        tl = {name: tl[name] for name in _TL_COLS}
-        # longest gap per request: pauses (already in MAXGAP) and decoding stints
-        maxgap = self.MAXGAP[:n].copy()
-        if self.stints:
-            st = np.array(self.stints, dtype=np.int64)
-            stint_max = _range_max(tl["gap_s"], st[:, 1], st[:, 2])
-            np.maximum.at(maxgap, st[:, 0], stint_max)
-        first, fin = self.FIRST[:n].copy(), self.FIN[:n].copy()
-        requests = {
-            "arrival_s": self.ARR[:n].copy(),
-            "first_token_s": first,
-            "finish_s": fin,
-            "ttft_s": first - self.ARR[:n],
-            "prompt_tokens": self.P[:n].copy(),
-            "output_tokens": self.O[:n].copy(),
-            "generated_tokens": self.G[:n].copy(),
-            "preemptions": self.NPRE[:n].copy(),
-            "recomputed_tokens": self.RECOMP[:n].copy(),
-            "swaps": self.NSWAP[:n].copy(),
-            "max_gap_s": maxgap,
-            "paused_s": self.PAUSED[:n].copy(),
-            "priority": self.PRIO[:n].copy(),
-        }
-        pz = np.array(self.pauses, dtype=float).reshape(-1, 4)
-        pauses = {"request": pz[:, 0].astype(np.int64), "start_s": pz[:, 1], "end_s": pz[:, 2],
-                  "mode": pz[:, 3].astype(np.int64)}
-        ev = np.array(self.events, dtype=float).reshape(-1, 3)
-        events = {"t_s": ev[:, 0], "request": ev[:, 1].astype(np.int64),
-                  "mode": ev[:, 2].astype(np.int64)}
-        cfg = dict(self.o)
-        cfg.update(
-            model=self.model.name, gpu=self.gpu.name, num_gpu_blocks=self.total_blocks,
-            watermark_blocks=self.watermark_blocks, max_num_batched_tokens=self.max_batched,
-            kv_bytes_per_token=self.kvb, block_bytes=self.block_bytes,
-            swap_space_blocks=self.swap_blocks_cap, simulated_s=float(self.t),
-        )
-        return SimResult(Table(requests), Table(tl), Table(pauses), Table(events), cfg)
-
-
-def _range_max(values: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
-    """max(values[lo:hi]) for every pair (non-empty ranges), with a sparse table."""
-    table = [values]
-    width = 1
-    while 2 * width <= len(values):
-        prev = table[-1]
-        table.append(np.maximum(prev[:-width], prev[width:]))
-        width *= 2
-    length = hi - lo
-    level = np.floor(np.log2(length)).astype(np.int64)
-    out = np.empty(len(lo))
-    for lv in np.unique(level):
-        sel = level == lv
-        row = table[lv]
-        w = 1 << int(lv)
-        out[sel] = np.maximum(row[lo[sel]], row[hi[sel] - w])
-    return out
-
-
-_CONST_COLS = ("running", "waiting", "swapped", "preemptions", "decoding", "prefill_tokens",
-               "decode_tokens", "emitted_tokens", "swap_out_bytes", "swap_in_bytes")
-
-_TL_COLS = {
-    "t_s": np.float64, "dt_s": np.float64, "kv_blocks_used": np.int64, "running": np.int64,
-    "waiting": np.int64, "swapped": np.int64, "preemptions": np.int64, "decoding": np.int64,
-    "prefill_tokens": np.int64, "decode_tokens": np.int64, "emitted_tokens": np.int64,
-    "swap_out_bytes": np.int64, "swap_in_bytes": np.int64, "gap_s": np.float64,
-}
+    # --------------------------------------------------------------- result
+    def _result(self) -> SimResult:
+        for rid in list(self.decoding.offset):     # requests still decoding: materialise them
+            self.last_token[rid] = self.t
+            self._leave_decoding(rid)
+        return build_result(self)

@@ -1,27 +1,35 @@
-"""Admission policies and victim choice, one class per real engine's behaviour.
+"""Admission and victim choice: one class per real engine's behaviour.
 
-* :class:`OptimisticAdmission` — vLLM: admit a waiting request when its prompt
-  blocks fit and leave ``watermark`` of the pool free; the answer is not
-  reserved. When a running request needs a block and none is free, preempt the
-  *last admitted* running request (priority mode: lowest priority, latest
-  arrival). Explained in chapter 2.
+Explained in chapter 2, *Optimistic admission and preemption*.
+
+* :class:`OptimisticAdmission` — vLLM (and TensorRT-LLM's MAX_UTILIZATION):
+  admit a waiting request when the blocks it needs now fit, leaving the
+  watermark free; the answer is not reserved. What "needs now" means is the
+  engine mode's (V1: the whole prompt when ``scheduler_reserve_full_isl``,
+  else the first chunk; V0: the whole prompt). When a running request cannot
+  get a block, the victim is the *last admitted* running request (priority
+  scheduling: the lowest priority, then the latest arrival), as vLLM's
+  ``schedule()`` does.
 * :class:`GuaranteedAdmission` — TensorRT-LLM ``GUARANTEED_NO_EVICT``: admit
   only if prompt + ``max_tokens`` blocks, for it and for everything running,
-  fit in the pool. It never preempts. Explained in chapter 2.
+  fit in the pool. It never preempts.
 * :class:`SGLangAdmission` — SGLang's conservative middle way: admit while
   prompt + ``new_token_ratio`` x (remaining answer budget) of every request
   fits; the ratio starts at ``init_new_token_ratio``, decays by
-  ``new_token_ratio_decay`` per step down to ``min_new_token_ratio`` and resets
-  when a request is retracted; retraction picks the request with the fewest
-  generated tokens (ties: the longest prompt). Explained in chapter 2.
+  ``new_token_ratio_decay`` per step down to ``min_new_token_ratio`` and
+  resets when a request is retracted. Before each step it retracts, while the
+  decoding requests need more blocks than are free, the request with the
+  fewest generated tokens (ties: the longest prompt).
 
-The engine asks a policy three questions: may this request be admitted now,
-which running request is the victim, and does a blocked queue stay blocked
-while the batch only decodes (which lets the engine jump over steps).
+The engine asks a policy: may this request be admitted (:meth:`admits`),
+which running request is the victim (:meth:`victim`), is there anything to do
+before a step (:meth:`before_step`), and does a blocked queue stay blocked
+while the batch only decodes (``stays_blocked``, which lets the engine jump
+over steps).
 """
 from __future__ import annotations
 
-import numpy as np
+import heapq
 
 from .errors import check_float
 
@@ -31,26 +39,52 @@ __all__ = ["OptimisticAdmission", "GuaranteedAdmission", "SGLangAdmission", "mak
 
 class _Policy:
     name = "base"
-    preempts = True
     #: a queue that cannot be admitted stays blocked during pure-decode steps
-    #: (free blocks only shrink, the batch size is fixed), so the engine may
-    #: jump over them.
+    #: (free blocks only shrink, the batch is fixed), so the engine may jump.
     stays_blocked = True
+    #: the policy wants :meth:`stepped` after every step
+    counts_steps = False
 
     def bind(self, eng) -> None:
         self.eng = eng
+        self._victims: list = []           # priority mode: heap of running requests' keys
+        self._admissions = 0
+        self._admitted_at: dict[int, int] = {}
 
-    def max_new(self, rids):
-        """The answer length the scheduler plans for: ``max_tokens`` when the
-        engine sets it, else the request's own length (a client that knows it)."""
+    def planned_answer(self, rid: int) -> int:
+        """The answer length the scheduler plans for: ``max_tokens`` when the engine
+        sets it, else the request's own length (a client that knows it)."""
         e = self.eng
-        return e.max_tokens if e.max_tokens is not None else e.O[rids]
+        return e.cfg.max_tokens if e.cfg.max_tokens is not None else e.output[rid]
 
-    def can_admit(self, rid: int, blocks_needed: int) -> bool:
-        raise NotImplementedError
+    # the engine's questions
+    def admits(self, rid: int, new_blocks: int, hit, headroom: int) -> bool:
+        return self.eng.kv.can_allocate(new_blocks, hit, headroom)
 
-    def admitted(self, rid: int) -> None:
+    def victim(self, requester: int) -> int:
+        """The running request to preempt so that ``requester`` can grow."""
+        e = self.eng
+        if e.cfg.scheduling_policy == "fcfs":
+            return next(reversed(e.running))
+        heap = self._victims
+        while True:
+            rid = heap[0][3]
+            if rid in e.running and self._admitted_at.get(rid) == heap[0][2]:
+                return rid
+            heapq.heappop(heap)
+
+    def before_step(self) -> None:
         pass
+
+    # notifications
+    def admitted(self, rid: int) -> None:
+        if self.eng.cfg.scheduling_policy == "priority":
+            # vLLM: max(running, key=(priority, arrival_time)); among ties, the first
+            # in the running list (the earliest admitted)
+            e = self.eng
+            self._admissions += 1
+            self._admitted_at[rid] = self._admissions
+            heapq.heappush(self._victims, (-e.priority[rid], -e.arrival[rid], self._admissions, rid))
 
     def released(self, rid: int) -> None:
         pass
@@ -58,18 +92,11 @@ class _Policy:
     def stepped(self, n_steps: int) -> None:
         pass
 
-    def retracted(self) -> None:
-        pass
-
 
 class OptimisticAdmission(_Policy):
-    """vLLM's block-manager check: ``free - needed >= watermark_blocks``."""
+    """vLLM's check: the blocks needed now, plus the headroom, are free."""
 
     name = "optimistic"
-
-    def can_admit(self, rid, blocks_needed):
-        e = self.eng
-        return e.free - blocks_needed >= e.watermark_blocks
 
 
 class GuaranteedAdmission(_Policy):
@@ -81,23 +108,27 @@ class GuaranteedAdmission(_Policy):
     """
 
     name = "guaranteed"
-    preempts = False
 
     def bind(self, eng):
         super().bind(eng)
         self.reserved = 0
-        self.resv = {}
+        self.resv: dict[int, int] = {}
 
-    def _reservation(self, rid):
+    def reservation(self, rid: int) -> int:
         e = self.eng
-        return -(-(int(e.P[rid]) + int(self.max_new(rid))) // e.bs)
+        return e.kv.blocks_for(e.prompt[rid] + self.planned_answer(rid))
 
-    def can_admit(self, rid, blocks_needed):
-        e = self.eng
-        return self.reserved + self._reservation(rid) <= e.total_blocks and e.free >= blocks_needed
+    def admits(self, rid, new_blocks, hit, headroom):
+        return (self.reserved + self.reservation(rid) <= self.eng.kv.num_blocks
+                and self.eng.kv.can_allocate(new_blocks, hit, 0))
+
+    def victim(self, requester):
+        raise RuntimeError("kvsim: guaranteed admission ran out of blocks (internal error: its "
+                           "reservations should make that impossible)")
 
     def admitted(self, rid):
-        r = self._reservation(rid)
+        super().admitted(rid)
+        r = self.reservation(rid)
         self.resv[rid] = r
         self.reserved += r
 
@@ -110,6 +141,7 @@ class SGLangAdmission(_Policy):
 
     name = "sglang"
     stays_blocked = False  # the ratio decays every step, so a blocked queue may open
+    counts_steps = True
 
     def __init__(self, init_new_token_ratio=0.7, min_new_token_ratio=0.1,
                  new_token_ratio_decay=None):
@@ -127,21 +159,37 @@ class SGLangAdmission(_Policy):
     def ratio(self) -> float:
         return max(self.min, self.init - self.steps_since_reset * self.decay)
 
-    def can_admit(self, rid, blocks_needed):
+    def admits(self, rid, new_blocks, hit, headroom):
         e = self.eng
+        if not e.kv.can_allocate(new_blocks, hit, 0):
+            return False
         if not e.running:  # an idle server admits whatever fits (the ratio cannot decay idle)
-            return blocks_needed <= e.free
+            return True
         r = self.ratio
-        run = e.running_array()
-        remaining = np.maximum(self.max_new(run) - e.generated_array(run), 0)
-        need_tokens = blocks_needed * e.bs + r * int(self.max_new(rid))
-        return need_tokens + float(remaining.sum()) * r <= e.free * e.bs
+        remaining = sum(max(self.planned_answer(x) - e.generated_now(x), 0) for x in e.running)
+        need_tokens = new_blocks * e.kv.block_size + r * self.planned_answer(rid)
+        return need_tokens + remaining * r <= (e.kv.free - hit.evictable) * e.kv.block_size
+
+    def _fewest_generated(self):
+        e = self.eng
+        return min(e.running, key=lambda x: (e.generated_now(x), -e.prompt[x], -x))
+
+    def victim(self, requester):
+        self.steps_since_reset = 0
+        return self._fewest_generated()
+
+    def before_step(self):
+        """Retract decoding requests until every decode of this step fits."""
+        e = self.eng
+        retracted = False
+        while e.decode_blocks_needed() > e.kv.free:
+            e.preempt(self._fewest_generated())
+            retracted = True
+        if retracted:
+            self.steps_since_reset = 0
 
     def stepped(self, n_steps):
         self.steps_since_reset += n_steps
-
-    def retracted(self):
-        self.steps_since_reset = 0
 
 
 ADMISSIONS = {"optimistic": OptimisticAdmission, "guaranteed": GuaranteedAdmission,

@@ -24,6 +24,16 @@
   happen*;
 * ``kv_usage_mean`` and ``mean_running`` are time-weighted (idle time counts as
   an empty cache); ``kv_usage_max`` and ``max_waiting`` are per-step maxima.
+  KV usage counts blocks held by requests, partly filled ones included;
+  cached-free blocks count as free (vLLM's ``kv_cache_usage_perc``).
+* ``engine`` — the mode that ran (``"v1"`` or ``"v0"``).
+* ``recomputed_tokens`` — tokens computed again after a preemption;
+  ``rescued_tokens`` — tokens a resumed request found in the prefix cache
+  instead (its own blocks, freed but not yet reused);
+  ``recompute_rescued_share`` = rescued / (rescued + recomputed).
+* ``prefix_cache_hit_rate`` — prompt tokens found cached at first admission,
+  over the prompt tokens looked up (vLLM's prefix-cache hits / queries, which
+  also leave resumed requests out).
 
 Explained in chapter 4, *Detection*.
 """
@@ -37,14 +47,14 @@ import numpy as np
 
 from .errors import KvsimError, check_float
 
-__all__ = ["Table", "SimResult", "SUMMARY_KEYS", "weighted_quantile"]
+__all__ = ["Table", "SimResult", "SUMMARY_KEYS", "weighted_quantile", "build_result"]
 
 SUMMARY_KEYS = (
     "requests_arrived", "requests_finished", "preemptions", "preemptions_per_1k",
     "recomputed_tokens", "swapped_out_bytes", "ttft_p50_s", "ttft_p95_s", "ttft_p99_s",
     "itl_p50_s", "itl_p99_s", "max_gap_s", "share_paused_over_1s", "throughput_tok_s",
     "goodput_tok_s", "kv_usage_mean", "kv_usage_max", "max_waiting", "mean_running",
-    "simulated_s",
+    "simulated_s", "engine", "rescued_tokens", "prefix_cache_hit_rate", "recompute_rescued_share",
 )
 
 
@@ -191,6 +201,10 @@ class SimResult:
         maxgap = longest[in_win]
         maxgap_started = longest[in_win & started]
 
+        recomputed = int(rq["recomputed_tokens"][in_win].sum())
+        rescued = int(rq["rescued_tokens"][in_win].sum())
+        looked_up = int(rq["prefix_lookup_tokens"][in_win].sum())
+
         def q(a, p):
             return float(np.quantile(a, p, method="inverted_cdf")) if a.size else 0.0
 
@@ -199,7 +213,7 @@ class SimResult:
             "requests_finished": n_fin,
             "preemptions": n_pre,
             "preemptions_per_1k": 1000.0 * n_pre / n_arr if n_arr else 0.0,
-            "recomputed_tokens": int(rq["recomputed_tokens"][in_win].sum()),
+            "recomputed_tokens": recomputed,
             "swapped_out_bytes": int(tl["swap_out_bytes"][step_in].sum()),
             "ttft_p50_s": q(ttft, 0.50),
             "ttft_p95_s": q(ttft, 0.95),
@@ -216,6 +230,12 @@ class SimResult:
             "max_waiting": int(tl["waiting"][step_in].max()) if step_in.any() else 0,
             "mean_running": per_s((tl["running"] * dt).sum()),
             "simulated_s": end,
+            "engine": str(self.config.get("engine", "v1")),
+            "rescued_tokens": rescued,
+            "prefix_cache_hit_rate": (int(rq["prefix_hit_tokens"][in_win].sum()) / looked_up
+                                      if looked_up else 0.0),
+            "recompute_rescued_share": rescued / (rescued + recomputed)
+            if rescued + recomputed else 0.0,
         }
 
     def kv_usage(self) -> np.ndarray:
@@ -227,3 +247,37 @@ class SimResult:
         return (f"SimResult({s['requests_finished']}/{s['requests_arrived']} requests finished in "
                 f"{s['simulated_s']:.1f} s, {s['preemptions']} preemptions, "
                 f"{self.timeline.num_rows} steps)")
+
+
+def build_result(engine) -> SimResult:
+    """Assemble a :class:`SimResult` from a finished engine's per-request lists and recorder."""
+    tl = engine.rec.timeline()
+    n = len(engine.prompt)
+    max_gap = np.maximum(np.array(engine.max_gap, dtype=float),
+                         engine.rec.longest_stint_gaps(tl["gap_s"], n))
+    arrival = np.array(engine.arrival, dtype=float)
+    first = np.array(engine.first_token, dtype=float)
+
+    def ints(values):
+        return np.array(values, dtype=np.int64)
+
+    requests = {
+        "arrival_s": arrival, "first_token_s": first,
+        "finish_s": np.array(engine.finish, dtype=float), "ttft_s": first - arrival,
+        "prompt_tokens": ints(engine.prompt), "output_tokens": ints(engine.output),
+        "generated_tokens": ints(engine.generated), "preemptions": ints(engine.preemptions),
+        "recomputed_tokens": ints(engine.recomputed), "rescued_tokens": ints(engine.rescued),
+        "swaps": ints(engine.swaps), "max_gap_s": max_gap,
+        "paused_s": np.array(engine.paused, dtype=float), "priority": ints(engine.priority),
+        "truncated": ints(engine.truncated), "prefix_lookup_tokens": ints(engine.lookup_tokens),
+        "prefix_hit_tokens": ints(engine.hit_tokens),
+    }
+    config = engine.cfg.to_dict()
+    config.update(model=engine.model.name, gpu=engine.gpu.name, simulated_s=float(engine.t),
+                  prefix_cache_queries=engine.cache_queries[0],
+                  prefix_cache_hits=engine.cache_hits[0],
+                  prefix_cache_resumed_queries=engine.cache_queries[1],
+                  prefix_cache_resumed_hits=engine.cache_hits[1],
+                  prefix_cache_evicted_blocks=engine.kv.pool.evicted)
+    return SimResult(Table(requests), Table(tl), Table(engine.rec.pause_table()),
+                     Table(engine.rec.event_table()), config)

@@ -77,7 +77,7 @@ def _error_html(message: str) -> str:
             f"{html.escape(message)}</div>")
 
 
-def capacity_calculator(model: str = "llama-2-7b", gpu: str = "l40s-48gb", *,
+def capacity_calculator(model: str = "llama-2-7b", gpu: str = "a40-48gb", *,
                         gpu_memory_utilization: float = 0.60, kv_dtype: str | None = None,
                         prompt_tokens: int = 850, output_tokens: int = 250):
     """An ipywidgets calculator: model, KV dtype, GPU, utilisation, prompt and answer length.

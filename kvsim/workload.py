@@ -50,7 +50,7 @@ CHUNK = 1024
 #: Largest number of requests one generated workload may hold.
 MAX_REQUESTS = 10_000_000
 
-_ARRIVALS, _PROMPT, _OUTPUT = 0, 1, 2
+_ARRIVALS, _PROMPT, _OUTPUT, _FOLLOWUP, _TURNS = 0, 1, 2, 3, 4
 
 #: Trace headers :meth:`Workload.from_trace` understands (the header decides the format).
 TRACE_HEADERS = (
@@ -162,7 +162,13 @@ class Workload:
     * both: ``duration_s`` (open loop: the arrival window; closed loop: no
       request is sent at or after it), ``prompt`` and ``output`` (the length
       distributions, when the workload was generated from them), ``seed``,
-      ``source`` (a short description of where it came from).
+      ``source`` (a short description of where it came from);
+      ``prefix_tokens`` and ``prefix_groups`` (a shared system prompt: the
+      first ``prefix_tokens`` of every prompt are identical within each of
+      ``prefix_groups`` groups; 0 = none, see :meth:`with_shared_prefix`).
+    * closed loop with conversations: ``turns`` (the distribution of turns
+      per conversation) and ``followup`` (the length of each later turn's new
+      message).
     """
 
     def __init__(self, *args, **kwargs):
@@ -176,7 +182,7 @@ class Workload:
         state = dict(is_closed_loop=False, arrival_s=None, prompt_tokens=None, output_tokens=None,
                      priority=None, users=None, think_s=None, ramp_s=None, user_start_s=None,
                      request_priority=None, duration_s=None, prompt=None, output=None, seed=None,
-                     source="")
+                     source="", prefix_tokens=0, prefix_groups=1, turns=None, followup=None)
         state.update(fields)
         w.__dict__.update(state)
         w.__dict__["_cache"] = {}
@@ -428,13 +434,19 @@ class Workload:
     @classmethod
     def closed_loop(cls, users: int, duration_s: float, prompt=850, output=250,
                     think_s: float = 0.0, ramp_s: float = 0.0, seed: int = 0,
-                    priority: int = 0) -> "Workload":
+                    priority: int = 0, turns=None, followup=None) -> "Workload":
         """``users`` concurrent clients, the way load tests "at 40, 80, 120 concurrent" run.
 
         User ``i`` sends its first request at ``i * ramp_s / users``; each
         following one ``think_s`` after its previous request finished; no
         request is sent at or after ``duration_s``. The engine issues the
         requests and asks :meth:`next_lengths` for their lengths.
+
+        ``turns`` (a count or a length distribution; default: every request
+        stands alone) makes each user's requests conversations: a later
+        turn's prompt is the previous prompt and answer plus a new message of
+        ``followup`` tokens (default: drawn like ``prompt``), so the history is
+        resent and can hit the prefix cache (chapter 3).
         """
         users = check_int("users", users, min=1, max=1_000_000)
         duration = check_float("duration_s", duration_s, min=0.0, min_open=True)
@@ -445,10 +457,18 @@ class Workload:
         seed = _check_seed(seed)
         priority = check_int("priority", priority, min=-2**62, max=2**62)
         starts = np.arange(users, dtype=np.float64) * ramp / users
+        source = f"closed loop of {users} users"
+        if turns is not None:
+            turns = as_lengths(turns, "turns")
+            followup = as_lengths(followup if followup is not None else prompt, "followup")
+            source += f", conversations of {turns.describe()} turns"
+        elif followup is not None:
+            raise KvsimError("followup is set without turns: expected turns (a count or a "
+                             "distribution) when later turns carry new messages")
         return cls._make(is_closed_loop=True, users=users, think_s=think, ramp_s=ramp,
                          user_start_s=_readonly(starts), request_priority=priority,
                          duration_s=duration, prompt=prompt, output=output, seed=seed,
-                         source=f"closed loop of {users} users")
+                         source=source, turns=turns, followup=followup)
 
     def next_lengths(self, k: int) -> tuple[int, int]:
         """``(prompt_tokens, output_tokens)`` of the k-th request issued (k = 0, 1, 2, ...).
@@ -467,6 +487,40 @@ class Workload:
             chunk = self._cache[j] = tuple(a.tolist() for a in _lengths(
                 self.seed, self.prompt, self.output, j * CHUNK, CHUNK))
         return chunk[0][i], chunk[1][i]
+
+    def next_followup(self, k: int) -> int:
+        """The new message of the k-th issued request when it continues a conversation."""
+        return self._draw("followup", _FOLLOWUP, self.followup, k)
+
+    def turns_of(self, conversation: int) -> int:
+        """How many turns conversation number ``conversation`` (0, 1, ...) lasts."""
+        return self._draw("turns", _TURNS, self.turns, conversation)
+
+    def _draw(self, name: str, stream: int, dist, k: int) -> int:
+        """Draw number ``k`` of ``stream`` from ``dist`` (chunked and cached like the lengths)."""
+        j, i = divmod(k, CHUNK)
+        chunk = self._cache.get((name, j))
+        if chunk is None:
+            chunk = self._cache[(name, j)] = dist.ppf(
+                _uniforms(self.seed, stream, j * CHUNK, CHUNK)).astype(np.int64).tolist()
+        return chunk[i]
+
+    def with_shared_prefix(self, tokens: int, groups: int = 1) -> "Workload":
+        """The same traffic where the first ``tokens`` of every prompt are a shared system prompt.
+
+        Requests fall into ``groups`` groups (open loop: request ``i`` in group
+        ``i % groups``; closed loop: user ``u`` in group ``u % groups``), each
+        with its own prefix; a prompt shorter than the prefix shares all of
+        itself. Lengths and arrivals are unchanged: only what the prefix
+        cache can find changes (chapter 3).
+        """
+        tokens = check_int("tokens", tokens, min=1, max=MAX_LENGTH)
+        groups = check_int("groups", groups, min=1, max=MAX_REQUESTS)
+        state = {k: v for k, v in self.__dict__.items() if k != "_cache"}
+        state.update(prefix_tokens=tokens, prefix_groups=groups,
+                     source=f"{self.source}, a shared prefix of {tokens:,} tokens"
+                            + (f" in {groups:,} groups" if groups > 1 else ""))
+        return Workload._make(**state)
 
     def lengths_for(self, n: int) -> tuple[np.ndarray, np.ndarray]:
         """Arrays of ``(prompt_tokens, output_tokens)`` for the first ``n`` issued requests.

@@ -1,604 +1,940 @@
-"""A plain step-by-step reference engine (tests only).
+"""An independent reference engine (tests only), written from book/engine-reference.md.
 
-The first kvsim engine, kept as the independent reference for the
-differential test of kvsim.engine's event jumps and closed-form bookkeeping:
-every step updates every request explicitly.
+The differential tests in ``test_engine_properties.py`` hold the fast engine
+(``kvsim.simulate``: a decode group in closed form, event jumps, a prefix
+cache that names blocks ``(group, i)`` / ``(stream, i)``) to this one and
+require byte-identical results. It shares none of the engine's internals:
 
-Semantics: see kvsim/engine.py.
+* plain per-request objects (:class:`Req`), one step at a time, every request
+  updated explicitly;
+* a pool of physical :class:`Block` objects in an LRU free queue (hashed
+  freed blocks to the tail, unhashed ones to the front, new blocks from the
+  front, a request's blocks freed last block first, lazy eviction of a
+  block's hash when it is reused), reference counts, touch on hit;
+* a genuine hash chain: token ``x`` of a request is ``("p", group, x)`` while
+  ``x`` is below the request's shared-prefix length, else
+  ``("s", stream, x)``; a full block's hash is a digest of its parent's hash
+  and the tuple of its token ids. A hit walks the chain block by block.
+
+From kvsim it uses only the public parts: option resolution
+(:func:`kvsim.options.resolve_options`), the step-time formula
+(:class:`kvsim.costs.StepCost`, :func:`kvsim.costs.attention_pairs`), the
+result and workload types and :class:`kvsim.errors.KvsimError`. Arrivals
+(open and closed loop, conversations) are issued here, after the documented
+behaviour of ``kvsim/arrivals.py``.
+
+With ``check=True`` (the default) the prefix-cache invariants are asserted
+after every step (:meth:`Pool.check`, :meth:`Engine.check`): every physical
+block is exactly one of free-blank, cached-free or owned; reference counts
+are never negative and equal the number of block tables holding the block;
+and at every hit the cached block's token ids are compared with the
+request's own tokens at those positions.
+
+Where the spec leaves something open, the reading chosen is marked
+``READING`` below (and listed in the module docstring of the tests).
 """
 from __future__ import annotations
 
-import bisect
+import hashlib
 import math
-from collections import deque
+from collections import OrderedDict, deque
 
 import numpy as np
 
-from kvsim.costs import CostModel, attention_flops
-from kvsim.engine import _Engine as _FastEngine
+from kvsim.costs import StepCost, attention_pairs
+from kvsim.errors import KvsimError
 from kvsim.options import resolve_options
-from kvsim.policies import make_policy
 from kvsim.result import SimResult, Table
 from kvsim.workload import Request, Workload
 
-_FLOAT_NAN = float("nan")
+__all__ = ["simulate_reference", "STAT_NAMES", "Engine", "Pool", "Block", "Req"]
+
+NAN = float("nan")
+RECOMPUTE, SWAP, STALL = 0, 1, 2        # pause / event modes
 
 
-def simulate_reference(workload, *, model, gpu, **engine_options) -> SimResult:
-    """Same signature and options as :func:`kvsim.simulate`; plain stepping."""
+#: What ``stats=`` counts, so tests can tell which situations an example reached.
+#: ``empty_steps_with_stalls``: steps in which nothing computed (everything
+#: scheduled was preempted) while decoders the pass did not reach stalled.
+#: The spec's NOTE on duplicate copies: ``shared_copy_over_free`` /
+#: ``shared_copy_over_held``: a shared-prefix block registered while an older copy
+#: is cached-free / held; ``stream_copy_over_free``: the same for a stream's block.
+#: ``decode_take_after_copy``: a step in which every running request got its share
+#: and a decode took a block after a chunk had registered a copy over a free one
+#: (where the order in which one pass takes blocks could matter).
+STAT_NAMES = ("steps", "empty_steps", "empty_steps_with_stalls", "preemptions", "stalls",
+              "hit_blocks", "evictions", "shared_copy_over_free", "shared_copy_over_held",
+              "stream_copy_over_free", "decode_take_after_copy")
+
+
+def simulate_reference(workload, *, model, gpu, check: bool = True,
+                       stats: dict | None = None, **engine_options) -> SimResult:
+    """Same signature and options as :func:`kvsim.simulate`; plain stepping.
+
+    ``check``: assert the invariants after every step. ``stats``: a dict to
+    fill with the counts of :data:`STAT_NAMES`.
+    """
+    if isinstance(workload, Request):
+        workload = [workload]
     if isinstance(workload, (list, tuple)):
         workload = Workload.from_requests(workload)
-    elif isinstance(workload, Request):
-        workload = Workload.from_requests([workload])
-    model, gpu, budget, cost, o = resolve_options(model, gpu, engine_options)
-    return _Engine(workload, model, gpu, budget, cost, o).run()
+    if not isinstance(workload, Workload):
+        raise KvsimError(f"workload={type(workload).__name__} is not supported")
+    model, gpu, _budget, cost_model, cfg = resolve_options(model, gpu, engine_options)
+    cost = StepCost(model, gpu, cost_model, tensor_parallel_size=cfg.tensor_parallel_size,
+                    kv_bytes_per_token=cfg.kv_bytes_per_token, engine=cfg.engine)
+    eng = Engine(workload, model, gpu, cost, cfg, check=check)
+    try:
+        return eng.run()
+    finally:
+        if stats is not None:
+            stats.update(eng.stats)
 
 
-class _Engine:
-    def __init__(self, wl: Workload, model, gpu, budget, cost: CostModel, o: dict):
-        self.wl, self.model, self.gpu, self.o = wl, model, gpu, o
-        self.bs = o["block_size"]
-        self.total_blocks = o["num_gpu_blocks"]
-        self.free = self.total_blocks
-        self.watermark_blocks = int(o["watermark"] * self.total_blocks)
-        self.max_num_seqs = o["max_num_seqs"]
-        self.max_batched = o["max_num_batched_tokens"]
-        self.chunked = o["enable_chunked_prefill"]
-        self.max_tokens = o["max_tokens"]
-        self.swap_mode = o["preemption_mode"] == "swap"
-        self.priority_mode = o["scheduling_policy"] == "priority"
-        self.until = o["until_s"] if o["until_s"] is not None else math.inf
-        self.max_jump = 1
+def _blocks_for(tokens: int, bs: int) -> int:
+    return -(-tokens // bs)
 
-        # --- cost model constants (integers where exact arithmetic matters)
-        tp = o["tensor_parallel_size"]
-        self.kvb = budget.kv_bytes_per_token
-        self.block_bytes = self.kvb * self.bs
-        self.weight_read = int(o["weight_bytes"] if o["weight_bytes"] is not None else budget.weight_bytes)
-        self.flops_per_token = 2 * model.active_params
-        self.attn_coef = 4 * model.kv_layers * model.num_attention_heads * model.head_dim
-        self.F = float(gpu.peak_flops * tp * cost.mfu)
-        self.B = float(gpu.hbm_bytes_per_s * tp * cost.hbm_efficiency)
-        self.ovh = float(cost.step_overhead_s)
-        self.pcie = float(cost.pcie_bytes_per_s or gpu.pcie_bytes_per_s * tp)
-        self.copy_ovh = float(cost.swap_copy_overhead_s)
-        kv_factor = 1 if model.mla_kv_lora_rank else 2
-        self.copies_per_block = model.kv_layers * kv_factor
-        self.swap_blocks_cap = o["swap_space_bytes"] // self.block_bytes if self.block_bytes else 0
-        self.swap_used = 0
 
-        pol_params = {}
-        if o["admission"] == "sglang":
-            pol_params = dict(init_new_token_ratio=o["init_new_token_ratio"],
-                              min_new_token_ratio=o["min_new_token_ratio"],
-                              new_token_ratio_decay=o["new_token_ratio_decay"])
-        self.policy = make_policy(o["admission"], **pol_params)
-        self.policy.bind(self)
-        # Largest prefill a request may need (resume after preemption):
-        # prompt + output - 1 tokens must fit in the pool below the watermark.
-        self.max_fit_blocks = self.total_blocks - self.watermark_blocks
+# =========================================================================== blocks
 
-        # --- requests (grown on demand for closed loops)
-        self.closed = wl.is_closed_loop
-        n0 = 64 if self.closed else len(wl)
-        self._alloc(n0)
-        self.n_req = 0
-        if not self.closed:
-            arr = wl.arrival_s
-            if self.until < math.inf:
-                arr = arr[arr < self.until]
-            self.open_arr = arr
-            self.open_n = len(arr)
-            self.check_fit_all(wl.prompt_tokens[:self.open_n], self._cap(wl.output_tokens[:self.open_n]))
-        else:
-            self.open_arr = np.zeros(0)
-            self.open_n = 0
-        self.next_open = 0
-        self.closed_pending = []  # sorted list of (time, user)
-        self.closed_issued = 0
-        if self.closed:
-            for u, t_u in enumerate(wl.user_start_s.tolist()):
-                if t_u < wl.duration_s and t_u < self.until:
-                    self.closed_pending.append((t_u, u))
-            self.closed_pending.sort()
-        self.user_of = {}
+class Block:
+    """One physical KV block. ``hash`` is None for a block without cached content."""
 
-        self.running: list[int] = []
-        self.prefilling: list[int] = []  # running requests still in prefill (subset)
-        self.waiting: deque[int] = deque()
-        self.swapped: deque[int] = deque()
-        self._run_arr = None
-        self.t = 0.0
+    __slots__ = ("bid", "ref", "hash", "tokens")
 
-        # output buffers: lists of numpy chunks (jumps) or scalars (steps)
-        self.tl_chunks = []
-        self.tl_rows = {k: [] for k in _TL_COLS}
-        self.pauses = []   # [rid, start, end(nan), mode]
-        self.open_pause = {}
-        self.events = []   # (t, rid, mode)
+    def __init__(self, bid: int):
+        self.bid, self.ref, self.hash, self.tokens = bid, 0, None, None
 
-    # ------------------------------------------------------------------ setup
-    # Input validation is shared with kvsim's engine: only the scheduling loop
-    # below is the independent reference.
-    _cap = _FastEngine._cap
-    check_fit_all = _FastEngine.check_fit_all
-    check_fit_one = _FastEngine.check_fit_one
-    _too_big = _FastEngine._too_big
+    def __repr__(self):
+        return f"Block({self.bid}, ref={self.ref}, {'hashed' if self.hash else 'blank'})"
 
-    def _alloc(self, n):
-        self.P = np.zeros(n, np.int64)
-        self.O = np.zeros(n, np.int64)
-        self.PRIO = np.zeros(n, np.int64)
-        self.ARR = np.zeros(n)
-        self.G = np.zeros(n, np.int64)          # tokens generated (delivered) so far
-        self.BLK = np.zeros(n, np.int64)        # GPU blocks held
-        self.PFL = np.zeros(n, np.int64)        # length of the current prefill (0 = decoding)
-        self.PFD = np.zeros(n, np.int64)        # prefill tokens done in the current prefill
-        self.FIRST = np.full(n, _FLOAT_NAN)
-        self.FIN = np.full(n, _FLOAT_NAN)
-        self.LAST = np.zeros(n)                 # time of the last token delivered
-        self.NPRE = np.zeros(n, np.int64)
-        self.RECOMP = np.zeros(n, np.int64)
-        self.MAXGAP = np.zeros(n)
-        self.NSWAP = np.zeros(n, np.int64)
-        self.PAUSED = np.zeros(n)
 
-    _ARRAYS = ("P", "O", "PRIO", "ARR", "G", "BLK", "PFL", "PFD", "FIRST", "FIN", "LAST", "NPRE",
-               "RECOMP", "MAXGAP", "NSWAP", "PAUSED")
+class Pool:
+    """Physical blocks, the LRU free queue and the hash index (vLLM's BlockPool)."""
 
-    def _grow(self):
-        n = len(self.P)
-        for name in self._ARRAYS:
-            old = getattr(self, name)
-            new = np.full(2 * n, _FLOAT_NAN) if name in ("FIRST", "FIN") else np.zeros(2 * n, old.dtype)
-            new[:n] = old
-            setattr(self, name, new)
+    def __init__(self, n: int):
+        self.blocks = [Block(i) for i in range(n)]
+        self.free: OrderedDict[int, Block] = OrderedDict((b.bid, b) for b in self.blocks)
+        self.index: dict[bytes, Block] = {}
+        self.cached = 0            # free blocks with a hash
+        self.evicted = 0           # cached blocks reused for new data
+        self.over_free = self.over_held = self.stream_over_free = 0    # copies (the NOTE)
 
-    # --------------------------------------------------------------- arrivals
-    def next_arrival(self) -> float:
-        a = self.open_arr[self.next_open] if self.next_open < self.open_n else math.inf
-        if self.closed_pending and self.closed_pending[0][0] < a:
-            a = self.closed_pending[0][0]
-        return a
+    @property
+    def n_free(self) -> int:
+        return len(self.free)
 
-    def _new_request(self, t_arr, p, out, prio):
-        rid = self.n_req
-        if rid >= len(self.P):
-            self._grow()
-        self.n_req += 1
-        self.P[rid], self.O[rid], self.PRIO[rid], self.ARR[rid] = p, out, prio, t_arr
-        self.PFL[rid] = p
-        return rid
+    @property
+    def n_used(self) -> int:
+        return len(self.blocks) - len(self.free)
 
-    def pull_arrivals(self, t):
-        """Move every request that has arrived by ``t`` into the waiting queue."""
+    def take(self) -> Block:
+        """A block for new data, from the front of the free queue (its hash is evicted)."""
+        _, b = self.free.popitem(last=False)
+        if b.hash is not None:
+            self.cached -= 1
+            self.evicted += 1
+            if self.index.get(b.hash) is b:
+                del self.index[b.hash]
+            b.hash = b.tokens = None
+        assert b.ref == 0
+        b.ref = 1
+        return b
+
+    def touch(self, b: Block) -> None:
+        """A hit: the block gains a holder (and leaves the free queue if nobody held it)."""
+        if b.ref == 0:
+            del self.free[b.bid]
+            if b.hash is not None:
+                self.cached -= 1
+        b.ref += 1
+
+    def release(self, b: Block) -> None:
+        b.ref -= 1
+        assert b.ref >= 0, f"negative reference count on {b}"
+        if b.ref == 0:
+            self.free[b.bid] = b                       # tail: cached, kept longest
+            if b.hash is None:
+                self.free.move_to_end(b.bid, last=False)   # front: reused first
+            else:
+                self.cached += 1
+
+    def _index(self, b: Block, h: bytes) -> None:
+        """The spec's NOTE: while a copy of ``h`` is cached (held, or free in the queue),
+        lookups keep finding that older copy; ``b`` is a duplicate that is never
+        found, not even after the older copy is evicted. Nothing moves in the queue."""
+        old = self.index.get(h)
+        if old is None:
+            self.index[h] = b
+        elif old is not b:
+            if old.ref == 0:
+                self.over_free += 1
+            else:
+                self.over_held += 1
+
+    def cache_shared(self, b: Block, h: bytes, tokens: tuple) -> None:
+        """``b`` (owned) now holds shared-prefix content ``h``."""
+        assert b.ref > 0 and b.hash is None
+        b.hash, b.tokens = h, tokens
+        self._index(b, h)
+
+    def cache_stream(self, b: Block, h: bytes, tokens: tuple) -> None:
+        """``b`` (owned, about to be freed) holds stream content ``h`` (same NOTE)."""
+        assert b.ref > 0
+        if b.hash is not None:
+            assert b.hash == h and b.tokens == tokens
+        b.hash, b.tokens = h, tokens
+        old = self.index.get(h)
+        assert old is None or old is b or old.ref == 0, "a stream block held twice"
+        n = self.over_free
+        self._index(b, h)
+        self.stream_over_free += self.over_free - n
+        self.over_free = n
+
+    def check(self) -> None:
+        """Every block is exactly one of free-blank, cached-free, owned; counters agree."""
+        blank = cached = owned = 0
+        for b in self.blocks:
+            assert b.ref >= 0, f"negative reference count on {b}"
+            is_free = b.bid in self.free
+            kinds = (is_free and b.hash is None, is_free and b.hash is not None, b.ref > 0)
+            assert sum(kinds) == 1, f"{b} is {kinds} (free-blank, cached-free, owned)"
+            blank += kinds[0]
+            cached += kinds[1]
+            owned += kinds[2]
+            assert (b.hash is None) == (b.tokens is None)
+        assert blank + cached + owned == len(self.blocks)
+        assert cached == self.cached and owned == self.n_used
+        order = list(self.free.values())
+        n_blank = sum(1 for b in order if b.hash is None)
+        assert all(b.hash is None for b in order[:n_blank]), "an unhashed block behind a cached one"
+        for h, b in self.index.items():
+            assert b.hash == h, f"index entry for {b} with another hash"
+
+
+# =========================================================================== requests
+
+class Req:
+    """One request and everything the engine knows about it."""
+
+    def __init__(self, rid, arrival, prompt, output, asked, priority, group, prefix_tokens,
+                 stream, bs):
+        self.rid, self.arrival, self.P, self.O = rid, arrival, prompt, output
+        self.priority = priority
+        self.truncated = int(output < asked)
+        self.group, self.prefix_tokens, self.stream = group, prefix_tokens, stream
+        self.bs = bs
+        self.G = 0                  # tokens generated (delivered)
+        self.computed = 0           # prefill tokens whose KV is in (while prefilling)
+        self.target = prompt        # tokens the current prefill must compute
+        self.high = 0               # most stored tokens ever dropped by a recompute
+        self.state = "waiting"      # waiting | running | swapped | finished
+        self.prefilling = True
+        self.table: list[Block] = []        # block table
+        self.shared = 0             # leading blocks held as shared-prefix blocks
+        self.swap_blocks = 0
+        self.first_token = self.finish = NAN
+        self.last_token = NAN       # where a pause would start
+        self.preemptions = self.recomputed = self.rescued = self.swaps = 0
+        self.max_gap = self.paused = 0.0
+        self.lookup_tokens = self.hit_tokens = 0
+        self.pause = None           # the open pause row, if any
+        self.user = None
+        self._chain: list[tuple[bytes, tuple]] = []
+
+    @property
+    def stored(self) -> int:
+        """Tokens whose KV this request holds (running)."""
+        return self.computed if self.prefilling else self.P + self.G - 1
+
+    def token(self, x: int):
+        if x < self.prefix_tokens:
+            return ("p", self.group, x)
+        return ("s", self.stream, x)
+
+    def block_key(self, i: int) -> tuple[bytes, tuple]:
+        """(chain hash, token ids) of this request's block ``i``."""
+        chain = self._chain
+        while len(chain) <= i:
+            j = len(chain)
+            tokens = tuple(self.token(x) for x in range(j * self.bs, (j + 1) * self.bs))
+            parent = chain[-1][0] if chain else b""
+            h = hashlib.blake2b(parent + repr(tokens).encode(), digest_size=16).digest()
+            chain.append((h, tokens))
+        return chain[i]
+
+    @property
+    def prefix_blocks(self) -> int:
+        """Blocks lying entirely inside the shared prefix."""
+        return self.prefix_tokens // self.bs if self.group >= 0 else 0
+
+
+# =========================================================================== arrivals
+
+class OpenSource:
+    def __init__(self, wl: Workload, cfg, until: float):
+        arr = wl.arrival_s.tolist()
+        if until < math.inf:
+            arr = [a for a in arr if a < until]
+        self.n = len(arr)
+        self.times = arr
+        self.prompt = wl.prompt_tokens.tolist()[:self.n]
+        out = wl.output_tokens.tolist()[:self.n]
+        if cfg.max_tokens is not None:
+            out = [min(o, cfg.max_tokens) for o in out]
+        self.output = out
+        self.priority = wl.priority.tolist()[:self.n]
+        self.prefix, self.groups = wl.prefix_tokens, wl.prefix_groups
+        self.next = 0
+
+    def next_time(self) -> float:
+        return self.times[self.next] if self.next < self.n else math.inf
+
+    def pull(self, t: float):
+        """Yield ``(arrival, prompt, output, priority, group, prefix_tokens, session, index,
+        user)`` for every request arrived by ``t``."""
+        while self.next < self.n and self.times[self.next] <= t:
+            i = self.next
+            self.next += 1
+            p = self.prompt[i]
+            group = i % self.groups if self.prefix else -1
+            yield (self.times[i], p, self.output[i], self.priority[i], group,
+                   min(self.prefix, p) if group >= 0 else 0, -1, i, None)
+
+    def waiting_by(self, t: float) -> int:
+        return sum(1 for a in self.times[self.next:] if a <= t)
+
+    def finished(self, user, t: float) -> None:
+        pass
+
+
+class ClosedSource:
+    """``users`` clients; each sends its next request ``think_s`` after the previous finished.
+
+    Conversations (``turns``): a user's next request continues its conversation
+    (prompt = previous prompt + answer + a follow-up message, same stream) while
+    the conversation has turns left and the new prompt + answer fit
+    ``max_model_len``; otherwise it starts a new one. A conversation's shared
+    prefix is fixed by its first turn (``min(prefix, first prompt)`` tokens).
+    """
+
+    def __init__(self, wl: Workload, cfg, until: float):
+        self.wl, self.cfg, self.until = wl, cfg, until
+        self.pending = sorted((t, u) for u, t in enumerate(wl.user_start_s.tolist())
+                              if t < wl.duration_s and t < until)
+        self.issued = 0
+        self.sessions = 0
+        self.conv: dict[int, list] = {}     # user -> [session, turns left, history, prefix]
+
+    def next_time(self) -> float:
+        return self.pending[0][0] if self.pending else math.inf
+
+    def pull(self, t: float):
         wl = self.wl
-        while self.next_open < self.open_n and self.open_arr[self.next_open] <= t:
-            i = self.next_open
-            rid = self._new_request(float(self.open_arr[i]), int(wl.prompt_tokens[i]),
-                                    int(self._cap(wl.output_tokens[i])), int(wl.priority[i]))
-            self.next_open += 1
-            self._enqueue(rid)
-        while self.closed_pending and self.closed_pending[0][0] <= t:
-            t_a, user = self.closed_pending.pop(0)
-            k = self.closed_issued
-            self.closed_issued += 1
+        while self.pending and self.pending[0][0] <= t:
+            t_a, user = self.pending.pop(0)
+            k = self.issued
+            self.issued += 1
             p, out = wl.next_lengths(k)
-            out = min(out, self.max_tokens) if self.max_tokens is not None else out
-            self.check_fit_one(k, p, out)
-            rid = self._new_request(t_a, p, out, int(wl.request_priority))
-            self.user_of[rid] = user
-            self._enqueue(rid)
+            if self.cfg.max_tokens is not None:
+                out = min(out, self.cfg.max_tokens)
+            session = -1
+            prefix = min(wl.prefix_tokens, p)
+            if wl.turns is not None:
+                c = self.conv.get(user)
+                if c is not None and c[2] + wl.next_followup(k) + out <= self.cfg.max_model_len:
+                    session, left, prefix = c[0], c[1] - 1, c[3]
+                    p = c[2] + wl.next_followup(k)
+                else:
+                    session = self.sessions
+                    self.sessions += 1
+                    left = wl.turns_of(session) - 1
+                self.conv[user] = [session, left, p + out, prefix]
+            group = user % wl.prefix_groups if wl.prefix_tokens else -1
+            yield (t_a, p, out, int(wl.request_priority), group,
+                   prefix if group >= 0 else 0, session, k, user)
 
-    def _key(self, rid):
-        return (int(self.PRIO[rid]), float(self.ARR[rid]), rid)
+    def waiting_by(self, t: float) -> int:
+        return sum(1 for t_u, _ in self.pending if t_u <= t)
 
-    def _enqueue(self, rid, front=False):
-        if self.priority_mode:
-            keys = [self._key(r) for r in self.waiting]
-            pos = bisect.bisect_left(keys, self._key(rid))
-            self.waiting.insert(pos, rid)
+    def finished(self, user, t: float) -> None:
+        t_next = t + self.wl.think_s
+        if t_next < self.wl.duration_s and t_next < self.until:
+            self.pending.append((t_next, user))
+            self.pending.sort()
+            c = self.conv.get(user)
+            if c is not None and c[1] > 0:
+                return
+        self.conv.pop(user, None)
+
+
+# =========================================================================== the engine
+
+class Engine:
+    """The scheduler of book/engine-reference.md, one step at a time (see :meth:`step`)."""
+
+    def __init__(self, wl: Workload, model, gpu, cost: StepCost, cfg, *, check: bool = True):
+        self.model, self.gpu, self.cost, self.cfg = model, gpu, cost, cfg
+        self.check_each_step = check
+        self.max_steps = 200_000
+        self.bs = cfg.block_size
+        self.N = cfg.num_gpu_blocks
+        self.v0 = cfg.engine == "v0"
+        self.caching = cfg.enable_prefix_caching
+        self.pool = Pool(self.N)
+        self.until = cfg.until_s if cfg.until_s is not None else math.inf
+        self.copies_per_block = model.kv_layers * (1 if model.mla_kv_lora_rank else 2)
+        self.swap_used = 0
+        self.reqs: list[Req] = []
+        self.running: list[Req] = []        # admission order
+        self.waiting: list[Req] = []        # fcfs: arrivals, victims in front; priority: sorted
+        self.swapped: deque[Req] = deque()
+        self.t = 0.0
+        # SGLang's new_token_ratio
+        self.ratio_init = float(cfg.init_new_token_ratio)
+        self.ratio_min = float(cfg.min_new_token_ratio)
+        decay = cfg.new_token_ratio_decay
+        self.ratio_decay = (float(decay) if decay is not None
+                            else (self.ratio_init - self.ratio_min) / 600)
+        self.steps_since_reset = 0
+        # records
+        self.rows: list[tuple] = []
+        self.pauses: list[list] = []
+        self.events: list[tuple] = []
+        self.queries = [0, 0]
+        self.hits = [0, 0]
+        self.stats = dict.fromkeys(STAT_NAMES, 0)
+        self.closed = wl.is_closed_loop
+        self.source = (ClosedSource if self.closed else OpenSource)(wl, cfg, self.until)
+        if not self.closed:
+            self._check_fit(list(zip(self.source.prompt, self.source.output)))
+
+    # ------------------------------------------------------------------ arrivals
+    def _check_fit(self, lengths, first: int = 0) -> None:
+        """A request that can never run is an error (as the fast engine reports it)."""
+        cfg, bs = self.cfg, self.bs
+        usable = self.N - cfg.watermark_blocks
+        checks = [
+            lambda p, o: p >= cfg.max_model_len,
+            lambda p, o: _blocks_for(p + min(o, cfg.max_model_len - p) - 1, bs) > usable,
+        ]
+        if cfg.admission == "guaranteed":
+            checks.append(lambda p, o: _blocks_for(
+                p + (cfg.max_tokens if cfg.max_tokens is not None
+                     else min(o, cfg.max_model_len - p)), bs) > self.N)
+        if not cfg.enable_chunked_prefill:
+            checks.append(lambda p, o: p + min(o, cfg.max_model_len - p) - 1
+                          > cfg.max_num_batched_tokens)
+        for test in checks:
+            for i, (p, o) in enumerate(lengths):
+                if test(p, o):
+                    raise KvsimError(f"request {first + i} (prompt {p}, output {o}) can never run "
+                                     f"on this engine (reference engine)")
+
+    def _pull(self, t: float) -> None:
+        for arrival, p, out, prio, group, prefix, session, index, user in self.source.pull(t):
+            if self.closed:
+                self._check_fit([(p, out)], first=index)
+            rid = len(self.reqs)
+            o = min(out, self.cfg.max_model_len - p)
+            stream = session if session >= 0 else -(rid + 1)
+            r = Req(rid, arrival, p, o, out, prio, group, prefix, stream, self.bs)
+            r.user = user
+            self.reqs.append(r)
+            self._enqueue(r)
+
+    def _key(self, r: Req):
+        return (r.priority, r.arrival, r.rid)
+
+    def _enqueue(self, r: Req, front: bool = False) -> None:
+        r.state = "waiting"
+        if self.cfg.scheduling_policy == "priority":
+            keys = [self._key(x) for x in self.waiting]
+            i = 0
+            while i < len(keys) and keys[i] < self._key(r):
+                i += 1
+            self.waiting.insert(i, r)
         elif front:
-            self.waiting.appendleft(rid)
+            self.waiting.insert(0, r)
         else:
-            self.waiting.append(rid)
+            self.waiting.append(r)
 
-    # ---------------------------------------------------------------- running
-    def generated_array(self, rids):
-        return self.G[rids]
+    # ------------------------------------------------------------------ blocks
+    def _grow(self, r: Req, tokens: int) -> None:
+        while len(r.table) < _blocks_for(tokens, self.bs):
+            r.table.append(self.pool.take())
 
-    def running_array(self):
-        if self._run_arr is None:
-            self._run_arr = np.array(self.running, dtype=np.int64)
-        return self._run_arr
+    def _short(self, r: Req, tokens: int) -> bool:
+        return _blocks_for(tokens, self.bs) - len(r.table) > self.pool.n_free
 
-    def _add_running(self, rid):
-        if self.priority_mode:
-            keys = [self._key(r) for r in self.running]
-            self.running.insert(bisect.bisect_right(keys, self._key(rid)), rid)
+    def _cache_prefix(self, r: Req, tokens: int) -> None:
+        """Shared-prefix blocks are cached as soon as a scheduled chunk fills them."""
+        if not self.caching or r.group < 0:
+            return
+        full = min(tokens, r.prefix_tokens) // self.bs
+        for i in range(r.shared, full):
+            h, tok = r.block_key(i)
+            self.pool.cache_shared(r.table[i], h, tok)
+        r.shared = max(r.shared, full)
+
+    def _free_blocks(self, r: Req, stored: int) -> None:
+        """Free ``r``'s blocks, last block first; full blocks stay cached (prefix caching)."""
+        pool = self.pool
+        if self.caching:
+            full = stored // self.bs
+            for i in range(max(r.prefix_blocks, r.shared), full):
+                h, tok = r.block_key(i)
+                pool.cache_stream(r.table[i], h, tok)
+        for i in range(len(r.table) - 1, -1, -1):
+            pool.release(r.table[i])
+        r.table = []
+        r.shared = 0
+
+    def _lookup(self, r: Req, tokens: int) -> list[Block]:
+        """The cached blocks ``r`` hits: the longest chain from its first block, whole blocks,
+        at most ``tokens - 1`` tokens. Each hit's token ids are checked against the request's."""
+        if not self.caching:
+            return []
+        hit = []
+        for i in range((tokens - 1) // self.bs):
+            h, tok = r.block_key(i)
+            b = self.pool.index.get(h)
+            if b is None:
+                break
+            assert b.hash == h
+            assert b.tokens == tok, (f"request {r.rid} hit block {b.bid} whose tokens differ "
+                                     f"at block {i}: {b.tokens[:2]}... vs {tok[:2]}...")
+            hit.append(b)
+        return hit
+
+    # ------------------------------------------------------------------ policies
+    def _planned(self, r: Req) -> int:
+        return self.cfg.max_tokens if self.cfg.max_tokens is not None else r.O
+
+    def _ratio(self) -> float:
+        return max(self.ratio_min, self.ratio_init - self.steps_since_reset * self.ratio_decay)
+
+    def _fewest_generated(self) -> Req:
+        return min(self.running, key=lambda x: (x.G, -x.P, -x.rid))
+
+    def _victim(self, requester: Req) -> Req:
+        adm = self.cfg.admission
+        if adm == "guaranteed":
+            raise RuntimeError("reference: guaranteed admission ran out of blocks")
+        if adm == "sglang":
+            self.steps_since_reset = 0
+            return self._fewest_generated()
+        if self.cfg.scheduling_policy == "fcfs":
+            return self.running[-1]
+        best = None
+        for x in self.running:        # the largest (priority, arrival); ties: earliest admitted
+            if best is None or (x.priority, x.arrival) > (best.priority, best.arrival):
+                best = x
+        return best
+
+    def _admits(self, r: Req, new_blocks: int, evictable: int, headroom: int) -> bool:
+        cfg, free = self.cfg, self.pool.n_free
+        if cfg.admission == "optimistic":
+            return new_blocks + evictable + headroom <= free
+        if cfg.admission == "guaranteed":
+            reserved = sum(_blocks_for(x.P + self._planned(x), self.bs) for x in self.running)
+            return (reserved + _blocks_for(r.P + self._planned(r), self.bs) <= self.N
+                    and new_blocks + evictable <= free)
+        # sglang
+        if new_blocks + evictable > free:
+            return False
+        if not self.running:
+            return True
+        ratio = self._ratio()
+        remaining = sum(max(self._planned(x) - x.G, 0) for x in self.running)
+        need_tokens = new_blocks * self.bs + ratio * self._planned(r)
+        return need_tokens + remaining * ratio <= (free - evictable) * self.bs
+
+    # ------------------------------------------------------------------ requests
+    def _open_pause(self, r: Req, mode: int) -> None:
+        """A pause starts at ``r``'s last token (a stall; or a preemption, which sets the mode)."""
+        if r.pause is None:
+            r.pause = [r.rid, r.last_token, NAN, mode]
+            self.pauses.append(r.pause)
         else:
-            self.running.append(rid)
-        self._run_arr = None
+            r.pause[3] = mode
 
-    def _remove_running(self, rid):
-        self.running.remove(rid)
-        if self.PFL[rid]:
-            self.prefilling.remove(rid)
-        self._run_arr = None
+    def _emit(self, r: Req, t1: float) -> bool:
+        """``r`` emits a token at ``t1``; returns True when the token closes a pause.
 
-    def _preempt(self, rid, t, step_state):
-        """Evict ``rid`` (all its blocks). Returns the swap-out bytes (0 for recompute)."""
-        self._remove_running(rid)
-        self.policy.released(rid)
-        blocks = int(self.BLK[rid])
-        self.NPRE[rid] += 1
-        step_state["preempted"] += 1
-        mode = 0
-        out_bytes = 0
-        decoding = self.PFL[rid] == 0
-        if (self.swap_mode and decoding and blocks
-                and self.swap_used + blocks <= self.swap_blocks_cap):
-            mode = 1
+        Every gap between two tokens is an inter-token sample (``max_gap_s``);
+        a pause's gap also counts in ``paused_s``.
+        """
+        closed = False
+        if math.isnan(r.first_token):
+            r.first_token = t1
+        else:
+            gap = t1 - r.last_token
+            if r.pause is not None:
+                r.pause[2] = t1
+                r.pause = None
+                r.paused += gap
+                closed = True
+            if gap > r.max_gap:
+                r.max_gap = gap
+        r.last_token = t1
+        r.G += 1
+        return closed
+
+    def _preempt(self, r: Req, st: dict) -> None:
+        cfg = self.cfg
+        decoding = not r.prefilling
+        stored = r.stored
+        self.running.remove(r)
+        r.preemptions += 1
+        st["preemptions"] += 1
+        self.stats["preemptions"] += 1
+        mode = RECOMPUTE
+        if cfg.preemption_mode == "swap" and decoding:
+            blocks = len(r.table)
+            if self.swap_used + blocks <= cfg.swap_space_blocks:
+                mode = SWAP
+            elif cfg.swap_space_full == "abort":
+                raise KvsimError(f"at t={self.t:.3f} s request {r.rid} must be swapped out "
+                                 f"({blocks} blocks) but the CPU swap space is full "
+                                 "(reference engine)")
+        if mode == SWAP:
+            r.swap_blocks = blocks
             self.swap_used += blocks
-            out_bytes = blocks * self.block_bytes
-            step_state["copies"] += blocks * self.copies_per_block
-            self.swapped.append(rid)
-            self.NSWAP[rid] += 1
-            self.free += blocks
+            st["swap_out_bytes"] += blocks * cfg.block_bytes
+            st["copies"] += blocks * self.copies_per_block
+            r.swaps += 1
+            self._free_blocks(r, 0)               # swap keeps nothing cached on the GPU
+            r.state = "swapped"
+            self.swapped.append(r)
         else:
-            # Discard the KV: everything computed so far is recomputed later.
-            computed = int(self.PFD[rid]) if not decoding else int(self.P[rid] + self.G[rid] - 1)
-            self.RECOMP[rid] += computed
-            self.free += blocks
-            self.BLK[rid] = 0
-            self.PFL[rid] = int(self.P[rid] + self.G[rid])
-            self.PFD[rid] = 0
-            self._enqueue(rid, front=True)
-        if self.G[rid] > 0 and rid not in self.open_pause:  # a pause continues until resumed
-            self.open_pause[rid] = len(self.pauses)
-            self.pauses.append([rid, float(self.LAST[rid]), _FLOAT_NAN, mode])
-        self.events.append((t, rid, mode))
-        return out_bytes
+            self._free_blocks(r, stored)
+            r.high = max(r.high, stored)
+            r.target = r.P + r.G
+            r.computed = 0
+            r.prefilling = True
+            self._enqueue(r, front=True)
+        if r.G > 0:
+            self._open_pause(r, mode)
+        self.events.append((self.t, r.rid, mode))
 
-    # ------------------------------------------------------------------- run
+    def _finish(self, r: Req, t1: float) -> None:
+        r.finish = t1
+        r.state = "finished"
+        self.running.remove(r)
+        self.source.finished(r.user, t1)
+        self._free_blocks(r, r.P + r.G - 1)
+
+    # ------------------------------------------------------------------ the loop
     def run(self) -> SimResult:
         while True:
-            busy = self.running or self.waiting or self.swapped
-            if not busy:
-                a = self.next_arrival()
+            if not (self.running or self.waiting or self.swapped):
+                a = self.source.next_time()
                 if a == math.inf or a >= self.until:
                     break
-                self.t = max(self.t, a)
+                if a > self.t:
+                    self.t = a
             if self.t >= self.until:
                 break
-            self.pull_arrivals(self.t)
+            if self.source.next_time() <= self.t:
+                self._pull(self.t)
             self.step()
-        self.pull_arrivals(min(self.t, math.nextafter(self.until, 0.0)))
+            self.stats["steps"] += 1
+            if self.stats["steps"] > self.max_steps:
+                raise RuntimeError(f"reference engine: more than {self.max_steps} steps "
+                                   f"(livelock?) at t={self.t}")
+            if self.check_each_step:
+                self.check()
+        self._pull(min(self.t, math.nextafter(self.until, 0.0)))
+        pool = self.pool
+        self.stats.update(evictions=pool.evicted, shared_copy_over_free=pool.over_free,
+                          shared_copy_over_held=pool.over_held,
+                          stream_copy_over_free=pool.stream_over_free)
         return self.result()
 
-    def step(self):
-        """Schedule one step; execute it, or a run of identical decode steps."""
+    def step(self) -> None:
+        cfg, pool, bs = self.cfg, self.pool, self.bs
         t0 = self.t
-        st = {"preempted": 0, "copies": 0}
-        swap_out = swap_in = 0
-        policy = self.policy
+        st = {"preemptions": 0, "swap_out_bytes": 0, "copies": 0}
 
-        # 1. decodes of running requests, in order; preempt on shortage.
-        run = self.running_array()
-        if self.prefilling:
-            dec = run[self.PFL[run] == 0]
-        else:
-            dec = run
-        if dec.size:
-            L = self.P[dec] + self.G[dec]
-            need = L > self.bs * self.BLK[dec]
-            nneed = int(np.count_nonzero(need))
-        else:
-            nneed = 0
-        if nneed > self.free:
-            swap_out = self._allocate_with_preemption(t0, st)
-            run = self.running_array()
-            dec = run[self.PFL[run] == 0] if self.prefilling else run
-        elif nneed:
-            self.BLK[dec] += need
-            self.free -= nneed
-        n_dec = int(dec.size)
+        # 1. SGLang: retract until every decode of this step has its block.
+        if cfg.admission == "sglang":
+            retracted = False
+            while sum(_blocks_for(r.P + r.G, bs) - len(r.table)
+                      for r in self.running if not r.prefilling) > pool.n_free:
+                self._preempt(self._fewest_generated(), st)
+                retracted = True
+            if retracted:
+                self.steps_since_reset = 0
 
-        # 2. prefill chunks for running requests still in prefill.
-        budget = self.max_batched - n_dec
-        chunks = []  # (rid, chunk)
-        for rid in self.prefilling:
+        # 2. running requests, one at a time
+        budget = cfg.max_num_batched_tokens
+        thr = cfg.long_prefill_token_threshold
+        if self.v0:
+            order = ([r for r in self.running if not r.prefilling]
+                     + [r for r in self.running if r.prefilling])
+        else:
+            order = list(self.running)
+        at_start = list(self.running)
+        scheduled: dict[Req, int] = {}
+        pass_preempted = False
+        cut = False
+        copies0 = pool.over_free
+        late_decoder_take = False      # a decode took a block after a copy over a free one
+        for r in order:
             if budget <= 0:
                 break
-            c = min(int(self.PFL[rid] - self.PFD[rid]), budget)
-            chunks.append((rid, c))
+            if r.state != "running":
+                continue                              # an earlier victim
+            if r.prefilling:
+                full = r.target - r.computed
+                if 0 < thr < full:
+                    full = thr
+                c = min(full, budget)
+                cut = cut or c < full
+            else:
+                c = 1
+            tokens = r.stored + c
+            stop = False
+            while self._short(r, tokens):
+                victim = self._victim(r)
+                self._preempt(victim, st)
+                pass_preempted = True
+                if victim is r:
+                    stop = True
+                    break
+                budget += scheduled.pop(victim, 0)
+            if stop:
+                break
+            if (not r.prefilling and pool.over_free > copies0
+                    and _blocks_for(tokens, bs) > len(r.table)):
+                late_decoder_take = True
+            self._grow(r, tokens)
+            if r.prefilling:
+                self._cache_prefix(r, tokens)
+            scheduled[r] = c
             budget -= c
+        stalled = [r for r in self.running if not r.prefilling and r not in scheduled]
+        # READING: the order of this step's finishes (see 5. effects) depends on whether
+        # every running request got its whole share in this pass.
+        everyone = (not pass_preempted and not cut
+                    and all(r in scheduled for r in at_start))
+        if everyone and late_decoder_take:
+            self.stats["decode_take_after_copy"] += 1
 
-        # 3. swap-ins, then admissions, only if nothing was preempted.
-        resumed_swap = []
-        admitted = False
-        if st["preempted"] == 0:
-            while self.swapped and len(self.running) < self.max_num_seqs and budget >= 1:
-                rid = self.swapped[0]
-                blocks = int(self.BLK[rid])
-                extra = 1 if self.P[rid] + self.G[rid] > self.bs * blocks else 0
-                if self.free - blocks - extra < self.watermark_blocks:
+        solo = [r for r in scheduled if not r.prefilling]
+        chunks = [(r, r.computed, c) for r, c in scheduled.items() if r.prefilling]
+
+        # 3. admission, only if nothing was preempted in this step
+        resumed = []
+        swap_in_bytes = 0
+        if st["preemptions"] == 0:
+            # V0: swapped requests come back first
+            while self.swapped and len(self.running) < cfg.max_num_seqs and budget >= 1:
+                r = self.swapped[0]
+                need = _blocks_for(r.P + r.G, bs)
+                if need + cfg.watermark_blocks > pool.n_free:
                     break
                 self.swapped.popleft()
-                self.swap_used -= blocks
-                self.free -= blocks + extra
-                self.BLK[rid] += extra
-                swap_in += blocks * self.block_bytes
-                st["copies"] += blocks * self.copies_per_block
-                self._add_running(rid)
-                policy.admitted(rid)
-                resumed_swap.append(rid)
+                self.swap_used -= r.swap_blocks
+                swap_in_bytes += r.swap_blocks * cfg.block_bytes
+                st["copies"] += r.swap_blocks * self.copies_per_block
+                self._grow(r, r.P + r.G)
+                self._admit_running(r)
+                resumed.append(r)
                 budget -= 1
-            while self.waiting and not self.swapped and len(self.running) < self.max_num_seqs:
-                rid = self.waiting[0]
-                pf = int(self.PFL[rid])
-                if budget <= 0 or (not self.chunked and pf > budget):
+            while (self.waiting and not self.swapped and len(self.running) < cfg.max_num_seqs
+                   and budget > 0):
+                r = self.waiting[0]
+                tokens = r.target
+                hit = self._lookup(r, tokens)
+                H = len(hit) * bs
+                c = tokens - H
+                if 0 < thr < c:
+                    c = thr
+                if not cfg.enable_chunked_prefill and c > budget:
                     break
-                blocks = -(-pf // self.bs)
-                if not policy.can_admit(rid, blocks):
+                c = min(c, budget)
+                upto = tokens if self.v0 else H + c
+                if cfg.scheduler_reserve_full_isl and not self.v0:
+                    new_blocks = _blocks_for(tokens, bs) - len(hit)
+                else:
+                    new_blocks = _blocks_for(upto, bs) - len(hit)
+                evictable = sum(1 for b in hit if b.ref == 0)
+                headroom = cfg.watermark_blocks if self.v0 or self.running else 0
+                if not self._admits(r, new_blocks, evictable, headroom):
                     break
-                self.waiting.popleft()
-                self.free -= blocks
-                self.BLK[rid] = blocks
-                self.PFD[rid] = 0
-                self._add_running(rid)
-                self.prefilling.append(rid)
-                policy.admitted(rid)
-                c = min(pf, budget)
-                chunks.append((rid, c))
+                self.waiting.pop(0)
+                self.stats["hit_blocks"] += len(hit)
+                for b in hit:
+                    pool.touch(b)
+                r.table = list(hit)
+                r.shared = min(len(hit), r.prefix_blocks)
+                self._grow(r, upto)
+                resumed_req = r.preemptions > 0
+                if self.caching:
+                    self.queries[resumed_req] += tokens
+                    self.hits[resumed_req] += H
+                if resumed_req:
+                    r.rescued += min(H, r.high)
+                elif self.caching:
+                    r.lookup_tokens, r.hit_tokens = tokens, H
+                r.computed = H
+                r.prefilling = True
+                self._cache_prefix(r, H + c)
+                self._admit_running(r)
+                chunks.append((r, H, c))
                 budget -= c
-                admitted = True
-            if self.priority_mode and len(self.prefilling) > 1:
-                order = {r: i for i, r in enumerate(self.running)}
-                self.prefilling.sort(key=order.__getitem__)
 
-        if not chunks and not resumed_swap and st["preempted"] == 0 and swap_out == 0 \
-                and not admitted and n_dec:
-            self._decode_run(dec, t0)
-            return
-        if not chunks and not n_dec and not resumed_swap:
-            if st["preempted"]:
-                # Everything running was evicted in this step; nothing computes.
-                dt = swap_out / self.pcie + st["copies"] * self.copy_ovh if swap_out else 0.0
-                self.t = t0 + dt
-                self._record_step(t0, self.t, dt, 0, 0, 0, 0, swap_out, swap_in, st)
+        # 4. duration
+        decode_seqs = len(solo) + len(resumed)
+        if not chunks and not decode_seqs:
+            if st["preemptions"]:
+                # Nothing computes: the step lasts as long as its swap copies. READING:
+                # the decoders the pass did not reach stall as in any step; SGLang's
+                # ratio does not decay (no batch ran).
+                dt = self.cost.swap_s(st["swap_out_bytes"], st["copies"])
+                t1 = t0 + dt
+                self.t = t1
+                self.stats["empty_steps"] += 1
+                self.stats["empty_steps_with_stalls"] += bool(stalled)
+                self.stats["stalls"] += len(stalled)
+                for r in stalled:
+                    self._open_pause(r, STALL)
+                self._record(t1, dt, dt, 0, 0, 0, 0, st, 0)
                 return
-            raise RuntimeError("kvsim engine made no progress (internal error): "
-                               f"t={t0}, waiting={len(self.waiting)}, free={self.free}")
-
-        # 4. cost of the step.
-        prefill_tokens = 0
-        flops = 0
-        kv_read = 0
-        if n_dec or resumed_swap:
-            ctx = int(self.P[dec].sum() + self.G[dec].sum()) if n_dec else 0
-            for rid in resumed_swap:
-                ctx += int(self.P[rid] + self.G[rid])
-            nd = n_dec + len(resumed_swap)
-            flops += self.flops_per_token * nd + self.attn_coef * ctx
-            kv_read += ctx
-        for rid, c in chunks:
-            done = int(self.PFD[rid])
+            raise RuntimeError(f"reference engine made no progress at t={t0}")
+        context = sum(r.P + r.G for r in solo) + sum(r.P + r.G for r in resumed)
+        pairs = kv_tokens = prefill_tokens = 0
+        for _, start, c in chunks:
+            pairs += attention_pairs(start, c)
+            kv_tokens += start + c
             prefill_tokens += c
-            flops += self.flops_per_token * c + attention_flops(self.model, done, c)
-            kv_read += done + c
-        dt = self.ovh + max(flops / self.F, (self.weight_read + self.kvb * kv_read) / self.B)
-        if swap_out or swap_in:
-            dt = dt + ((swap_out + swap_in) / self.pcie + st["copies"] * self.copy_ovh)
+        dt = self.cost.step_s(decode_seqs + prefill_tokens, decode_seqs + len(chunks), context,
+                              pairs, kv_tokens, st["swap_out_bytes"] + swap_in_bytes,
+                              st["copies"])
         t1 = t0 + dt
         self.t = t1
 
-        # 5. effects.
-        emitted = 0
-        finished = []
-        if n_dec:
-            self.G[dec] += 1
-            gap = t1 - t0
-            self.MAXGAP[dec] = np.maximum(self.MAXGAP[dec], gap)
-            self.LAST[dec] = t1
-            emitted += n_dec
-            done_mask = self.G[dec] >= self.O[dec]
-            if done_mask.any():
-                finished.extend(dec[done_mask].tolist())
-        for rid in resumed_swap:
-            self.G[rid] += 1
-            self._end_pause(rid, t1)
-            self.LAST[rid] = t1
-            emitted += 1
-            if self.G[rid] >= self.O[rid]:
-                finished.append(rid)
-        for rid, c in chunks:
-            self.PFD[rid] += c
-            if self.PFD[rid] >= self.PFL[rid]:
-                self.PFL[rid] = 0
-                self.PFD[rid] = 0
-                self.prefilling.remove(rid)
-                self.G[rid] += 1
+        # 5. effects
+        emitted = decode_seqs
+        regular = 0
+        done: list[Req] = []
+
+        def decode(r):
+            nonlocal regular
+            if not self._emit(r, t1):
+                regular += 1
+            if r.G >= r.O:
+                done.append(r)
+
+        for r in resumed:
+            self._emit(r, t1)
+            if r.G >= r.O:
+                done.append(r)
+        if not everyone:
+            for r in solo:
+                decode(r)
+        for r, start, c in chunks:
+            end = start + c
+            if r.high > start:
+                r.recomputed += min(end, r.high) - start
+            r.computed = end
+            if r.computed >= r.target:
+                r.prefilling = False
                 emitted += 1
-                if math.isnan(self.FIRST[rid]):
-                    self.FIRST[rid] = t1
-                else:
-                    self._end_pause(rid, t1)
-                self.LAST[rid] = t1
-                if self.G[rid] >= self.O[rid]:
-                    finished.append(rid)
-        self._run_arr = None
-        for rid in finished:
-            self._finish(rid, t1)
-        policy.stepped(1)
-        self._record_step(t0, t1, dt, n_dec, prefill_tokens, n_dec + len(resumed_swap),
-                          emitted, swap_out, swap_in, st)
+                self._emit(r, t1)
+                if r.G >= r.O:
+                    done.append(r)
+        if everyone:
+            # READING (order of finishes in a step, which the spec leaves open): kvsim's
+            # decode group finishes after the prefills, in request-id order.
+            for r in sorted(solo, key=lambda x: x.rid):
+                decode(r)
+        for r in done:
+            self._finish(r, t1)
+        self.stats["stalls"] += len(stalled)
+        for r in stalled:
+            self._open_pause(r, STALL)
+        self.steps_since_reset += 1
+        self._record(t1, dt, t1 - t0, regular, prefill_tokens, decode_seqs, emitted, st,
+                     swap_in_bytes)
 
-    def _end_pause(self, rid, t1):
-        gap = t1 - self.LAST[rid]
-        if gap > self.MAXGAP[rid]:
-            self.MAXGAP[rid] = gap
-        idx = self.open_pause.pop(rid, None)
-        if idx is not None:
-            self.pauses[idx][2] = t1
-            self.PAUSED[rid] += gap
+    def _admit_running(self, r: Req) -> None:
+        r.state = "running"
+        self.running.append(r)
 
-    def _finish(self, rid, t1):
-        self.FIN[rid] = t1
-        self.free += int(self.BLK[rid])
-        self.BLK[rid] = 0
-        self.running.remove(rid)
-        self._run_arr = None
-        self.policy.released(rid)
-        if self.closed:
-            user = self.user_of.pop(rid)
-            t_next = t1 + self.wl.think_s
-            if t_next < self.wl.duration_s and t_next < self.until:
-                bisect.insort(self.closed_pending, (t_next, user))
+    def _record(self, t1, dt, gap, regular, prefill_tokens, decode_tokens, emitted, st,
+                swap_in_bytes) -> None:
+        self.rows.append((t1, dt, self.pool.n_used, self.pool.cached, len(self.running),
+                          len(self.waiting) + self.source.waiting_by(t1), len(self.swapped),
+                          st["preemptions"], regular, prefill_tokens, decode_tokens, emitted,
+                          st["swap_out_bytes"], swap_in_bytes, gap))
 
-    def _allocate_with_preemption(self, t, st):
-        """Slow path: blocks are short. vLLM: walk the running queue in order;
-        while the current request cannot grow, evict the last one (possibly
-        itself). SGLang: retract the request with the fewest generated tokens
-        until every decode fits."""
-        if not self.policy.preempts:
-            raise RuntimeError("kvsim: a policy that never preempts ran out of blocks (internal error)")
-        swap_out = 0
-        bs = self.bs
-        if self.policy.name == "sglang":
-            while True:
-                run = self.running_array()
-                dec = run[self.PFL[run] == 0]
-                need = int(np.count_nonzero(self.P[dec] + self.G[dec] > bs * self.BLK[dec]))
-                if need <= self.free:
-                    break
-                victim = min(self.running, key=lambda r: (int(self.G[r]), -int(self.P[r]), -r))
-                swap_out += self._preempt(victim, t, st)
-            self.policy.retracted()
-            if need:
-                mask = self.P[dec] + self.G[dec] > bs * self.BLK[dec]
-                self.BLK[dec] += mask
-                self.free -= need
-            return swap_out
-        queue = list(self.running)
-        i = 0
-        while i < len(queue):
-            rid = queue[i]
-            if self.PFL[rid] == 0 and self.P[rid] + self.G[rid] > bs * self.BLK[rid]:
-                while self.free < 1:
-                    victim = queue[-1]
-                    swap_out += self._preempt(victim, t, st)
-                    queue.pop()
-                    if victim == rid:
-                        break
-                else:
-                    self.BLK[rid] += 1
-                    self.free -= 1
-            i += 1
-        return swap_out
+    # ------------------------------------------------------------------ invariants
+    def check(self) -> None:
+        """The books after a step (assertions)."""
+        pool, bs = self.pool, self.bs
+        pool.check()
+        holders: dict[int, int] = {}
+        for r in self.reqs:
+            if r.state != "running":
+                assert not r.table, f"request {r.rid} ({r.state}) holds GPU blocks"
+                continue
+            # a request holds the blocks of its stored tokens; V0 those of a whole prefill
+            expect = _blocks_for(r.target if self.v0 and r.prefilling else r.stored, bs)
+            assert len(r.table) == expect, f"request {r.rid} holds {len(r.table)} != {expect}"
+            assert len(set(b.bid for b in r.table)) == len(r.table)
+            for b in r.table:
+                holders[b.bid] = holders.get(b.bid, 0) + 1
+            for i in range(r.shared):
+                b = r.table[i]
+                h, tok = r.block_key(i)
+                assert b.hash == h and b.tokens == tok, f"request {r.rid} block {i} content"
+        for b in pool.blocks:
+            n = holders.get(b.bid, 0)
+            assert b.ref == n, f"{b}: reference count {b.ref} but {n} block tables hold it"
+        assert len(self.running) <= self.cfg.max_num_seqs
+        assert 0 <= self.swap_used <= self.cfg.swap_space_blocks
+        assert self.swap_used == sum(r.swap_blocks for r in self.swapped)
 
-    def _decode_run(self, dec, t0):
-        """One pure decode step (blocks already taken)."""
-        n = int(dec.size)
-        S = int((self.P[dec] + self.G[dec]).sum())
-        dt = self._decode_dt_scalar(n, S)
-        t1 = t0 + dt
-        self.G[dec] += 1
-        self.MAXGAP[dec] = np.maximum(self.MAXGAP[dec], t1 - t0)
-        self.LAST[dec] = t1
-        self.t = t1
-        self.policy.stepped(1)
-        fin = dec[self.G[dec] >= self.O[dec]]
-        for rid in fin.tolist():
-            self._finish(rid, t1)
-        st = {"preempted": 0, "copies": 0}
-        self._record_step(t0, t1, dt, n, 0, n, n, 0, 0, st)
-
-    def _decode_dt_scalar(self, n, S):
-        flops = self.flops_per_token * n + self.attn_coef * S
-        return self.ovh + max(flops / self.F, (self.weight_read + self.kvb * S) / self.B)
-
-    def _waiting_counts(self, ends):
-        """Queue length after each step: waiting now + arrivals by each step's end."""
-        base = len(self.waiting)
-        extra = np.zeros(len(ends), np.int64)
-        if self.next_open < self.open_n:
-            extra += np.searchsorted(self.open_arr, ends, side="right") - self.next_open
-        if self.closed_pending:
-            times = np.array([p[0] for p in self.closed_pending])
-            extra += np.searchsorted(times, ends, side="right")
-        return base + extra
-
-    def _record_step(self, t0, t1, dt, n_dec, prefill_tokens, decode_tokens, emitted,
-                     swap_out, swap_in, st):
-        r = self.tl_rows
-        r["t_s"].append(t1)
-        r["dt_s"].append(dt)
-        r["kv_blocks_used"].append(self.total_blocks - self.free)
-        r["running"].append(len(self.running))
-        r["waiting"].append(int(self._waiting_counts(np.array([t1]))[0]))
-        r["swapped"].append(len(self.swapped))
-        r["preemptions"].append(st["preempted"])
-        r["decoding"].append(n_dec)
-        r["prefill_tokens"].append(prefill_tokens)
-        r["decode_tokens"].append(decode_tokens)
-        r["emitted_tokens"].append(emitted)
-        r["swap_out_bytes"].append(swap_out)
-        r["swap_in_bytes"].append(swap_in)
-        r["gap_s"].append(t1 - t0)
-        self._flush_rows()
-
-    def _flush_rows(self):
-        r = self.tl_rows
-        if r["t_s"]:
-            self.tl_chunks.append({k: np.asarray(v, dtype=_TL_COLS[k]) for k, v in r.items()})
-            for v in r.values():
-                v.clear()
-
-    # ---------------------------------------------------------------- result
+    # ------------------------------------------------------------------ result
     def result(self) -> SimResult:
-        self._flush_rows()
-        if self.tl_chunks:
-            tl = {k: np.concatenate([c[k] for c in self.tl_chunks]).astype(dt, copy=False)
-                  for k, dt in _TL_COLS.items()}
-        else:
-            tl = {k: np.zeros(0, dt) for k, dt in _TL_COLS.items()}
-        n = self.n_req
-        first, fin = self.FIRST[:n].copy(), self.FIN[:n].copy()
+        rq = self.reqs
+        f = lambda vals: np.array(vals, dtype=np.float64)         # noqa: E731
+        i = lambda vals: np.array(vals, dtype=np.int64)           # noqa: E731
+        arrival = f([r.arrival for r in rq])
+        first = f([r.first_token for r in rq])
         requests = {
-            "arrival_s": self.ARR[:n].copy(),
-            "first_token_s": first,
-            "finish_s": fin,
-            "ttft_s": first - self.ARR[:n],
-            "prompt_tokens": self.P[:n].copy(),
-            "output_tokens": self.O[:n].copy(),
-            "generated_tokens": self.G[:n].copy(),
-            "preemptions": self.NPRE[:n].copy(),
-            "recomputed_tokens": self.RECOMP[:n].copy(),
-            "swaps": self.NSWAP[:n].copy(),
-            "max_gap_s": self.MAXGAP[:n].copy(),
-            "paused_s": self.PAUSED[:n].copy(),
-            "priority": self.PRIO[:n].copy(),
+            "arrival_s": arrival, "first_token_s": first,
+            "finish_s": f([r.finish for r in rq]), "ttft_s": first - arrival,
+            "prompt_tokens": i([r.P for r in rq]), "output_tokens": i([r.O for r in rq]),
+            "generated_tokens": i([r.G for r in rq]),
+            "preemptions": i([r.preemptions for r in rq]),
+            "recomputed_tokens": i([r.recomputed for r in rq]),
+            "rescued_tokens": i([r.rescued for r in rq]),
+            "swaps": i([r.swaps for r in rq]),
+            "max_gap_s": f([r.max_gap for r in rq]), "paused_s": f([r.paused for r in rq]),
+            "priority": i([r.priority for r in rq]), "truncated": i([r.truncated for r in rq]),
+            "prefix_lookup_tokens": i([r.lookup_tokens for r in rq]),
+            "prefix_hit_tokens": i([r.hit_tokens for r in rq]),
         }
-        pz = np.array(self.pauses, dtype=float).reshape(-1, 4)
-        pauses = {"request": pz[:, 0].astype(np.int64), "start_s": pz[:, 1], "end_s": pz[:, 2],
-                  "mode": pz[:, 3].astype(np.int64)}
-        ev = np.array(self.events, dtype=float).reshape(-1, 3)
-        events = {"t_s": ev[:, 0], "request": ev[:, 1].astype(np.int64),
-                  "mode": ev[:, 2].astype(np.int64)}
-        cfg = {k: v for k, v in self.o.items()}
-        cfg.update(
-            model=self.model.name, gpu=self.gpu.name, num_gpu_blocks=self.total_blocks,
-            watermark_blocks=self.watermark_blocks, max_num_batched_tokens=self.max_batched,
-            kv_bytes_per_token=self.kvb, block_bytes=self.block_bytes,
-            swap_space_blocks=self.swap_blocks_cap, simulated_s=float(self.t),
-        )
-        return SimResult(Table(requests), Table(tl), Table(pauses), Table(events), cfg)
-
-
-_TL_COLS = {
-    "t_s": np.float64, "dt_s": np.float64, "kv_blocks_used": np.int64, "running": np.int64,
-    "waiting": np.int64, "swapped": np.int64, "preemptions": np.int64, "decoding": np.int64,
-    "prefill_tokens": np.int64, "decode_tokens": np.int64, "emitted_tokens": np.int64,
-    "swap_out_bytes": np.int64, "swap_in_bytes": np.int64, "gap_s": np.float64,
-}
+        names = ("t_s", "dt_s", "kv_blocks_used", "kv_blocks_cached", "running", "waiting",
+                 "swapped", "preemptions", "decoding", "prefill_tokens", "decode_tokens",
+                 "emitted_tokens", "swap_out_bytes", "swap_in_bytes", "gap_s")
+        floats = {"t_s", "dt_s", "gap_s"}
+        timeline = {name: (f if name in floats else i)([row[k] for row in self.rows])
+                    for k, name in enumerate(names)}
+        pauses = {"request": i([p[0] for p in self.pauses]),
+                  "start_s": f([p[1] for p in self.pauses]),
+                  "end_s": f([p[2] for p in self.pauses]),
+                  "mode": i([p[3] for p in self.pauses])}
+        events = {"t_s": f([e[0] for e in self.events]), "request": i([e[1] for e in self.events]),
+                  "mode": i([e[2] for e in self.events])}
+        config = self.cfg.to_dict()
+        config.update(model=self.model.name, gpu=self.gpu.name, simulated_s=float(self.t),
+                      prefix_cache_queries=self.queries[0], prefix_cache_hits=self.hits[0],
+                      prefix_cache_resumed_queries=self.queries[1],
+                      prefix_cache_resumed_hits=self.hits[1],
+                      prefix_cache_evicted_blocks=self.pool.evicted)
+        return SimResult(Table(requests), Table(timeline), Table(pauses), Table(events), config)

@@ -24,8 +24,17 @@ NOTEBOOK = Path(__file__).resolve().parents[1] / "book" / "ch01-bytes-and-capaci
 
 
 def belgavi(kv_dtype=None):
-    return kvsim.kv_budget("l40s-48gb", "llama-2-7b", gpu_memory_utilization=0.60,
-                           activation_bytes=2 * GB, kv_dtype=kv_dtype)
+    """Belgavi as vLLM V1 budgets it on the A40 (the chapter's ``belgavi``)."""
+    return kvsim.kv_budget("a40-48gb", "llama-2-7b", gpu_memory_utilization=0.60,
+                           kv_dtype=kv_dtype)
+
+
+def seed_sum():
+    """Seed 000's back-of-envelope reading (the chapter's ``seed_sum``)."""
+    card = dataclasses.replace(kvsim.get_gpu("a40-48gb"), name="48 GB datasheet",
+                               memory_bytes=48 * GB)
+    return kvsim.kv_budget(card, "llama-2-7b", gpu_memory_utilization=0.60,
+                           activation_bytes=2 * GB, engine="v0")
 
 
 def h100(kv_dtype=None):
@@ -92,14 +101,14 @@ def test_config_json_of_llama_31_8b_gives_the_preset_figures(tmp_path):
 # --- the Belgavi budget (seed 000) --------------------------------------------------
 
 def test_seed000_belgavi_budget_in_decimal_gb():
-    b = belgavi()
+    b = seed_sum()
     assert b.usable_bytes == 28_800_000_000               # 48 GB x 0.60
     assert round(b.weight_bytes / GB, 1) == 13.5
     assert round(b.kv_bytes / GB, 1) == 13.3
 
 
 def test_seed000_belgavi_decimal_reading_26600_tokens_1700_blocks_24_requests():
-    b = belgavi()
+    b = seed_sum()
     seed_pool = round(b.kv_bytes / (GB // 10)) * (GB // 10)
     seed_per_token = b.kv_bytes_per_token * MB // MiB
     assert (seed_pool, seed_per_token) == (13_300_000_000, 500_000)
@@ -110,20 +119,30 @@ def test_seed000_belgavi_decimal_reading_26600_tokens_1700_blocks_24_requests():
 
 
 def test_belgavi_binary_reading_is_smaller_by_the_mib_mb_ratio():
-    b = belgavi()
+    b = seed_sum()
     assert (b.blocks, b.tokens, b.max_concurrent(850 + 250)) == (1_588, 25_408, 23)
     assert b.kv_bytes / b.kv_bytes_per_token == pytest.approx(25_411.9, abs=0.05)
     assert round(100 * (MiB / MB - 1), 1) == 4.9
     assert round(100 * (GiB / GB - 1), 1) == 7.4
-    assert round(b.kv_bytes / GiB, 2) == 12.41
     assert b.kv_bytes == 13_323_168_768
 
 
-def test_seed000_longer_answers_capacity_about_18_decimal_17_kvsim():
+def test_belgavi_on_an_a40_as_vllm_v1_budgets_it():
+    """CUDA's 44.34 GiB x 0.60, minus weights and ~0.49 GiB of profiling peak and CUDA
+    context: 14.56 GB (13.56 GiB), 1,735 usable blocks, 25 requests of 1,100 tokens."""
+    b = belgavi()
+    assert round(b.gpu.memory_bytes / GiB, 2) == 44.34
+    assert round(b.activation_bytes / GiB, 2) == 0.49
+    assert round(b.kv_bytes / GB, 2) == 14.56 and round(b.kv_bytes / GiB, 2) == 13.56
+    assert (b.blocks, b.tokens, b.max_concurrent(850 + 250)) == (1_735, 27_760, 25)
+
+
+def test_seed000_longer_answers_capacity_about_18():
     b = belgavi()
     assert round(26_600 / (850 + 600)) == 18
     assert b.blocks_for(1_450) == 91 and 91 * 16 - 1_450 == 6
-    assert b.max_concurrent(850 + 600) == 17
+    assert seed_sum().max_concurrent(850 + 600) == 17
+    assert b.max_concurrent(850 + 600) == 19
 
 
 def test_blocks_and_internal_fragmentation():
@@ -134,7 +153,8 @@ def test_blocks_and_internal_fragmentation():
 
 
 def test_fp8_doubles_the_belgavi_pool():
-    assert belgavi("fp8").tokens == 2 * belgavi().tokens == 50_816
+    assert belgavi("fp8").vllm_blocks == 2 * belgavi().vllm_blocks
+    assert belgavi("fp8").tokens == 2 * belgavi().tokens + 16      # one null block either way
 
 
 # --- sizing max_num_seqs (seed 003) ------------------------------------------------
@@ -143,24 +163,29 @@ def test_seed003_50_gib_holds_409600_tokens_and_68_requests_at_6k():
     tokens = 50 * GiB // kvsim.kv_bytes_per_token("llama-3.1-8b")
     assert tokens == 409_600
     assert tokens // 6_000 == 68
+    assert round(256 / 68, 2) == 3.76
 
 
-def test_seed003_h100_budget_is_about_50_gib_and_fits_68_at_6k_default_256_over_admits_nearly_4x():
+def test_seed003_h100_budget_from_what_cuda_reports_fits_74_at_6k():
+    """79.18 GiB x 0.90 minus 14.96 GiB of weights and 1.57 GiB of activations: 54.73 GiB,
+    74 requests at 6k; V1's default of 1,024 sequences admits 13.8 times that."""
     b = h100()
-    assert round(b.kv_bytes / GiB) == 50
-    assert b.max_concurrent(6_000) == 68
-    assert round(256 / b.max_concurrent(6_000), 2) == 3.76
-    assert h100("fp8").max_concurrent(6_000) == 137
+    assert round(b.kv_bytes / GiB, 2) == 54.73
+    assert b.max_concurrent(6_000) == 74
+    cfg = kvsim.simulate([], model="llama-3.1-8b", gpu="h100-80gb").config
+    assert cfg["max_num_seqs"] == 1024
+    assert round(1024 / b.max_concurrent(6_000), 1) == 13.8
+    assert h100("fp8").max_concurrent(6_000) == 149
 
 
 # --- the chapter's widgets and charts agree with kvsim -------------------------------
 
 def test_calculator_report_is_kv_budget():
-    rep = widgets.capacity_report("llama-2-7b", "l40s-48gb", gpu_memory_utilization=0.60,
+    rep = widgets.capacity_report("llama-2-7b", "a40-48gb", gpu_memory_utilization=0.60,
                                   prompt_tokens=850, output_tokens=250)
     b = belgavi()
     assert (rep["kv_bytes"], rep["blocks"], rep["tokens"], rep["max_concurrent"]) == \
-        (b.kv_bytes, b.blocks, b.tokens, 23)
+        (b.kv_bytes, b.blocks, b.tokens, 25)
     assert "GB" in widgets.report_html(rep) and "GiB" in widgets.report_html(rep)
 
 
@@ -172,27 +197,27 @@ def test_calculator_shows_the_error_in_the_widget_not_a_traceback():
         (only,) = w.children[-1].outputs
         return only["data"]["text/html"]
 
-    assert "Concurrent requests" in shown() and ">23<" in shown()
+    assert "Concurrent requests" in shown() and ">25<" in shown()
     w.children[0].value = "llama-3.1-70b"              # 141 GB of weights on a 48 GB card
     assert "gpu_memory_utilization" in shown() and "Concurrent" not in shown()
     w.children[0].value = "llama-2-7b"
     w.children[1].value = "fp8"
-    fp8 = belgavi("fp8").max_concurrent(1_100)          # 3,176 blocks // 69 per request
-    assert fp8 == 46 and f">{fp8}<" in shown()
+    fp8 = belgavi("fp8").max_concurrent(1_100)          # 3,471 blocks // 69 per request
+    assert fp8 == 50 and f">{fp8}<" in shown()
 
 
 def test_capacity_grid_matches_kv_budget_and_marks_impossible_points_zero():
-    rows = charts.capacity_grid(["llama-2-7b"], "l40s-48gb", kv_dtypes=("bf16",),
-                                utilizations=[0.30, 0.60], output_tokens=[250, 600],
+    rows = charts.capacity_grid(["llama-2-7b"], "a40-48gb", kv_dtypes=("bf16",),
+                                utilizations=[0.28, 0.60], output_tokens=[250, 600],
                                 prompt_tokens=850)
     got = {(r["util"], r["answer"]): r["requests"] for r in rows}
-    assert got[(0.6, 250)] == 23 and got[(0.6, 600)] == 17
-    assert got[(0.3, 250)] == 0                        # weights + overhead exceed 14.4 GB
+    assert got[(0.6, 250)] == 25 and got[(0.6, 600)] == 19
+    assert got[(0.28, 250)] == 0                       # weights + overhead exceed 13.3 GB
 
 
 def test_budget_chart_parts_add_up_to_the_gpu():
     rows = charts.budget_data({"b": belgavi()})
-    assert sum(r["gb"] for r in rows) == pytest.approx(48.0, abs=0.02)
+    assert sum(r["gb"] for r in rows) == pytest.approx(47.61, abs=0.02)
     assert [r["part"] for r in rows][2] == "KV cache"
 
 
@@ -228,7 +253,9 @@ def test_notebook_glue_matches_kvsim():
     assert g["b_kv_bytes"] == b.kv_bytes and g["b_blocks"] == b.blocks and g["b_tokens"] == b.tokens
     assert g["b_requests"] == b.max_concurrent(1_100) and g["b_requests_long"] == b.max_concurrent(1_450)
     assert g["seed_tokens"] == 26_600 and round(g["seed_requests"]) == 24
-    assert g["h_tokens"] == h.tokens and g["h_requests"] == h.max_concurrent(6_000) == g["seed3_requests"]
+    assert g["h_tokens"] == h.tokens and g["h_requests"] == h.max_concurrent(6_000) == 74
+    assert g["seed3_requests"] == 68 and g["default_max_num_seqs"] == 1024
+    assert g["s_kv_gb"] == seed_sum().kv_bytes / GB
     assert g["ex_max_seqs"] == exercises.expected("ch01-max-num-seqs")
 
 

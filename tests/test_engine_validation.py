@@ -2,8 +2,10 @@
 
 Covers every engine option of ``kvsim.simulate`` (``kvsim.ENGINE_DEFAULTS`` and the
 cost-model constants of ``kvsim.CostModel``): negative, NaN, infinite, wrong type and
-out-of-range values, unknown option names, unknown models and GPUs, weights that do
-not fit the memory budget, workloads of the wrong type, and
+out-of-range values, unknown option names (the retired ``mfu`` and ``hbm_efficiency``
+among them), combinations kvsim refuses (swap with engine V1, two pinned pools), the
+defaults each engine mode fills in for the options left ``None``, unknown models and
+GPUs, weights that do not fit the memory budget, workloads of the wrong type, and
 ``SimResult.summary(warmup_s=...)`` outside the run. Explained in chapter 2
 (engine options) and the conventions of design §6 (one-line errors).
 """
@@ -16,11 +18,12 @@ import pytest
 
 import kvsim
 from kvsim.costs import CostModel
-from kvsim.options import ENGINE_DEFAULTS
+from kvsim.options import ENGINE_DEFAULTS, EngineConfig, resolve_options
 
 R = kvsim.Request
 MODEL = "llama-2-7b"
-GPU = "l40s-48gb"
+GPU = "a40-48gb"                       # the seeds' 48 GB card
+MAX_MODEL_LEN = 4096                   # Llama-2's max_position_embeddings
 ONE = [R(0.0, 16, 4)]
 NAN, INF = float("nan"), float("inf")
 
@@ -43,7 +46,18 @@ def error_of(**opts) -> str:
 
 # (option, bad value, a fragment of the valid range the message must state)
 BLOCKS = "1, 2, 4, 8, 16, 32, 64, 128, 256"
+# vLLM's log line counts every block; V1 keeps one as the null block, so the least
+# pool it can log is two blocks of 16 tokens (V0: one).
+LOG_TOKENS_V1 = f"[{2 * 16}, {10**12}]"
+MODEL_LEN = f"[1, {MAX_MODEL_LEN}]"
 BAD_OPTIONS = [
+    ("engine", "v2", "v1, v0"),
+    ("engine", "V1", "v1, v0"),
+    ("engine", None, "v1, v0"),
+    ("engine", 1, "v1, v0"),
+    ("usage_context", "batch", "server, llm"),
+    ("usage_context", "Server", "server, llm"),
+    ("usage_context", None, "server, llm"),
     ("gpu_memory_utilization", -0.1, "(0, 1]"),
     ("gpu_memory_utilization", 0, "(0, 1]"),
     ("gpu_memory_utilization", 1.5, "(0, 1]"),
@@ -68,6 +82,14 @@ BAD_OPTIONS = [
     ("num_gpu_blocks", NAN, "[1, 1000000000]"),
     ("num_gpu_blocks", "many", "[1, 1000000000]"),
     ("num_gpu_blocks", True, "[1, 1000000000]"),
+    ("kv_cache_tokens", 0, LOG_TOKENS_V1),
+    ("kv_cache_tokens", -1, LOG_TOKENS_V1),
+    ("kv_cache_tokens", 16, LOG_TOKENS_V1),             # one block: no room beside the null one
+    ("kv_cache_tokens", 10**12 + 1, LOG_TOKENS_V1),
+    ("kv_cache_tokens", 2.5, LOG_TOKENS_V1),
+    ("kv_cache_tokens", NAN, LOG_TOKENS_V1),
+    ("kv_cache_tokens", "many", LOG_TOKENS_V1),
+    ("kv_cache_tokens", True, LOG_TOKENS_V1),
     ("max_num_seqs", 0, "[1, 1000000]"),
     ("max_num_seqs", -1, "[1, 1000000]"),
     ("max_num_seqs", 2.5, "[1, 1000000]"),
@@ -78,9 +100,25 @@ BAD_OPTIONS = [
     ("max_num_batched_tokens", NAN, "[1, 100000000]"),
     ("max_num_batched_tokens", "x", "[1, 100000000]"),
     ("max_num_batched_tokens", 100, ">= max_num_seqs (256)"),
+    ("max_model_len", MAX_MODEL_LEN + 1, MODEL_LEN),      # above the model's
+    ("max_model_len", 8000, MODEL_LEN),
+    ("max_model_len", 0, MODEL_LEN),
+    ("max_model_len", -1, MODEL_LEN),
+    ("max_model_len", 2.5, MODEL_LEN),
+    ("max_model_len", "long", MODEL_LEN),
     ("enable_chunked_prefill", "maybe", "true or false"),
     ("enable_chunked_prefill", 2, "true or false"),
     ("enable_chunked_prefill", None, "true or false"),
+    ("long_prefill_token_threshold", -1, "[0, 100000000]"),
+    ("long_prefill_token_threshold", 10**8 + 1, "[0, 100000000]"),
+    ("long_prefill_token_threshold", 2.5, "[0, 100000000]"),
+    ("long_prefill_token_threshold", NAN, "[0, 100000000]"),
+    ("long_prefill_token_threshold", "x", "[0, 100000000]"),
+    ("scheduler_reserve_full_isl", "maybe", "true or false"),
+    ("scheduler_reserve_full_isl", 2, "true or false"),
+    ("enable_prefix_caching", "yes", "true or false"),
+    ("enable_prefix_caching", 1, "true or false"),
+    ("enable_prefix_caching", "on", "true or false"),
     ("watermark", -0.01, "[0, 1)"),
     ("watermark", 1.0, "[0, 1)"),
     ("watermark", NAN, "[0, 1)"),
@@ -91,6 +129,9 @@ BAD_OPTIONS = [
     ("swap_space_bytes", 1.5, ">= 0"),
     ("swap_space_bytes", NAN, ">= 0"),
     ("swap_space_bytes", "4GiB", ">= 0"),
+    ("swap_space_full", "drop", "abort, recompute"),
+    ("swap_space_full", "Abort", "abort, recompute"),
+    ("swap_space_full", None, "abort, recompute"),
     ("scheduling_policy", "lifo", "fcfs, priority"),
     ("scheduling_policy", "FCFS", "fcfs, priority"),
     ("max_tokens", 0, ">= 1"),
@@ -125,12 +166,23 @@ BAD_OPTIONS = [
     ("step_overhead_s", -1, "[0, 10]"),
     ("step_overhead_s", NAN, "[0, 10]"),
     ("step_overhead_s", 11, "[0, 10]"),
-    ("mfu", 0, "(0, 1]"),
-    ("mfu", 1.5, "(0, 1]"),
-    ("mfu", -1, "(0, 1]"),
-    ("hbm_efficiency", 0, "(0, 1]"),
-    ("hbm_efficiency", 1.5, "(0, 1]"),
-    ("hbm_efficiency", NAN, "(0, 1]"),
+    ("step_overhead_s", "x", "[0, 10]"),
+    ("seq_overhead_s", -1, "[0, 1]"),
+    ("seq_overhead_s", 2, "[0, 1]"),
+    ("seq_overhead_s", NAN, "[0, 1]"),
+    ("matmul_efficiency", 0, "(0, 1]"),
+    ("matmul_efficiency", 1.5, "(0, 1]"),
+    ("matmul_efficiency", -1, "(0, 1]"),
+    ("matmul_efficiency", NAN, "(0, 1]"),
+    ("memory_efficiency", 0, "(0, 1]"),
+    ("memory_efficiency", 1.5, "(0, 1]"),
+    ("memory_efficiency", NAN, "(0, 1]"),
+    ("kernel_latency_s", -1e-6, "[0, 1]"),
+    ("kernel_latency_s", 2, "[0, 1]"),
+    ("kernel_latency_s", INF, "[0, 1]"),
+    ("attention_efficiency", 0, "(0, 1]"),
+    ("attention_efficiency", 1.5, "(0, 1]"),
+    ("attention_efficiency", NAN, "(0, 1]"),
     ("swap_copy_overhead_s", -1e-6, "[0, 1]"),
     ("swap_copy_overhead_s", 2, "[0, 1]"),
     ("pcie_bytes_per_s", 0, "> 0"),
@@ -180,26 +232,134 @@ def test_every_engine_option_has_bad_values_above():
     assert set(ENGINE_DEFAULTS) | set(CostModel.names()) == covered
 
 
-@pytest.mark.parametrize("name", ["block_size", "kv_dtype", "tensor_parallel_size"])
-def test_options_of_the_pool_are_checked_with_an_explicit_num_gpu_blocks_too(name):
-    bad = {"block_size": 3, "kv_dtype": "int3", "tensor_parallel_size": 0}[name]
-    msg = error_of(num_gpu_blocks=100, **{name: bad})
+def test_attention_efficiency_none_is_a_one_line_error():
+    """Unlike the GPU-calibrated efficiencies, attention_efficiency has no "None = default"."""
+    msg = error_of(attention_efficiency=None)
+    assert "attention_efficiency=None" in msg and "(0, 1]" in msg
+
+
+def test_swap_needs_engine_v0():
+    """vLLM V1 only recomputes: swap with engine="v1" (the default) is refused, naming v0."""
+    for opts in ({"preemption_mode": "swap"}, {"preemption_mode": "swap", "engine": "v1"}):
+        msg = error_of(**opts)
+        assert "preemption_mode='swap'" in msg and "engine='v1'" in msg
+        assert "expected engine='v0'" in msg
+    assert simulate(preemption_mode="swap", engine="v0").config["preemption_mode"] == "swap"
+    # swap with the prefix cache is not modelled (V0 ran it without)
+    msg = error_of(preemption_mode="swap", engine="v0", enable_prefix_caching=True)
+    assert "enable_prefix_caching=True" in msg and "expected enable_prefix_caching=False" in msg
+
+
+def test_two_pinned_pools_are_an_error():
+    """num_gpu_blocks and kv_cache_tokens both pin the pool: at most one may be given."""
+    msg = error_of(num_gpu_blocks=100, kv_cache_tokens=1616)
+    assert "num_gpu_blocks" in msg and "kv_cache_tokens" in msg and "at most one" in msg
+
+
+def test_kv_cache_tokens_range_follows_the_engine():
+    """V0 keeps no null block, so its least log line is one block of 16 tokens (V1: two)."""
+    msg = error_of(kv_cache_tokens=0, engine="v0")
+    assert "kv_cache_tokens=0" in msg and f"[16, {10**12}]" in msg
+    msg = error_of(kv_cache_tokens=31, block_size=16)
+    assert "kv_cache_tokens=31" in msg and LOG_TOKENS_V1 in msg
+    msg = error_of(kv_cache_tokens=32, block_size=32)
+    assert "kv_cache_tokens=32" in msg and f"[{2 * 32}, {10**12}]" in msg
+
+
+PINS = [{"num_gpu_blocks": 100}, {"kv_cache_tokens": 101 * 16}]
+
+
+@pytest.mark.parametrize("pin", PINS, ids=["num_gpu_blocks", "kv_cache_tokens"])
+@pytest.mark.parametrize("name", ["block_size", "kv_dtype", "tensor_parallel_size", "engine"])
+def test_options_of_the_pool_are_checked_with_an_explicit_num_gpu_blocks_too(name, pin):
+    bad = {"block_size": 3, "kv_dtype": "int3", "tensor_parallel_size": 0, "engine": "v9"}[name]
+    msg = error_of(**pin, **{name: bad})
     assert name in msg and "expected" in msg
 
 
+@pytest.mark.parametrize("pin", PINS, ids=["num_gpu_blocks", "kv_cache_tokens"])
 @pytest.mark.parametrize("name, value", [
     ("gpu_memory_utilization", 1.5), ("gpu_memory_utilization", NAN),
     ("activation_bytes", -1), ("weight_bytes", -1), ("weight_bytes", "x"),
+    ("max_model_len", MAX_MODEL_LEN + 1),
 ])
-def test_memory_options_are_checked_even_with_an_explicit_num_gpu_blocks(name, value):
+def test_memory_options_are_checked_even_with_an_explicit_num_gpu_blocks(name, value, pin):
     try:
-        simulate(num_gpu_blocks=100, **{name: value})
+        simulate(**pin, **{name: value})
     except kvsim.KvsimError as e:
         assert name in str(e)
         return
     except ValueError as e:
         raise AssertionError(f"{name}={value!r} raised a bare {type(e).__name__}: {e}") from e
-    raise AssertionError(f"{name}={value!r} was accepted with num_gpu_blocks=100")
+    raise AssertionError(f"{name}={value!r} was accepted with {pin}")
+
+
+def test_both_pins_give_the_same_pool():
+    """kv_cache_tokens is vLLM's log figure (every block, V1's null block included);
+    num_gpu_blocks the usable blocks: 1,616 tokens = 101 blocks = 100 usable + the null one."""
+    by_blocks = simulate(num_gpu_blocks=100).config
+    by_log = simulate(kv_cache_tokens=101 * 16).config
+    assert by_blocks["num_gpu_blocks"] == by_log["num_gpu_blocks"] == 100
+    assert by_log["kv_cache_tokens"] == 1616 and by_blocks["kv_cache_tokens"] is None
+    assert simulate(kv_cache_tokens=101 * 16, engine="v0").config["num_gpu_blocks"] == 101
+
+
+# --------------------------------------------------------------------------------------------
+# Defaults the engine mode decides (None in ENGINE_DEFAULTS)
+
+MODE_DEPENDENT = {"max_num_seqs", "max_num_batched_tokens", "watermark", "enable_prefix_caching",
+                  "scheduler_reserve_full_isl"}
+
+
+def test_the_mode_dependent_defaults_are_none():
+    assert ENGINE_DEFAULTS["engine"] == "v1" and ENGINE_DEFAULTS["usage_context"] == "server"
+    assert all(ENGINE_DEFAULTS[name] is None for name in MODE_DEPENDENT)
+    assert ENGINE_DEFAULTS["swap_space_full"] == "abort"
+    assert ENGINE_DEFAULTS["long_prefill_token_threshold"] == 0
+
+
+# vLLM's EngineArgs.get_batch_defaults (V1): at least 70 GiB and not an A100 -> 8,192 tokens
+# and 1,024 sequences for the API server, 16,384 for the LLM class; otherwise 2,048 / 256
+# (server) or 8,192 / 256 (LLM). V0: 2,048 / 256, a 0.01 watermark, no prefix caching and
+# whole-prompt allocation; V1: no watermark, prefix caching on, the full-prompt gate on.
+@pytest.mark.parametrize("gpu, engine, usage, seqs, tokens", [
+    ("a40-48gb", "v1", "server", 256, 2048),
+    ("a40-48gb", "v1", "llm", 256, 8192),
+    ("a100-80gb", "v1", "server", 256, 2048),
+    ("h100-80gb", "v1", "server", 1024, 8192),
+    ("h100-80gb", "v1", "llm", 1024, 16384),
+    ("h100-80gb", "v0", "server", 256, 2048),
+    ("a40-48gb", "v0", "llm", 256, 2048),
+])
+def test_the_engine_mode_fills_in_the_none_defaults(gpu, engine, usage, seqs, tokens):
+    _, _, budget, _, cfg = resolve_options("llama-3.1-8b", gpu, {"engine": engine,
+                                                                 "usage_context": usage})
+    assert isinstance(cfg, EngineConfig)
+    assert (cfg.engine, cfg.usage_context) == (engine, usage)
+    assert (cfg.max_num_seqs, cfg.max_num_batched_tokens) == (seqs, tokens)
+    v1 = engine == "v1"
+    assert cfg.watermark == (0.0 if v1 else 0.01)
+    assert cfg.watermark_blocks == int(cfg.watermark * cfg.num_gpu_blocks)
+    assert cfg.enable_prefix_caching is v1 and cfg.scheduler_reserve_full_isl is v1
+    assert cfg.whole_prompt_allocation is (not v1)
+    assert cfg.max_model_len == kvsim.get_model("llama-3.1-8b").max_model_len
+    assert cfg.num_gpu_blocks == budget.vllm_blocks - (1 if v1 else 0)
+
+
+def test_explicit_values_override_the_mode_defaults():
+    _, _, _, _, cfg = resolve_options(MODEL, GPU, dict(
+        engine="v0", enable_prefix_caching="true", scheduler_reserve_full_isl=True,
+        watermark=0.0, max_num_seqs=8, max_num_batched_tokens=512, max_model_len=1024))
+    assert (cfg.enable_prefix_caching, cfg.scheduler_reserve_full_isl, cfg.watermark,
+            cfg.max_num_seqs, cfg.max_num_batched_tokens, cfg.max_model_len) == \
+        (True, True, 0.0, 8, 512, 1024)
+    # without chunked prefill a whole prompt must fit one step: the budget grows to
+    # max_model_len, as vLLM's SchedulerConfig does
+    _, _, _, _, cfg = resolve_options(MODEL, GPU, dict(enable_chunked_prefill=False))
+    assert cfg.max_num_batched_tokens == MAX_MODEL_LEN
+    _, _, _, _, cfg = resolve_options(MODEL, GPU, dict(enable_chunked_prefill=False,
+                                                       max_model_len=1024))
+    assert cfg.max_num_batched_tokens == 2048
 
 
 @pytest.mark.parametrize("name, value", [("init_new_token_ratio", 1.5),
@@ -217,8 +377,16 @@ def test_valid_spellings_are_accepted():
     """The boundaries of each range, numeric strings and booleans as text are fine."""
     simulate(gpu_memory_utilization=1.0, watermark=0.0, swap_space_bytes=0, until_s=1e-9,
              warmup_s=0, max_num_seqs=1, max_num_batched_tokens=1, block_size=1,
-             enable_chunked_prefill="True", step_by_step="true", mfu=1.0, step_overhead_s=0,
-             swap_copy_overhead_s=0, max_tokens="3", num_gpu_blocks="100")
+             enable_chunked_prefill="True", step_by_step="true", matmul_efficiency=1.0,
+             memory_efficiency=1.0, attention_efficiency=1.0, kernel_latency_s=0,
+             step_overhead_s=0, seq_overhead_s=0, swap_copy_overhead_s=0, max_tokens="3",
+             num_gpu_blocks="100", long_prefill_token_threshold=10**8,
+             max_model_len=MAX_MODEL_LEN, enable_prefix_caching="False",
+             scheduler_reserve_full_isl="true", usage_context="llm")
+    # the least V1 log line: the null block and one of 16 tokens, enough for 8 + 4 tokens
+    assert simulate([R(0.0, 8, 4)], kv_cache_tokens="32").config["num_gpu_blocks"] == 1
+    simulate(engine="v0", preemption_mode="swap", swap_space_full="recompute",
+             kv_cache_tokens=16 * 10, long_prefill_token_threshold=0, max_model_len="20")
     simulate(admission="sglang", init_new_token_ratio=0.0, min_new_token_ratio=0.0,
              new_token_ratio_decay=0.0)
     simulate(enable_chunked_prefill="false", max_num_batched_tokens=19, max_num_seqs=8)  # 16+4-1
@@ -228,11 +396,16 @@ def test_valid_spellings_are_accepted():
 # Option names, models, GPUs, memory
 
 
-@pytest.mark.parametrize("name", ["max_num_seq", "MAX_TOKENS", "gpu_util", "swap_space"])
+# mfu and hbm_efficiency were kvsim 1's cost constants (now matmul_efficiency and
+# memory_efficiency, calibrated per GPU); num_gpu_blocks_override is vLLM's spelling.
+@pytest.mark.parametrize("name", ["max_num_seq", "MAX_TOKENS", "gpu_util", "swap_space", "mfu",
+                                  "hbm_efficiency", "num_gpu_blocks_override"])
 def test_an_unknown_option_name_is_an_error_listing_the_known_ones(name):
     msg = error_of(**{name: 1})
     assert f"engine option {name!r} is not known" in msg
-    assert "max_num_seqs" in msg and "swap_space_bytes" in msg and "mfu" in msg
+    for known in ("max_num_seqs", "swap_space_bytes", "matmul_efficiency", "memory_efficiency",
+                  "engine", "kv_cache_tokens", "enable_prefix_caching", "swap_space_full"):
+        assert known in msg, known
 
 
 @pytest.mark.parametrize("model", ["gpt-9", "llama-2-7", 5, None, 3.5])
@@ -254,13 +427,24 @@ def test_an_unknown_gpu_is_an_error_listing_the_presets(gpu):
 
 def test_weights_larger_than_the_memory_budget_are_an_error_with_a_way_out():
     msg = error_of(model="llama-3.1-70b")
+    # 70,553,706,496 parameters (model card) x 2 B = 141.11 GB
     assert "gpu_memory_utilization=0.9" in msg and "141.11 GB" in msg
     assert "expected tensor_parallel_size >= 4" in msg
     msg = error_of(weight_bytes=10**12)
     assert "1,000.00 GB" in msg and "expected" in msg
-    # Just too much at a low utilisation: the message gives the least one that fits.
-    msg = error_of(gpu_memory_utilization=0.3)
-    assert "gpu_memory_utilization=0.3" in msg and "expected gpu_memory_utilization >= 0.33" in msg
+    # Just too much at a low utilisation: the message gives the least one that fits. On the
+    # A40 (47,608,692,736 B as CUDA reports it) Llama-2-7B needs its weights (13.48 GB), the
+    # profiling peak of 2,048 tokens and 256 sequences, 0.3 GiB of non-PyTorch memory and
+    # two 8 MiB blocks (V1's null block and one): 14.02 GB, i.e. 29.44 % -> 0.30.
+    weights = 6_738_415_616 * 2
+    peak = 2048 * (3 * 11_008 + 2 * 4_096) * 2 + 256 * 32_000 * 4
+    needed = weights + peak + 3 * 2**30 // 10 + 2 * 16 * 524_288
+    least = math.ceil(needed / 47_608_692_736 * 100) / 100
+    assert least == 0.30
+    msg = error_of(gpu_memory_utilization=0.29)
+    assert "gpu_memory_utilization=0.29" in msg and f"weights {weights / 1e9:.2f} GB" in msg
+    assert f"expected gpu_memory_utilization >= {least:.2f}" in msg
+    simulate(gpu_memory_utilization=least)            # and that one does fit
 
 
 # --------------------------------------------------------------------------------------------

@@ -10,19 +10,33 @@ import pytest
 
 import kvsim
 from kvsim.errors import KvsimError
-from kvsim.memory import BLOCK_SIZES, KV_DTYPES, KVBudget, kv_budget, kv_bytes_per_token
+from dataclasses import replace
+
+from kvsim.memory import (BLOCK_SIZES, KV_DTYPES, KVBudget, kv_budget, kv_bytes_per_token,
+                          peak_activation_bytes, pinned_budget)
 from kvsim.models import get_model
 from kvsim.units import GB, GiB, MB, MiB
 
-# kvsim's exact figures for seed 000's Belgavi budget (pinned; see the tests below)
-BELGAVI_KV_BYTES = 28_800_000_000 - 6_738_415_616 * 2 - 2_000_000_000   # 13,323,168,768
-BELGAVI_BLOCKS = 1_588
-BELGAVI_TOKENS = 25_408
+A40 = kvsim.get_gpu("a40-48gb")
+#: The seeds' reading of their card: 48 GB decimal, as on the datasheet.
+SEED_CARD = replace(A40, name="seeds-48gb", memory_bytes=48 * GB)
+
+
+def _activation(model, tokens, seqs, inter, hidden, vocab):
+    """vLLM's profiling peak as kvsim estimates it, written out again here."""
+    return tokens * (3 * inter + 2 * hidden) * 2 + seqs * vocab * 4 + 3 * GiB // 10
 
 
 @pytest.fixture(scope="module")
 def belgavi() -> KVBudget:
-    return kv_budget("l40s-48gb", "llama-2-7b", gpu_memory_utilization=0.60)
+    return kv_budget("a40-48gb", "llama-2-7b", gpu_memory_utilization=0.60)
+
+
+@pytest.fixture(scope="module")
+def seed_belgavi() -> KVBudget:
+    """Seed 000's own arithmetic: 48 GB decimal, 2 GB of activations, no null block."""
+    return kv_budget(SEED_CARD, "llama-2-7b", gpu_memory_utilization=0.60,
+                     activation_bytes=2 * GB, engine="v0")
 
 
 @pytest.fixture(scope="module")
@@ -50,59 +64,54 @@ def test_kv_bytes_per_token_by_name_spec_and_dtype():
 # ----------------------------------------------------------------------------- seed 000: Belgavi
 
 
-def test_seed000_belgavi_budget_in_bytes(belgavi):
-    """Seed 000: 48 GB x 0.60 = 28.8 GB; 13.5 GB of FP16 weights; ~2 GB; ~13.3 GB for KV."""
-    assert belgavi.usable_bytes == 28_800_000_000
-    assert belgavi.weight_bytes == pytest.approx(13.5 * GB, rel=0.01)
-    assert belgavi.activation_bytes == 2 * GB
-    assert belgavi.kv_bytes == BELGAVI_KV_BYTES
-    assert belgavi.kv_bytes == pytest.approx(13.3 * GB, rel=0.01)
-    assert belgavi.kv_bytes_per_token == 524_288
-    assert belgavi.block_size == 16 and belgavi.block_bytes == 16 * 524_288 == 8 * MiB
-    assert belgavi.kv_dtype == "fp16" and belgavi.tensor_parallel_size == 1
-
-
-def test_seed000_belgavi_exact_tokens_and_blocks(belgavi):
-    """kvsim's exact (binary) reading of seed 000's pool: 1,588 blocks = 25,408 tokens."""
-    assert belgavi.blocks == belgavi.kv_bytes // (524_288 * 16) == BELGAVI_BLOCKS
-    assert belgavi.tokens == BELGAVI_BLOCKS * 16 == BELGAVI_TOKENS
-    # unblocked, 13.3 GB over the exact 0.5 MiB is 25,367 tokens
-    assert 13_300_000_000 // 524_288 == 25_367
-
-
-def test_seed000_belgavi_decimal_reading(belgavi):
-    """Seed 000's "~26,600 tokens or 1,700 blocks" divides 13.3 GB by 0.5 MB (decimal)."""
-    decimal_tokens = belgavi.kv_bytes / 500_000
+def test_seed000_the_seeds_own_arithmetic_reproduces_exactly(seed_belgavi):
+    """Seed 000: 48 GB x 0.60 = 28.8 GB; 13.5 GB of FP16 weights; ~2 GB; ~13.3 GB for KV;
+    ~26,600 tokens (13.3 GB / 0.5 MB, decimal) or ~1,700 blocks; ~24 requests at 850 + 250."""
+    b = seed_belgavi
+    assert b.usable_bytes == 28_800_000_000
+    assert b.weight_bytes == 6_738_415_616 * 2 == pytest.approx(13.5 * GB, rel=0.01)
+    assert b.kv_bytes == 28_800_000_000 - 6_738_415_616 * 2 - 2 * GB == 13_323_168_768
+    decimal_tokens = b.kv_bytes / 500_000
     assert 26_600 == pytest.approx(decimal_tokens, rel=0.01)
-    assert 1_700 == pytest.approx(decimal_tokens / 16, rel=0.03)     # "~1,700 blocks" (1,665)
-    # the two readings differ by exactly the MiB/MB ratio
-    exact_tokens = belgavi.kv_bytes / belgavi.kv_bytes_per_token
-    assert decimal_tokens / exact_tokens == pytest.approx(1.048576, abs=1e-12)
-    assert MiB / MB == 1.048576
-
-
-def test_seed000_belgavi_concurrency_850_plus_250(belgavi):
-    """Seed 000: ~24 requests at 850 + 250 tokens (decimal pool); kvsim's exact pool gives 23."""
-    seed_blocks = int(13.3 * GB / 500_000) // 16                      # 1,662 blocks
-    assert seed_blocks // math.ceil(1100 / 16) == 24
+    assert 1_700 == pytest.approx(decimal_tokens / 16, rel=0.03)
     assert int(13.3 * GB / 500_000) // 1100 == 24
-    assert belgavi.blocks_for(1100) == 69
-    assert belgavi.max_concurrent(1100) == 23
+    # kvsim's exact reading of the same bytes: 0.5 MiB per token, whole blocks
+    assert b.blocks == 13_323_168_768 // (8 * MiB) == 1_588 and b.max_concurrent(1100) == 23
+    assert decimal_tokens / (b.kv_bytes / b.kv_bytes_per_token) == pytest.approx(MiB / MB)
 
 
-def test_seed000_belgavi_longer_answers_850_plus_600(belgavi):
-    """Seed 000: answers of ~600 tokens -> ~1,450 tokens each -> capacity ~18; kvsim exact 17."""
+def test_seed000_belgavi_as_vllm_v1_budgets_it_on_the_a40(belgavi):
+    """The same server as vLLM V1 computes it: CUDA's 47.6 GB x 0.60, the weights, the
+    profiling peak (2,048 tokens and 256 sequences on a 48 GB card) plus 0.3 GiB of
+    non-PyTorch memory, then one null block aside."""
+    usable = round(A40.memory_bytes * 0.6)
+    act = _activation(None, 2048, 256, 11008, 4096, 32000)
+    assert belgavi.usable_bytes == usable
+    assert belgavi.activation_bytes == act == belgavi.peak_activation_bytes + belgavi.non_torch_bytes
+    assert belgavi.kv_bytes == usable - 6_738_415_616 * 2 - act
+    assert belgavi.vllm_blocks == belgavi.kv_bytes // (8 * MiB)
+    assert belgavi.blocks == belgavi.vllm_blocks - 1 == 1_735
+    assert belgavi.tokens == 1_735 * 16 and belgavi.log_tokens == 1_736 * 16
+    # close to the seed's figures: ~13.3 GB, ~26,600 tokens, ~1,700 blocks, ~24 requests
+    assert belgavi.kv_bytes / GB == pytest.approx(14.56, abs=0.01)
+    assert belgavi.tokens == pytest.approx(26_600, rel=0.05)
+    assert belgavi.max_concurrent(850 + 250) == 25
+
+
+def test_seed000_belgavi_longer_answers_850_plus_600(belgavi, seed_belgavi):
+    """Seed 000: answers of ~600 tokens -> ~1,450 tokens each -> capacity ~18."""
     assert int(13.3 * GB / 500_000) // 1450 == 18
-    assert belgavi.max_concurrent(850 + 600) == 17
+    assert seed_belgavi.max_concurrent(850 + 600) == 17
+    assert belgavi.max_concurrent(850 + 600) == 1_735 // 91 == 19
 
 
 def test_seed000_fp8_kv_roughly_doubles_capacity(belgavi):
     """Seed 000: an FP8 KV cache "roughly doubles capacity"."""
-    fp8 = kv_budget("l40s-48gb", "llama-2-7b", gpu_memory_utilization=0.60, kv_dtype="fp8")
+    fp8 = kv_budget("a40-48gb", "llama-2-7b", gpu_memory_utilization=0.60, kv_dtype="fp8")
     assert fp8.kv_bytes == belgavi.kv_bytes
     assert fp8.kv_bytes_per_token == 262_144
-    assert fp8.blocks == 2 * BELGAVI_BLOCKS == 3_176
-    assert fp8.max_concurrent(1100) == 46
+    assert fp8.vllm_blocks == 2 * belgavi.vllm_blocks
+    assert fp8.max_concurrent(1100) == 2 * belgavi.max_concurrent(1100)
 
 
 def test_seed000_guaranteed_reservation_admits_under_half(belgavi):
@@ -113,20 +122,33 @@ def test_seed000_guaranteed_reservation_admits_under_half(belgavi):
 # ----------------------------------------------------------------------------- seed 003: 8B on H100
 
 
+def test_a_real_vllm_log_llama_3_1_8b_on_an_h100_at_0_90(h100_8b):
+    """Published vLLM V1 start-up logs for Llama-3.1-8B-Instruct on an H100 at 0.90 print
+    "GPU KV cache size: 447,088 tokens" (and 447,776), after "total_gpu_memory (79.11GiB)",
+    "model weights take 14.99GiB", "PyTorch activation peak memory takes 1.19-1.24GiB".
+    kvsim, from the model, the GPU and vLLM's rules alone: within 0.5 %."""
+    assert h100_8b.log_tokens == pytest.approx(447_088, rel=0.005)
+    assert h100_8b.weight_bytes / GiB == pytest.approx(14.99, abs=0.05)
+    assert h100_8b.peak_activation_bytes / GiB == pytest.approx(1.22, rel=0.06)
+    # pinned to that log line, the pool is exactly the server's
+    pinned = pinned_budget("h100-80gb", "llama-3.1-8b", kv_cache_tokens=447_088)
+    assert pinned.vllm_blocks == 447_088 // 16 == 27_943 and pinned.blocks == 27_942
+
+
 def test_seed003_llama8b_h100_pool_is_about_50_gib(h100_8b):
-    """Seed 003: 80 GB H100 at 0.90, ~16 GB weights, a few GB more -> ~50 GiB of KV pool."""
-    assert h100_8b.usable_bytes == 72 * GB
+    """Seed 003: 80 GB H100 at 0.90, ~16 GB weights, a few GB more -> "~50 GiB of KV". With the
+    memory CUDA reports (79.18 GiB) vLLM V1 leaves ~54.7 GiB: 74 requests of 6,000 tokens."""
     assert h100_8b.weight_bytes == pytest.approx(16 * GB, rel=0.01)
-    assert h100_8b.kv_bytes == 53_939_477_504
-    assert h100_8b.kv_bytes / GiB == pytest.approx(50, rel=0.03)
-    assert h100_8b.blocks == 25_720 and h100_8b.tokens == 411_520
-    assert h100_8b.max_concurrent(6000) == 68
+    assert h100_8b.kv_bytes / GiB == pytest.approx(54.7, abs=0.1)
+    assert h100_8b.max_concurrent(6000) == h100_8b.blocks // 375 == 74
 
 
 def test_seed003_50_gib_pool_holds_409600_tokens_and_68_requests():
-    """Seed 003: ~50 GiB holds ~409,600 tokens -> 68 at 6k; the default 256 over-admits ~4x."""
-    usable, weights = 72 * GB, get_model("llama-3.1-8b").weight_bytes
-    b = kv_budget("h100-80gb", "llama-3.1-8b", gpu_memory_utilization=0.90,
+    """Seed 003: ~50 GiB holds ~409,600 tokens -> 68 at 6k; a max_num_seqs of 256 over-admits
+    ~4x (vLLM V1 defaults to 1,024 on an H100: ~14x)."""
+    usable, weights = round(kvsim.get_gpu("h100-80gb").memory_bytes * 0.9), \
+        get_model("llama-3.1-8b").weight_bytes
+    b = kv_budget("h100-80gb", "llama-3.1-8b", gpu_memory_utilization=0.90, engine="v0",
                   activation_bytes=usable - weights - 50 * GiB)
     assert b.kv_bytes == 50 * GiB
     assert b.tokens == 409_600 and b.blocks == 25_600
@@ -134,26 +156,43 @@ def test_seed003_50_gib_pool_holds_409600_tokens_and_68_requests():
     assert 256 / b.max_concurrent(6000) == pytest.approx(3.8, abs=0.05)
 
 
+def test_peak_activation_follows_the_batch_limits():
+    """The profiling run's peak grows with max_num_batched_tokens and max_num_seqs."""
+    m = get_model("llama-3.1-8b")
+    small = peak_activation_bytes(m, max_num_batched_tokens=2048, max_num_seqs=256)
+    big = peak_activation_bytes(m, max_num_batched_tokens=8192, max_num_seqs=1024)
+    assert big == 4 * small
+    assert small == 2048 * (3 * 14336 + 2 * 4096) * 2 + 256 * 128256 * 4
+    b_llm = kv_budget("h100-80gb", m, gpu_memory_utilization=0.9, usage_context="llm")
+    b_srv = kv_budget("h100-80gb", m, gpu_memory_utilization=0.9)
+    assert b_llm.peak_activation_bytes > b_srv.peak_activation_bytes   # 16,384 vs 8,192 tokens
+
+
 # ----------------------------------------------------------------------------- options
 
 
 def test_overrides_and_block_sizes(belgavi):
-    b = kv_budget("l40s-48gb", "llama-2-7b", gpu_memory_utilization=0.6, weight_bytes=0,
+    b = kv_budget("a40-48gb", "llama-2-7b", gpu_memory_utilization=0.6, weight_bytes=0,
                   activation_bytes=0)
-    assert b.kv_bytes == b.usable_bytes == 28_800_000_000
+    assert b.kv_bytes == b.usable_bytes == round(A40.memory_bytes * 0.6)
     for bs in BLOCK_SIZES:
-        bb = kv_budget("l40s-48gb", "llama-2-7b", gpu_memory_utilization=0.6, block_size=bs)
+        bb = kv_budget("a40-48gb", "llama-2-7b", gpu_memory_utilization=0.6, block_size=bs)
         assert bb.tokens == bb.blocks * bs <= belgavi.kv_bytes // 524_288
         assert bb.block_bytes == bs * 524_288
+        assert bb.vllm_blocks == bb.blocks + 1
+    v0 = kv_budget("a40-48gb", "llama-2-7b", gpu_memory_utilization=0.6, engine="v0")
+    assert v0.null_blocks == 0
     assert BLOCK_SIZES == (1, 2, 4, 8, 16, 32, 64, 128, 256)
 
 
 def test_tensor_parallel_pool_and_kv_replication():
     tp4 = kv_budget("h100-80gb", "llama-3.1-70b", gpu_memory_utilization=0.9,
                     tensor_parallel_size=4)
-    assert tp4.usable_bytes == 4 * 72 * GB
-    assert tp4.activation_bytes == 4 * 2 * GB
-    assert tp4.kv_bytes == 288 * GB - tp4.model.weight_bytes - 8 * GB
+    assert tp4.usable_bytes == round(4 * kvsim.get_gpu("h100-80gb").memory_bytes * 0.9)
+    assert tp4.non_torch_bytes == 4 * (3 * GiB // 10)
+    assert tp4.peak_activation_bytes == 4 * peak_activation_bytes(
+        "llama-3.1-70b", max_num_batched_tokens=8192, max_num_seqs=1024, tensor_parallel_size=4)
+    assert tp4.kv_bytes == tp4.usable_bytes - tp4.model.weight_bytes - tp4.activation_bytes
     assert tp4.kv_bytes_per_token == 327_680                    # 8 KV heads shard over 4 GPUs
     tp16 = kv_budget("h100-80gb", "llama-3.1-70b", gpu_memory_utilization=0.9,
                      tensor_parallel_size=16)
@@ -174,10 +213,10 @@ def test_hybrid_state_counts_against_concurrency(hf_configs):
 def test_describe_names_units(belgavi):
     text = belgavi.describe()
     assert len(text.splitlines()) >= 8
-    assert "28.80 GB = 26.82 GiB" in text
-    assert "13.32 GB = 12.41 GiB" in text
-    assert "1,588" in text and "25,408" in text
-    assert "524,288 B" in text
+    assert "28.57 GB = 26.60 GiB" in text
+    assert "14.56 GB = 13.56 GiB" in text
+    assert "1,735 usable (1,736 in vLLM's log" in text and "27,760" in text
+    assert "524,288 B" in text and "profiling peak" in text
 
 
 # ----------------------------------------------------------------------------- bad inputs
@@ -199,39 +238,42 @@ def test_describe_names_units(belgavi):
 ])
 def test_bad_inputs_name_value_and_range(kwargs, pattern):
     with pytest.raises(KvsimError, match=pattern) as exc:
-        kv_budget("l40s-48gb", "llama-2-7b", **kwargs)
+        kv_budget("a40-48gb", "llama-2-7b", **kwargs)
     assert "\n" not in str(exc.value)
 
 
 def test_weights_do_not_fit_says_both_numbers_and_least_utilisation():
     with pytest.raises(KvsimError) as exc:
-        kv_budget("l40s-48gb", "llama-2-7b", gpu_memory_utilization=0.30)
+        kv_budget("a40-48gb", "llama-2-7b", gpu_memory_utilization=0.28)
     msg = str(exc.value)
-    assert "usable 14.40 GB" in msg
-    assert "weights 13.48 GB" in msg and "activations 2.00 GB" in msg
-    assert "gpu_memory_utilization >= 0.33" in msg
-    # and 0.33 indeed works while 0.32 does not
-    assert kv_budget("l40s-48gb", "llama-2-7b", gpu_memory_utilization=0.33).blocks > 0
+    assert "usable 13.33 GB" in msg
+    assert "weights 13.48 GB" in msg and "activations 0.52 GB" in msg
+    assert "gpu_memory_utilization >= 0.30" in msg
+    # and 0.30 indeed works while 0.29 does not
+    assert kv_budget("a40-48gb", "llama-2-7b", gpu_memory_utilization=0.30).blocks > 0
     with pytest.raises(KvsimError):
-        kv_budget("l40s-48gb", "llama-2-7b", gpu_memory_utilization=0.32)
+        kv_budget("a40-48gb", "llama-2-7b", gpu_memory_utilization=0.29)
 
 
 def test_model_too_big_for_any_utilisation_suggests_tensor_parallel():
     with pytest.raises(KvsimError, match=r"no gpu_memory_utilization in \(0, 1\] fits.*"
                                          r"tensor_parallel_size >= 4"):
-        kv_budget("l40s-48gb", "llama-3.1-70b", gpu_memory_utilization=0.9)
-    assert kv_budget("l40s-48gb", "llama-3.1-70b", gpu_memory_utilization=0.9,
+        kv_budget("a40-48gb", "llama-3.1-70b", gpu_memory_utilization=0.9)
+    assert kv_budget("a40-48gb", "llama-3.1-70b", gpu_memory_utilization=0.9,
                      tensor_parallel_size=4).blocks > 0
 
 
 def test_pool_smaller_than_one_block_is_an_error():
-    usable, weights = 28_800_000_000, 6_738_415_616 * 2
-    act = usable - weights - 8 * MiB + 1            # leaves one byte less than a block
-    with pytest.raises(KvsimError, match=r"less than one block of 8.39 MB"):
-        kv_budget("l40s-48gb", "llama-2-7b", gpu_memory_utilization=0.6, activation_bytes=act)
-    ok = kv_budget("l40s-48gb", "llama-2-7b", gpu_memory_utilization=0.6,
+    usable, weights = round(A40.memory_bytes * 0.6), 6_738_415_616 * 2
+    act = usable - weights - 16 * MiB + 1        # one byte short of a block and the null block
+    with pytest.raises(KvsimError, match=r"less than two blocks of 8.39 MB"):
+        kv_budget("a40-48gb", "llama-2-7b", gpu_memory_utilization=0.6, activation_bytes=act)
+    ok = kv_budget("a40-48gb", "llama-2-7b", gpu_memory_utilization=0.6,
                    activation_bytes=act - 1)
-    assert ok.blocks == 1 and ok.tokens == 16
+    assert ok.blocks == 1 and ok.tokens == 16 and ok.vllm_blocks == 2
+    v0 = kv_budget("a40-48gb", "llama-2-7b", gpu_memory_utilization=0.6, engine="v0",
+                   activation_bytes=act + 8 * MiB - 1)
+    assert v0.blocks == 1
 
 
 def test_max_concurrent_validates_seq_len(belgavi):
@@ -239,3 +281,15 @@ def test_max_concurrent_validates_seq_len(belgavi):
         belgavi.max_concurrent(0)
     assert belgavi.max_concurrent(belgavi.tokens + 1) == 0
     assert belgavi.max_concurrent(1) == belgavi.blocks
+
+
+def test_pinned_budget_needs_exactly_one_figure():
+    with pytest.raises(KvsimError, match="exactly one of num_gpu_blocks or kv_cache_tokens"):
+        pinned_budget("h100-80gb", "llama-3.1-8b")
+    with pytest.raises(KvsimError, match="exactly one"):
+        pinned_budget("h100-80gb", "llama-3.1-8b", num_gpu_blocks=10, kv_cache_tokens=320)
+    with pytest.raises(KvsimError, match=r"kv_cache_tokens=16 is out of range: expected an integer \[32"):
+        pinned_budget("h100-80gb", "llama-3.1-8b", kv_cache_tokens=16)
+    b = pinned_budget("h100-80gb", "llama-3.1-8b", num_gpu_blocks=1000)
+    assert b.blocks == 1000 and b.vllm_blocks == 1001 and b.pinned
+    assert "pinned to 1,001 blocks" in b.describe()

@@ -310,7 +310,8 @@ _DELETE = object()
     (dict(head_dim=_DELETE, hidden_size=4001), r"hidden_size=4001 is not a multiple"),
     (dict(torch_dtype="int4"), r"torch_dtype='int4' is not known"),
     (dict(layer_types=["full_attention"] * 3), r"layer_types has 3 entries.*32"),
-    (dict(layer_types=["mamba"] * 32), r"layer_types entry 'mamba' is not known"),
+    (dict(layer_types=["rwkv"] * 32), r"layer_types entry 'rwkv' is not known"),
+    (dict(layer_types=["mamba"] * 32), r"no attention layer holding a KV cache \(32 mamba layers\)"),
     (dict(layer_types=["linear_attention"] * 32), r"no attention layer"),
     (dict(tie_word_embeddings="no"), r"tie_word_embeddings='no' has the wrong type"),
 ])

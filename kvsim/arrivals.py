@@ -1,0 +1,175 @@
+"""Arrivals as the engine consumes them: open loop (fixed times) and closed loop (users).
+
+Explained in chapter 2 (the closed-loop load test) and chapter 5 (open-loop
+traffic and traces).
+
+Both sources hand the engine :class:`NewRequest` records in arrival order and
+say when the next one arrives. A closed loop also hears when each request
+finishes: its user sends the next request ``think_s`` later. With
+``turns > 1`` a user's requests form conversations: each turn's prompt is the
+previous turn's prompt and answer plus a new message, so the whole history is
+resent (and can hit the prefix cache); a conversation ends after its drawn
+number of turns, or earlier when the next turn would exceed ``max_model_len``.
+"""
+from __future__ import annotations
+
+import heapq
+import math
+from typing import NamedTuple
+
+import numpy as np
+
+__all__ = ["NewRequest", "OpenArrivals", "ClosedArrivals", "make_arrivals"]
+
+
+class NewRequest(NamedTuple):
+    """What the engine needs to know about an arriving request.
+
+    ``prefix_group`` (-1: none) and ``prefix_tokens`` name its shared prefix;
+    ``session`` (-1: none) the conversation whose stream its tokens continue.
+    ``index`` is its position in the workload (open loop) or issue order
+    (closed loop), for error messages.
+    """
+
+    arrival_s: float
+    prompt_tokens: int
+    output_tokens: int
+    priority: int
+    prefix_group: int
+    prefix_tokens: int
+    session: int
+    index: int
+
+
+class OpenArrivals:
+    """A fixed list of arrivals (Poisson, piecewise, a trace, a list of requests)."""
+
+    def __init__(self, wl, *, until_s: float, max_tokens: int | None):
+        arr = wl.arrival_s
+        if until_s < math.inf:
+            arr = arr[arr < until_s]
+        n = len(arr)
+        self.times = arr.tolist()
+        self.n = n
+        self.prompt = wl.prompt_tokens[:n].tolist()
+        out = wl.output_tokens[:n]
+        if max_tokens is not None:
+            out = np.minimum(out, max_tokens)
+        self.output = out.tolist()
+        self.priority = wl.priority[:n].tolist()
+        self.prefix_tokens = wl.prefix_tokens
+        self.prefix_groups = wl.prefix_groups
+        self.next = 0
+
+    def all_lengths(self) -> tuple[np.ndarray, np.ndarray]:
+        """Prompt and (capped) output lengths of every request, to check up front that each fits."""
+        return np.asarray(self.prompt, dtype=np.int64), np.asarray(self.output, dtype=np.int64)
+
+    def next_time(self) -> float:
+        return self.times[self.next] if self.next < self.n else math.inf
+
+    def pull(self, t: float) -> list[NewRequest]:
+        out = []
+        while self.next < self.n and self.times[self.next] <= t:
+            i = self.next
+            p = self.prompt[i]
+            group = i % self.prefix_groups if self.prefix_tokens else -1
+            out.append(NewRequest(self.times[i], p, self.output[i], self.priority[i], group,
+                                  min(self.prefix_tokens, p) if group >= 0 else 0, -1, i))
+            self.next += 1
+        return out
+
+    def arrived_by(self, t: float) -> int:
+        """Requests that have arrived by ``t`` but were not pulled yet."""
+        if self.next >= self.n:
+            return 0
+        import bisect
+        return bisect.bisect_right(self.times, t, self.next) - self.next
+
+    def finished(self, rid: int, t: float) -> bool:
+        """A request finished; returns whether a later request can continue its stream (never)."""
+        return False
+
+
+class ClosedArrivals:
+    """``users`` clients, each sending its next request ``think_s`` after the last finished."""
+
+    def __init__(self, wl, *, until_s: float, max_tokens: int | None, max_model_len: int):
+        self.wl = wl
+        self.until = until_s
+        self.max_tokens = max_tokens
+        self.max_model_len = max_model_len
+        self.pending = [(t_u, u) for u, t_u in enumerate(wl.user_start_s.tolist())
+                        if t_u < wl.duration_s and t_u < until_s]
+        heapq.heapify(self.pending)
+        self.issued = 0
+        self.user_of: dict[int, int] = {}
+        # conversations: per user (session id, turns left, history tokens, shared-prefix
+        # tokens: fixed by the first turn, so every turn names the same tokens the same way)
+        self.conversation: dict[int, tuple[int, int, int, int]] = {}
+        self.sessions = 0
+        self.multi_turn = wl.turns is not None
+
+    def next_time(self) -> float:
+        return self.pending[0][0] if self.pending else math.inf
+
+    def _lengths(self, user: int, k: int) -> tuple[int, int, int, int, int]:
+        """(prompt, output, session, turns left after this one, shared-prefix tokens) of
+        request ``k`` from ``user``."""
+        p, out = self.wl.next_lengths(k)
+        if self.max_tokens is not None:
+            out = min(out, self.max_tokens)
+        shared = min(self.wl.prefix_tokens, p)
+        if not self.multi_turn:
+            return p, out, -1, 0, shared
+        conv = self.conversation.get(user)
+        if conv is not None:
+            session, left, history, shared = conv
+            p2 = history + self.wl.next_followup(k)
+            if p2 + out <= self.max_model_len:
+                return p2, out, session, left - 1, shared
+            shared = min(self.wl.prefix_tokens, p)
+        session = self.sessions
+        self.sessions += 1
+        return p, out, session, self.wl.turns_of(session) - 1, shared
+
+    def pull(self, t: float) -> list[tuple[NewRequest, int]]:
+        """Requests issued by ``t``; the caller assigns each its engine id through :meth:`bind`."""
+        out = []
+        while self.pending and self.pending[0][0] <= t:
+            t_a, user = heapq.heappop(self.pending)
+            k = self.issued
+            self.issued += 1
+            p, o, session, left, shared = self._lengths(user, k)
+            if session >= 0:
+                self.conversation[user] = (session, left, p + o, shared)
+            groups = self.wl.prefix_groups
+            group = user % groups if self.wl.prefix_tokens else -1
+            out.append((NewRequest(t_a, p, o, int(self.wl.request_priority), group,
+                                   shared if group >= 0 else 0, session, k), user))
+        return out
+
+    def bind(self, rid: int, user: int) -> None:
+        self.user_of[rid] = user
+
+    def arrived_by(self, t: float) -> int:
+        return sum(1 for t_u, _ in self.pending if t_u <= t)
+
+    def finished(self, rid: int, t: float) -> bool:
+        """``rid``'s user sends its next request ``think_s`` later; True if it continues the session."""
+        user = self.user_of.pop(rid)
+        t_next = t + self.wl.think_s
+        if t_next < self.wl.duration_s and t_next < self.until:
+            heapq.heappush(self.pending, (t_next, user))
+            conv = self.conversation.get(user)
+            if conv is not None and conv[1] > 0:
+                return True
+        self.conversation.pop(user, None)
+        return False
+
+
+def make_arrivals(wl, *, until_s: float, max_tokens: int | None, max_model_len: int):
+    if wl.is_closed_loop:
+        return ClosedArrivals(wl, until_s=until_s, max_tokens=max_tokens,
+                              max_model_len=max_model_len)
+    return OpenArrivals(wl, until_s=until_s, max_tokens=max_tokens)

@@ -1,0 +1,119 @@
+"""The decoding requests, in closed form: what makes a decode step O(1) in the batch size.
+
+Explained in the README (*How fast, and how it stays exact*).
+
+Every member of the group gains exactly one token of KV per engine step, so
+its stored-token count is ``offset + T`` where ``T`` is the engine's step
+counter; the group never touches its members one by one while they decode.
+From the offsets it answers, for any step ``T``:
+
+* how many members start a new KV block in that step (their stored tokens
+  are a multiple of the block size): the residue histogram ``crossings``;
+* the attention context of the step (the sum over members of the tokens each
+  attends to, its stored ones plus the new one);
+* which member finishes first (a heap of the step of each one's last token).
+
+Legend: ``T`` engine step; ``offset`` a member's stored tokens minus ``T``;
+``bs`` block size.
+"""
+from __future__ import annotations
+
+import heapq
+
+__all__ = ["DecodeGroup"]
+
+
+class DecodeGroup:
+    def __init__(self, block_size: int):
+        self.bs = block_size
+        self.offset: dict[int, int] = {}
+        self.crossings = [0] * block_size       # members per (offset mod bs)
+        self.size = 0
+        self.offset_sum = 0
+        self._finish: list[tuple[int, int, int]] = []   # (last step, rid, version)
+        self._version: dict[int, int] = {}
+        self.first_step: dict[int, int] = {}    # step from which each member decodes
+
+    def add(self, rid: int, stored_tokens: int, T: int, last_step: int) -> None:
+        """``rid`` holds ``stored_tokens`` before step ``T`` and emits its last token in ``last_step``."""
+        off = stored_tokens - T
+        self.offset[rid] = off
+        self.crossings[off % self.bs] += 1
+        self.size += 1
+        self.offset_sum += off
+        v = self._version.get(rid, 0) + 1
+        self._version[rid] = v
+        heapq.heappush(self._finish, (last_step, rid, v))
+        self.first_step[rid] = T
+
+    def remove(self, rid: int, T: int) -> int:
+        """Take ``rid`` out before step ``T``; return its stored tokens then."""
+        off = self.offset.pop(rid)
+        self.crossings[off % self.bs] -= 1
+        self.size -= 1
+        self.offset_sum -= off
+        self._version[rid] += 1
+        return off + T
+
+    def stored(self, rid: int, T: int) -> int:
+        return self.offset[rid] + T
+
+    def __contains__(self, rid: int) -> bool:
+        return rid in self.offset
+
+    def new_blocks(self, T: int) -> int:
+        """Members that start a new block in step ``T``."""
+        return self.crossings[-T % self.bs]
+
+    def new_blocks_between(self, T_first: int, T_end: int) -> int:
+        """Blocks the members take in steps ``T_first .. T_end - 1`` (one per member per cycle)."""
+        steps = T_end - T_first
+        cycles, rest = divmod(steps, self.bs)
+        total = self.size * cycles
+        if rest:
+            # steps T .. T+rest-1 read crossings at -T, -T-1, ...: a descending cyclic slice
+            hi = -(T_first + cycles * self.bs) % self.bs
+            lo = hi - rest + 1
+            c = self.crossings
+            total += sum(c[lo:hi + 1]) if lo >= 0 else sum(c[:hi + 1]) + sum(c[lo:])
+        return total
+
+    def context(self, T: int) -> int:
+        """Tokens the members attend to in step ``T`` (stored + the new one, summed)."""
+        return self.offset_sum + self.size * (T + 1)
+
+    def next_finish(self) -> tuple[int, int]:
+        """``(last step, rid)`` of the member that finishes first (the group must not be empty)."""
+        heap = self._finish
+        while heap[0][2] != self._version[heap[0][1]] or heap[0][1] not in self.offset:
+            heapq.heappop(heap)
+        return heap[0][0], heap[0][1]
+
+    def pop_finished(self, T_last: int) -> list[int]:
+        """Members whose last token came in a step <= ``T_last`` (still members; caller removes)."""
+        out = []
+        heap = self._finish
+        while heap and heap[0][0] <= T_last:
+            last, rid, v = heapq.heappop(heap)
+            if v == self._version.get(rid) and rid in self.offset:
+                out.append(rid)
+        return out
+
+    def steps_until_short(self, T: int, free_blocks: int, limit: int) -> int:
+        """How many steps from ``T`` (at most ``limit``) run before one needs more blocks than are free.
+
+        The blocks step ``T + j`` needs are ``new_blocks(T + j)``; one full
+        cycle of ``bs`` steps needs exactly ``size`` blocks.
+        """
+        if self.size == 0:
+            return limit
+        cycles, rest = divmod(free_blocks, self.size)
+        steps = self.bs * cycles
+        if steps >= limit:
+            return limit
+        acc = 0
+        for j in range(self.bs):
+            acc += self.crossings[-(T + steps + j) % self.bs]
+            if acc > rest:
+                return min(limit, steps + j)
+        return min(limit, steps + self.bs)  # pragma: no cover - a full cycle always exceeds rest

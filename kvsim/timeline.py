@@ -1,0 +1,181 @@
+"""Recording a run: the per-step timeline, pauses, preemption events, decoding stints.
+
+Explained in chapter 2 (the timeline chart) and chapter 4 (what the metrics
+are made of).
+
+The engine reports one step at a time (:meth:`Recorder.step`) or a run of
+pure decode steps at once (:meth:`Recorder.decode_run`). Times and durations
+are kept step by step; within a run, gaps and block counts follow from the
+run's start and the decode group's block crossings, so they are rebuilt at
+the end, for all runs at once. The other columns are constant inside a run
+and are kept run-length encoded.
+:meth:`Recorder.timeline` assembles the columns of
+:attr:`kvsim.SimResult.timeline`, one row per engine step, state after it.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["Recorder", "TIMELINE_COLUMNS"]
+
+#: Columns that are constant within a run of decode steps.
+_CONST = ("running", "waiting", "swapped", "preemptions", "decoding", "prefill_tokens",
+          "decode_tokens", "emitted_tokens", "swap_out_bytes", "swap_in_bytes")
+
+#: The timeline's columns and dtypes, in order.
+TIMELINE_COLUMNS = {
+    "t_s": np.float64, "dt_s": np.float64, "kv_blocks_used": np.int64,
+    "kv_blocks_cached": np.int64, "running": np.int64, "waiting": np.int64,
+    "swapped": np.int64, "preemptions": np.int64, "decoding": np.int64,
+    "prefill_tokens": np.int64, "decode_tokens": np.int64, "emitted_tokens": np.int64,
+    "swap_out_bytes": np.int64, "swap_in_bytes": np.int64, "gap_s": np.float64,
+}
+
+
+class Recorder:
+    """Collects the timeline in order; decode runs are stored compactly (see :meth:`decode_run`)."""
+
+    def __init__(self):
+        self._t: list[float] = []                       # every step's end time, in order
+        self._dt: list[float] = []
+        # flat lists (one Python list per kind, converted to arrays once at the end):
+        self._singles: list = []                        # (row, gap, used, cached) per single step
+        self._runs: list = []                           # _RUN_FIELDS per decode run
+        self._run_crossings: list[int] = []             # their crossings snapshots
+        self._const_len: list[int] = []                 # run-length encoded constant columns
+        self._const_rows: list[int] = []                # len(_CONST) values per run
+        self.pauses: list[list] = []                    # [rid, start, end (nan while open), mode]
+        self._open_pause: dict[int, int] = {}
+        self.events: list[tuple] = []                   # (t, rid, mode)
+        self.stints: list[tuple] = []                   # (rid, first step, end step)
+
+    # ----------------------------------------------------------------- steps
+    def step(self, t1, dt, gap, used, cached, const: tuple) -> None:
+        """One step; ``const`` holds the constant columns' values in the order of ``_CONST``."""
+        self._singles += (len(self._t), gap, used, cached)
+        self._t.append(t1)
+        self._dt.append(dt)
+        self._const_len.append(1)
+        self._const_rows += const
+
+    def decode_run(self, t0, ends, dts, T, crossings, used0, blank0, cached0, used_end,
+                   cached_end, inner: tuple, last: tuple) -> None:
+        """``k = len(dts)`` pure decode steps (steps ``T .. T+k-1``) starting at ``t0``.
+
+        Gaps and block counts are rebuilt at the end from the run's start and
+        the decode group's block crossings (``crossings``, a copy: step
+        ``T + j`` takes ``crossings[-(T + j) % bs]`` blocks, the first step's
+        were taken before ``used0``; cached blocks are evicted once the
+        ``blank0`` unhashed free blocks are gone); the last step shows
+        ``used_end``/``cached_end``, after the run's finished requests freed
+        their blocks. ``inner`` holds the constant columns of the first
+        ``k - 1`` steps, ``last`` those of the last (tuples in the order of
+        ``_CONST``).
+        """
+        k = len(dts)
+        self._runs += (len(self._t), k, t0, T, used0, blank0, cached0, used_end, cached_end)
+        self._t += ends
+        self._dt += dts
+        self._run_crossings += crossings
+        if k > 1:
+            self._const_len.append(k - 1)
+            self._const_rows += inner
+        self._const_len.append(1)
+        self._const_rows += last
+
+    # ---------------------------------------------------------- per request
+    def pause_start(self, rid: int, t: float, mode: int) -> None:
+        """``rid`` stops streaming at ``t`` (its last token); mode 0 recompute, 1 swap, 2 a
+        decoder that got no token in a step (V1's token budget ran out before it)."""
+        if rid not in self._open_pause:
+            self._open_pause[rid] = len(self.pauses)
+            self.pauses.append([rid, t, float("nan"), mode])
+
+    def pause_end(self, rid: int, t: float):
+        """Close ``rid``'s open pause at ``t``; return its mode, or None if it had none."""
+        i = self._open_pause.pop(rid, None)
+        if i is None:
+            return None
+        self.pauses[i][2] = t
+        return self.pauses[i][3]
+
+    def set_pause_mode(self, rid: int, mode: int) -> None:
+        """A paused request was preempted (a stall became a recompute or a swap)."""
+        i = self._open_pause.get(rid)
+        if i is not None:
+            self.pauses[i][3] = mode
+
+    def event(self, t: float, rid: int, mode: int) -> None:
+        self.events.append((t, rid, mode))
+
+    def stint(self, rid: int, first_step: int, end_step: int) -> None:
+        """``rid`` decoded from ``first_step`` up to (not including) ``end_step``."""
+        if end_step > first_step:
+            self.stints.append((rid, first_step, end_step))
+
+    # -------------------------------------------------------------- results
+    def timeline(self) -> dict[str, np.ndarray]:
+        n = len(self._t)
+        cols = {"t_s": np.array(self._t, dtype=np.float64),
+                "dt_s": np.array(self._dt, dtype=np.float64),
+                "gap_s": np.zeros(n), "kv_blocks_used": np.zeros(n, dtype=np.int64),
+                "kv_blocks_cached": np.zeros(n, dtype=np.int64)}
+        if self._singles:
+            singles = np.array(self._singles, dtype=np.float64).reshape(-1, 4)  # exact: < 2**53
+            rows = singles[:, 0].astype(np.int64)
+            cols["gap_s"][rows] = singles[:, 1]
+            cols["kv_blocks_used"][rows] = singles[:, 2].astype(np.int64)
+            cols["kv_blocks_cached"][rows] = singles[:, 3].astype(np.int64)
+        if self._runs:
+            self._fill_runs(cols)
+        lens = np.asarray(self._const_len, dtype=np.int64)
+        const = np.array(self._const_rows, dtype=np.int64).reshape(-1, len(_CONST))
+        for i, name in enumerate(_CONST):
+            cols[name] = np.repeat(const[:, i], lens)
+        return {name: cols[name] for name in TIMELINE_COLUMNS}
+
+    def _fill_runs(self, cols) -> None:
+        """Rebuild the decode runs' gaps and block counts, all runs at once."""
+        runs = np.array(self._runs, dtype=np.float64).reshape(-1, 9)   # exact: < 2**53
+        pos, k, T, used0, blank0, cached0, used_end, cached_end = (
+            runs[:, i].astype(np.int64) for i in (0, 1, 3, 4, 5, 6, 7, 8))
+        t0 = runs[:, 2]
+        cross = np.array(self._run_crossings, dtype=np.int64).reshape(len(k), -1)
+        bs = cross.shape[1]
+        run = np.repeat(np.arange(len(k)), k)                  # the run of every run row
+        start = np.cumsum(k) - k
+        j = np.arange(int(k.sum())) - start[run]               # step index inside its run
+        rows = pos[run] + j
+        need = cross[run, (-(T[run] + j)) % bs]
+        need[j == 0] = 0                                       # the first step's were taken before
+        total = np.cumsum(need)
+        taken = total - (total - need)[start][run]             # cumulative within each run
+        t_s = cols["t_s"]
+        prev = np.where(j == 0, t0[run], t_s[rows - 1])
+        cols["gap_s"][rows] = t_s[rows] - prev
+        cols["kv_blocks_used"][rows] = used0[run] + taken
+        cols["kv_blocks_cached"][rows] = cached0[run] - np.maximum(0, taken - blank0[run])
+        last = pos + k - 1
+        cols["kv_blocks_used"][last] = used_end
+        cols["kv_blocks_cached"][last] = cached_end
+
+    def longest_stint_gaps(self, gap_s: np.ndarray, n_requests: int) -> np.ndarray:
+        """Per request, the longest gap between tokens while it decoded (0 if it never did)."""
+        out = np.zeros(n_requests)
+        if self.stints:
+            st = np.array(self.stints, dtype=np.int64)
+            # reduceat over [lo0, hi0, lo1, hi1, ...]: even slots reduce gap_s[lo:hi]
+            padded = np.append(gap_s, 0.0)
+            longest = np.maximum.reduceat(padded, st[:, 1:3].ravel())[::2]
+            np.maximum.at(out, st[:, 0], longest)
+        return out
+
+    def pause_table(self) -> dict[str, np.ndarray]:
+        pz = np.array(self.pauses, dtype=float).reshape(-1, 4)
+        return {"request": pz[:, 0].astype(np.int64), "start_s": pz[:, 1], "end_s": pz[:, 2],
+                "mode": pz[:, 3].astype(np.int64)}
+
+    def event_table(self) -> dict[str, np.ndarray]:
+        ev = np.array(self.events, dtype=float).reshape(-1, 3)
+        return {"t_s": ev[:, 0], "request": ev[:, 1].astype(np.int64),
+                "mode": ev[:, 2].astype(np.int64)}
