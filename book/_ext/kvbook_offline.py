@@ -72,7 +72,39 @@ def _builder_inited(app: Sphinx) -> None:
         app.add_js_file(MATHJAX_BRIDGE, priority=VEGA_PRIORITY)
 
 
+def _script_key(script) -> tuple:
+    # An inline script's filename is None or "" depending on when it was added.
+    filename = getattr(script, "filename", script) or ""
+    attributes = getattr(script, "attributes", {}) or {}
+    return str(filename), tuple(sorted((k, str(v)) for k, v in attributes.items()))
+
+
+def _dedupe_scripts(app: Sphinx, pagename, templatename, context, doctree) -> None:
+    """Drop scripts added twice to a page (same file or same inline body).
+
+    sphinx-thebe and sphinx-togglebutton add their inline configuration
+    scripts once through the application (before the builder exists) and once
+    more through the builder; Sphinx stores the first with ``filename=None``
+    and the second with ``filename=""``, so its own de-duplication misses
+    them, every page carried ``const THEBE_JS_URL = ...`` twice and the browser
+    logged "Identifier 'THEBE_JS_URL' has already been declared". Keeping the
+    first copy of each script fixes it at the page, whatever registered it.
+    """
+    scripts = context.get("script_files")
+    if not scripts:
+        return
+    seen, kept = set(), []
+    for script in scripts:
+        key = _script_key(script)
+        if key not in seen:
+            seen.add(key)
+            kept.append(script)
+    scripts[:] = kept          # in place: later handlers add to this same list
+
+
 def setup(app: Sphinx) -> dict:
     app.connect("config-inited", _config_inited)
     app.connect("builder-inited", _builder_inited)
+    # early: a later handler may return a template name, and emit_firstresult stops there
+    app.connect("html-page-context", _dedupe_scripts, priority=100)
     return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}
