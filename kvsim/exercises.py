@@ -1,23 +1,30 @@
-"""Answer checks for the book's exercises.
+"""Answer checks for the book's exercises, and predict-first prompts.
 
-Explained in chapter 1, *Bytes per token and capacity* (the exercises at the
-end of each chapter call :func:`check`).
+Explained in chapter 1, *Bytes per token and capacity*; every chapter uses it.
 
-Each exercise has an id ``"ch01-<slug>"`` that matches the label of its
-``{exercise}`` directive in the book (``ex-ch01-<slug>``). The expected answer
-is never typed in here: it is computed from kvsim, with the same functions the
-chapter calls, when the check runs. A check prints exactly one line:
+Two kinds, both keyed by an id ``"ch01-<slug>"`` that matches the label of the
+``{exercise}`` directive (``ex-ch01-<slug>``):
 
-* ``Right: ...`` with a one-line reason,
-* ``Not yet: ...`` with a hint (some common slips get a hint of their own),
-* ``Not answered yet: ...`` while the answer is still ``None``,
-* ``Not a number: ...`` when the answer has the wrong type (a string, a list).
+* **Exercises** (:func:`check`): the reader computes an answer. The check
+  prints one line: ``Right: ...`` with the reason, ``Not yet: ...`` with a
+  hint (common slips get their own), ``Not answered yet: ...`` while the
+  answer is ``None``, or ``Not a number: ...``.
+* **Predictions** (:func:`predict`): after a section, before running it, the
+  reader writes down a guess; the check then runs kvsim and prints one line:
+  ``You predicted X; kvsim shows Y ...`` and why. A prediction is never
+  "wrong": the gap is the lesson.
 
-::
+The expected value is never typed in here: it is computed from kvsim, with the
+functions the chapter calls, when the check runs. Chapters are committed with
+every ``answer`` and ``prediction`` set to ``None``, so no result shows on the
+site or in Binder before the reader tries; the tests (``tests/test_exercises.py``)
+prove each check instead: the worked solution is accepted and each common
+slip gets its own hint. Numbers print plainly (``57,344`` and ``57,344.4``,
+never ``5.734e+04``)::
 
-    import kvsim.exercises
+    from kvsim import exercises
     answer = None
-    kvsim.exercises.check("ch01-qwen-bytes", answer)
+    exercises.check("ch01-qwen-bytes", answer)
 """
 from __future__ import annotations
 
@@ -30,8 +37,9 @@ from .errors import KvsimError
 from .units import GB, MB, GiB, MiB, format_bytes
 
 __all__ = [
-    "Exercise", "Verdict", "EXERCISES", "BELGAVI", "H100_8B",
-    "evaluate", "check", "expected", "list_exercises",
+    "Exercise", "Prediction", "Verdict", "EXERCISES", "PREDICTIONS", "BELGAVI", "H100_8B",
+    "evaluate", "check", "expected", "list_exercises", "list_predictions", "predict",
+    "judge_prediction", "plain",
 ]
 
 #: The seed article's Belgavi's Book Store set-up (seed 000, "KV Cache
@@ -113,6 +121,22 @@ class Exercise:
         return abs(answer - target) <= max(self.abs_tol, self.rel_tol * abs(target))
 
 
+@dataclass(frozen=True)
+class Prediction:
+    """A predict-first prompt: the reader guesses, then kvsim shows the value.
+
+    ``solve()`` returns ``(value, why)`` from kvsim; a guess within
+    ``rel_tol`` of the value counts as close. ``why`` says what decides the
+    value, whatever the guess was.
+    """
+
+    id: str
+    question: str
+    unit: str
+    solve: Callable[[], tuple[float, str]]
+    rel_tol: float = 0.10
+
+
 # --- the exercises of chapter 1 -------------------------------------------------
 
 def _qwen_bytes():
@@ -183,21 +207,6 @@ def _blocks_floor():
     return (BELGAVI["prompt_tokens"] + 600) // b.block_size
 
 
-def _longer_answers():
-    b = _belgavi_budget()
-    length = BELGAVI["prompt_tokens"] + 600
-    n = b.max_concurrent(length)
-    per = b.blocks_for(length)
-    return n, f"{b.blocks:,} blocks // {per} blocks per request = {n} requests"
-
-
-def _longer_answers_decimal():
-    # The seed's reading: the pool / 0.5 MB per token / 1,450 tokens.
-    b = _belgavi_budget()
-    return math.floor(b.kv_bytes / (b.kv_bytes_per_token / MiB * MB)
-                      / (BELGAVI["prompt_tokens"] + 600))
-
-
 def _max_num_seqs_fp8():
     b = _h100_budget("fp8")
     seq = H100_8B["p95_prompt_tokens"] + H100_8B["p95_output_tokens"]
@@ -209,6 +218,78 @@ def _max_num_seqs_fp8():
 def _max_num_seqs_bf16():
     b = _h100_budget()
     return b.max_concurrent(H100_8B["p95_prompt_tokens"] + H100_8B["p95_output_tokens"])
+
+
+def _bytes_8b_kib():
+    from .memory import kv_bytes_per_token
+    from .models import get_model
+
+    m = get_model("llama-3.1-8b")
+    n = kv_bytes_per_token(m)
+    return n / 1024, (f"2 x {m.kv_layers} layers x {m.num_kv_heads} KV heads x {m.head_dim} x "
+                      f"2 B = {n:,} B: the 32 query heads share 8 KV heads, a quarter of "
+                      f"Llama-2-7B's 512 KiB")
+
+
+def _a40_pool_gb():
+    b = _belgavi_budget()
+    return b.kv_bytes / GB, (f"CUDA's {format_bytes(b.gpu.memory_bytes, 'GB')} x 0.60 - "
+                             f"{format_bytes(b.weight_bytes, 'GB')} of weights - "
+                             f"{format_bytes(b.activation_bytes, 'GB')} measured reserve; the "
+                             f"seed's 13.3 GB assumes 48 GB and a 2 GB reserve")
+
+
+def _belgavi_requests():
+    b = _belgavi_budget()
+    seq = BELGAVI["prompt_tokens"] + BELGAVI["output_tokens"]
+    n = b.max_concurrent(seq)
+    return n, f"{b.blocks:,} blocks // {b.blocks_for(seq)} blocks per {seq:,}-token request"
+
+
+def _h100_requests():
+    b = _h100_budget()
+    seq = H100_8B["p95_prompt_tokens"] + H100_8B["p95_output_tokens"]
+    n = b.max_concurrent(seq)
+    return n, (f"{b.blocks:,} blocks // {b.blocks_for(seq)} per request; vLLM V1's default "
+               f"max_num_seqs on this GPU is {H100_8B['default_max_num_seqs']:,}")
+
+
+def _util_070_requests():
+    from .memory import kv_budget
+
+    b = kv_budget(BELGAVI["gpu"], BELGAVI["model"], gpu_memory_utilization=0.70)
+    seq = BELGAVI["prompt_tokens"] + BELGAVI["output_tokens"]
+    n = b.max_concurrent(seq)
+    return n, (f"0.10 more of {format_bytes(b.gpu.memory_bytes, 'GB')} is "
+               f"{format_bytes(round(b.gpu.memory_bytes * 0.1), 'GB')}, all of it KV (the weights "
+               f"and reserve do not grow): {b.blocks:,} blocks // {b.blocks_for(seq)} = {n}")
+
+
+def _util_070_linear():
+    # scaling the 0.60 capacity by 0.70/0.60, as if the weights shrank too
+    return math.floor(_belgavi_requests()[0] * 0.70 / 0.60)
+
+
+def _block_32_budget():
+    from .memory import kv_budget
+
+    return kv_budget(BELGAVI["gpu"], BELGAVI["model"],
+                     gpu_memory_utilization=BELGAVI["gpu_memory_utilization"], block_size=32)
+
+
+def _block_32_requests():
+    b = _block_32_budget()
+    seq = BELGAVI["prompt_tokens"] + BELGAVI["output_tokens"]
+    n = b.max_concurrent(seq)
+    per = b.blocks_for(seq)
+    return n, (f"{b.blocks:,} blocks of 32 // ceil({seq:,} / 32) = {per} per request = {n}: "
+               f"a request now holds {per * 32:,} slots against {-(-seq // 16) * 16:,} with "
+               f"blocks of 16, so the last, part-empty block wastes more")
+
+
+def _block_32_doubled():
+    # "twice the tokens per block, so twice the requests"
+    return 2 * _belgavi_requests()[0]
 
 
 EXERCISES: dict[str, Exercise] = {e.id: e for e in [
@@ -255,21 +336,48 @@ EXERCISES: dict[str, Exercise] = {e.id: e for e in [
         traps=((_blocks_floor, "a partly filled last block is still a whole block: round up"),),
     ),
     Exercise(
-        id="ch01-longer-answers",
-        question="concurrent Belgavi requests that fit with 600-token answers",
-        kind="int", unit="requests", solve=_longer_answers,
-        hint="use budget.max_concurrent(prompt + answer) on the Belgavi budget",
-        traps=((_longer_answers_decimal,
-                "that is the seed's decimal reading (0.5 MB per token); kvsim counts "
-                "524,288 B per token and whole blocks"),),
-    ),
-    Exercise(
         id="ch01-max-num-seqs",
         question="max_num_seqs for Llama-3.1-8B on an H100 80 GB at 0.90 with an FP8 cache, p95 6k",
         kind="int", unit="sequences", solve=_max_num_seqs_fp8, abs_tol=1,
         hint="build the H100 budget with kv_dtype='fp8', then .max_concurrent(6000)",
         traps=((_max_num_seqs_bf16, "that is the bf16 figure; the question asks for an FP8 cache"),),
     ),
+    Exercise(
+        id="ch01-whatif-util",
+        question="concurrent Belgavi requests (850 + 250) at gpu_memory_utilization 0.70",
+        kind="int", unit="requests", solve=_util_070_requests,
+        hint="build the budget at 0.70 and call .max_concurrent(1_100)",
+        traps=((_util_070_linear,
+                "that scales the whole capacity by 0.70 / 0.60; only the KV pool grows, the "
+                "weights and the reserve stay the same size"),),
+    ),
+    Exercise(
+        id="ch01-whatif-block-size",
+        question="concurrent Belgavi requests (850 + 250) with block_size 32 instead of 16",
+        kind="int", unit="requests", solve=_block_32_requests,
+        hint="build the budget with block_size=32 and call .max_concurrent(1_100)",
+        traps=((lambda: _belgavi_requests()[0],
+                "that is the figure for blocks of 16; with blocks of 32 the pool has half as many "
+                "blocks and each request rounds up to a multiple of 32 tokens"),
+               (_block_32_doubled,
+                "a block of 32 holds twice the tokens, but the pool has half as many blocks")),
+    ),
+]}
+
+PREDICTIONS: dict[str, Prediction] = {p.id: p for p in [
+    Prediction(id="ch01-predict-gqa", unit="KiB",
+               question="KV cache per token of Llama-3.1-8B (32 layers, 8 KV heads of 128, bf16)",
+               solve=_bytes_8b_kib),
+    Prediction(id="ch01-predict-pool", unit="GB",
+               question="the Belgavi KV pool that vLLM V1 computes on a real A40 at 0.60",
+               solve=_a40_pool_gb, rel_tol=0.05),
+    Prediction(id="ch01-predict-requests", unit="requests",
+               question="how many 850 + 250-token requests fit in that pool at once",
+               solve=_belgavi_requests),
+    Prediction(id="ch01-predict-h100", unit="requests",
+               question="how many p95 requests (2,000 + 4,000 tokens) of Llama-3.1-8B fit on an "
+                        "H100 at 0.90",
+               solve=_h100_requests),
 ]}
 
 
@@ -302,10 +410,40 @@ def _as_number(answer):
     return None
 
 
-def _show(x) -> str:
-    if isinstance(x, int):
-        return f"{x:,}"
-    return f"{x:,.4g}"
+def plain(x) -> str:
+    """A number as a reader writes it: ``57,344``, ``57,344.4``, ``4.66``, ``0.0125``.
+
+    Never scientific notation; integers and integral floats get thousands
+    separators; other numbers keep four significant digits (at least one
+    decimal above 1,000).
+    """
+    if isinstance(x, bool):
+        return str(x)
+    if isinstance(x, Integral) or (isinstance(x, float) and x.is_integer() and abs(x) < 1e15):
+        return f"{int(x):,}"
+    x = float(x)
+    if not math.isfinite(x):
+        return str(x)
+    a = abs(x)
+    if a >= 1000:
+        return f"{x:,.1f}"
+    if a == 0:
+        return "0"
+    decimals = max(0, 3 - int(math.floor(math.log10(a))))
+    text = f"{x:,.{decimals}f}"
+    return text.rstrip("0").rstrip(".") if "." in text else text
+
+
+_show = plain
+
+
+def _not_a_number(variable: str, value, kind: str, unit: str) -> Verdict:
+    """The "invalid" verdict: what was written, its type, and what to write instead."""
+    shown = repr(value)
+    if len(shown) > 40:
+        shown = shown[:37] + "..."
+    return Verdict("invalid", f"Not a number: {variable} = {shown} is a {type(value).__name__}; "
+                              f"write {kind} ({unit}) without quotes.")
 
 
 def evaluate(exercise_id: str, answer) -> Verdict:
@@ -316,13 +454,8 @@ def evaluate(exercise_id: str, answer) -> Verdict:
                                      f"({ex.unit}) and run the cell again.")
     x = _as_number(answer)
     if x is None:
-        kind = "a whole number" if ex.kind == "int" else "a number"
-        shown = repr(answer)
-        if len(shown) > 40:
-            shown = shown[:37] + "..."
-        return Verdict("invalid", f"Not a number: answer = {shown} is a "
-                                  f"{type(answer).__name__}; write {kind} ({ex.unit}) "
-                                  f"without quotes.")
+        return _not_a_number("answer", answer,
+                             "a whole number" if ex.kind == "int" else "a number", ex.unit)
     target, why = ex.solve()
     if ex.close(x, target):
         return Verdict("right", f"Right: {why}.")
@@ -336,3 +469,46 @@ def evaluate(exercise_id: str, answer) -> Verdict:
 def check(exercise_id: str, answer) -> None:
     """Print one line: right (and why), wrong (with a hint), or not answered yet."""
     print(evaluate(exercise_id, answer).message)
+
+
+def list_predictions() -> list[str]:
+    """The ids of every predict-first prompt."""
+    return list(PREDICTIONS)
+
+
+def judge_prediction(prediction_id: str, guess) -> Verdict:
+    """Compare a guess with kvsim without printing (see :func:`predict`).
+
+    ``status`` is ``"close"`` (within the prompt's tolerance), ``"off"``,
+    ``"unanswered"`` or ``"invalid"``.
+    """
+    if prediction_id not in PREDICTIONS:
+        raise KvsimError(f"prediction_id={prediction_id!r} is not known: expected one of "
+                         f"{', '.join(PREDICTIONS)}")
+    p = PREDICTIONS[prediction_id]
+    if guess is None:
+        return Verdict("unanswered", f"Not predicted yet: set prediction to your guess "
+                                     f"({p.unit}) and run the cell.")
+    x = _as_number(guess)
+    if x is None:
+        return _not_a_number("prediction", guess, "a number", p.unit)
+    value, why = p.solve()
+    head = f"You predicted {plain(x)} {p.unit}; kvsim shows {plain(value)} {p.unit}"
+    if abs(x - value) <= p.rel_tol * abs(value):
+        return Verdict("close", f"{head}: a close estimate. Why: {why}.")
+    if x > 0 and value > 0:
+        ratio = value / x
+        if 0.5 <= ratio <= 2:
+            gap = f"{abs(ratio - 1) * 100:.0f}% {'above' if ratio > 1 else 'below'} your guess"
+        elif ratio > 2:
+            gap = f"{plain(round(ratio, 1))} times your guess"
+        else:
+            gap = f"{plain(round(1 / ratio, 1))} times smaller than your guess"
+    else:
+        gap = "far from your guess"
+    return Verdict("off", f"{head}, {gap}. Why: {why}.")
+
+
+def predict(prediction_id: str, guess) -> None:
+    """Print one line: "You predicted X; kvsim shows Y" and why (or a reminder to guess first)."""
+    print(judge_prediction(prediction_id, guess).message)

@@ -131,6 +131,30 @@ class KVBudget:
         """The token count vLLM's start-up log prints ("GPU KV cache size: N tokens")."""
         return self.vllm_blocks * self.block_size
 
+    def log_concurrency(self, max_model_len: int | None = None) -> float:
+        """vLLM's "Maximum concurrency for N tokens per request": requests of ``max_model_len``.
+
+        ``vllm_blocks / ceil(max_model_len / block_size)`` (vLLM V1's
+        ``get_max_concurrency_for_kv_cache_config`` for full attention; it
+        counts the null block, as its log does). ``max_model_len`` defaults to
+        the model's.
+        """
+        length = self.model.max_model_len if max_model_len is None else max_model_len
+        length = check_int("max_model_len", length, min=1)
+        per_request = self.blocks_for(length) + self.state_blocks_per_request
+        return self.vllm_blocks / per_request
+
+    def startup_log(self, max_model_len: int | None = None) -> list[str]:
+        """The two lines vLLM V1 logs about the pool at start-up, as kvsim predicts them.
+
+        ``["GPU KV cache size: 27,776 tokens", "Maximum concurrency for 4,096
+        tokens per request: 6.78x"]``: compare them with your server's log.
+        """
+        length = self.model.max_model_len if max_model_len is None else max_model_len
+        return [f"GPU KV cache size: {self.log_tokens:,} tokens",
+                f"Maximum concurrency for {length:,} tokens per request: "
+                f"{self.log_concurrency(length):.2f}x"]
+
     def blocks_for(self, seq_len: int) -> int:
         """Blocks a sequence of ``seq_len`` tokens holds: ``ceil(seq_len / block_size)``."""
         seq_len = check_int("seq_len", seq_len, min=1)

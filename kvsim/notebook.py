@@ -14,6 +14,11 @@ What it does, and why:
   ``book/_ext/kvbook_offline.py`` and ``scripts/vendor_vega.py``), so the
   published pages draw every chart, and every bound slider works, with the
   network closed. In Binder or a local Jupyter with network, the CDN is used.
+* **The book's chart theme** (:data:`kvsim.charts.THEME`: 12 px text and up,
+  the Okabe-Ito palette) is registered as Altair's ``"kvbook"`` theme and
+  enabled, so a chapter's own charts look like ``kvsim.charts``' charts.
+* **No actions menu** under a chart (it narrows the chart and links to an
+  online editor).
 * **No row limit** on chart data (``disable_max_rows``): the book's charts are
   built from simulation results and precomputed sweeps that may exceed Altair's
   default 5,000 rows; the data is inlined in the chart spec, so the saved
@@ -28,6 +33,10 @@ What it does, and why:
   itself).
 
 The function is idempotent: calling it twice changes nothing.
+
+:func:`glue_numbers` hands the numbers a chapter's prose quotes to myst-nb's
+``glue``, in the cell that computes them: the prose writes
+``{glue:text}`b_kv_gb:.2f``` and the page shows the value that cell computed.
 """
 
 from __future__ import annotations
@@ -36,7 +45,7 @@ import json
 import os
 from typing import Any
 
-__all__ = ["setup", "vega_runtime_js", "runtime_versions", "OFFLINE_ENV_VAR"]
+__all__ = ["setup", "glue_numbers", "vega_runtime_js", "runtime_versions", "OFFLINE_ENV_VAR"]
 
 #: Environment variable that turns on :func:`setup`'s offline runtime.
 OFFLINE_ENV_VAR = "KVSIM_OFFLINE_CHARTS"
@@ -136,7 +145,12 @@ def setup(offline: bool | None = None) -> None:
     import altair as alt
     import numpy as np
 
-    alt.renderers.enable("html")
+    from .charts import theme
+
+    # No actions menu: it takes width from the chart, and its "Open in Vega
+    # Editor" link leads off the (possibly offline) page.
+    alt.renderers.enable("html", embed_options={"actions": False})
+    alt.theme.register("kvbook", enable=True)(theme)
     alt.data_transformers.disable_max_rows()
     np.set_printoptions(legacy="1.25")
 
@@ -145,3 +159,23 @@ def setup(offline: bool | None = None) -> None:
 
         display(HTML("<script>" + vega_runtime_js() + "</script>"))
         _STATE["offline_shown"] = True
+
+
+def glue_numbers(**values: Any) -> None:
+    """Glue each number under its name, for the prose (``myst_nb.glue(name, value, display=False)``).
+
+    Numbers only (ints, floats, numpy scalars): a glued string would print
+    with its quotes. Names that are not identifiers (an exercise id such as
+    ``ch01-qwen-bytes``) go in with ``glue_numbers(**{"ch01-qwen-bytes": n})``.
+    """
+    from numbers import Real
+
+    from myst_nb import glue
+
+    from .errors import KvsimError
+
+    for name, value in values.items():
+        if isinstance(value, bool) or not isinstance(value, Real):
+            raise KvsimError(f"glue_numbers({name}={value!r}): expected a number, got a "
+                             f"{type(value).__name__}; quote text in the prose itself")
+        glue(name, value, display=False)

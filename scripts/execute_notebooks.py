@@ -7,8 +7,14 @@
 (`make execute` runs the first form.) Each notebook runs top to bottom in a fresh
 ``python3`` kernel with its own folder as working directory, a fixed hash seed
 and a fixed time zone; a cell error stops the run (tag a cell
-``raises-exception`` when the error is the lesson). Saved widget state is kept
-so the static site can render widgets.
+``raises-exception`` when the error is the lesson).
+
+Widgets are never saved. A saved widget on the static site (or in a freshly
+opened notebook) keeps its controls but has no kernel behind them, so it would
+show numbers it did not compute. A cell that draws a widget is tagged
+``kvbook-live-widget``: it runs (so a broken widget still fails the run), and
+its outputs are then cleared; no widget state goes into the notebook. Its
+static twin, a chart over precomputed data, is what the site shows.
 
 Then the notebook is normalised, so that re-running an unchanged notebook gives
 an unchanged file:
@@ -16,8 +22,8 @@ an unchanged file:
 * kernelspec ``python3``; ``language_info`` without the Python patch version;
 * no per-cell execution timings; consecutive stream chunks merged (where the
   kernel splits printed text depends on timing);
-* Altair's random ``altair-viz-<hex>`` element ids and ipywidgets' random model
-  ids replaced by ids derived from the notebook name and their order.
+* Altair's random ``altair-viz-<hex>`` element ids replaced by ids derived from
+  the notebook name and their order.
 
 The committed outputs are what ``pytest`` compares (strict nbval) and what the
 book shows (the build never executes notebooks).
@@ -37,35 +43,19 @@ from pathlib import Path
 import nbformat
 from nbclient import NotebookClient
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "book" / "_ext"))
+from kvbook_workshop import toc_docnames  # noqa: E402  (the book's one reader of _toc.yml)
+
 ROOT = Path(__file__).resolve().parents[1]
 KERNEL = "python3"
 KERNELSPEC = {"name": KERNEL, "display_name": "Python 3 (ipykernel)", "language": "python"}
 ALTAIR_ID = re.compile(r"altair-viz-[0-9a-f]{32}")
-WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
-WIDGET_REF = re.compile(r"IPY_MODEL_([0-9a-f]{32})")
 
 
 def toc_files(root: Path = ROOT) -> list[str]:
     """Every ``file``/``root`` entry of _toc.yml (paths without suffix), in order."""
-    import yaml
-
-    toc = yaml.safe_load((root / "_toc.yml").read_text())
-    files: list[str] = []
-
-    def walk(node):
-        if isinstance(node, dict):
-            for key, value in node.items():
-                if key in ("file", "root") and isinstance(value, str):
-                    files.append(value)
-                else:
-                    walk(value)
-        elif isinstance(node, list):
-            for item in node:
-                walk(item)
-
-    walk(toc)
-    return files
+    return toc_docnames(root)
 
 
 def toc_notebooks(root: Path = ROOT) -> list[Path]:
@@ -90,36 +80,7 @@ def normalise(nb: nbformat.NotebookNode, seed: str) -> nbformat.NotebookNode:
             cell.metadata.pop("collapsed", None)
             cell.outputs = _coalesce_streams(cell.outputs)
 
-    # 1. ipywidgets model ids, numbered in an order that does not depend on the
-    #    ids themselves (so normalising twice changes nothing): the widget views
-    #    in cell order, then depth-first through the models they reference, then
-    #    any unreferenced model by its content.
-    state = nb.metadata.get("widgets", {}).get(WIDGET_STATE, {}).get("state", {})
-    order: list[str] = []
-
-    def visit(model_id: str) -> None:
-        if model_id in order:
-            return
-        order.append(model_id)
-        if model_id in state:
-            for ref in WIDGET_REF.findall(json.dumps(state[model_id], sort_keys=True)):
-                visit(ref)
-
-    for cell in nb.cells:
-        for out in cell.get("outputs", []):
-            view = out.get("data", {}).get(WIDGET_VIEW)
-            if view and "model_id" in view:
-                visit(view["model_id"])
-    masked = {k: WIDGET_REF.sub("IPY_MODEL_", json.dumps(v, sort_keys=True)) for k, v in state.items()}
-    for model_id in sorted((k for k in state if k not in order), key=lambda k: masked[k]):
-        visit(model_id)
-    text = _replace(json.dumps(nb, sort_keys=True), {m: _stable_hex(seed + ":widget", i) for i, m in enumerate(order)})
-    nb = nbformat.from_dict(json.loads(text))
-    new_state = nb.metadata.get("widgets", {}).get(WIDGET_STATE)
-    if new_state:
-        new_state["state"] = dict(sorted(new_state["state"].items()))
-
-    # 2. Altair element ids, in order of first appearance.
+    # Altair element ids, in order of first appearance.
     text = json.dumps(nb, sort_keys=True)
     mapping: dict[str, str] = {}
     for found in ALTAIR_ID.findall(text):
@@ -153,6 +114,28 @@ def _replace(text: str, mapping: dict[str, str]) -> str:
     return pattern.sub(lambda m: mapping[m.group(0)], text)
 
 
+#: Tag of a cell that draws a live widget (outputs cleared after the run).
+LIVE_WIDGET_TAG = "kvbook-live-widget"
+
+
+def drop_live_widgets(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
+    """Clear the outputs of ``kvbook-live-widget`` cells and drop saved widget state.
+
+    A widget view left in any other cell is an error: the page would show a
+    control with no kernel behind it.
+    """
+    for i, cell in enumerate(nb.cells):
+        if cell.cell_type != "code":
+            continue
+        if LIVE_WIDGET_TAG in cell.get("metadata", {}).get("tags", []):
+            cell.outputs = []
+        elif any(WIDGET_VIEW in out.get("data", {}) for out in cell.get("outputs", [])):
+            raise SystemExit(f"cell {i} draws a widget but is not tagged {LIVE_WIDGET_TAG!r}: "
+                             "tag it, and give the page a static twin")
+    nb.metadata.pop("widgets", None)
+    return nb
+
+
 def execute(path: Path, timeout: int) -> float:
     """Execute one notebook in place; return seconds taken."""
     nb = nbformat.read(path, as_version=4)
@@ -161,13 +144,13 @@ def execute(path: Path, timeout: int) -> float:
         kernel_name=KERNEL,
         timeout=timeout,
         record_timing=False,
-        store_widget_state=True,
+        store_widget_state=False,
         resources={"metadata": {"path": str(path.parent)}},
     )
     start = time.perf_counter()
     client.execute()
     seconds = time.perf_counter() - start
-    nb = normalise(nb, seed=path.stem)
+    nb = normalise(drop_live_widgets(nb), seed=path.stem)
     nbformat.validate(nb)
     nbformat.write(nb, path)
     return seconds

@@ -11,6 +11,8 @@ such mistakes fail the suite:
   ``make execute`` (normalised: re-normalising changes nothing);
 * every Altair output is HTML that the site's vendored Vega runtime can draw,
   and no output embeds the runtime itself;
+* no notebook saves a widget (state or view): it would answer on the static
+  site with no kernel behind it; widget cells are tagged ``kvbook-live-widget``;
 * the vendored runtime matches the installed Altair's versions;
 * the build configuration keeps notebooks unexecuted at build time and the
   repository URL in one place.
@@ -156,6 +158,18 @@ def test_charts_are_static_site_ready(path):
                 )
 
 
+@pytest.mark.parametrize("path", TOC_NOTEBOOKS, ids=_ids(TOC_NOTEBOOKS))
+def test_no_widget_is_saved(path):
+    nb = nbformat.read(path, as_version=4)
+    assert "widgets" not in nb.metadata, f"{path.name} saves widget state; run `make execute`"
+    for i, cell in enumerate(_code_cells(nb)):
+        views = [o for o in cell.outputs if "application/vnd.jupyter.widget-view+json" in o.get("data", {})]
+        assert not views, f"{path.name}: cell {i} saves a widget view; tag it {EXECUTOR.LIVE_WIDGET_TAG!r}"
+        if EXECUTOR.LIVE_WIDGET_TAG in _tags(cell):
+            assert not cell.outputs and "nbval-ignore-output" in _tags(cell), (
+                f"{path.name}: live widget cell {i} must be committed without outputs, nbval-ignore-output")
+
+
 def test_vendored_runtime_matches_altair():
     from kvsim.notebook import runtime_versions
 
@@ -227,3 +241,16 @@ def test_setup_offline_shows_the_runtime_once(monkeypatch):
     monkeypatch.setitem(kvsim.notebook._STATE, "offline_shown", False)
     kvsim.notebook.setup()
     assert len(shown) == 1
+
+
+def test_make_execute_clears_live_widgets_and_refuses_untagged_ones():
+    view = {"output_type": "display_data", "metadata": {},
+            "data": {"text/plain": "VBox()", "application/vnd.jupyter.widget-view+json": {"model_id": "x"}}}
+    live = nbformat.v4.new_code_cell("capacity_calculator()", metadata={"tags": [EXECUTOR.LIVE_WIDGET_TAG]},
+                                     outputs=[nbformat.from_dict(view)])
+    nb = nbformat.v4.new_notebook(cells=[live], metadata={"widgets": {"state": {}}})
+    nb = EXECUTOR.drop_live_widgets(nb)
+    assert nb.cells[0].outputs == [] and "widgets" not in nb.metadata
+    untagged = nbformat.v4.new_code_cell("w", outputs=[nbformat.from_dict(view)])
+    with pytest.raises(SystemExit, match="kvbook-live-widget"):
+        EXECUTOR.drop_live_widgets(nbformat.v4.new_notebook(cells=[untagged]))

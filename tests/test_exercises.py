@@ -1,4 +1,10 @@
-"""The exercise checks: right, wrong with a hint, not answered yet, and bad types."""
+"""The exercise checks and predict-first prompts.
+
+Exercises: right, wrong with a hint (each common slip its own), not answered
+yet, and bad types. Predictions: "you predicted X, kvsim shows Y" and why,
+whatever the guess. Numbers print plainly. The chapter is committed with every
+answer and prediction empty, so these tests, not the notebook, prove the checks.
+"""
 from __future__ import annotations
 
 import math
@@ -79,7 +85,10 @@ def test_expected_answers_come_from_kvsim():
     assert expected("ch01-pool-gib") == b.kv_bytes / GiB
     assert expected("ch01-fp8-tokens") == belgavi("fp8").tokens
     assert expected("ch01-blocks-held") == b.blocks_for(1_450) == 91
-    assert expected("ch01-longer-answers") == b.max_concurrent(1_450) == 19
+    assert expected("ch01-whatif-util") == kvsim.kv_budget(
+        "a40-48gb", "llama-2-7b", gpu_memory_utilization=0.70).max_concurrent(1_100) == 33
+    assert expected("ch01-whatif-block-size") == kvsim.kv_budget(
+        "a40-48gb", "llama-2-7b", gpu_memory_utilization=0.60, block_size=32).max_concurrent(1_100) == 24
     assert expected("ch01-max-num-seqs") == kvsim.kv_budget(
         "h100-80gb", "llama-3.1-8b", gpu_memory_utilization=0.90, kv_dtype="fp8").max_concurrent(6_000)
 
@@ -99,7 +108,7 @@ def test_integer_answers_must_be_exact():
     assert evaluate("ch01-qwen-bytes", n + 1).status == "wrong"
     assert evaluate("ch01-qwen-bytes", float(n)).status == "right"
     assert evaluate("ch01-blocks-held", expected("ch01-blocks-held") + 1).status == "wrong"
-    assert evaluate("ch01-longer-answers", expected("ch01-longer-answers") - 1).status == "wrong"
+    assert evaluate("ch01-whatif-util", expected("ch01-whatif-util") - 1).status == "wrong"
 
 
 def test_pool_in_gib_accepts_two_decimals_not_a_tenth_off():
@@ -134,8 +143,10 @@ def test_max_num_seqs_accepts_one_either_way():
     ("ch01-fp8-tokens", lambda: belgavi().tokens, "16-bit pool"),
     ("ch01-fp8-tokens", lambda: belgavi().kv_bytes / 0.25e6, "decimal reading"),
     ("ch01-blocks-held", lambda: 1_450 // 16, "round up"),
-    ("ch01-longer-answers", lambda: math.floor(belgavi().kv_bytes / 0.5e6 / 1_450), "decimal reading"),
     ("ch01-max-num-seqs", lambda: 74, "bf16 figure"),
+    ("ch01-whatif-util", lambda: math.floor(25 * 0.70 / 0.60), "only the KV pool grows"),
+    ("ch01-whatif-block-size", lambda: 25, "blocks of 16"),
+    ("ch01-whatif-block-size", lambda: 50, "half as many blocks"),
 ])
 def test_known_slips_get_a_specific_hint(ex_id, slip, words):
     v = evaluate(ex_id, slip())
@@ -153,3 +164,69 @@ def test_registry_is_consistent():
         assert ex.id == ex_id and ex.kind in ("int", "float") and ex.hint
         target, why = ex.solve()
         assert isinstance(why, str) and why and not math.isnan(float(target))
+
+
+def test_every_slip_of_every_exercise_gets_its_own_hint_not_the_general_one():
+    for ex_id, ex in EXERCISES.items():
+        for value_fn, trap_hint in ex.traps:
+            v = evaluate(ex_id, value_fn())
+            assert v.status == "wrong" and trap_hint in v.message and ex.hint not in v.message, ex_id
+
+
+# --- plain numbers -------------------------------------------------------------------
+
+@pytest.mark.parametrize("value, shown", [
+    (57_344, "57,344"), (57_344.4, "57,344.4"), (5.734e4, "57,340"), (4.663, "4.663"),
+    (0.0125, "0.0125"), (13.5644, "13.56"), (1e9, "1,000,000,000"), (0, "0"), (-2.5, "-2.5"),
+    (np.int64(91), "91"), (np.float64(0.5), "0.5"),
+])
+def test_numbers_print_plainly_never_in_scientific_notation(value, shown):
+    assert exercises.plain(value) == shown
+
+
+def test_wrong_answers_are_echoed_plainly():
+    v = evaluate("ch01-qwen-bytes", 5.734e4 + 0.4)
+    assert "57,340.4" in v.message and "e+" not in v.message
+
+
+# --- predictions ---------------------------------------------------------------------
+
+PIDS = exercises.list_predictions()
+
+
+def test_each_chapter_1_section_has_a_prediction():
+    assert len(PIDS) >= 4 and all(p.startswith("ch01-predict-") for p in PIDS)
+
+
+@pytest.mark.parametrize("pid", PIDS)
+def test_a_prediction_shows_the_guess_next_to_kvsims_value_and_why(pid, capsys):
+    value, why = exercises.PREDICTIONS[pid].solve()
+    close = exercises.judge_prediction(pid, value)
+    assert close.status == "close" and close.message.startswith("You predicted ")
+    assert f"kvsim shows {exercises.plain(value)}" in close.message and "Why: " in close.message
+    far = exercises.judge_prediction(pid, value * 3)
+    assert far.status == "off" and "3 times smaller than your guess" in far.message
+    low = exercises.judge_prediction(pid, value / 1.25)
+    assert low.status == "off" and "25% above your guess" in low.message
+    exercises.predict(pid, None)
+    out = capsys.readouterr().out
+    assert out.startswith("Not predicted yet: ") and out.count("\n") == 1
+    assert exercises.plain(value) not in out           # nothing given away before the guess
+
+
+@pytest.mark.parametrize("bad", ["128", [1], True, float("nan")])
+def test_a_prediction_that_is_not_a_number_gets_a_clear_message(bad):
+    v = exercises.judge_prediction("ch01-predict-gqa", bad)
+    assert v.status == "invalid" and v.message.startswith("Not a number: ")
+
+
+def test_prediction_values_come_from_kvsim():
+    assert exercises.PREDICTIONS["ch01-predict-gqa"].solve()[0] == 128
+    assert exercises.PREDICTIONS["ch01-predict-requests"].solve()[0] == belgavi().max_concurrent(1_100)
+    assert exercises.PREDICTIONS["ch01-predict-pool"].solve()[0] == belgavi().kv_bytes / GB
+    assert exercises.PREDICTIONS["ch01-predict-h100"].solve()[0] == 74
+
+
+def test_unknown_prediction_is_a_kvsim_error_listing_the_ids():
+    with pytest.raises(kvsim.KvsimError, match="ch01-predict-gqa"):
+        exercises.judge_prediction("ch01-nope", 1)

@@ -293,3 +293,21 @@ def test_pinned_budget_needs_exactly_one_figure():
     b = pinned_budget("h100-80gb", "llama-3.1-8b", num_gpu_blocks=1000)
     assert b.blocks == 1000 and b.vllm_blocks == 1001 and b.pinned
     assert "pinned to 1,001 blocks" in b.describe()
+
+
+def test_the_start_up_log_lines_follow_vllm_v1():
+    """vLLM V1 logs "GPU KV cache size: N tokens" (num_gpu_blocks x block_size, the null
+    block included) and "Maximum concurrency for L tokens per request: Xx" (num_gpu_blocks /
+    ceil(L / block_size)); for Llama-3.1-8B on an H100 at 0.90 a published log reads
+    447,088 tokens."""
+    import kvsim
+
+    b = kvsim.kv_budget("h100-80gb", "llama-3.1-8b", gpu_memory_utilization=0.90)
+    tokens_line, concurrency_line = b.startup_log()
+    assert tokens_line == f"GPU KV cache size: {b.vllm_blocks * 16:,} tokens"
+    assert b.log_concurrency() == b.vllm_blocks / (131_072 // 16)
+    assert concurrency_line == f"Maximum concurrency for 131,072 tokens per request: {b.log_concurrency():.2f}x"
+    assert abs(b.log_tokens / 447_088 - 1) < 0.01
+    assert b.log_concurrency(4_097) == b.vllm_blocks / 257
+    with pytest.raises(kvsim.KvsimError, match="max_model_len"):
+        b.log_concurrency(0)

@@ -11,8 +11,12 @@ is aborted and recorded: a page that reaches for a CDN fails. For each page:
   hard-coded);
 * every bound slider the notebook's chart specs declare is on the page, and
   moving the first slider of each chart redraws that chart;
-* saved widget state renders (one widget area per saved widget view) and
-  math is typeset.
+* static widgets never lie: no page carries an ipywidgets control (a saved
+  widget would respond with no kernel behind it), and every control in a
+  cell's output is a chart's bound input, which only filters data kvsim
+  computed;
+* glued numbers read as text (not bold), math is typeset, and on a phone-sized
+  window no chart is wider than the page.
 
 Needs a built site: ``make test`` builds it first. Run alone, the module skips
 with a message when ``_build/html`` is missing, unless ``KVBOOK_REQUIRE_SITE=1``
@@ -79,7 +83,7 @@ GLUE_REF = r"\{{glue(?::[\w-]+)?\}}(?:`|\s+){key}(?![\w.-])"
 
 @functools.lru_cache(maxsize=None)
 def expectations(page: str) -> dict:
-    """Charts, bound range sliders and widget views the page must show.
+    """Charts and bound range sliders the page must show.
 
     For a notebook page: visible code-cell outputs with Altair HTML, plus glued
     Altair outputs once per reference in the notebook's markdown. For other
@@ -91,11 +95,10 @@ def expectations(page: str) -> dict:
         return {
             "charts": len(re.findall(r'<div id="altair-viz-[0-9a-f]+"', html_text)),
             "sliders": html_text.count('"input": "range"'),
-            "widgets": 0,
             "math": "class=\"math" in html_text,
         }
     nb = nbformat.read(nb_path, as_version=4)
-    charts = sliders = widgets = 0
+    charts = sliders = 0
     glued: dict[str, str] = {}
     markdown = "\n".join(c.source for c in nb.cells if c.cell_type == "markdown")
     for cell in nb.cells:
@@ -117,13 +120,11 @@ def expectations(page: str) -> dict:
             if "altair-viz-" in html:
                 charts += 1
                 sliders += html.count('"input": "range"')
-            if "application/vnd.jupyter.widget-view+json" in data:
-                widgets += 1
     for key, html in glued.items():
         refs = len(re.findall(GLUE_REF.format(key=re.escape(key)), markdown))
         charts += refs
         sliders += refs * html.count('"input": "range"')
-    return {"charts": charts, "sliders": sliders, "widgets": widgets, "math": 'class="math' in html_text}
+    return {"charts": charts, "sliders": sliders, "math": 'class="math' in html_text}
 
 
 def _pages() -> list[str]:
@@ -233,6 +234,40 @@ MOVE_SLIDER = """(id) => {
 }"""
 
 
+# Controls inside cell outputs (the page's own tabs, task lists and search are
+# not outputs): each must be a chart's bound input.
+CONTROLS = """() => {
+    const outputs = Array.from(document.querySelectorAll('.cell_output, .output'));
+    const inputs = outputs.flatMap(o => Array.from(o.querySelectorAll('input, select, textarea')));
+    return {
+        widgets: document.querySelectorAll('.jupyter-widgets, .widget-subarea, .jupyter-widgets-view').length,
+        unbound: inputs.filter(el => !el.closest('.vega-bind')).map(el => el.outerHTML.slice(0, 80)),
+    };
+}"""
+
+CHART_WIDTHS = """() => {
+    const article = document.querySelector('article') || document.body;
+    const limit = article.getBoundingClientRect().right + 1;
+    return Array.from(document.querySelectorAll('div[id^="altair-viz-"] svg.marks, div[id^="altair-viz-"] canvas'))
+        .filter(el => el.getBoundingClientRect().right > limit)
+        .map(el => [el.closest('div[id^="altair-viz-"]').id, Math.round(el.getBoundingClientRect().right), Math.round(limit)]);
+}"""
+
+
+@pytest.mark.parametrize("page_path", [p for p in PAGES if expectations(p)["charts"]])
+def test_charts_fit_a_phone_sized_page(browser, base_url, page_path):
+    context = browser.new_context(viewport={"width": 390, "height": 844})
+    try:
+        page = context.new_page()
+        page.goto(f"{base_url}/{page_path}", wait_until="networkidle", timeout=60_000)
+        page.wait_for_function(
+            "(n) => document.querySelectorAll('div[id^=\"altair-viz-\"] svg, div[id^=\"altair-viz-\"] canvas').length >= n",
+            arg=expectations(page_path)["charts"], timeout=30_000)
+        assert not page.evaluate(CHART_WIDTHS), f"{page_path}: charts wider than the page at 390 px"
+    finally:
+        context.close()
+
+
 @pytest.mark.parametrize("page_path", PAGES)
 def test_page_works_offline(open_page, page_path):
     want = expectations(page_path)
@@ -260,10 +295,11 @@ def test_page_works_offline(open_page, page_path):
         assert values[0] != values[1], f"{page_path}: slider in {chart['id']} did not move ({values})"
         page.wait_for_function(f"(b) => ({SNAPSHOT})({json.dumps(chart['id'])}) !== b", arg=before, timeout=10_000)
 
-    if want["widgets"]:
-        page.wait_for_function(
-            "(n) => document.querySelectorAll('.widget-subarea').length >= n", arg=want["widgets"], timeout=30_000
-        )
+    controls = page.evaluate(CONTROLS)
+    assert controls["widgets"] == 0, f"{page_path}: {controls['widgets']} ipywidgets on a static page"
+    assert not controls["unbound"], f"{page_path}: controls that compute nothing: {controls['unbound']}"
+    weights = page.evaluate("() => Array.from(document.querySelectorAll('.pasted-text')).map(e => getComputedStyle(e).fontWeight)")
+    assert all(w in ("400", "normal") for w in weights), f"{page_path}: bold glued numbers {set(weights)}"
     if want["math"]:
         page.wait_for_function("() => document.querySelectorAll('mjx-container').length > 0", timeout=30_000)
 

@@ -10,7 +10,8 @@ Altair would otherwise fetch from CDNs:
 * **MathJax**, for the derivations.
 
 It also adds ``mathjax-bridge.js`` (see its header): the widget manager speaks
-MathJax 2, the book loads MathJax 3.
+MathJax 2, the book loads MathJax 3; and ``charts.css``, which lets charts of
+fixed width shrink to a narrow page.
 
 They are vendored once in ``book/_vendor/kvbook/`` (``scripts/vendor_assets.py``
 writes them) and this extension copies that folder into the build as
@@ -39,6 +40,8 @@ WIDGETS_EMBED = "kvbook/widgets/embed.js"
 MATHJAX = "kvbook/mathjax/tex-svg-full.js"
 #: Hand-written glue shipped with this extension (book/_ext/static/kvbook/).
 MATHJAX_BRIDGE = "kvbook/mathjax-bridge.js"
+#: The book's stylesheet: charts shrink to a narrow page; the box styles.
+BOOK_CSS = "kvbook/book.css"
 #: After sphinx's and the theme's scripts and any require.js (default priority 500).
 VEGA_PRIORITY = 800
 
@@ -70,6 +73,7 @@ def _builder_inited(app: Sphinx) -> None:
     if app.builder.format == "html":
         app.add_js_file(VEGA_RUNTIME, priority=VEGA_PRIORITY)
         app.add_js_file(MATHJAX_BRIDGE, priority=VEGA_PRIORITY)
+        app.add_css_file(BOOK_CSS)
 
 
 def _script_key(script) -> tuple:

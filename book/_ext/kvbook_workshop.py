@@ -1,0 +1,385 @@
+"""Sphinx extension: every chapter's minutes in one place, and the pages built from them.
+
+Each chapter notebook states its timings in its front matter (the notebook's
+metadata), and nowhere else::
+
+    "kvbook": {"timing": {
+        "teaching": [{"section": "What one token costs", "minutes": 9},
+                     {"section": "The memory budget", "minutes": 7}, ...],
+        "exercises": 25
+    }}
+
+``teaching`` lists each ``##`` section of the chapter but "Exercises", in
+order, with its minutes (a list: notebooks are saved with sorted keys, so a
+mapping would lose the order); ``exercises`` is the exercise time. Three directives read them:
+
+``{chapter-timing}``
+    In a chapter's overview box: "Teaching: 30 min · Exercises: 25 min".
+``{workshop-plan}``
+    The workshop's timed plan: the chapters in book order, packed into
+    sessions of ``:session-minutes:`` (180) with a break whenever
+    ``:break-after:`` (75) minutes would pass without one, a set-up check
+    first and a wrap-up last. Time a session has left over goes to the
+    "your own server" lab (when it gets at least ``:lab-minutes:``) and a
+    discussion of the frequently argued points; a chapter that does not fit
+    moves to the next session. Chapters appear as they land: a notebook
+    without timings is not a chapter yet.
+``{timing-table} <chapter>``
+    An instructor-notes table: one row per section with its minute range,
+    from the chapter's metadata, and what to do in the room, from the
+    directive's body (``Section title | what to do``, one per line, plus an
+    ``Exercises | ...`` line). A title the chapter does not have, or a
+    section the notes leave out, stops the build.
+
+So the overview, the plan and the notes cannot disagree: they are all drawn
+from the same numbers (``tests/test_workshop.py`` checks the metadata against
+the chapters' headings).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+from docutils import nodes
+from docutils.parsers.rst import directives
+from sphinx.application import Sphinx
+from sphinx.errors import ExtensionError
+from sphinx.util.docutils import SphinxDirective
+
+#: Where a notebook keeps its timings: ``metadata[KEY]["timing"]``.
+KEY = "kvbook"
+
+
+@dataclass(frozen=True)
+class ChapterTiming:
+    """One chapter's minutes, read from its notebook."""
+
+    docname: str           # "book/ch01-bytes-and-capacity"
+    title: str             # the notebook's first "# " heading
+    teaching: dict         # section title -> minutes, in order
+    exercises: int
+
+    @property
+    def teaching_minutes(self) -> int:
+        return sum(self.teaching.values())
+
+    @property
+    def total_minutes(self) -> int:
+        return self.teaching_minutes + self.exercises
+
+
+def _positive(value, where: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+        raise ExtensionError(f"{where} = {value!r}: expected a whole number of minutes above 0")
+    return value
+
+
+def read_timing(path: Path, docname: str | None = None) -> ChapterTiming | None:
+    """The timings in a notebook's metadata, or ``None`` when it has none."""
+    nb = json.loads(Path(path).read_text())
+    block = nb.get("metadata", {}).get(KEY, {}).get("timing")
+    if block is None:
+        return None
+    where = f"{path.name}: metadata.{KEY}.timing"
+    parts = block.get("teaching")
+    if (not isinstance(parts, list) or not parts
+            or not all(isinstance(p, dict) and set(p) == {"section", "minutes"} for p in parts)):
+        raise ExtensionError(f"{where}.teaching = {parts!r}: expected a list of "
+                             f'{{"section": title, "minutes": n}} in the order of the chapter')
+    teaching = {}
+    for i, part in enumerate(parts):
+        title = str(part["section"])
+        if title in teaching:
+            raise ExtensionError(f"{where}.teaching[{i}]: section {title!r} is listed twice")
+        teaching[title] = _positive(part["minutes"], f"{where}.teaching[{i}].minutes")
+    exercises = _positive(block.get("exercises"), f"{where}.exercises")
+    title = ""
+    for cell in nb.get("cells", []):
+        if cell.get("cell_type") == "markdown":
+            m = re.search(r"^# (.+)$", "".join(cell.get("source", "")), re.M)
+            if m:
+                title = m.group(1).strip()
+                break
+    return ChapterTiming(docname or str(path.with_suffix("")), title, teaching, exercises)
+
+
+def section_titles(path: Path) -> list[str]:
+    """The ``##`` headings of a notebook's markdown cells, in order (code spans unwrapped)."""
+    nb = json.loads(Path(path).read_text())
+    titles = []
+    for cell in nb.get("cells", []):
+        if cell.get("cell_type") == "markdown":
+            for m in re.finditer(r"^## (.+)$", "".join(cell.get("source", "")), re.M):
+                titles.append(m.group(1).strip())
+    return titles
+
+
+def toc_docnames(root: Path) -> list[str]:
+    """Every ``file`` of ``_toc.yml``, in book order."""
+    toc = yaml.safe_load((root / "_toc.yml").read_text())
+    found: list[str] = []
+
+    def walk(node):
+        if isinstance(node, dict):
+            for key, value in node.items():
+                if key in ("file", "root") and isinstance(value, str):
+                    found.append(value)
+                else:
+                    walk(value)
+        elif isinstance(node, list):
+            for item in node:
+                walk(item)
+
+    walk(toc)
+    return found
+
+
+def chapter_timings(root: Path) -> list[ChapterTiming]:
+    """The chapters with timings, in book order."""
+    out = []
+    for docname in toc_docnames(root):
+        path = root / (docname + ".ipynb")
+        if path.exists():
+            timing = read_timing(path, docname)
+            if timing is not None:
+                out.append(timing)
+    return out
+
+
+@dataclass(frozen=True)
+class Slot:
+    session: int
+    start: int
+    minutes: int
+    kind: str              # "setup", "teaching", "exercises", "break", "lab", "wrap-up"
+    title: str
+    docname: str | None = None
+
+
+#: What fills a session once its chapters are placed: (kind, title, most minutes).
+FILLS = [
+    ("lab", "Your own server: size it with kvsim, check it against its log", 50),
+    ("discussion", "The frequently argued points, argued", 30),
+]
+#: The shortest block worth scheduling, in minutes.
+SHORTEST = 10
+
+
+def workshop_plan(chapters: list[ChapterTiming], *, session_minutes: int = 180,
+                  break_after: int = 75, break_minutes: int = 15, setup_minutes: int = 15,
+                  wrap_up_minutes: int = 10, lab_minutes: int = 20) -> list[Slot]:
+    """Pack the chapters into sessions (see the module docstring); every session is full.
+
+    A break goes in before any block that would make more than
+    ``break_after`` minutes without one. After the chapters, the session's
+    remaining time goes to :data:`FILLS` (the lab only when it gets at least
+    ``lab_minutes``), and what is left of it to the wrap-up.
+    """
+    slots: list[Slot] = []
+    session, clock, since_break = 1, 0, 0
+
+    def add(kind: str, title: str, minutes: int, docname: str | None = None) -> None:
+        nonlocal clock, since_break
+        slots.append(Slot(session, clock, minutes, kind, title, docname))
+        clock += minutes
+        since_break = 0 if kind == "break" else since_break + minutes
+
+    def need_break(minutes: int) -> bool:
+        return since_break > 0 and since_break + minutes > break_after
+
+    def close_session() -> None:
+        nonlocal session, clock, since_break
+        for kind, title, most in FILLS:
+            left = session_minutes - clock - wrap_up_minutes
+            minutes = min(most, left)
+            last = minutes == left
+            if need_break(minutes + (wrap_up_minutes if last else 0)):
+                if left - break_minutes < SHORTEST:
+                    break
+                add("break", "Break", break_minutes)
+                minutes = min(most, left - break_minutes)
+            if minutes < (lab_minutes if kind == "lab" else SHORTEST):
+                continue
+            add(kind, title, minutes)
+        add("wrap-up", "Questions and wrap-up: key points, what each learner takes home",
+            session_minutes - clock)
+        session, clock, since_break = session + 1, 0, 0
+
+    add("setup", "Set-up check: everyone runs the first cell of chapter 1", setup_minutes)
+    for ch in chapters:
+        for kind, minutes in (("teaching", ch.teaching_minutes), ("exercises", ch.exercises)):
+            if minutes > break_after:
+                raise ExtensionError(f"{ch.docname}: {minutes} minutes of {kind} in one block "
+                                     f"exceed break_after={break_after}: split the chapter")
+            extra = break_minutes if need_break(minutes) else 0
+            if clock + extra + minutes + wrap_up_minutes > session_minutes:
+                close_session()
+                add("setup", "Recap of the last session", setup_minutes)
+                extra = break_minutes if need_break(minutes) else 0
+            if extra:
+                add("break", "Break", break_minutes)
+            add(kind, ch.title, minutes, ch.docname)
+    close_session()
+    return slots
+
+
+def notes_mismatch(timing: ChapterTiming, titles: list[str]) -> str | None:
+    """Why instructor notes with rows ``titles`` disagree with the chapter, or ``None``.
+
+    The notes need one row per teaching section, in the chapter's order, and an
+    ``Exercises`` row, and nothing else.
+    """
+    expected = list(timing.teaching) + ["Exercises"]
+    if titles == expected:
+        return None
+    missing = [t for t in expected if t not in titles]
+    extra = [t for t in titles if t not in expected]
+    if not missing and not extra:
+        return f"rows {titles} are not in the chapter's order {expected}"
+    return (f"the notes and the chapter disagree: missing {missing}, not in the chapter "
+            f"{extra}; the chapter's sections are {expected}")
+
+
+def _minutes(start: int, minutes: int) -> str:
+    return f"{start}-{start + minutes}"
+
+
+def _table(header: list[str], rows: list[list], widths: list[int]) -> nodes.table:
+    table = nodes.table(classes=["kvbook-timing"])
+    group = nodes.tgroup(cols=len(header))
+    table += group
+    for w in widths:
+        group += nodes.colspec(colwidth=w)
+    head = nodes.thead()
+    group += head
+    body = nodes.tbody()
+    group += body
+    for target, cells in ((head, [header]), (body, rows)):
+        for cells_row in cells:
+            row = nodes.row()
+            for cell in cells_row:
+                entry = nodes.entry()
+                entry += cell if isinstance(cell, nodes.Node) else nodes.paragraph(text=str(cell))
+                row += entry
+            target += row
+    return table
+
+
+class _Base(SphinxDirective):
+    def root(self) -> Path:
+        return Path(self.env.app.confdir)
+
+    def doc_link(self, docname: str, text: str) -> nodes.Node:
+        from sphinx.addnodes import pending_xref
+
+        para = nodes.paragraph()
+        ref = pending_xref("", refdomain="std", reftype="doc", reftarget="/" + docname,
+                           refexplicit=True, refwarn=True)
+        ref += nodes.inline(text=text)
+        para += ref
+        return para
+
+
+class ChapterTimingDirective(_Base):
+    """``{chapter-timing}``: this chapter's teaching and exercise minutes."""
+
+    has_content = False
+
+    def run(self):
+        path = Path(self.env.doc2path(self.env.docname))
+        if path.suffix != ".ipynb":
+            raise self.error("chapter-timing: only a chapter notebook has timings")
+        self.env.note_dependency(str(path))
+        timing = read_timing(path, self.env.docname)
+        if timing is None:
+            raise self.error(f"chapter-timing: {path.name} has no metadata.{KEY}.timing")
+        text = (f"Teaching: {timing.teaching_minutes} min · Exercises: {timing.exercises} min")
+        return [nodes.paragraph(text=text, classes=["kvbook-chapter-timing"])]
+
+
+class WorkshopPlanDirective(_Base):
+    """``{workshop-plan}``: the timed plan, generated from the chapters' minutes."""
+
+    has_content = False
+    option_spec = {name: directives.positive_int for name in
+                   ("session-minutes", "break-after", "break-minutes", "setup-minutes",
+                    "wrap-up-minutes", "lab-minutes")}
+
+    def run(self):
+        root = self.root()
+        for docname in toc_docnames(root):
+            if (root / (docname + ".ipynb")).exists():
+                self.env.note_dependency(str(root / (docname + ".ipynb")))
+        kwargs = {k.replace("-", "_"): v for k, v in self.options.items()}
+        slots = workshop_plan(chapter_timings(root), **kwargs)
+        out: list[nodes.Node] = []
+        for session in sorted({s.session for s in slots}):
+            rows = []
+            for s in (x for x in slots if x.session == session):
+                what = s.title if s.docname is None else self.doc_link(s.docname, s.title)
+                notes = ""
+                if s.docname:
+                    notes = self.doc_link("book/instructor-notes/" + Path(s.docname).name[:4],
+                                          "instructor notes")
+                rows.append([_minutes(s.start, s.minutes), s.kind, what, notes])
+            total = sum(s.minutes for s in slots if s.session == session)
+            title = nodes.rubric(text=f"Session {session} ({total} minutes)")
+            out += [title, _table(["minutes", "part", "what", "notes"], rows, [12, 12, 56, 20])]
+        return out
+
+
+class TimingTableDirective(_Base):
+    """``{timing-table} <chapter>``: minute ranges from the chapter, what to do from the body."""
+
+    required_arguments = 1
+    has_content = True
+
+    def run(self):
+        docname = self.arguments[0].strip().removesuffix(".ipynb")
+        path = self.root() / (docname + ".ipynb")
+        if not path.exists():
+            raise self.error(f"timing-table: {docname}.ipynb does not exist")
+        self.env.note_dependency(str(path))
+        timing = read_timing(path, docname)
+        if timing is None:
+            raise self.error(f"timing-table: {path.name} has no metadata.{KEY}.timing")
+        notes: dict[str, str] = {}
+        for line in self.content:
+            if not line.strip():
+                continue
+            if "|" not in line:
+                raise self.error(f"timing-table: line {line!r} is not 'Section title | what to do'")
+            title, what = (part.strip() for part in line.split("|", 1))
+            notes[title] = what
+        problem = notes_mismatch(timing, list(notes))
+        if problem:
+            raise self.error(f"timing-table {docname}: {problem}")
+        rows, clock = [], 0
+        for title, minutes in list(timing.teaching.items()) + [("Exercises", timing.exercises)]:
+            para = nodes.paragraph()
+            self.state.nested_parse(_string_list(notes[title], self.content.source(0)),
+                                    self.content_offset, para)
+            rows.append([_minutes(clock, minutes), title, para.children[0] if
+                         len(para.children) == 1 else para])
+            clock += minutes
+        summary = nodes.paragraph(text=(f"Teaching: {timing.teaching_minutes} min · Exercises: "
+                                        f"{timing.exercises} min · Total: {timing.total_minutes} min"
+                                        " (from the chapter's front matter)."))
+        return [_table(["minutes", "part", "what to do"], rows, [12, 28, 60]), summary]
+
+
+def _string_list(text: str, source: str):
+    from docutils.statemachine import StringList
+
+    return StringList([text], source=source)
+
+
+def setup(app: Sphinx) -> dict:
+    app.add_directive("chapter-timing", ChapterTimingDirective)
+    app.add_directive("workshop-plan", WorkshopPlanDirective)
+    app.add_directive("timing-table", TimingTableDirective)
+    return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}

@@ -1,0 +1,167 @@
+#!/usr/bin/env python3
+"""Build and check an offline wheelhouse for a workshop room with no internet.
+
+    python scripts/wheelhouse.py build linux-x86_64 macos-arm64 windows-amd64
+    python scripts/wheelhouse.py check                # every platform folder built
+    python scripts/wheelhouse.py check --install      # also install this machine's into a venv
+
+``build`` downloads, for each platform and for Python 3.11 (``--python``),
+binary wheels of everything ``requirements.txt`` pins, JupyterLab included,
+into ``wheelhouse/<platform>/``, plus a wheel of ``kvsim`` itself. Run it
+before the day, on any machine with network: pip fetches the other
+platforms' wheels without installing them.
+
+``check`` proves, for each folder, that pip can resolve the whole set from the
+folder alone (``pip install --dry-run --no-index`` for that platform). With
+``--install`` it also installs this machine's platform into a fresh venv with
+no network and runs ``jupyter lab --version`` and the book's first cell, as a
+learner would in the room.
+
+In the room, learners run (from a copy of the repository and the wheelhouse):
+
+    python3 -m venv .venv && . .venv/bin/activate      # Windows: .venv\\Scripts\\activate
+    pip install --no-index --find-links wheelhouse/<platform> -r wheelhouse/requirements.txt
+    jupyter lab book/
+
+The platform names and their wheel tags are in :data:`PLATFORMS`.
+"""
+from __future__ import annotations
+
+import argparse
+import platform
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+OUT = ROOT / "wheelhouse"
+
+_MAC = [f"{v}_0" for v in range(11, 16)]
+#: Platform name -> the wheel platform tags pip may pick for it.
+PLATFORMS: dict[str, list[str]] = {
+    "linux-x86_64": ["manylinux_2_28_x86_64", "manylinux_2_17_x86_64", "manylinux2014_x86_64",
+                     "manylinux_2_5_x86_64", "manylinux1_x86_64", "linux_x86_64"],
+    "linux-aarch64": ["manylinux_2_28_aarch64", "manylinux_2_17_aarch64", "manylinux2014_aarch64",
+                      "linux_aarch64"],
+    "macos-arm64": [f"macosx_{v}_arm64" for v in _MAC] + [f"macosx_{v}_universal2" for v in _MAC]
+                   + ["macosx_10_9_universal2", "macosx_10_13_universal2"],
+    "macos-x86_64": [f"macosx_10_{m}_x86_64" for m in (9, 12, 13, 14, 15)]
+                    + [f"macosx_{v}_x86_64" for v in _MAC]
+                    + ["macosx_10_9_universal2", "macosx_10_13_universal2"]
+                    + [f"macosx_{v}_universal2" for v in _MAC],
+    "windows-amd64": ["win_amd64"],
+}
+
+
+def fail(message: str) -> None:
+    print(f"wheelhouse: {message}", file=sys.stderr)
+    raise SystemExit(2)
+
+
+def this_platform() -> str:
+    system, machine = platform.system(), platform.machine().lower()
+    key = {("Linux", "x86_64"): "linux-x86_64", ("Linux", "aarch64"): "linux-aarch64",
+           ("Darwin", "arm64"): "macos-arm64", ("Darwin", "x86_64"): "macos-x86_64",
+           ("Windows", "amd64"): "windows-amd64"}.get((system, machine))
+    if key is None:
+        fail(f"this machine ({system} {machine}) is not one of {', '.join(PLATFORMS)}")
+    return key
+
+
+def pinned_requirements() -> list[str]:
+    """requirements.txt without comments and without the editable install of kvsim."""
+    lines = []
+    for raw in (ROOT / "requirements.txt").read_text().splitlines():
+        line = raw.split("#", 1)[0].strip()
+        if line and not line.startswith("-e"):
+            lines.append(line)
+    return lines
+
+
+def _platform_args(name: str, python: str) -> list[str]:
+    args = ["--only-binary=:all:", "--implementation", "cp", "--python-version", python,
+            "--abi", f"cp{python.replace('.', '')}"]
+    for tag in PLATFORMS[name]:
+        args += ["--platform", tag]
+    return args
+
+
+def _run(cmd: list[str]) -> None:
+    print("+", " ".join(cmd), flush=True)
+    done = subprocess.run(cmd)
+    if done.returncode:
+        raise SystemExit(done.returncode)
+
+
+def build(names: list[str], python: str) -> None:
+    OUT.mkdir(exist_ok=True)
+    reqs = OUT / "requirements.txt"
+    reqs.write_text("# requirements.txt without the editable kvsim (its wheel is in each folder)\n"
+                    + "\n".join(pinned_requirements() + ["kvsim"]) + "\n")
+    pins = OUT / "pins.txt"
+    pins.write_text("\n".join(pinned_requirements()) + "\n")
+    for name in names:
+        folder = OUT / name
+        folder.mkdir(exist_ok=True)
+        _run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--wheel-dir", str(folder), str(ROOT)])
+        _run([sys.executable, "-m", "pip", "download", "--dest", str(folder), "-r", str(pins)]
+             + _platform_args(name, python))
+        print(f"built {folder.relative_to(ROOT)}: {len(list(folder.glob('*.whl')))} wheels")
+
+
+def check(names: list[str], python: str, install: bool) -> None:
+    reqs = OUT / "requirements.txt"
+    if not reqs.exists():
+        fail(f"no {reqs.relative_to(ROOT)}: run `python scripts/wheelhouse.py build ...` first")
+    names = names or sorted(p.name for p in OUT.iterdir() if p.is_dir() and p.name in PLATFORMS)
+    if not names:
+        fail("no platform folders under wheelhouse/: build one first")
+    for name in names:
+        folder = OUT / name
+        if not folder.is_dir():
+            fail(f"no {folder.relative_to(ROOT)}: build it first")
+        with tempfile.TemporaryDirectory() as target:
+            _run([sys.executable, "-m", "pip", "install", "--dry-run", "--quiet", "--no-index",
+                  "--find-links", str(folder), "--target", target, "-r", str(reqs)]
+                 + _platform_args(name, python))
+        print(f"ok: {name} resolves from {folder.relative_to(ROOT)} alone")
+    if install:
+        here = this_platform()
+        with tempfile.TemporaryDirectory() as venv:
+            _run([sys.executable, "-m", "venv", venv])
+            bindir = Path(venv) / ("Scripts" if sys.platform == "win32" else "bin")
+            _run([str(bindir / "python"), "-m", "pip", "install", "--quiet", "--no-index",
+                  "--find-links", str(OUT / here), "-r", str(reqs)])
+            _run([str(bindir / "jupyter"), "lab", "--version"])
+            _run([str(bindir / "python"), "-c",
+                  "import kvsim.notebook; kvsim.notebook.setup(offline=False); "
+                  "import kvsim; print(kvsim.kv_budget('a40-48gb', 'llama-2-7b', "
+                  "gpu_memory_utilization=0.6).describe())"])
+        print(f"ok: {here} installs with no network; jupyter lab and kvsim run")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    b = sub.add_parser("build", help="download the wheels for one or more platforms")
+    b.add_argument("platforms", nargs="*", help=f"default: this machine's; any of {', '.join(PLATFORMS)}")
+    c = sub.add_parser("check", help="prove each platform resolves offline")
+    c.add_argument("platforms", nargs="*", help="default: every folder built")
+    c.add_argument("--install", action="store_true",
+                   help="also install this machine's platform into a fresh venv, offline")
+    for p in (b, c):
+        p.add_argument("--python", default="3.11", help="the learners' Python (default 3.11)")
+    args = parser.parse_args(argv)
+    unknown = [n for n in args.platforms if n not in PLATFORMS]
+    if unknown:
+        fail(f"platform {unknown[0]!r} is not known: expected one of {', '.join(PLATFORMS)}")
+    if args.command == "build":
+        build(args.platforms or [this_platform()], args.python)
+    else:
+        check(args.platforms, args.python, args.install)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

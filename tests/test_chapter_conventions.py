@@ -1,0 +1,217 @@
+"""The book's conventions, checked on every chapter notebook (CONTRIBUTING.md lists them).
+
+Chapter 1 fixed the form every later chapter copies; these tests hold each
+chapter listed in ``_toc.yml`` to it:
+
+* exercises and predictions are committed empty (``answer = None``,
+  ``prediction = None``), a prediction follows every teaching section, and
+  each chapter asks one or two "what happens if" questions;
+* 1,500-2,500 words of prose; equations labelled and referenced; glued
+  numbers never bold; no helper cells hidden on the site (they show in Binder);
+* one "On your server" box, version-dependent facts in the version box style,
+  predictions in the prediction style, one reconciliation-with-the-sources
+  dropdown;
+* every chart follows ``kvsim.charts.THEME``: text of at least 12 px, a title,
+  a unit in every axis title, the colour-blind-safe palette.
+"""
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from kvsim import charts, exercises
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _chapters() -> list[Path]:
+    import yaml
+
+    toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
+    files = re.findall(r"book/ch\d\d-[\w-]+", json.dumps(toc))
+    return [ROOT / (f + ".ipynb") for f in files if (ROOT / (f + ".ipynb")).exists()]
+
+
+CHAPTERS = _chapters()
+IDS = [p.stem for p in CHAPTERS]
+
+
+def _nb(path):
+    return nbformat.read(path, as_version=4)
+
+
+def _markdown(nb) -> str:
+    return "\n\n".join(c.source for c in nb.cells if c.cell_type == "markdown")
+
+
+def _prefix(path: Path) -> str:
+    return path.stem[:4]                     # "ch01"
+
+
+def prose_words(markdown: str) -> int:
+    """Words a reader reads: code blocks, math, directive options and roles' targets left out."""
+    text = re.sub(r"```.*?\n(.*?)```", lambda m: "" if "{code-cell}" in m.group(0) else m.group(1),
+                  markdown, flags=re.S)
+    text = re.sub(r"\$\$.*?\$\$(\s*\([\w-]+\))?", " ", text, flags=re.S)
+    text = re.sub(r"^\s*:[\w-]+:.*$", " ", text, flags=re.M)        # directive options
+    text = re.sub(r"^`{3,}.*$", " ", text, flags=re.M)               # fences
+    text = re.sub(r"\{[\w:-]+\}`([^`<]*)(<[^>]*>)?`", r" \1 ", text)  # roles: keep the shown text
+    text = re.sub(r"\{glue:text\}`[^`]*`|\{eq\}`[^`]*`", " N ", text)
+    return len(re.findall(r"[A-Za-z0-9][\w'’.,%/-]*", text))
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=IDS)
+def test_exercises_and_predictions_are_committed_empty(path):
+    nb = _nb(path)
+    checks = predicts = 0
+    for cell in nb.cells:
+        if cell.cell_type != "code":
+            continue
+        if "exercises.check(" in cell.source:
+            checks += 1
+            assert re.search(r"^answer = None\b", cell.source, re.M), cell.source
+        if "exercises.predict(" in cell.source:
+            predicts += 1
+            assert re.search(r"^prediction = None\b", cell.source, re.M), cell.source
+    labels = re.findall(r":label: ex-([\w-]+)", _markdown(nb))
+    assert checks == len(labels) >= 5
+    prefix = _prefix(path)
+    assert set(labels) == {i for i in exercises.list_exercises() if i.startswith(prefix + "-")}
+    assert 1 <= sum("whatif" in label for label in labels) <= 2, "one or two 'what happens if' questions"
+    assert predicts == len([p for p in exercises.list_predictions() if p.startswith(prefix + "-")])
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=IDS)
+def test_a_prediction_follows_every_teaching_section(path):
+    nb = _nb(path)
+    section, found = None, {}
+    for cell in nb.cells:
+        if cell.cell_type == "markdown":
+            for m in re.finditer(r"^## (.+)$", cell.source, re.M):
+                section = m.group(1).strip()
+                found.setdefault(section, 0)
+        elif section and "exercises.predict(" in cell.source:
+            found[section] += 1
+    exempt = {"Exercises", "Key points"}
+    missing = [s for s, n in found.items() if n == 0 and s not in exempt and not s.startswith("Try it")]
+    assert not missing, f"sections without a predict-first prompt: {missing}"
+    # the prompt says what to predict, in the prediction box style, before the cell
+    assert _markdown(nb).count(":class: kvbook-predict") == sum(found.values())
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=IDS)
+def test_prose_length(path):
+    words = prose_words(_markdown(_nb(path)))
+    assert 1_500 <= words <= 2_500, f"{path.name}: {words} words of prose (1,500-2,500)"
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=IDS)
+def test_equations_are_labelled_and_referenced(path):
+    md = _markdown(_nb(path))
+    labels = re.findall(r"\$\$\s*\((eq-[\w-]+)\)", md)
+    assert len(labels) >= 2, "derive with labelled equations"
+    unreferenced = [label for label in labels if f"{{eq}}`{label}`" not in md]
+    assert not unreferenced, f"equations never referenced: {unreferenced}"
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=IDS)
+def test_glued_numbers_are_not_bold_and_no_helper_cell_hides(path):
+    nb = _nb(path)
+    md = _markdown(nb)
+    bold = re.findall(r"\*\*[^*\n]*\{glue[^*\n]*\*\*", md)
+    assert not bold, f"bold glued numbers: {bold[:3]}"
+    hidden = [c.source.splitlines()[0] for c in nb.cells if c.cell_type == "code"
+              and {"remove-cell", "remove_cell", "remove-input", "remove_input"}
+              & set(c.get("metadata", {}).get("tags", []))]
+    assert not hidden, f"cells hidden on the site but shown in Binder: {hidden}"
+    uses_glue = "{glue:" in md
+    assert not uses_glue or any("glue_numbers(" in c.source for c in nb.cells if c.cell_type == "code")
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=IDS)
+def test_one_server_box_version_boxes_and_one_reconciliation(path):
+    md = _markdown(_nb(path))
+    assert md.count(":class: kvbook-server") == 1, "one 'On your server' box per chapter"
+    titles = re.findall(r"\{admonition\}\s*(.+)\n:class: ([\w-]+)", md)
+    for title, cls in titles:
+        if title.startswith("Version"):
+            assert cls == "kvbook-version", title
+        if title.startswith("On your server"):
+            assert cls == "kvbook-server", title
+        if title.startswith("Predict"):
+            assert cls == "kvbook-predict", title
+    assert any(t.startswith("Version") for t, _ in titles), "no version box"
+    dropdowns = re.findall(r"\{dropdown\}\s*(.+)", md)
+    assert sum("source" in d for d in dropdowns) == 1, f"one reconciliation dropdown: {dropdowns}"
+    for line in ("GPU KV cache size", "--kv-cache-tokens") if _prefix(path) == "ch01" else ():
+        assert line in md
+
+
+def _chart_specs(nb) -> list[dict]:
+    specs = []
+    decoder = json.JSONDecoder()
+    for cell in nb.cells:
+        for out in cell.get("outputs", []):
+            html = "".join(out.get("data", {}).get("text/html", ""))
+            if "altair-viz-" not in html:
+                continue
+            i = html.index("})(", html.index("function(spec, embedOpt)")) + 3
+            specs.append(decoder.raw_decode(html, i)[0])
+    return specs
+
+
+def _walk(node, path=()):
+    if isinstance(node, dict):
+        for k, v in node.items():
+            yield path + (k,), v
+            yield from _walk(v, path + (k,))
+    elif isinstance(node, list):
+        for i, v in enumerate(node):
+            yield from _walk(v, path + (i,))
+
+
+ALLOWED_COLOURS = {c.lower() for c in charts.PALETTE} | {charts.NEUTRAL.lower(), "black", "#000000", "white"}
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=IDS)
+def test_every_chart_follows_the_theme(path):
+    specs = _chart_specs(_nb(path))
+    assert specs, f"{path.name} has no chart"
+    for spec in specs:
+        assert spec.get("config") == charts.THEME, "chart not drawn in the book's theme"
+        title = spec.get("title")
+        assert title and (title if isinstance(title, str) else title.get("text")), "a title states the finding"
+        for keypath, value in _walk(spec):
+            key = keypath[-1]
+            if key in ("fontSize", "labelFontSize", "titleFontSize", "subtitleFontSize") and isinstance(value, (int, float)):
+                assert value >= charts.MIN_FONT_PX, f"{'.'.join(map(str, keypath))} = {value}"
+            if key in ("color", "fill", "stroke") and isinstance(value, str) and value.startswith("#"):
+                assert value.lower() in ALLOWED_COLOURS, f"colour {value} outside the palette"
+            if key == "range" and isinstance(value, list) and value and isinstance(value[0], str) and value[0].startswith("#"):
+                assert {v.lower() for v in value} <= ALLOWED_COLOURS, value
+            if key in ("x", "y") and isinstance(value, dict) and value.get("type") == "quantitative" and "field" in value:
+                axis_title = value.get("title")
+                assert axis_title and "(" in axis_title, f"axis {value['field']} needs a unit: {axis_title!r}"
+            if key == "width" and value not in ("container",) and isinstance(value, (int, float)):
+                assert value <= 700, f"a chart {value} px wide is shrunk below 12 px text on the page"
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=IDS)
+def test_charts_name_the_kv_dtype_each_model_really_uses(path):
+    """A chart that calls an fp16 cache "bf16" is wrong about it (chapter 1's first edition)."""
+    import kvsim
+
+    for spec in _chart_specs(_nb(path)):
+        values = []
+        for keypath, value in _walk(spec):
+            if keypath[-1] == "values" and isinstance(value, list):
+                values += [v for v in value if isinstance(v, dict)]
+        for row in values:
+            model = row.get("model")
+            dtype = row.get("kv_dtype") or (row.get("kv", "").split(" ")[0] if row.get("kv") else None)
+            if model in kvsim.list_models() and dtype in ("fp16", "bf16", "fp32"):
+                assert dtype == kvsim.get_model(model).dtype, (model, dtype)

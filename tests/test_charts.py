@@ -1,0 +1,82 @@
+"""kvsim.charts: the data functions agree with kvsim, and the charts carry the book's theme."""
+from __future__ import annotations
+
+import pytest
+
+import kvsim
+from kvsim import charts
+
+
+def test_the_kv_dtype_is_the_models_own_unless_asked():
+    assert charts.kv_dtype_label("llama-2-7b") == "fp16"
+    assert charts.kv_dtype_label("llama-3.1-8b") == "bf16"
+    assert charts.kv_dtype_label("llama-2-7b", "fp8") == "fp8"
+    with pytest.raises(kvsim.KvsimError, match="kv_dtype='fp4'.*expected one of"):
+        charts.kv_dtype_label("llama-2-7b", "fp4")
+
+
+def test_bytes_per_token_rows_name_the_real_dtype_and_match_kvsim():
+    rows = charts.bytes_per_token_data(["llama-2-7b", "llama-3.1-8b"])
+    got = {(r["model"], r["kv_dtype"]): r["bytes"] for r in rows}
+    assert got == {("llama-2-7b", "fp16"): 524_288, ("llama-2-7b", "fp8"): 262_144,
+                   ("llama-3.1-8b", "bf16"): 131_072, ("llama-3.1-8b", "fp8"): 65_536}
+
+
+def _spec(chart) -> dict:
+    return chart.to_dict()
+
+
+def test_every_chart_carries_the_theme_and_a_title():
+    b = kvsim.kv_budget("a40-48gb", "llama-2-7b", gpu_memory_utilization=0.6)
+    built = [
+        charts.bytes_per_token_chart(charts.bytes_per_token_data(["llama-2-7b"]), title="T"),
+        charts.budget_chart(charts.budget_data({"A40": b}), title="T"),
+        charts.capacity_by_length_chart(
+            charts.capacity_by_length_data({"fp16": b}, prompt_tokens=850, output_tokens=[250, 600]),
+            marks=[("fp16", 250, "today")], title="T"),
+        charts.capacity_chart(charts.capacity_grid(["llama-2-7b"], "a40-48gb", utilizations=[0.5, 0.6],
+                                                   output_tokens=[250, 500], prompt_tokens=850),
+                              here=("llama-2-7b", 0.6, "Belgavi"), title="T"),
+    ]
+    for chart in built:
+        spec = _spec(chart)
+        assert spec["config"] == charts.THEME and spec["title"]["text"] == "T"
+
+
+def test_theme_text_is_at_least_12px_and_the_palette_is_okabe_ito():
+    sizes = [v for part in charts.THEME.values() if isinstance(part, dict)
+             for k, v in part.items() if "FontSize" in k or k == "fontSize"]
+    assert sizes and min(sizes) >= charts.MIN_FONT_PX == 12
+    assert charts.THEME["range"]["category"][:3] == ["#0072B2", "#E69F00", "#009E73"]
+
+
+def test_you_are_here_marks_must_exist_in_the_data():
+    b = kvsim.kv_budget("a40-48gb", "llama-2-7b", gpu_memory_utilization=0.6)
+    rows = charts.capacity_by_length_data({"fp16": b}, prompt_tokens=850, output_tokens=[250])
+    with pytest.raises(kvsim.KvsimError, match="mark"):
+        charts.capacity_by_length_chart(rows, marks=[("fp16", 600, "x")])
+    grid = charts.capacity_grid(["llama-2-7b"], "a40-48gb", utilizations=[0.6], output_tokens=[250],
+                                prompt_tokens=850)
+    with pytest.raises(kvsim.KvsimError, match="util"):
+        charts.capacity_chart(grid, here=("llama-2-7b", 0.7, "x"))
+    with pytest.raises(kvsim.KvsimError, match="model"):
+        charts.capacity_chart(grid, here=("qwen2.5-7b", 0.6, "x"))
+
+
+def test_capacity_by_length_follows_max_concurrent():
+    b = kvsim.kv_budget("a40-48gb", "llama-2-7b", gpu_memory_utilization=0.6)
+    rows = charts.capacity_by_length_data({"x": b}, prompt_tokens=850, output_tokens=[250, 600])
+    assert [r["requests"] for r in rows] == [b.max_concurrent(1_100), b.max_concurrent(1_450)] == [25, 19]
+
+
+def test_glue_numbers_refuses_text(monkeypatch):
+    import myst_nb
+
+    from kvsim.notebook import glue_numbers
+
+    glued = []
+    monkeypatch.setattr(myst_nb, "glue", lambda name, value, display=True: glued.append((name, value, display)))
+    glue_numbers(a=1, b=2.5)
+    assert glued == [("a", 1, False), ("b", 2.5, False)]
+    with pytest.raises(kvsim.KvsimError, match="glue_numbers\\(c='x'\\): expected a number"):
+        glue_numbers(c="x")
