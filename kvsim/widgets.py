@@ -7,7 +7,9 @@ KV dtype, a GPU, a utilisation and a request length. Every number comes from
 :func:`kvsim.memory.kv_budget`; the widget only arranges controls and prints.
 A combination that cannot work (the weights alone exceed the budget) shows
 kvsim's one-line error inside the widget instead of a traceback. Its static
-twin, for readers without a kernel, is :func:`kvsim.charts.capacity_chart`.
+twin, for readers without a kernel, is :func:`kvsim.charts.capacity_chart`;
+the book's cell that draws it is tagged ``kvbook-live-widget``, so no saved
+copy of it (controls with no kernel behind them) reaches the static site.
 """
 from __future__ import annotations
 
@@ -107,8 +109,9 @@ def capacity_calculator(model: str = "llama-2-7b", gpu: str = "a40-48gb", *,
                                 description="Prompt tokens", style=style, layout=layout)
     c_answer = w.BoundedIntText(value=output_tokens, min=0, max=10_000_000, step=50,
                                 description="Answer tokens", style=style, layout=layout)
-    # An Output widget whose outputs are set directly: the result is kept in the
-    # saved widget state, so the static page shows the calculator's first answer.
+    # An Output widget whose outputs are set directly, so each change replaces the
+    # result. The book never saves this widget (scripts/execute_notebooks.py clears
+    # cells tagged kvbook-live-widget): with no kernel it would show stale numbers.
     out = w.Output()
 
     def show(html_text: str, plain: str) -> None:

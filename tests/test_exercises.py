@@ -60,17 +60,17 @@ def test_wrong_types_get_a_clear_message(ex_id, bad):
 
 
 def test_a_number_in_quotes_is_told_to_drop_the_quotes():
-    v = evaluate("ch01-qwen-bytes", "57344")
+    v = evaluate("ch01-gqa-bytes", "196608")
     assert "without quotes" in v.message and "str" in v.message
 
 
 def test_numpy_numbers_are_accepted():
-    assert evaluate("ch01-qwen-bytes", np.int64(expected("ch01-qwen-bytes"))).status == "right"
+    assert evaluate("ch01-gqa-bytes", np.int64(expected("ch01-gqa-bytes"))).status == "right"
     assert evaluate("ch01-pool-gib", np.float64(expected("ch01-pool-gib"))).status == "right"
 
 
 def test_unknown_exercise_is_a_kvsim_error_listing_the_ids():
-    with pytest.raises(kvsim.KvsimError, match="ch01-qwen-bytes"):
+    with pytest.raises(kvsim.KvsimError, match="ch01-gqa-bytes"):
         evaluate("ch01-nope", 1)
 
 
@@ -80,13 +80,17 @@ def belgavi(kv_dtype=None):
 
 def test_expected_answers_come_from_kvsim():
     b = belgavi()
-    assert expected("ch01-qwen-bytes") == kvsim.kv_bytes_per_token("qwen2.5-7b") == 57_344
-    assert expected("ch01-mla-ratio") == kvsim.kv_bytes_per_token("llama-3.1-70b") / kvsim.kv_bytes_per_token("deepseek-v3")
-    assert expected("ch01-pool-gib") == b.kv_bytes / GiB
+    qwen14 = kvsim.ModelSpec.from_hf_config(exercises.QWEN_14B_CONFIG)
+    assert expected("ch01-gqa-bytes") == kvsim.kv_bytes_per_token(qwen14) == 2 * 48 * 8 * 128 * 2
+    lite = kvsim.ModelSpec.from_hf_config(exercises.DSV2_LITE_CONFIG)
+    assert lite.attention_kind == "mla"
+    assert expected("ch01-mla-bytes") == kvsim.kv_bytes_per_token(lite) == 27 * (512 + 64) * 2
+    assert expected("ch01-pool-gib") == kvsim.kv_budget(
+        "a40-48gb", "llama-2-7b", gpu_memory_utilization=0.50).kv_bytes / GiB
     assert expected("ch01-fp8-tokens") == belgavi("fp8").tokens
     assert expected("ch01-blocks-held") == b.blocks_for(1_450) == 91
     assert expected("ch01-whatif-util") == kvsim.kv_budget(
-        "a40-48gb", "llama-2-7b", gpu_memory_utilization=0.70).max_concurrent(1_100) == 33
+        "a40-48gb", "llama-2-7b", gpu_memory_utilization=0.72).max_concurrent(1_100) == 35
     assert expected("ch01-whatif-block-size") == kvsim.kv_budget(
         "a40-48gb", "llama-2-7b", gpu_memory_utilization=0.60, block_size=32).max_concurrent(1_100) == 24
     assert expected("ch01-max-num-seqs") == kvsim.kv_budget(
@@ -97,16 +101,16 @@ def test_the_expected_answer_follows_kvsim_when_kvsim_changes(monkeypatch):
     # If the model's figures changed, the check would follow: nothing is hard-coded.
     real = kvsim.memory.kv_bytes_per_token
     monkeypatch.setattr(kvsim.memory, "kv_bytes_per_token", lambda m, d=None: real(m, d) + 2)
-    assert expected("ch01-qwen-bytes") == 57_346
-    assert evaluate("ch01-qwen-bytes", 57_344).status == "wrong"
+    assert expected("ch01-gqa-bytes") == 196_610
+    assert evaluate("ch01-gqa-bytes", 196_608).status == "wrong"
 
 
 # --- tolerances suited to each question --------------------------------------------
 
 def test_integer_answers_must_be_exact():
-    n = expected("ch01-qwen-bytes")
-    assert evaluate("ch01-qwen-bytes", n + 1).status == "wrong"
-    assert evaluate("ch01-qwen-bytes", float(n)).status == "right"
+    n = expected("ch01-gqa-bytes")
+    assert evaluate("ch01-gqa-bytes", n + 1).status == "wrong"
+    assert evaluate("ch01-gqa-bytes", float(n)).status == "right"
     assert evaluate("ch01-blocks-held", expected("ch01-blocks-held") + 1).status == "wrong"
     assert evaluate("ch01-whatif-util", expected("ch01-whatif-util") - 1).status == "wrong"
 
@@ -122,9 +126,9 @@ def test_fp8_tokens_accepts_the_unblocked_division():
     assert evaluate("ch01-fp8-tokens", b.kv_bytes // b.kv_bytes_per_token).status == "right"
 
 
-def test_mla_ratio_accepts_two_significant_decimals():
-    assert evaluate("ch01-mla-ratio", round(expected("ch01-mla-ratio"), 2)).status == "right"
-    assert evaluate("ch01-mla-ratio", 5.0).status == "wrong"
+def test_mla_bytes_must_be_exact():
+    assert evaluate("ch01-mla-bytes", 31_104).status == "right"
+    assert evaluate("ch01-mla-bytes", 31_105).status == "wrong"
 
 
 def test_max_num_seqs_accepts_one_either_way():
@@ -136,15 +140,18 @@ def test_max_num_seqs_accepts_one_either_way():
 # --- common slips get their own hint ------------------------------------------------
 
 @pytest.mark.parametrize("ex_id, slip, words", [
-    ("ch01-qwen-bytes", lambda: expected("ch01-qwen-bytes") // 2, "key AND a value"),
-    ("ch01-qwen-bytes", lambda: 2 * 28 * 28 * 128 * 2, "attention (query) heads"),
-    ("ch01-mla-ratio", lambda: expected("ch01-mla-ratio") / 2, "no factor 2"),
-    ("ch01-pool-gib", lambda: belgavi().kv_bytes / GB, "in GB"),
+    ("ch01-gqa-bytes", lambda: expected("ch01-gqa-bytes") // 2, "key AND a value"),
+    ("ch01-gqa-bytes", lambda: 2 * 48 * 40 * 128 * 2, "attention (query) heads"),
+    ("ch01-mla-bytes", lambda: 2 * 27 * 576 * 2, "no factor 2"),
+    ("ch01-mla-bytes", lambda: 16 * 27 * 576 * 2, "no head count"),
+    ("ch01-pool-gib", lambda: kvsim.kv_budget("a40-48gb", "llama-2-7b",
+                                              gpu_memory_utilization=0.50).kv_bytes / GB, "in GB"),
+    ("ch01-pool-gib", lambda: belgavi().kv_bytes / GiB * 0.50 / 0.60, "do not shrink"),
     ("ch01-fp8-tokens", lambda: belgavi().tokens, "16-bit pool"),
     ("ch01-fp8-tokens", lambda: belgavi().kv_bytes / 0.25e6, "decimal reading"),
     ("ch01-blocks-held", lambda: 1_450 // 16, "round up"),
     ("ch01-max-num-seqs", lambda: 74, "bf16 figure"),
-    ("ch01-whatif-util", lambda: math.floor(25 * 0.70 / 0.60), "only the KV pool grows"),
+    ("ch01-whatif-util", lambda: math.floor(25 * 0.72 / 0.60), "only the KV pool grows"),
     ("ch01-whatif-block-size", lambda: 25, "blocks of 16"),
     ("ch01-whatif-block-size", lambda: 50, "half as many blocks"),
 ])
@@ -185,7 +192,7 @@ def test_numbers_print_plainly_never_in_scientific_notation(value, shown):
 
 
 def test_wrong_answers_are_echoed_plainly():
-    v = evaluate("ch01-qwen-bytes", 5.734e4 + 0.4)
+    v = evaluate("ch01-gqa-bytes", 5.734e4 + 0.4)
     assert "57,340.4" in v.message and "e+" not in v.message
 
 

@@ -62,6 +62,13 @@ class ChapterTiming:
     title: str             # the notebook's first "# " heading
     teaching: dict         # section title -> minutes, in order
     exercises: int
+    order: tuple = ()      # every timed section and "Exercises", in the chapter's order
+
+    @property
+    def parts(self) -> list[tuple[str, int]]:
+        """``(section, minutes)`` in the chapter's order, "Exercises" where it stands."""
+        order = self.order or tuple(self.teaching) + ("Exercises",)
+        return [(t, self.exercises if t == "Exercises" else self.teaching[t]) for t in order]
 
     @property
     def teaching_minutes(self) -> int:
@@ -104,7 +111,8 @@ def read_timing(path: Path, docname: str | None = None) -> ChapterTiming | None:
             if m:
                 title = m.group(1).strip()
                 break
-    return ChapterTiming(docname or str(path.with_suffix("")), title, teaching, exercises)
+    order = tuple(t for t in section_titles(path) if t in teaching or t == "Exercises")
+    return ChapterTiming(docname or str(path.with_suffix("")), title, teaching, exercises, order)
 
 
 def section_titles(path: Path) -> list[str]:
@@ -230,10 +238,10 @@ def workshop_plan(chapters: list[ChapterTiming], *, session_minutes: int = 180,
 def notes_mismatch(timing: ChapterTiming, titles: list[str]) -> str | None:
     """Why instructor notes with rows ``titles`` disagree with the chapter, or ``None``.
 
-    The notes need one row per teaching section, in the chapter's order, and an
-    ``Exercises`` row, and nothing else.
+    The notes need one row per timed section and one ``Exercises`` row, in the
+    chapter's order, and nothing else.
     """
-    expected = list(timing.teaching) + ["Exercises"]
+    expected = [t for t, _ in timing.parts]
     if titles == expected:
         return None
     missing = [t for t in expected if t not in titles]
@@ -359,7 +367,7 @@ class TimingTableDirective(_Base):
         if problem:
             raise self.error(f"timing-table {docname}: {problem}")
         rows, clock = [], 0
-        for title, minutes in list(timing.teaching.items()) + [("Exercises", timing.exercises)]:
+        for title, minutes in timing.parts:
             para = nodes.paragraph()
             self.state.nested_parse(_string_list(notes[title], self.content.source(0)),
                                     self.content_offset, para)
