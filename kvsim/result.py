@@ -5,9 +5,10 @@
 
 * ``throughput_tok_s`` — every token the engine *processed* per second: prefill
   tokens (recomputed ones included) plus decode tokens.
-* ``goodput_tok_s`` — output tokens delivered to clients per second. A
-  recompute delivers nothing new, so recomputation widens the gap between the
-  two (the "preemption tax", chapter 4).
+* ``goodput_tok_s`` — output tokens delivered to clients per second. Most of
+  the gap between the two is prompt tokens, which throughput counts; a
+  recompute adds to throughput and delivers nothing new, and its tokens are
+  ``recomputed_tokens`` below (the "preemption tax": report it on its own).
 * ``preemptions_per_1k`` — preemptions per 1,000 requests that arrived in the
   window.
 * ``ttft_*`` — time to first token over the requests that arrived in the
@@ -128,9 +129,10 @@ class SimResult:
             ``max_gap_s``, ``ttft_s``, ``priority``, ``swaps``, ``paused_s``);
             NaN where a request has not reached that point.
         timeline: one row per engine step, state *after* the step (``t_s``,
-            ``dt_s``, ``kv_blocks_used``, ``running``, ``waiting``, ``swapped``,
-            ``preemptions``, ``decoding``, ``prefill_tokens``, ``decode_tokens``,
-            ``emitted_tokens``, ``swap_bytes``, ``gap_s``).
+            ``dt_s``, ``kv_blocks_used``, ``kv_blocks_cached``, ``running``,
+            ``waiting``, ``swapped``, ``preemptions``, ``decoding``,
+            ``prefill_tokens``, ``decode_tokens``, ``emitted_tokens``,
+            ``swap_out_bytes``, ``swap_in_bytes``, ``gap_s``).
         pauses: every pause of every request (``request``, ``start_s``,
             ``end_s``, ``mode`` 0 = recompute, 1 = swap); ``end_s`` is NaN while
             a request is still paused when the run stops.

@@ -80,3 +80,71 @@ def test_glue_numbers_refuses_text(monkeypatch):
     assert glued == [("a", 1, False), ("b", 2.5, False)]
     with pytest.raises(kvsim.KvsimError, match="glue_numbers\\(c='x'\\): expected a number"):
         glue_numbers(c="x")
+
+
+# --- the timeline ---------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def storm():
+    return kvsim.run_scenario("belgavi-long")
+
+
+def test_timeline_bins_keep_peaks_and_every_preemption(storm):
+    import numpy as np
+
+    d = charts.timeline_data(storm, points=200)
+    rows = d["series"]
+    assert len(rows) == 200 and d["runs"] == ["run"]
+    kv = np.asarray(storm.timeline["kv_blocks_used"]) * 100 / storm.total_blocks
+    assert max(r["kv_pct"] for r in rows) == round(float(kv.max()), 2)
+    assert max(r["waiting"] for r in rows) == int(np.asarray(storm.timeline["waiting"]).max())
+    assert sum(t["preemptions"] for t in d["ticks"]) == storm.events.num_rows == int(np.asarray(storm.timeline["preemptions"]).sum())
+    assert [r["t"] for r in rows] == sorted(r["t"] for r in rows)
+    assert d == charts.timeline_data(storm, points=200)        # deterministic
+
+
+def test_timeline_carries_state_through_empty_bins():
+    reqs = [kvsim.Request(0.0, 850, 250), kvsim.Request(50.0, 850, 250)]
+    r = kvsim.simulate(reqs, model="llama-2-7b", gpu="a40-48gb", gpu_memory_utilization=0.6)
+    rows = charts.timeline_data(r, points=100)["series"]
+    idle = [row for row in rows if 20 < row["t"] < 45]
+    assert idle and all(row["kv_pct"] == idle[0]["kv_pct"] for row in idle)
+
+
+def test_timeline_rejects_what_is_not_a_run():
+    with pytest.raises(kvsim.KvsimError, match="SimResult"):
+        charts.timeline_data({"a": 1})
+    with pytest.raises(kvsim.KvsimError, match="points"):
+        charts.timeline_data(kvsim.run_scenario("belgavi"), points=3)
+
+
+def test_timeline_chart_compiles_in_vega_with_a_playhead_and_aligned_runs(storm):
+    vlc = pytest.importorskip("vl_convert")
+    import altair as alt
+
+    calm = kvsim.run_scenario("belgavi")
+    spec = charts.timeline_chart(charts.timeline_data({"calm": calm, "storm": storm}),
+                                 title="Longer answers pin the cache").to_dict()
+    assert spec["config"] == charts.THEME
+    (param,) = spec["params"]
+    assert param["name"] == "playhead" and param["bind"]["input"] == "range"
+    assert len(spec["vconcat"]) == 4                    # two runs, each a KV panel and a queue strip
+    domains = {json_dumps(p["layer"][0]["encoding"]["x"]["scale"]) for p in spec["vconcat"]}
+    assert len(domains) == 1                            # one time axis for every panel
+    svg = vlc.vegalite_to_svg(spec, vl_version=".".join(alt.VEGALITE_VERSION.split(".")[:2]))
+    assert "<svg" in svg and "preemption" in svg
+
+
+def test_timeline_draws_the_swapped_queue_only_when_there_is_one():
+    v0 = kvsim.run_scenario("mission-2-slow-pcie")
+    assert v0.summary()["swapped_out_bytes"] > 0
+    spec = charts.timeline_chart(charts.timeline_data(v0), title="t").to_dict()
+    assert '"swapped"' in json_dumps(spec)
+    calm = charts.timeline_chart(charts.timeline_data(kvsim.run_scenario("belgavi")), title="t").to_dict()
+    assert '"swapped"' not in json_dumps(calm["vconcat"][1])
+
+
+def json_dumps(x) -> str:
+    import json
+
+    return json.dumps(x, sort_keys=True)
