@@ -15,6 +15,7 @@ For scale: a well-known research simulator takes ~1.9 s in its loop for the
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import sys
 import time
@@ -85,6 +86,21 @@ def main(argv=None) -> int:
         print(f"  {len(wl):>8,} requests  {t * 1e3:10.1f} ms   {per[n] * 1e6:7.1f} us/request")
     lo, hi = min(per.values()), max(per.values())
     print(f"  max/min time per request: {hi / lo:.2f} (flat = 1.00)")
+
+    print("\nkvsim.sweep: 16 runs of Belgavi (2 minutes each), serial against a process pool:")
+    grid = {"output_mean": [200, 300, 400, 600], "gpu_memory_utilization": [0.55, 0.60]}
+    base = {"scenario": "belgavi", "duration_s": 120.0, "warmup_s": 0.0}
+    one = median_time(lambda: kvsim.sweep(base, grid, seeds=[0, 1], progress=False), 1)
+    print(f"  serial      {one:6.2f} s")
+    from concurrent.futures import ProcessPoolExecutor
+    for workers in sorted({2, os.cpu_count() or 1}):
+        if workers < 2:
+            continue
+        with ProcessPoolExecutor(workers) as pool:
+            pool.submit(int).result()              # start the workers before timing
+            t = median_time(lambda: kvsim.sweep(base, grid, seeds=[0, 1], executor=pool,
+                                                progress=False), 1)
+        print(f"  {workers} workers   {t:6.2f} s   speed-up {one / t:.2f}x")
 
     if PROFILES.is_dir():
         from kvsim import calibration

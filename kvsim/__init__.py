@@ -8,12 +8,14 @@ The public contract (names may gain options, never lose them)::
     kvsim.kv_budget(gpu, model, *, gpu_memory_utilization, ...) -> KVBudget
     kvsim.simulate(workload, *, model, gpu, **engine_options) -> SimResult
     kvsim.get_scenario(name, **overrides) / kvsim.run_scenario(name, **overrides) / kvsim.list_scenarios()
+    kvsim.sweep(base, grid, *, seeds=None, executor=None) -> Table
 
 Modules, one concept each: ``models`` (model specs and config.json parsing),
 ``hardware`` (GPU presets), ``memory`` (bytes per token, the KV budget),
 ``workload`` (requests, arrivals, lengths, traces), ``policies`` (admission and
 victim choice), ``costs`` (step time, swap, recompute), ``engine`` (the loop),
-``result`` (metrics and summary), ``scenarios``, ``cli``; for the book:
+``result`` (metrics and summary), ``scenarios``, ``sweep`` (grids of runs on any
+executor), ``cli``; for the book:
 ``charts``, ``widgets``, ``exercises``.
 """
 from __future__ import annotations
@@ -42,6 +44,7 @@ _EXPORTS = {
     "simulate": "engine",
     "SimResult": "result",
     "get_scenario": "scenarios", "run_scenario": "scenarios", "list_scenarios": "scenarios",
+    "sweep": "sweep",
 }
 
 __all__ = sorted(_EXPORTS) + ["__version__"]

@@ -1,4 +1,4 @@
-"""The ``kvsim`` command line: capacity, simulate, and the preset listings.
+"""The ``kvsim`` command line: capacity, simulate, sweep, and the preset listings.
 
 Explained in chapter 1 (``kvsim capacity``: "is my cache simply too small?")
 and chapter 4 (``kvsim simulate``: replay a trace against a configuration)::
@@ -9,6 +9,7 @@ and chapter 4 (``kvsim simulate``: replay a trace against a configuration)::
     kvsim simulate --scenario belgavi --set max_num_seqs=16 --json
     kvsim simulate --trace trace.csv --model llama-3.1-8b --gpu h100-80gb --util 0.9
     kvsim simulate --trace trace.csv --model llama-3.1-8b --gpu h100-80gb --kv-cache-tokens 447088
+    kvsim sweep --scenario belgavi --grid output_mean=250,600 --seeds 0-4 --workers 2
     kvsim scenarios | kvsim models | kvsim gpus        (each takes --json)
 
 ``--set key=value`` passes an engine option; the value is read as an integer,
@@ -26,7 +27,7 @@ from typing import Any, Sequence
 
 from .errors import KvsimError, check_choice, check_float, check_int
 
-__all__ = ["main", "build_parser", "parse_set_value", "parse_sets"]
+__all__ = ["main", "build_parser", "parse_set_value", "parse_sets", "parse_seeds", "parse_grid"]
 
 _KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _INT = re.compile(r"^[+-]?\d[\d_]*$")
@@ -117,8 +118,39 @@ def parse_sets(items: Sequence[str] | None) -> dict[str, Any]:
     return out
 
 
+def parse_seeds(text: str) -> list[int]:
+    """``"0-4"`` -> 0..4, ``"0,3,7"`` -> those, ``"5"`` -> [5]."""
+    t = str(text).strip()
+    m = re.fullmatch(r"(\d+)\s*-\s*(\d+)", t)
+    if m:
+        lo, hi = int(m.group(1)), int(m.group(2))
+        if hi < lo or hi - lo >= 10_000:
+            raise KvsimError(f"--seeds {text!r}: expected a range lo-hi with lo <= hi and at most "
+                             f"10,000 seeds")
+        return list(range(lo, hi + 1))
+    parts = [p.strip() for p in t.split(",")]
+    if not parts or not all(p.isdigit() for p in parts):
+        raise KvsimError(f"--seeds {text!r} is malformed: expected 0-4, 0,3,7 or 5")
+    return [int(p) for p in parts]
+
+
+def parse_grid(items: Sequence[str] | None) -> dict[str, list]:
+    """Turn ``["key=v1,v2", ...]`` into a grid; values are read as by ``--set``."""
+    grid: dict[str, list] = {}
+    for item in items or ():
+        key, sep, values = item.partition("=")
+        key = key.strip()
+        if not sep or not _KEY.match(key) or not values.strip():
+            raise KvsimError(f"--grid {item!r} is malformed: expected key=v1,v2,... such as "
+                             f"gpu_memory_utilization=0.55,0.6")
+        if key in grid:
+            raise KvsimError(f"--grid {key} is given twice: expected each option once")
+        grid[key] = [parse_set_value(v) for v in values.split(",")]
+    return grid
+
+
 def build_parser() -> argparse.ArgumentParser:
-    """The argument parser (subcommands capacity, simulate, scenarios, models, gpus)."""
+    """The argument parser (subcommands capacity, simulate, sweep, scenarios, models, gpus)."""
     p = _Parser(prog="kvsim", description="A paged KV-cache serving simulator "
                 "(the companion of the KV-pressure book).")
     from . import __version__
@@ -165,6 +197,20 @@ def build_parser() -> argparse.ArgumentParser:
                    help="an engine option of kvsim.simulate (repeatable)")
     _pool_flags(s)
     s.add_argument("--json", action="store_true", help="print JSON")
+
+    w = sub.add_parser("sweep", help="run a scenario over a grid of settings and seeds")
+    w.add_argument("--scenario", required=True, metavar="NAME", help="a scenario")
+    w.add_argument("--grid", action="append", default=[], metavar="KEY=V1,V2,...",
+                   help="a scenario parameter or engine option and its values (repeatable)")
+    w.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                   help="a fixed scenario parameter or engine option (repeatable)")
+    w.add_argument("--seeds", type=_arg(parse_seeds), default=None, metavar="S",
+                   help="seeds: 0-4, 0,3,7 or 5 (default: the scenario's own)")
+    w.add_argument("--workers", type=_arg(lambda v: check_int("workers", v, min=1, max=512)),
+                   default=1, metavar="N", help="processes to run the points in (default 1)")
+    out = w.add_mutually_exclusive_group()
+    out.add_argument("--json", action="store_true", help="print JSON rows")
+    out.add_argument("--csv", action="store_true", help="print every column as CSV")
 
     for name, text in (("scenarios", "list the scenarios"), ("models", "list the model presets"),
                        ("gpus", "list the GPU presets")):
@@ -377,8 +423,45 @@ def _cmd_gpus(args) -> str:
     return "\n".join(lines)
 
 
-_COMMANDS = {"capacity": _cmd_capacity, "simulate": _cmd_simulate, "scenarios": _cmd_scenarios,
-             "models": _cmd_models, "gpus": _cmd_gpus}
+#: The columns `kvsim sweep` prints as text (all of them with --csv or --json).
+_SWEEP_COLUMNS = ("preemptions_per_1k", "mean_running", "ttft_p95_s", "itl_p99_s",
+                  "share_paused_over_1s", "goodput_tok_s")
+
+
+def _cmd_sweep(args) -> str:
+    import kvsim
+    grid = parse_grid(args.grid)
+    fixed = parse_sets(args.set)
+    both = sorted(set(grid) & set(fixed))
+    if both:
+        raise KvsimError(f"--grid {both[0]} and --set {both[0]}=... are both given: expected one")
+    base = dict(fixed, scenario=args.scenario)
+    if args.workers > 1:
+        from concurrent.futures import ProcessPoolExecutor
+        with ProcessPoolExecutor(args.workers) as pool:
+            table = kvsim.sweep(base, grid, seeds=args.seeds, executor=pool)
+    else:
+        table = kvsim.sweep(base, grid, seeds=args.seeds)
+    names = table.columns
+    rows = [{k: _plain(table[k][i]) for k in names} for i in range(table.num_rows)]
+    if args.json:
+        return _dump(rows)
+    if args.csv:
+        import csv
+        import io
+        buf = io.StringIO()
+        writer = csv.DictWriter(buf, fieldnames=names, lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(rows)
+        return buf.getvalue().rstrip("\n")
+    shown = list(grid) + (["seed"] if "seed" in names else []) + list(_SWEEP_COLUMNS)
+    cells = [[k for k in shown]] + [[_fmt_value(r[k]) for k in shown] for r in rows]
+    widths = [max(len(row[i]) for row in cells) for i in range(len(shown))]
+    return "\n".join("  ".join(c.rjust(w) for c, w in zip(row, widths)) for row in cells)
+
+
+_COMMANDS = {"capacity": _cmd_capacity, "simulate": _cmd_simulate, "sweep": _cmd_sweep,
+             "scenarios": _cmd_scenarios, "models": _cmd_models, "gpus": _cmd_gpus}
 
 
 def _one_line(message: str) -> str:
