@@ -251,3 +251,17 @@ def test_a_different_seed_gives_a_different_workload():
     # and the same seed, the same lengths
     c0b = kvsim.get_scenario("load-test-40", seed=0)["workload"]
     assert [c0.next_lengths(k) for k in range(5)] == [c0b.next_lengths(k) for k in range(5)]
+
+
+def test_thrash_loop_busy_but_useless_and_either_v1_defence_ends_it():
+    """Without the full-prompt gate and without the prefix cache, long prompts are
+    preempted half-prefilled and start over: throughput rises while goodput falls."""
+    loop = kvsim.run_scenario("thrash-loop").summary()
+    gated = kvsim.run_scenario("thrash-loop", scheduler_reserve_full_isl=True).summary()
+    cached = kvsim.run_scenario("thrash-loop", enable_prefix_caching=True).summary()
+    assert loop["preemptions"] > 50 and loop["recomputed_tokens"] > 10 * 40_000
+    assert loop["throughput_tok_s"] > 1.3 * gated["throughput_tok_s"]
+    assert loop["goodput_tok_s"] < 0.7 * gated["goodput_tok_s"]
+    assert gated["preemptions"] == 0
+    assert cached["recomputed_tokens"] < loop["recomputed_tokens"] / 100
+    assert cached["goodput_tok_s"] > 0.95 * gated["goodput_tok_s"]
