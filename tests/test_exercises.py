@@ -80,9 +80,9 @@ def belgavi(kv_dtype=None):
 
 def test_expected_answers_come_from_kvsim():
     b = belgavi()
-    qwen14 = kvsim.ModelSpec.from_hf_config(exercises.QWEN_14B_CONFIG)
+    qwen14 = kvsim.ModelSpec.from_hf_config(exercises.ch01.QWEN_14B_CONFIG)
     assert expected("ch01-gqa-bytes") == kvsim.kv_bytes_per_token(qwen14) == 2 * 48 * 8 * 128 * 2
-    lite = kvsim.ModelSpec.from_hf_config(exercises.DSV2_LITE_CONFIG)
+    lite = kvsim.ModelSpec.from_hf_config(exercises.ch01.DSV2_LITE_CONFIG)
     assert lite.attention_kind == "mla"
     assert expected("ch01-mla-bytes") == kvsim.kv_bytes_per_token(lite) == 27 * (512 + 64) * 2
     assert expected("ch01-pool-gib") == kvsim.kv_budget(

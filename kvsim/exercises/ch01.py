@@ -1,143 +1,12 @@
-"""Answer checks for the book's exercises, and predict-first prompts.
-
-Explained in chapter 1, *Bytes per token and capacity*; every chapter uses it.
-
-Two kinds, both keyed by an id ``"ch01-<slug>"`` that matches the label of the
-``{exercise}`` directive (``ex-ch01-<slug>``):
-
-* **Exercises** (:func:`check`): the reader computes an answer. The check
-  prints one line: ``Right: ...`` with the reason, ``Not yet: ...`` with a
-  hint (common slips get their own), ``Not answered yet: ...`` while the
-  answer is ``None``, or ``Not a number: ...``.
-* **Predictions** (:func:`predict`): after a section, before running it, the
-  reader writes down a guess; the check then runs kvsim and prints one line:
-  ``You predicted X; kvsim shows Y ...`` and why. A prediction is never
-  "wrong": the gap is the lesson.
-
-The expected value is never typed in here: it is computed from kvsim, with the
-functions the chapter calls, when the check runs. Chapters are committed with
-every ``answer`` and ``prediction`` set to ``None``, so no result shows on the
-site or in Binder before the reader tries; the tests (``tests/test_exercises.py``)
-prove each check instead: the worked solution is accepted and each common
-slip gets its own hint. Numbers print plainly (``57,344`` and ``57,344.4``,
-never ``5.734e+04``)::
-
-    from kvsim import exercises
-    answer = None
-    exercises.check("ch01-gqa-bytes", answer)
-"""
+"""Chapter 1, *Bytes per token and capacity*: its exercises and predictions."""
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
-from numbers import Integral, Real
-from typing import Callable
 
-from .errors import KvsimError
-from .units import GB, MB, GiB, MiB, format_bytes
+from ..units import GB, MB, GiB, MiB, format_bytes
+from .base import Exercise, Prediction
+from .setups import BELGAVI, H100_8B, belgavi_budget, h100_budget
 
-__all__ = [
-    "Exercise", "Prediction", "Verdict", "EXERCISES", "PREDICTIONS", "BELGAVI", "H100_8B",
-    "evaluate", "check", "expected", "list_exercises", "list_predictions", "predict",
-    "judge_prediction", "plain",
-]
-
-#: The seed article's Belgavi's Book Store set-up (seed 000, "KV Cache
-#: Preemption in vLLM"): a 7B model on a 48 GB card shared at 60 %,
-#: 850-token prompts and 250-token answers. The card is the measured A40
-#: (the seeds name none); the activation reserve is what vLLM V1's profiling
-#: run needs (kvsim's estimate), not the seed's round "2 GB".
-BELGAVI = {
-    "gpu": "a40-48gb",
-    "model": "llama-2-7b",
-    "gpu_memory_utilization": 0.60,
-    "prompt_tokens": 850,
-    "output_tokens": 250,
-}
-
-#: Seed 003 ("Throughput collapse under load"): Llama-3.1-8B on an 80 GB H100
-#: at ``gpu_memory_utilization=0.90``, sized for a p95 request of a 2k prompt
-#: plus a 4k answer, against the seed's ``max_num_seqs`` of 256 (vLLM V1's
-#: default on an H100 is 1,024).
-H100_8B = {
-    "gpu": "h100-80gb",
-    "model": "llama-3.1-8b",
-    "gpu_memory_utilization": 0.90,
-    "p95_prompt_tokens": 2_000,
-    "p95_output_tokens": 4_000,
-    "default_max_num_seqs": 1024,
-    "seed_max_num_seqs": 256,
-}
-
-
-def _belgavi_budget(kv_dtype=None):
-    from .memory import kv_budget
-
-    return kv_budget(BELGAVI["gpu"], BELGAVI["model"],
-                     gpu_memory_utilization=BELGAVI["gpu_memory_utilization"], kv_dtype=kv_dtype)
-
-
-def _h100_budget(kv_dtype=None):
-    from .memory import kv_budget
-
-    return kv_budget(H100_8B["gpu"], H100_8B["model"],
-                     gpu_memory_utilization=H100_8B["gpu_memory_utilization"],
-                     kv_dtype=kv_dtype)
-
-
-@dataclass(frozen=True)
-class Verdict:
-    """The outcome of one check: ``status`` is ``"right"``, ``"wrong"``,
-    ``"unanswered"`` or ``"invalid"``; ``message`` is the single line printed."""
-
-    status: str
-    message: str
-
-    def __str__(self) -> str:
-        return self.message
-
-
-@dataclass(frozen=True)
-class Exercise:
-    """One checkable exercise.
-
-    ``solve()`` returns ``(expected, why)`` computed from kvsim; an answer is
-    right when it is within ``abs_tol`` or ``rel_tol`` of ``expected``.
-    ``traps`` are ``(value_fn, hint)`` pairs for common slips: an answer near
-    ``value_fn()`` (and not right) gets that hint instead of the general one.
-    """
-
-    id: str
-    question: str
-    kind: str  # "int" or "float"
-    unit: str
-    solve: Callable[[], tuple[float, str]]
-    hint: str
-    abs_tol: float = 0.0
-    rel_tol: float = 0.0
-    traps: tuple = field(default_factory=tuple)
-
-    def close(self, answer: float, target: float) -> bool:
-        return abs(answer - target) <= max(self.abs_tol, self.rel_tol * abs(target))
-
-
-@dataclass(frozen=True)
-class Prediction:
-    """A predict-first prompt: the reader guesses, then kvsim shows the value.
-
-    ``solve()`` returns ``(value, why)`` from kvsim; a guess within
-    ``rel_tol`` of the value counts as close. ``why`` says what decides the
-    value, whatever the guess was.
-    """
-
-    id: str
-    question: str
-    unit: str
-    solve: Callable[[], tuple[float, str]]
-    rel_tol: float = 0.10
-
-
-# --- the exercises of chapter 1 -------------------------------------------------
 
 #: Qwen2.5-14B's config.json (Qwen/Qwen2.5-14B on the Hugging Face Hub): a GQA
 #: model that is not a kvsim preset, so no chart of the chapter shows its answer.
@@ -162,13 +31,13 @@ DSV2_LITE_CONFIG = {
 
 
 def _spec(config: dict, name: str):
-    from .models import ModelSpec
+    from ..models import ModelSpec
 
     return ModelSpec.from_hf_config(config, name=name)
 
 
 def _gqa_bytes():
-    from .memory import kv_bytes_per_token
+    from ..memory import kv_bytes_per_token
 
     m = _spec(QWEN_14B_CONFIG, "qwen2.5-14b")
     n = kv_bytes_per_token(m)
@@ -183,7 +52,7 @@ def _gqa_as_mha():
 
 
 def _mla_bytes():
-    from .memory import kv_bytes_per_token
+    from ..memory import kv_bytes_per_token
 
     m = _spec(DSV2_LITE_CONFIG, "deepseek-v2-lite")
     n = kv_bytes_per_token(m)
@@ -207,7 +76,7 @@ POOL_GIB_UTIL = 0.50
 
 
 def _pool_budget():
-    from .memory import kv_budget
+    from ..memory import kv_budget
 
     return kv_budget(BELGAVI["gpu"], BELGAVI["model"], gpu_memory_utilization=POOL_GIB_UTIL)
 
@@ -224,27 +93,27 @@ def _pool_gb():
 
 def _pool_gib_scaled():
     # Belgavi's 0.60 pool scaled by 0.50 / 0.60, as if the weights shrank too.
-    return _belgavi_budget().kv_bytes / GiB * POOL_GIB_UTIL / BELGAVI["gpu_memory_utilization"]
+    return belgavi_budget().kv_bytes / GiB * POOL_GIB_UTIL / BELGAVI["gpu_memory_utilization"]
 
 
 def _fp8_tokens():
-    b = _belgavi_budget("fp8")
+    b = belgavi_budget("fp8")
     return b.tokens, (f"{b.blocks:,} blocks of {b.block_size} = {b.tokens:,} tokens at "
                       f"{b.kv_bytes_per_token:,} B each, twice the 16-bit pool")
 
 
 def _fp8_tokens_decimal():
     # the pool / 0.25 MB, reading the 0.25 MiB per token as 0.25 MB.
-    b = _belgavi_budget("fp8")
+    b = belgavi_budget("fp8")
     return b.kv_bytes / (b.kv_bytes_per_token / MiB * MB)
 
 
 def _bf16_tokens():
-    return _belgavi_budget().tokens
+    return belgavi_budget().tokens
 
 
 def _blocks_held():
-    b = _belgavi_budget()
+    b = belgavi_budget()
     length = BELGAVI["prompt_tokens"] + 600
     n = b.blocks_for(length)
     return n, (f"ceil({length:,} / {b.block_size}) = {n}; the last block has "
@@ -252,12 +121,12 @@ def _blocks_held():
 
 
 def _blocks_floor():
-    b = _belgavi_budget()
+    b = belgavi_budget()
     return (BELGAVI["prompt_tokens"] + 600) // b.block_size
 
 
 def _max_num_seqs_fp8():
-    b = _h100_budget("fp8")
+    b = h100_budget("fp8")
     seq = H100_8B["p95_prompt_tokens"] + H100_8B["p95_output_tokens"]
     n = b.max_concurrent(seq)
     return n, (f"{b.blocks:,} blocks // {b.blocks_for(seq)} per request = {n}, "
@@ -265,13 +134,13 @@ def _max_num_seqs_fp8():
 
 
 def _max_num_seqs_bf16():
-    b = _h100_budget()
+    b = h100_budget()
     return b.max_concurrent(H100_8B["p95_prompt_tokens"] + H100_8B["p95_output_tokens"])
 
 
 def _bytes_8b_kib():
-    from .memory import kv_bytes_per_token
-    from .models import get_model
+    from ..memory import kv_bytes_per_token
+    from ..models import get_model
 
     m = get_model("llama-3.1-8b")
     n = kv_bytes_per_token(m)
@@ -281,7 +150,7 @@ def _bytes_8b_kib():
 
 
 def _a40_pool_gb():
-    b = _belgavi_budget()
+    b = belgavi_budget()
     return b.kv_bytes / GB, (f"CUDA's {format_bytes(b.gpu.memory_bytes, 'GB')} x 0.60 - "
                              f"{format_bytes(b.weight_bytes, 'GB')} of weights - "
                              f"{format_bytes(b.activation_bytes, 'GB')} measured reserve; the "
@@ -289,14 +158,14 @@ def _a40_pool_gb():
 
 
 def _belgavi_requests():
-    b = _belgavi_budget()
+    b = belgavi_budget()
     seq = BELGAVI["prompt_tokens"] + BELGAVI["output_tokens"]
     n = b.max_concurrent(seq)
     return n, f"{b.blocks:,} blocks // {b.blocks_for(seq)} blocks per {seq:,}-token request"
 
 
 def _h100_requests():
-    b = _h100_budget()
+    b = h100_budget()
     seq = H100_8B["p95_prompt_tokens"] + H100_8B["p95_output_tokens"]
     n = b.max_concurrent(seq)
     return n, (f"{b.blocks:,} blocks // {b.blocks_for(seq)} per request; vLLM V1's default "
@@ -308,7 +177,7 @@ WHATIF_UTIL = 0.72
 
 
 def _util_whatif_requests():
-    from .memory import kv_budget
+    from ..memory import kv_budget
 
     b = kv_budget(BELGAVI["gpu"], BELGAVI["model"], gpu_memory_utilization=WHATIF_UTIL)
     seq = BELGAVI["prompt_tokens"] + BELGAVI["output_tokens"]
@@ -325,7 +194,7 @@ def _util_whatif_linear():
 
 
 def _block_32_budget():
-    from .memory import kv_budget
+    from ..memory import kv_budget
 
     return kv_budget(BELGAVI["gpu"], BELGAVI["model"],
                      gpu_memory_utilization=BELGAVI["gpu_memory_utilization"], block_size=32)
@@ -346,7 +215,7 @@ def _block_32_doubled():
     return 2 * _belgavi_requests()[0]
 
 
-EXERCISES: dict[str, Exercise] = {e.id: e for e in [
+EXERCISES: list[Exercise] = [
     Exercise(
         id="ch01-gqa-bytes",
         question="KV cache bytes per token of Qwen2.5-14B (48 layers, 40 query heads, 8 KV heads "
@@ -422,9 +291,9 @@ EXERCISES: dict[str, Exercise] = {e.id: e for e in [
                (_block_32_doubled,
                 "a block of 32 holds twice the tokens, but the pool has half as many blocks")),
     ),
-]}
+]
 
-PREDICTIONS: dict[str, Prediction] = {p.id: p for p in [
+PREDICTIONS: list[Prediction] = [
     Prediction(id="ch01-predict-gqa", unit="KiB",
                question="KV cache per token of Llama-3.1-8B (32 layers, 8 KV heads of 128, bf16)",
                solve=_bytes_8b_kib),
@@ -438,137 +307,6 @@ PREDICTIONS: dict[str, Prediction] = {p.id: p for p in [
                question="how many p95 requests (2,000 + 4,000 tokens) of Llama-3.1-8B fit on an "
                         "H100 at 0.90",
                solve=_h100_requests),
-]}
+]
 
 
-def list_exercises() -> list[str]:
-    """The ids of every checkable exercise."""
-    return list(EXERCISES)
-
-
-def _get(exercise_id: str) -> Exercise:
-    if exercise_id not in EXERCISES:
-        raise KvsimError(f"exercise_id={exercise_id!r} is not known: expected one of "
-                         f"{', '.join(EXERCISES)}")
-    return EXERCISES[exercise_id]
-
-
-def expected(exercise_id: str):
-    """The expected answer of an exercise, computed from kvsim."""
-    return _get(exercise_id).solve()[0]
-
-
-def _as_number(answer):
-    """Return ``answer`` as int or float, or ``None`` when it is not a number."""
-    if isinstance(answer, bool):
-        return None
-    if isinstance(answer, Integral):
-        return int(answer)
-    if isinstance(answer, Real):
-        x = float(answer)
-        return x if math.isfinite(x) else None
-    return None
-
-
-def plain(x) -> str:
-    """A number as a reader writes it: ``57,344``, ``57,344.4``, ``4.66``, ``0.0125``.
-
-    Never scientific notation; integers and integral floats get thousands
-    separators; other numbers keep four significant digits (at least one
-    decimal above 1,000).
-    """
-    if isinstance(x, bool):
-        return str(x)
-    if isinstance(x, Integral) or (isinstance(x, float) and x.is_integer() and abs(x) < 1e15):
-        return f"{int(x):,}"
-    x = float(x)
-    if not math.isfinite(x):
-        return str(x)
-    a = abs(x)
-    if a >= 1000:
-        return f"{x:,.1f}"
-    if a == 0:
-        return "0"
-    decimals = max(0, 3 - int(math.floor(math.log10(a))))
-    text = f"{x:,.{decimals}f}"
-    return text.rstrip("0").rstrip(".") if "." in text else text
-
-
-_show = plain
-
-
-def _not_a_number(variable: str, value, kind: str, unit: str) -> Verdict:
-    """The "invalid" verdict: what was written, its type, and what to write instead."""
-    shown = repr(value)
-    if len(shown) > 40:
-        shown = shown[:37] + "..."
-    return Verdict("invalid", f"Not a number: {variable} = {shown} is a {type(value).__name__}; "
-                              f"write {kind} ({unit}) without quotes.")
-
-
-def evaluate(exercise_id: str, answer) -> Verdict:
-    """Judge ``answer`` to an exercise without printing (see :func:`check`)."""
-    ex = _get(exercise_id)
-    if answer is None:
-        return Verdict("unanswered", f"Not answered yet: replace None with your answer "
-                                     f"({ex.unit}) and run the cell again.")
-    x = _as_number(answer)
-    if x is None:
-        return _not_a_number("answer", answer,
-                             "a whole number" if ex.kind == "int" else "a number", ex.unit)
-    target, why = ex.solve()
-    if ex.close(x, target):
-        return Verdict("right", f"Right: {why}.")
-    for value_fn, trap_hint in ex.traps:
-        trap = value_fn()
-        if not ex.close(trap, target) and abs(x - trap) <= max(ex.abs_tol, ex.rel_tol * abs(trap), 1e-9 * abs(trap)):
-            return Verdict("wrong", f"Not yet: {_show(x)} is not it; hint: {trap_hint}.")
-    return Verdict("wrong", f"Not yet: {_show(x)} is not it; hint: {ex.hint}.")
-
-
-def check(exercise_id: str, answer) -> None:
-    """Print one line: right (and why), wrong (with a hint), or not answered yet."""
-    print(evaluate(exercise_id, answer).message)
-
-
-def list_predictions() -> list[str]:
-    """The ids of every predict-first prompt."""
-    return list(PREDICTIONS)
-
-
-def judge_prediction(prediction_id: str, guess) -> Verdict:
-    """Compare a guess with kvsim without printing (see :func:`predict`).
-
-    ``status`` is ``"close"`` (within the prompt's tolerance), ``"off"``,
-    ``"unanswered"`` or ``"invalid"``.
-    """
-    if prediction_id not in PREDICTIONS:
-        raise KvsimError(f"prediction_id={prediction_id!r} is not known: expected one of "
-                         f"{', '.join(PREDICTIONS)}")
-    p = PREDICTIONS[prediction_id]
-    if guess is None:
-        return Verdict("unanswered", f"Not predicted yet: set prediction to your guess "
-                                     f"({p.unit}) and run the cell.")
-    x = _as_number(guess)
-    if x is None:
-        return _not_a_number("prediction", guess, "a number", p.unit)
-    value, why = p.solve()
-    head = f"You predicted {plain(x)} {p.unit}; kvsim shows {plain(value)} {p.unit}"
-    if abs(x - value) <= p.rel_tol * abs(value):
-        return Verdict("close", f"{head}: a close estimate. Why: {why}.")
-    if x > 0 and value > 0:
-        ratio = value / x
-        if 0.5 <= ratio <= 2:
-            gap = f"{abs(ratio - 1) * 100:.0f}% {'above' if ratio > 1 else 'below'} your guess"
-        elif ratio > 2:
-            gap = f"{plain(round(ratio, 1))} times your guess"
-        else:
-            gap = f"{plain(round(1 / ratio, 1))} times smaller than your guess"
-    else:
-        gap = "far from your guess"
-    return Verdict("off", f"{head}, {gap}. Why: {why}.")
-
-
-def predict(prediction_id: str, guess) -> None:
-    """Print one line: "You predicted X; kvsim shows Y" and why (or a reminder to guess first)."""
-    print(judge_prediction(prediction_id, guess).message)

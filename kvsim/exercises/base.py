@@ -1,0 +1,109 @@
+"""The pieces every chapter's checks are built from: the :class:`Exercise` and
+:class:`Prediction` records, the :class:`Verdict` a check returns, and
+:func:`plain`, the one way a number is printed to a reader."""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from numbers import Integral, Real
+from typing import Callable
+
+__all__ = ["Verdict", "Exercise", "Prediction", "plain"]
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The outcome of one check: ``status`` is ``"right"``, ``"wrong"``,
+    ``"unanswered"`` or ``"invalid"``; ``message`` is the single line printed."""
+
+    status: str
+    message: str
+
+    def __str__(self) -> str:
+        return self.message
+
+
+@dataclass(frozen=True)
+class Exercise:
+    """One checkable exercise.
+
+    ``solve()`` returns ``(expected, why)`` computed from kvsim; an answer is
+    right when it is within ``abs_tol`` or ``rel_tol`` of ``expected``.
+    ``traps`` are ``(value_fn, hint)`` pairs for common slips: an answer near
+    ``value_fn()`` (and not right) gets that hint instead of the general one.
+    """
+
+    id: str
+    question: str
+    kind: str  # "int" or "float"
+    unit: str
+    solve: Callable[[], tuple[float, str]]
+    hint: str
+    abs_tol: float = 0.0
+    rel_tol: float = 0.0
+    traps: tuple = field(default_factory=tuple)
+
+    def close(self, answer: float, target: float) -> bool:
+        return abs(answer - target) <= max(self.abs_tol, self.rel_tol * abs(target))
+
+
+@dataclass(frozen=True)
+class Prediction:
+    """A predict-first prompt: the reader guesses, then kvsim shows the value.
+
+    ``solve()`` returns ``(value, why)`` from kvsim; a guess within
+    ``rel_tol`` of the value counts as close. ``why`` says what decides the
+    value, whatever the guess was.
+    """
+
+    id: str
+    question: str
+    unit: str
+    solve: Callable[[], tuple[float, str]]
+    rel_tol: float = 0.10
+
+
+def _as_number(answer):
+    """Return ``answer`` as int or float, or ``None`` when it is not a number."""
+    if isinstance(answer, bool):
+        return None
+    if isinstance(answer, Integral):
+        return int(answer)
+    if isinstance(answer, Real):
+        x = float(answer)
+        return x if math.isfinite(x) else None
+    return None
+
+
+def plain(x) -> str:
+    """A number as a reader writes it: ``57,344``, ``57,344.4``, ``4.66``, ``0.0125``.
+
+    Never scientific notation; integers and integral floats get thousands
+    separators; other numbers keep four significant digits (at least one
+    decimal above 1,000).
+    """
+    if isinstance(x, bool):
+        return str(x)
+    if isinstance(x, Integral) or (isinstance(x, float) and x.is_integer() and abs(x) < 1e15):
+        return f"{int(x):,}"
+    x = float(x)
+    if not math.isfinite(x):
+        return str(x)
+    a = abs(x)
+    if a >= 1000:
+        return f"{x:,.1f}"
+    if a == 0:
+        return "0"
+    decimals = max(0, 3 - int(math.floor(math.log10(a))))
+    text = f"{x:,.{decimals}f}"
+    return text.rstrip("0").rstrip(".") if "." in text else text
+
+
+
+def _not_a_number(variable: str, value, kind: str, unit: str) -> Verdict:
+    """The "invalid" verdict: what was written, its type, and what to write instead."""
+    shown = repr(value)
+    if len(shown) > 40:
+        shown = shown[:37] + "..."
+    return Verdict("invalid", f"Not a number: {variable} = {shown} is a {type(value).__name__}; "
+                              f"write {kind} ({unit}) without quotes.")
