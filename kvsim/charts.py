@@ -53,6 +53,8 @@ __all__ = [
     "budget_data", "budget_chart",
     "capacity_grid", "capacity_chart",
     "capacity_by_length_data", "capacity_by_length_chart",
+    "stepper_data", "stepper_chart",
+    "seed_summary", "bars_chart", "lines_chart", "band_chart", "work_split_data", "work_split_chart",
     "timeline_data", "timeline_chart",
 ]
 
@@ -446,6 +448,350 @@ def capacity_chart(rows: Iterable[Mapping], *, answer: int | None = None,
     return _finish(chart, title, subtitle)
 
 
+# --- the scheduler stepper ------------------------------------------------------------
+
+#: The stepper's states, drawn in this order with these colours (and a text label each).
+STEPPER_STATES = ("decoding", "prefilling", "waiting", "preempted", "finished", "not arrived")
+_STATE_COLOURS = [PALETTE[0], PALETTE[5], PALETTE[1], PALETTE[3], NEUTRAL, PALETTE[6]]
+
+
+def _wrap(text: str, width: int) -> str:
+    import textwrap
+
+    return "\n".join(textwrap.wrap(text, width))
+
+
+def stepper_data(frames: Sequence[Mapping]) -> dict:
+    """Rows for :func:`stepper_chart` from :func:`kvsim.stepper.scheduler_frames`.
+
+    Returns ``{"bars": rows, "notes": rows, "steps": n, "total_blocks": n}``:
+    one bar row per request per step (the pool's free blocks as a last row
+    named "free"), one note row per step (the story, wrapped for the page).
+    """
+    frames = list(frames)
+    if not frames:
+        raise KvsimError("stepper_data: frames=[] is empty: expected frames from "
+                         "kvsim.stepper.scheduler_frames")
+    bars, notes = [], []
+    for f in frames:
+        for r in f["requests"]:
+            if r["state"] == "preempted":
+                label = f"preempted ({r['preemptions']}x), waiting with 0 blocks"
+            elif r["blocks"]:
+                label = f"{r['state']}, {r['blocks']} blocks ({r['tokens']} tokens)"
+                if r["needs_block"]:
+                    label += ", needs a block"
+            else:
+                label = r["state"]
+            bars.append({"step": f["step"], "row": r["name"], "state": r["state"],
+                         "blocks": r["blocks"], "label": label})
+        bars.append({"step": f["step"], "row": "free", "state": "free",
+                     "blocks": f["free_blocks"], "label": f"{f['free_blocks']} free blocks"})
+        queue = ", ".join(f["waiting"]) if f["waiting"] else "empty"
+        notes.append({"step": f["step"], "story": _wrap(f["story"], 62),
+                      "queue": f"waiting queue (front first): {queue}"})
+    return {"bars": bars, "notes": notes, "steps": len(frames),
+            "total_blocks": frames[0]["total_blocks"]}
+
+
+def stepper_chart(data: Mapping, *, title: str, subtitle: str | None = None, start: int = 1,
+                  width: int = 360):
+    """The scheduler stepper's static twin: one engine step per slider tick.
+
+    ``data`` comes from :func:`stepper_data`. For the step the slider picks, a
+    bar per request shows the blocks it holds (colour and a text label both
+    give its state), a last bar the pool's free blocks, and above them the
+    step's story: who was admitted, who needed a block, the victim and where it
+    went.
+    """
+    alt = _alt()
+    for key in ("bars", "notes", "steps", "total_blocks"):
+        if key not in data:
+            raise KvsimError(f"stepper_chart: data lacks {key!r}: build it with stepper_data")
+    steps = check_int("steps", data["steps"], min=1, max=100_000)
+    start = check_int("start", start, min=1, max=steps)
+    width = check_int("width", width, min=200, max=700)
+    rows = sorted({b["row"] for b in data["bars"] if b["row"] != "free"},
+                  key=lambda name: int(name[1:])) + ["free"]
+    p_step = alt.param(name="step", value=start,
+                       bind=alt.binding_range(min=1, max=steps, step=1, name="Engine step "))
+    states = list(STEPPER_STATES) + ["free"]
+    colours = _STATE_COLOURS + [PALETTE[2]]
+    x_max = max(data["total_blocks"], max(b["blocks"] for b in data["bars"]))
+    base = (alt.Chart(alt.InlineData(values=list(data["bars"])))
+            .transform_filter("datum.step == step"))
+    y = alt.Y("row:N", sort=rows, title=None)
+    bars = base.mark_bar(height=16).encode(
+        x=alt.X("blocks:Q", title=f"KV blocks held (of the pool's {data['total_blocks']})",
+                scale=alt.Scale(domain=[0, x_max])),
+        y=y, color=alt.Color("state:N", scale=alt.Scale(domain=states, range=colours),
+                             legend=None),
+        tooltip=[alt.Tooltip("row:N", title="request"), alt.Tooltip("label:N", title="state")])
+    labels = base.mark_text(align="left", dx=4).encode(
+        x=alt.X("blocks:Q", title=f"KV blocks held (of the pool's {data['total_blocks']})"),
+        y=y, text="label:N")
+    panel = alt.layer(bars, labels).properties(width=width, height=24 * len(rows))
+    notes = (alt.Chart(alt.InlineData(values=list(data["notes"])))
+             .transform_filter("datum.step == step"))
+    story = notes.mark_text(align="left", baseline="top", lineBreak="\n", fontSize=13).encode(
+        x=alt.value(0), y=alt.value(0), text="story:N")
+    queue = notes.mark_text(align="left", baseline="top", fontSize=13, fontWeight="bold").encode(
+        x=alt.value(0), y=alt.value(72), text="queue:N")
+    header = alt.layer(story, queue).properties(width=width, height=90, view={"stroke": None})
+    chart = alt.vconcat(header, panel, spacing=4).add_params(p_step)
+    return _finish(chart, title, subtitle)
+
+
+# --- chapter 2: runs compared ----------------------------------------------------------
+
+def _median_spread(values) -> tuple[float, float, float]:
+    import numpy as np
+
+    a = np.asarray(list(values), dtype=float)
+    return float(np.median(a)), float(a.min()), float(a.max())
+
+
+def seed_summary(table, by: Sequence[str], metrics: Sequence[str]) -> list[dict]:
+    """Median, min and max over seeds of ``metrics``, one row per ``by`` group.
+
+    ``table`` is a :func:`kvsim.sweep` result (a :class:`kvsim.result.Table`);
+    rows come back in the sweep's grid order, each with the group's keys and
+    ``<metric>``, ``<metric>_lo``, ``<metric>_hi`` and ``seeds``.
+    """
+    for name in list(by) + list(metrics):
+        if name not in table:
+            raise KvsimError(f"seed_summary: the table has no column {name!r}: expected one of "
+                             f"{', '.join(table.columns)}")
+    groups: dict[tuple, list[int]] = {}
+    keys = [tuple(_plain_value(table[b][i]) for b in by) for i in range(table.num_rows)]
+    for i, k in enumerate(keys):
+        groups.setdefault(k, []).append(i)
+    rows = []
+    for k, idx in groups.items():
+        row = dict(zip(by, k))
+        for m in metrics:
+            med, lo, hi = _median_spread(table[m][i] for i in idx)
+            row.update({m: round(med, 4), f"{m}_lo": round(lo, 4), f"{m}_hi": round(hi, 4)})
+        row["seeds"] = len(idx)
+        rows.append(row)
+    return rows
+
+
+def _plain_value(x):
+    if hasattr(x, "item"):
+        x = x.item()
+    return x
+
+
+def bars_chart(rows: Iterable[Mapping], *, category: str, panels: Sequence[tuple[str, str]],
+               title: str, subtitle: str | None = None, label_format: str = ",.1f",
+               width: int = 300):
+    """One horizontal bar per ``category`` value, one panel per metric (stacked), each bar labelled.
+
+    ``panels`` is a list of ``(column, axis title with unit)`` or ``(column,
+    axis title, d3 format of the labels)``. Where a row has
+    ``<column>_lo`` and ``<column>_hi`` (from :func:`seed_summary`), a black
+    rule shows the spread over seeds. Categories keep the rows' order.
+    """
+    alt = _alt()
+    panels = [tuple(p) + (label_format,) * (3 - len(p)) for p in panels]
+    rows = _need_rows(rows, [category] + [p[0] for p in panels], "bars_chart")
+    order = list(dict.fromkeys(str(r[category]) for r in rows))
+    charts = []
+    for col, axis_title, fmt in panels:
+        data = [{"cat": str(r[category]), "v": r[col], "lo": r.get(f"{col}_lo", r[col]),
+                 "hi": r.get(f"{col}_hi", r[col])} for r in rows]
+        base = alt.Chart(alt.InlineData(values=data))
+        y = alt.Y("cat:N", sort=order, title=None, axis=alt.Axis(labelLimit=200))
+        top = max(max(d["hi"] for d in data), 1e-9) * 1.45
+        bar = base.mark_bar(color=PALETTE[0], height=18).encode(
+            x=alt.X("v:Q", title=axis_title, scale=alt.Scale(domain=[0, top])), y=y,
+            tooltip=[alt.Tooltip("cat:N", title=category), alt.Tooltip("v:Q", format=fmt),
+                     alt.Tooltip("lo:Q", format=fmt, title="lowest seed"),
+                     alt.Tooltip("hi:Q", format=fmt, title="highest seed")])
+        spread = base.mark_rule(color="black").encode(x=alt.X("lo:Q", title=axis_title), x2="hi:Q",
+                                                      y=y)
+        text = base.mark_text(align="left", dx=4).encode(
+            x=alt.X("hi:Q", title=axis_title), y=y, text=alt.Text("v:Q", format=fmt))
+        charts.append(alt.layer(bar, spread, text).properties(width=width, height=30 * len(order)))
+    # panels stacked, not side by side: each stays readable on a phone
+    chart = alt.vconcat(*charts, spacing=10).resolve_scale(x="independent")
+    return _finish(chart, title, subtitle)
+
+
+def lines_chart(rows: Iterable[Mapping], *, x: tuple[str, str], series: str,
+                panels: Sequence[tuple[str, str, str]], title: str, subtitle: str | None = None,
+                marks: Sequence = (), width: int = 300):
+    """Small multiples of lines over ``x``, one line per ``series`` value.
+
+    ``x`` is ``(column, axis title)``; ``panels`` is a list of ``(column,
+    axis title, "linear" or "log")``. Each line has its own dash and an end
+    label in the first panel (never colour alone); a band shows the spread over seeds when the
+    rows carry ``<column>_lo``/``_hi``. ``marks`` are x values to mark with a
+    rule ("you are here").
+    """
+    alt = _alt()
+    x_col, x_title = x
+    rows = _need_rows(rows, [x_col, series] + [c for c, _, _ in panels], "lines_chart")
+    names = list(dict.fromkeys(str(r[series]) for r in rows))
+    if len(names) > len(DASHES):
+        raise KvsimError(f"lines_chart: {len(names)} series is too many: expected at most "
+                         f"{len(DASHES)}")
+    colour = alt.Color("s:N", sort=names, legend=None,
+                       scale=alt.Scale(domain=names, range=PALETTE[:len(names)]))
+    dash = alt.StrokeDash("s:N", sort=names, legend=None,
+                          scale=alt.Scale(domain=names, range=DASHES[:len(names)]))
+    x_max = max(r[x_col] for r in rows)
+    charts = []
+    for index, (col, axis_title, scale_type) in enumerate(panels):
+        data = [{"x": r[x_col], "s": str(r[series]), "v": r[col], "lo": r.get(f"{col}_lo", r[col]),
+                 "hi": r.get(f"{col}_hi", r[col])} for r in rows]
+        base = alt.Chart(alt.InlineData(values=data))
+        y_scale = alt.Scale(type=scale_type) if scale_type == "log" else alt.Scale(zero=True)
+        y_axis = alt.Axis(title=axis_title)
+        if scale_type == "log":    # one tick per power of ten, not Vega's nine per decade
+            import math
+
+            low = min(d["lo"] for d in data if d["lo"] > 0)
+            high = max(d["hi"] for d in data)
+            y_axis = alt.Axis(title=axis_title, format="~g", values=[
+                10.0 ** k for k in range(math.floor(math.log10(low)), math.ceil(math.log10(high)) + 1)])
+        xe = alt.X("x:Q", title=x_title, scale=alt.Scale(domain=[0, x_max * 1.25]))
+        band = base.mark_area(opacity=0.15).encode(
+            x=xe, y=alt.Y("lo:Q", scale=y_scale, title=axis_title), y2="hi:Q", color=colour)
+        line = base.mark_line(point=True).encode(
+            x=xe, y=alt.Y("v:Q", title=axis_title, axis=y_axis, scale=y_scale), color=colour,
+            strokeDash=dash,
+            tooltip=[alt.Tooltip("s:N", title=series), alt.Tooltip("x:Q", title=x_title),
+                     alt.Tooltip("v:Q", format=",.2f", title=axis_title)])
+        ends = base.transform_filter(f"datum.x == {x_max}").mark_text(align="left", dx=6).encode(
+            x=xe, y=alt.Y("v:Q", scale=y_scale, title=axis_title), text="s:N", color=colour)
+        layers = [band, line] + ([ends] if index == 0 else [])   # one set of names is enough
+        if marks:
+            layers.append(alt.Chart(alt.InlineData(values=[{"x": m} for m in marks]))
+                          .mark_rule(strokeDash=[2, 2], color="black").encode(
+                              x=alt.X("x:Q", title=x_title)))
+        charts.append(alt.layer(*layers).properties(width=width, height=200))
+    chart = alt.hconcat(*charts, spacing=16)
+    return _finish(chart, title, subtitle)
+
+
+def band_chart(rows: Iterable[Mapping], *, x: tuple[str, str], y: tuple[str, str], facet: str,
+               passes: str, label: str, title: str, subtitle: str | None = None):
+    """A grid of settings per ``facet`` value: each cell says its figures and whether it passes.
+
+    Rows carry the two settings (``x``, ``y``: ``(column, axis title)``), the
+    ``facet`` column, a boolean ``passes`` column and a ``label`` text ("|"
+    breaks a line); a passing cell is filled (and its text starts with a tick), so the band of settings
+    that meet the target shows without colour alone.
+    """
+    alt = _alt()
+    rows = _need_rows(rows, [x[0], y[0], facet, passes, label], "band_chart")
+    data = [{"x": str(r[x[0]]), "y": str(r[y[0]]), "f": str(r[facet]), "ok": bool(r[passes]),
+             "text": ("✓ " if r[passes] else "") + str(r[label])} for r in rows]
+    xs = list(dict.fromkeys(d["x"] for d in data))
+    ys = list(dict.fromkeys(d["y"] for d in data))
+    base = alt.Chart()
+    cells = base.mark_rect(stroke=NEUTRAL).encode(
+        x=alt.X("x:N", sort=xs, title=x[1], axis=alt.Axis(labelAngle=0)),
+        y=alt.Y("y:N", sort=ys, title=y[1]),
+        color=alt.Color("ok:N", legend=None,
+                        scale=alt.Scale(domain=[False, True], range=["white", PALETTE[2]])))
+    text = base.mark_text(fontSize=MIN_FONT_PX, lineBreak="|").encode(
+        x=alt.X("x:N", sort=xs), y=alt.Y("y:N", sort=ys), text="text:N",
+        color=alt.condition("datum.ok", alt.value("white"), alt.value("black")))
+    chart = (alt.layer(cells, text, data=alt.InlineData(values=data))
+             .properties(width=62 * len(xs), height=56 * len(ys))
+             .facet(column=alt.Column("f:N", sort=list(dict.fromkeys(d["f"] for d in data)),
+                                      title=None)))
+    return _finish(chart, title, subtitle)
+
+
+def work_split_data(runs: Mapping[str, object]) -> list[dict]:
+    """Tokens each run processed, split into useful work, recomputation and cache rescues.
+
+    ``runs`` maps a label to a :class:`kvsim.result.SimResult`. Per run:
+    ``useful`` (prompt tokens prefilled once, plus decoded tokens),
+    ``recomputed`` (prompt and answer tokens prefilled again after a
+    preemption) and ``rescued`` (tokens a resumed request found in the prefix
+    cache instead: work *avoided*, not done), each also as a share of the
+    work done.
+    """
+    import numpy as np
+
+    from .result import SimResult
+
+    if not isinstance(runs, Mapping) or not runs:
+        raise KvsimError("work_split_data: runs must be a non-empty mapping of label to SimResult")
+    rows = []
+    for label, r in runs.items():
+        if not isinstance(r, SimResult):
+            raise KvsimError(f"work_split_data: runs[{label!r}] is a {type(r).__name__}: "
+                             "expected a SimResult")
+        done = int(np.sum(r.timeline["prefill_tokens"]) + np.sum(r.timeline["decode_tokens"]))
+        recomputed = int(np.sum(r.requests["recomputed_tokens"]))
+        rescued = int(np.sum(r.requests["rescued_tokens"]))
+        for kind, tokens in (("useful", done - recomputed), ("recomputed", recomputed),
+                             ("rescued by the prefix cache", rescued)):
+            rows.append({"run": str(label), "kind": kind, "tokens": tokens,
+                         "share_pct": round(100.0 * tokens / done, 2) if done else 0.0})
+    return rows
+
+
+def work_split_chart(rows: Iterable[Mapping], *, title: str, subtitle: str | None = None,
+                     width: int = 300):
+    """The recompute tax: per run, the share of the engine's work that was recomputation.
+
+    Bars of useful work and recomputation stacked to 100% of the tokens
+    processed, with the tokens rescued by the prefix cache as an outlined bar
+    beyond them (work the engine did *not* do); every segment is labelled.
+    """
+    alt = _alt()
+    rows = _need_rows(rows, ["run", "kind", "tokens", "share_pct"], "work_split_chart")
+    runs = list(dict.fromkeys(r["run"] for r in rows))
+    data = []
+    for name in runs:
+        useful = next(r for r in rows if r["run"] == name and r["kind"] == "useful")
+        redo = next(r for r in rows if r["run"] == name and r["kind"] == "recomputed")
+        saved = next(r for r in rows if r["run"] == name and r["kind"].startswith("rescued"))
+        label = f"{redo['share_pct']:.1f}% recomputed" if redo["tokens"] else "no recompute"
+        if saved["tokens"]:
+            label += f", {saved['share_pct']:.1f}% rescued"
+        data += [{"run": name, "kind": "useful", "a": 0, "b": useful["share_pct"],
+                  "tokens": useful["tokens"], "label": f"{useful['share_pct']:.0f}% useful"},
+                 {"run": name, "kind": "recomputed", "a": useful["share_pct"], "b": 100.0,
+                  "tokens": redo["tokens"], "label": label},
+                 {"run": name, "kind": "rescued", "a": 100.0, "b": 100.0 + saved["share_pct"],
+                  "tokens": saved["tokens"], "label": ""}]
+    ends = {d["run"]: max(e["b"] for e in data if e["run"] == d["run"] and
+                          (e["kind"] != "rescued" or e["tokens"])) for d in data}
+    for d in data:
+        d["end"] = ends[d["run"]]
+    kinds = ["useful", "recomputed", "rescued"]
+    base = alt.Chart(alt.InlineData(values=data))
+    y = alt.Y("run:N", sort=runs, title=None)
+    x_top = max(100.0, max(d["b"] for d in data))   # labels run on past the plot
+    fill = base.transform_filter("datum.kind != 'rescued'").mark_bar(height=20).encode(
+        x=alt.X("a:Q", title="tokens processed (% of the run's work)",
+                scale=alt.Scale(domain=[0, x_top])), x2="b:Q", y=y,
+        color=alt.Color("kind:N", legend=None,
+                        scale=alt.Scale(domain=kinds, range=[PALETTE[0], PALETTE[3], PALETTE[2]])),
+        tooltip=[alt.Tooltip("run:N"), alt.Tooltip("kind:N"),
+                 alt.Tooltip("tokens:Q", format=",d")])
+    outline = base.transform_filter("datum.kind == 'rescued' && datum.tokens > 0").mark_bar(
+        height=20, fill="white", stroke=PALETTE[2], strokeDash=[4, 2], strokeWidth=2).encode(
+        x=alt.X("a:Q", title="tokens processed (% of the run's work)"), x2="b:Q", y=y,
+        tooltip=[alt.Tooltip("run:N"), alt.Tooltip("tokens:Q", format=",d")])
+    labels = base.transform_filter("datum.kind == 'recomputed'").mark_text(
+        align="left", dx=6).encode(x=alt.X("end:Q", title="tokens processed (% of the run's work)"),
+                                   y=y, text="label:N")
+    inside = base.transform_filter("datum.kind == 'useful'").mark_text(
+        align="left", dx=6, color="white").encode(
+        x=alt.X("a:Q", title="tokens processed (% of the run's work)"), y=y, text="label:N")
+    chart = alt.layer(fill, outline, inside, labels).properties(width=width, height=34 * len(runs))
+    return _finish(chart, title, subtitle)
+
+
 # --- the timeline of a run -------------------------------------------------------------
 
 def timeline_data(runs, *, points: int = 400) -> dict:
@@ -617,3 +963,281 @@ def timeline_chart(data: Mapping, *, title: str, subtitle: str | None = None,
     if p_t is not None:
         chart = chart.add_params(p_t)
     return _finish(chart, title, subtitle)
+
+
+# =====================================================================================
+# Chapter 3, *Swap versus recompute*: the two costs side by side, the crossover, the
+# block-size study, and the median-and-spread chart of a seeded comparison.
+# =====================================================================================
+
+__all__ += ["swap_recompute_data", "swap_recompute_chart", "block_size_data",
+            "block_size_chart", "spread_data", "spread_chart"]
+
+#: How chapter 3's charts name the preemption modes (and the order of their colours and dashes).
+MODES = ["recompute", "swap out + in"]
+
+
+def _ms(seconds: float) -> float:
+    return round(1e3 * float(seconds), 3)
+
+
+def swap_recompute_data(model, gpus: Iterable[str], *, links: Mapping[str, float | None],
+                        block_sizes: Iterable[int], lengths: Iterable[int]) -> list[dict]:
+    """Rows for :func:`swap_recompute_chart`: both costs by sequence length, and where they cross.
+
+    Curve rows ``{kind: "curve", gpu, link, bs, n, mode, ms}``: recompute
+    (:func:`kvsim.costs.recompute_time_s`, one row per GPU and length, with
+    ``link`` and ``bs`` ``"any"`` and 0, since a prefill moves nothing over
+    PCIe) and a swap round trip (:func:`kvsim.costs.swap_round_trip_s`) for
+    every link and block size. Crossing rows ``{kind: "cross", gpu, link, bs,
+    n, label}`` from :func:`kvsim.costs.crossover_tokens` (one per crossing;
+    ``n`` is ``None`` and the label says which is cheaper when none falls in
+    the range). ``links`` maps a label to bytes per second, ``None`` for the
+    GPU preset's own link.
+    """
+    from .costs import CostModel, crossover_tokens, recompute_time_s, swap_round_trip_s
+    from .hardware import get_gpu
+
+    gpus = [get_gpu(g).name for g in gpus]
+    ns = sorted({check_int("lengths", n, min=1) for n in lengths})
+    sizes = [check_int("block_sizes", b, min=1, max=4096) for b in block_sizes]
+    if not gpus or not ns or not sizes or not links:
+        raise KvsimError("swap_recompute_data: gpus, links, block_sizes and lengths must not be empty")
+    rows: list[dict] = []
+    for g in gpus:
+        rows += [{"kind": "curve", "gpu": g, "link": "any", "bs": 0, "n": n, "mode": MODES[0],
+                  "ms": _ms(recompute_time_s(n, model, g))} for n in ns]
+        for label, bw in links.items():
+            if bw is not None:
+                from .errors import check_float
+
+                check_float(f"links[{label!r}]", bw, min=0, min_open=True)
+            cost = CostModel(pcie_bytes_per_s=bw)
+            for bs in sizes:
+                rows += [{"kind": "curve", "gpu": g, "link": str(label), "bs": bs, "n": n,
+                          "mode": MODES[1], "ms": _ms(swap_round_trip_s(n, model, g, cost,
+                                                                        block_size=bs))}
+                         for n in ns]
+                cross = crossover_tokens(model, g, cost, block_size=bs, min_tokens=ns[0],
+                                         max_tokens=ns[-1])
+                if not cross:
+                    cheaper = MODES[1] if recompute_time_s(ns[0], model, g) > \
+                        swap_round_trip_s(ns[0], model, g, cost, block_size=bs) else MODES[0]
+                    name = "swap" if cheaper == MODES[1] else "recompute"
+                    rows.append({"kind": "cross", "gpu": g, "link": str(label), "bs": bs,
+                                 "n": None, "label": f"{name} is cheaper at every length"})
+                for n in cross:
+                    rows.append({"kind": "cross", "gpu": g, "link": str(label), "bs": bs,
+                                 "n": n, "label": f"cross at {n:,}"})
+    return rows
+
+
+def swap_recompute_chart(rows: Iterable[Mapping], *, title: str, subtitle: str | None = None,
+                         link: str | None = None, block_size: int = 16, times: int = 1,
+                         interactive: bool = False, columns: int = 1):
+    """Recompute and a swap round trip against sequence length, one panel per GPU.
+
+    Log-log axes; recompute solid, swap dashed, each named at its right end;
+    every crossing a dotted rule with its length, or a line saying which mode
+    is cheaper at every length. ``times`` multiplies both (a request preempted
+    that many times pays each time). With ``interactive=True`` radio buttons
+    pick the link and the block size and a slider the times preempted (the
+    static twin of the chapter's widget); otherwise ``link`` (default: the
+    first in the rows), ``block_size`` and ``times`` are fixed.
+    """
+    alt = _alt()
+    rows = _need_rows(rows, ["kind", "gpu", "link", "bs", "n"], "swap_recompute_chart")
+    gpus = list(dict.fromkeys(r["gpu"] for r in rows))
+    links = list(dict.fromkeys(r["link"] for r in rows if r["link"] != "any"))
+    sizes = sorted({r["bs"] for r in rows if r["bs"]})
+    link = links[0] if link is None else link
+    if link not in links:
+        raise KvsimError(f"link={link!r} is not in the rows: expected one of {', '.join(links)}")
+    if block_size not in sizes:
+        raise KvsimError(f"block_size={block_size!r} is not in the rows: expected one of {sizes}")
+    times = check_int("times", times, min=1, max=10)
+    columns = check_int("columns", columns, min=1)
+    if interactive:
+        p_link = alt.param(name="link", value=link,
+                           bind=alt.binding_radio(options=links, name="PCIe link "))
+        p_bs = alt.param(name="bs", value=block_size,
+                         bind=alt.binding_radio(options=sizes, name="Block size (tokens) "))
+        p_k = alt.param(name="times", value=times,
+                        bind=alt.binding_range(min=1, max=5, step=1, name="Times preempted "))
+        params = [p_link, p_bs, p_k]
+        pick = (alt.datum.link == p_link) & (alt.datum.bs == p_bs)
+        k = "times"
+    else:
+        params = []
+        pick = (alt.datum.link == link) & (alt.datum.bs == block_size)
+        k = str(times)
+    curve = (alt.Chart().transform_filter(alt.datum.kind == "curve")
+             .transform_filter((alt.datum.link == "any") | pick)
+             .transform_calculate(total=f"datum.ms * {k}"))
+    ns = [r["n"] for r in rows if r["kind"] == "curve"]
+    x = alt.X("n:Q", title="sequence length (tokens, log scale)",
+              scale=alt.Scale(type="log", domain=[min(ns), max(ns)], nice=False),
+              axis=alt.Axis(values=[v for v in (256, 1024, 4096, 16384, 65536)
+                                    if min(ns) <= v <= max(ns)], format="~s"))
+    y = alt.Y("total:Q", title="time lost per request (ms, log scale)",
+              scale=alt.Scale(type="log"), axis=alt.Axis(format="~s"))
+    colour = alt.Color("mode:N", sort=MODES, legend=None, scale=alt.Scale(domain=MODES,
+                                                                          range=PALETTE[:2]))
+    lines = curve.mark_line().encode(
+        x=x, y=y, color=colour,
+        strokeDash=alt.StrokeDash("mode:N", sort=MODES, legend=None,
+                                  scale=alt.Scale(domain=MODES, range=DASHES[:2])),
+        tooltip=[alt.Tooltip("gpu:N"), alt.Tooltip("mode:N"),
+                 alt.Tooltip("n:Q", format=",", title="tokens"),
+                 alt.Tooltip("total:Q", format=",.1f", title="ms")])
+    names = (curve.transform_filter(alt.datum.n == max(ns))
+             .mark_text(align="right", dx=-2, dy=-9).encode(x=x, y=y, color=colour,
+                                                             text="mode:N"))
+    cross = alt.Chart().transform_filter((alt.datum.kind == "cross") & pick)
+    rules = cross.transform_filter("isValid(datum.n)").mark_rule(
+        color="black", strokeDash=[2, 3]).encode(x=x)
+    texts = cross.transform_filter("isValid(datum.n)").mark_text(
+        align="left", dx=3, baseline="bottom").encode(
+        x=x, y=alt.value(14), text="label:N")
+    verdict = cross.transform_filter("!isValid(datum.n)").mark_text(
+        align="left", baseline="top", dx=4, dy=4).encode(x=alt.value(0), y=alt.value(0),
+                                                          text="label:N")
+    chart = alt.layer(lines, names, rules, texts, verdict, data=alt.Data(values=rows)) \
+        .properties(width=300, height=170) \
+        .facet(facet=alt.Facet("gpu:N", sort=gpus, title=None), columns=columns)
+    for p in params:
+        chart = chart.add_params(p)
+    return _finish(chart, title, subtitle)
+
+
+def block_size_data(model, gpu, *, tokens: int, block_sizes: Iterable[int]) -> list[dict]:
+    """The PagedAttention block-size microbenchmark as rows ``{bs, mode, ms}``.
+
+    A swap round trip of ``tokens`` tokens at each block size
+    (:func:`kvsim.costs.swap_round_trip_s`, with its blocks x layers x 2
+    copies) against a recompute of the same tokens, which no block size
+    changes (:func:`kvsim.costs.recompute_time_s`).
+    """
+    from .costs import recompute_time_s, swap_round_trip_s
+
+    tokens = check_int("tokens", tokens, min=1)
+    sizes = [check_int("block_sizes", b, min=1, max=4096) for b in block_sizes]
+    if not sizes:
+        raise KvsimError("block_size_data: block_sizes=[] is empty: expected at least one size")
+    recompute = _ms(recompute_time_s(tokens, model, gpu))
+    return [row for bs in sizes for row in (
+        {"bs": bs, "mode": MODES[0], "ms": recompute},
+        {"bs": bs, "mode": MODES[1], "ms": _ms(swap_round_trip_s(tokens, model, gpu,
+                                                                 block_size=bs))})]
+
+
+def block_size_chart(rows: Iterable[Mapping], *, title: str, subtitle: str | None = None,
+                     here: int | None = None):
+    """Swap round trip and recompute against block size (log2 axis), named at the line ends.
+
+    ``here`` circles the swap at that block size ("you are here": vLLM's default).
+    """
+    alt = _alt()
+    rows = _need_rows(rows, ["bs", "mode", "ms"], "block_size_chart")
+    sizes = sorted({int(r["bs"]) for r in rows})
+    x = alt.X("bs:Q", title="block size (tokens per block, log scale)",
+              scale=alt.Scale(type="log", base=2, domain=[sizes[0], sizes[-1]], nice=False),
+              axis=alt.Axis(values=sizes, format="d"))
+    y = alt.Y("ms:Q", title="time per preemption (ms, log scale)", scale=alt.Scale(type="log"))
+    colour = alt.Color("mode:N", sort=MODES, legend=None, scale=alt.Scale(domain=MODES,
+                                                                          range=PALETTE[:2]))
+    base = alt.Chart(alt.Data(values=rows))
+    lines = base.mark_line(point=True).encode(
+        x=x, y=y, color=colour,
+        strokeDash=alt.StrokeDash("mode:N", sort=MODES, legend=None,
+                                  scale=alt.Scale(domain=MODES, range=DASHES[:2])),
+        tooltip=[alt.Tooltip("mode:N"), alt.Tooltip("bs:Q", title="block size"),
+                 alt.Tooltip("ms:Q", format=",.1f", title="ms")])
+    names = base.transform_filter(alt.datum.bs == sizes[-1]).mark_text(
+        align="right", dx=-4, dy=-10).encode(x=x, y=y, color=colour, text="mode:N")
+    layers = [lines, names]
+    if here is not None:
+        if here not in sizes:
+            raise KvsimError(f"here={here!r} is not a block size of the rows: expected one of {sizes}")
+        mark = base.transform_filter((alt.datum.bs == here) & (alt.datum.mode == MODES[1]))
+        layers += [mark.mark_point(size=220, filled=False, color="black", strokeWidth=2)
+                   .encode(x=x, y=y),
+                   mark.mark_text(align="left", dx=12, dy=12).encode(
+                       x=x, y=y, text=alt.value(f"vLLM's default, {here}"))]
+    return _finish(alt.layer(*layers).properties(width="container", height=260), title, subtitle)
+
+
+def spread_data(samples: Mapping[tuple, Sequence[float]]) -> list[dict]:
+    """Median and spread over seeds: rows ``{case, series, median, lo, hi, seeds}``.
+
+    ``samples`` maps ``(case, series)`` to one value per seed; ``lo`` and
+    ``hi`` are the smallest and largest. Values are rounded to 4 significant
+    digits so the chart's spec stays the same from run to run.
+    """
+    import numpy as np
+
+    if not samples:
+        raise KvsimError("spread_data: samples={} is empty: expected {(case, series): values}")
+    rows = []
+    for key, values in samples.items():
+        if not (isinstance(key, tuple) and len(key) == 2):
+            raise KvsimError(f"spread_data: key {key!r} is not a (case, series) pair")
+        v = np.asarray(list(values), dtype=float)
+        if v.size == 0 or not np.all(np.isfinite(v)):
+            raise KvsimError(f"spread_data: values for {key!r} = {list(values)!r}: expected "
+                             f"one finite number per seed")
+        r4 = lambda x: float(f"{float(x):.4g}")  # noqa: E731
+        rows.append({"case": key[0], "series": str(key[1]), "median": r4(np.median(v)),
+                     "lo": r4(v.min()), "hi": r4(v.max()), "seeds": int(v.size)})
+    return rows
+
+
+def spread_chart(rows: Iterable[Mapping], *, title: str, y_title: str, x_title: str,
+                 subtitle: str | None = None, log_x: bool = False):
+    """Median (a point) and the range over seeds (a bar) per case, one colour, shape and label per series.
+
+    The case axis is quantitative (log base 2 with ``log_x``) when the cases
+    are numbers, else categorical. ``y_title`` and ``x_title`` carry the units.
+    """
+    alt = _alt()
+    rows = _need_rows(rows, ["case", "series", "median", "lo", "hi", "seeds"], "spread_chart")
+    series = list(dict.fromkeys(r["series"] for r in rows))
+    if len(series) > len(PALETTE):
+        raise KvsimError(f"spread_chart: {len(series)} series: expected at most {len(PALETTE)}")
+    numeric = all(isinstance(r["case"], (int, float)) for r in rows)
+    if numeric:
+        cases = sorted({r["case"] for r in rows})
+        scale = (alt.Scale(type="log", base=2, domain=[cases[0], cases[-1]], nice=False)
+                 if log_x else alt.Scale(zero=False))
+        x = alt.X("case:Q", title=x_title, scale=scale, axis=alt.Axis(values=cases, format="d"))
+    else:
+        cases = list(dict.fromkeys(r["case"] for r in rows))
+        x = alt.X("case:N", title=x_title, sort=cases, axis=alt.Axis(labelAngle=0,
+                                                                     labelLimit=120))
+    offset = {"xOffset": alt.XOffset("series:N", sort=series)} if not numeric and len(series) > 1 else {}
+    colour = alt.Color("series:N", sort=series, scale=alt.Scale(domain=series,
+                                                                range=PALETTE[:len(series)]),
+                       legend=alt.Legend(title=None) if len(series) > 1 else None)
+    shapes = ["circle", "square", "triangle-up", "diamond", "cross", "triangle-down", "wedge",
+              "stroke"]
+    shape = alt.Shape("series:N", sort=series, legend=None,
+                      scale=alt.Scale(domain=series, range=shapes[:len(series)]))
+    base = alt.Chart(alt.Data(values=rows))
+    y = alt.Y("median:Q", title=y_title, scale=alt.Scale(zero=False))
+    tips = [alt.Tooltip("case:N" if not numeric else "case:Q", title="case"),
+            alt.Tooltip("series:N"), alt.Tooltip("median:Q", format=",.4g"),
+            alt.Tooltip("lo:Q", format=",.4g", title="lowest seed"),
+            alt.Tooltip("hi:Q", format=",.4g", title="highest seed"),
+            alt.Tooltip("seeds:Q", title="seeds")]
+    bars = base.mark_rule(strokeWidth=2).encode(x=x, y=alt.Y("lo:Q", title=y_title), y2="hi:Q",
+                                                color=colour, tooltip=tips, **offset)
+    points = base.mark_point(filled=True, size=90, opacity=1).encode(
+        x=x, y=y, color=colour, shape=shape, tooltip=tips, **offset)
+    layers = [bars, points]
+    if numeric and len(series) > 1:
+        layers.insert(0, base.mark_line(strokeWidth=1).encode(
+            x=x, y=y, color=colour,
+            strokeDash=alt.StrokeDash("series:N", sort=series, legend=None,
+                                      scale=alt.Scale(domain=series,
+                                                      range=DASHES[:len(series)]))))
+    return _finish(alt.layer(*layers).properties(width="container", height=260), title, subtitle)

@@ -344,3 +344,60 @@ def seconds_per_prefill_token(model, gpu, *, tokens: int = 2048, cost: CostModel
     return recompute_time_s(tokens, model, gpu, cost, tensor_parallel_size=tensor_parallel_size) \
         / tokens
 
+
+
+# --------------------------------------------------------------- chapter 3: the crossover
+
+def swap_round_trip_s(tokens: int, model, gpu, cost: CostModel | None = None, *,
+                      block_size: int = 16) -> float:
+    """Out and back in: twice :func:`swap_time_s` with the blocks' copies, as the engine charges it.
+
+    ``cost`` may set ``pcie_bytes_per_s`` (else the GPU preset's) and
+    ``swap_copy_overhead_s``. Explained in chapter 3.
+    """
+    from .hardware import get_gpu
+    from .memory import kv_bytes_per_token
+    from .models import get_model
+
+    n = check_int("tokens", tokens, min=1)
+    bs = check_int("block_size", block_size, min=1, max=4096)
+    m, g, cost = get_model(model), get_gpu(gpu), cost or CostModel()
+    kv_factor = 1 if m.attention_kind == "mla" else 2
+    return 2 * swap_time_s(n, kv_bytes_per_token(m), cost.pcie_bytes_per_s or g.pcie_bytes_per_s,
+                           block_size=bs, kv_layers=m.kv_layers, kv_factor=kv_factor,
+                           copy_overhead_s=cost.swap_copy_overhead_s)
+
+
+def crossover_tokens(model, gpu, cost: CostModel | None = None, *, block_size: int = 16,
+                     min_tokens: int = 16, max_tokens: int = 65_536) -> list[int]:
+    """Sequence lengths at which recompute and a swap round trip cost the same.
+
+    Each entry is the first length (in tokens, between ``min_tokens`` and
+    ``max_tokens``) at which :func:`recompute_time_s` and
+    :func:`swap_round_trip_s` change order; an empty list means one of them is
+    cheaper at every length in the range. Recompute has a fixed part (a whole
+    forward pass reads every weight) and a quadratic one (attention), a swap
+    neither, so there can be two crossings. Explained in chapter 3.
+    """
+    lo_n = check_int("min_tokens", min_tokens, min=1)
+    hi_n = check_int("max_tokens", max_tokens, min=lo_n + 1, max=1_048_576)
+
+    def gap(n: int) -> float:
+        return recompute_time_s(n, model, gpu, cost) - swap_round_trip_s(n, model, gpu, cost,
+                                                                         block_size=block_size)
+
+    grid = sorted({lo_n, hi_n} | {int(round(lo_n * 2 ** (k / 4))) for k in range(200)
+                                   if lo_n * 2 ** (k / 4) < hi_n})
+    signs = [(n, gap(n) > 0) for n in grid]
+    found = []
+    for (a, sa), (b, sb) in zip(signs, signs[1:]):
+        if sa == sb:
+            continue
+        while b - a > 1:                      # bisect to the first length of the new order
+            mid = (a + b) // 2
+            if (gap(mid) > 0) == sa:
+                a = mid
+            else:
+                b = mid
+        found.append(b)
+    return found

@@ -89,10 +89,15 @@ def simulate(workload, *, model, gpu, **engine_options) -> SimResult:
     if not isinstance(workload, Workload):
         raise KvsimError(f"workload={type(workload).__name__} is not supported: expected a "
                          "kvsim.Workload or a list of kvsim.Request")
+    return build_engine(workload, model, gpu, engine_options).run()
+
+
+def build_engine(workload: Workload, model, gpu, engine_options: dict) -> "_Engine":
+    """The engine :func:`simulate` runs, not yet started (:mod:`kvsim.stepper` watches it step)."""
     model, gpu, budget, cost_model, cfg = resolve_options(model, gpu, engine_options)
     cost = StepCost(model, gpu, cost_model, tensor_parallel_size=cfg.tensor_parallel_size,
                     kv_bytes_per_token=cfg.kv_bytes_per_token, engine=cfg.engine)
-    return _Engine(workload, model, gpu, cost, cfg).run()
+    return _Engine(workload, model, gpu, cost, cfg)
 
 
 class _Engine:
@@ -282,7 +287,8 @@ class _Engine:
         self.rec.event(t, rid, mode)
 
     # ------------------------------------------------------------------ run
-    def run(self) -> SimResult:
+    def run(self, after_step=None) -> SimResult:
+        """Run to the end; ``after_step(engine)``, when given, is called after every step."""
         while True:
             if not (self.running or self.waiting or self.swapped):
                 a = self.arrivals.next_time()
@@ -295,6 +301,8 @@ class _Engine:
             if self.arrivals.next_time() <= self.t:
                 self._pull_arrivals(self.t)
             self.step()
+            if after_step is not None:
+                after_step(self)
         self._pull_arrivals(min(self.t, math.nextafter(self.until, 0.0)))
         return self._result()
 

@@ -146,7 +146,10 @@ class _Progress:
     def step(self) -> None:
         self.done += 1
         if self.handle is not None:
-            self.handle.update(self._text())        # the final text has no timing: stable outputs
+            if self.done < self.total:
+                self.handle.update(self._text())
+            else:    # done: the line gives way to nothing, so a saved notebook shows no stale bar
+                self.handle.update({"text/html": ""}, raw=True)
         elif self.tty:
             width = 30
             filled = int(width * self.done / self.total)

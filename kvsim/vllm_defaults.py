@@ -3,8 +3,8 @@
 kvsim's ``engine="v1"`` mode follows vLLM's V1 engine as of its 2026 releases
 (0.19 and 0.20: the scheduler with the full-prompt admission gate
 ``scheduler_reserve_full_isl``, before 0.21 changed the memory defaults);
-``engine="v0"`` follows the V0 engine that 0.10 removed (the last one with
-swap preemption). Release boundaries below were read from the merged pull
+``engine="v0"`` follows the V0 engine of 0.10 and earlier (removed in 0.11),
+the last with swap preemption. Release boundaries below were read from the merged pull
 requests' dates and may be off by one release; each figure names its source
 file so it can be checked against the version a reader runs.
 

@@ -10,6 +10,11 @@ kvsim's one-line error inside the widget instead of a traceback. Its static
 twin, for readers without a kernel, is :func:`kvsim.charts.capacity_chart`;
 the book's cell that draws it is tagged ``kvbook-live-widget``, so no saved
 copy of it (controls with no kernel behind them) reaches the static site.
+
+:func:`scheduler_stepper` (chapter 2) walks the real engine one step per
+slider tick (:func:`kvsim.stepper.scheduler_frames`) for a pool, a batch
+size and an answer length the reader picks; its static twin is
+:func:`kvsim.charts.stepper_chart` over precomputed frames.
 """
 from __future__ import annotations
 
@@ -18,7 +23,7 @@ import html
 from .errors import KvsimError, check_int
 from .units import format_bytes
 
-__all__ = ["capacity_report", "report_html", "capacity_calculator"]
+__all__ = ["capacity_report", "report_html", "capacity_calculator", "frame_html", "scheduler_stepper"]
 
 _AUTO = "model dtype"
 
@@ -133,3 +138,89 @@ def capacity_calculator(model: str = "llama-2-7b", gpu: str = "a40-48gb", *,
         c.observe(update, names="value")
     update()
     return w.VBox(controls + [out])
+
+
+_STATE_COLOURS = {"decoding": "#0072B2", "prefilling": "#56B4E9", "waiting": "#E69F00",
+                  "preempted": "#D55E00", "finished": "#BBBBBB", "not arrived": "#E0E0E0"}
+
+
+def frame_html(frame: dict) -> str:
+    """One stepper frame as HTML: the step's story, then a bar of blocks per request."""
+    total = max(1, frame["total_blocks"])
+    rows = []
+    for r in frame["requests"] + [dict(name="free", state="free", blocks=frame["free_blocks"],
+                                       tokens=0, needs_block=False, preemptions=0)]:
+        colour = "#009E73" if r["state"] == "free" else _STATE_COLOURS[r["state"]]
+        width = 260 * r["blocks"] / total
+        note = r["state"] if r["state"] != "free" else f"{r['blocks']} free blocks"
+        if r["state"] not in ("free",) and r["blocks"]:
+            note += f", {r['blocks']} blocks ({r['tokens']} tokens)"
+        if r.get("needs_block"):
+            note += ", needs a block"
+        if r["preemptions"]:
+            note += f", preempted {r['preemptions']}x"
+        rows.append(f"<tr><td style='padding-right:8px'>{html.escape(r['name'])}</td>"
+                    f"<td><span style='display:inline-block;height:14px;width:{width:.0f}px;"
+                    f"background:{colour}'></span> {html.escape(note)}</td></tr>")
+    queue = ", ".join(frame["waiting"]) or "empty"
+    return (f"<p>{html.escape(frame['story'])}</p>"
+            f"<p><b>Waiting queue (front first):</b> {html.escape(queue)}</p>"
+            f"<table>{''.join(rows)}</table>")
+
+
+def scheduler_stepper(*, num_gpu_blocks: int = 20, requests: int = 5, prompt_tokens: int = 40,
+                      output_tokens: int = 80, model: str = "llama-3.1-8b", gpu: str = "a40-48gb"):
+    """An ipywidgets stepper: pick the pool, the batch and the lengths, then walk the steps.
+
+    Every frame comes from :func:`kvsim.stepper.scheduler_frames` (the real
+    engine, one step at a time); a set-up that cannot run (a prompt larger
+    than the pool, say) shows kvsim's one-line error instead.
+    """
+    import ipywidgets as w
+
+    from .stepper import scheduler_frames, toy_requests
+
+    style = {"description_width": "150px"}
+    layout = w.Layout(width="480px")
+    c_blocks = w.IntSlider(value=num_gpu_blocks, min=4, max=60, description="Pool (blocks of 16)",
+                           continuous_update=False, style=style, layout=layout)
+    c_n = w.IntSlider(value=requests, min=1, max=12, description="Requests at t = 0",
+                      continuous_update=False, style=style, layout=layout)
+    c_prompt = w.IntSlider(value=prompt_tokens, min=1, max=400, step=1, description="Prompt tokens",
+                           continuous_update=False, style=style, layout=layout)
+    c_answer = w.IntSlider(value=output_tokens, min=1, max=400, step=1, description="Answer tokens",
+                           continuous_update=False, style=style, layout=layout)
+    c_step = w.IntSlider(value=1, min=1, max=1, description="Engine step", style=style,
+                         layout=layout)
+    out = w.Output()
+    state = {"frames": []}
+
+    def show(html_text: str, plain: str) -> None:
+        out.outputs = ({"output_type": "display_data", "metadata": {},
+                        "data": {"text/html": html_text, "text/plain": plain}},)
+
+    def draw(_change=None):
+        frames = state["frames"]
+        if frames:
+            f = frames[min(c_step.value, len(frames)) - 1]
+            show(frame_html(f), f["story"])
+
+    def rerun(_change=None):
+        try:
+            state["frames"] = scheduler_frames(
+                toy_requests(c_n.value, prompt_tokens=c_prompt.value, output_tokens=c_answer.value),
+                num_gpu_blocks=c_blocks.value, model=model, gpu=gpu)
+        except KvsimError as exc:
+            state["frames"] = []
+            show(_error_html(str(exc)), str(exc))
+            return
+        c_step.max = len(state["frames"])
+        first = next((f["step"] for f in state["frames"] if f["preempted"]), 1)
+        c_step.value = first
+        draw()
+
+    for c in (c_blocks, c_n, c_prompt, c_answer):
+        c.observe(rerun, names="value")
+    c_step.observe(draw, names="value")
+    rerun()
+    return w.VBox([c_blocks, c_n, c_prompt, c_answer, c_step, out])

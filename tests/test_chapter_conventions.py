@@ -25,6 +25,8 @@ import pytest
 
 from kvsim import charts, exercises
 
+from notebook_helpers import glue_references, glued
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -215,3 +217,11 @@ def test_charts_name_the_kv_dtype_each_model_really_uses(path):
             dtype = row.get("kv_dtype") or (row.get("kv", "").split(" ")[0] if row.get("kv") else None)
             if model in kvsim.list_models() and dtype in ("fp16", "bf16", "fp32"):
                 assert dtype == kvsim.get_model(model).dtype, (model, dtype)
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=IDS)
+def test_every_glue_reference_in_the_prose_is_defined(path):
+    nb = _nb(path)
+    used = glue_references(nb)
+    assert used, "the chapter quotes no glued numbers"
+    assert used <= set(glued(nb)), sorted(used - set(glued(nb)))

@@ -276,3 +276,51 @@ def test_the_engine_charges_a_lone_prefill_exactly_the_formula():
     cost = StepCost(kvsim.get_model("llama-2-7b"), kvsim.get_gpu("a40-48gb"))
     assert r.timeline["dt_s"][0] == cost.prefill_s(1100)
     assert r.requests["ttft_s"][0] == cost.prefill_s(1100)
+
+
+# ----------------------------------------------------------------------------- chapter 3: the crossover
+
+from kvsim.costs import crossover_tokens, swap_round_trip_s  # noqa: E402
+
+
+def test_swap_round_trip_is_twice_swap_time_with_the_copies():
+    m = kvsim.get_model("llama-2-7b")
+    one_way = swap_time_s(1100, LLAMA2_KV_PER_TOKEN, 25e9, kv_layers=m.kv_layers,
+                          copy_overhead_s=3e-6)
+    assert swap_round_trip_s(1100, "llama-2-7b", "a40-48gb") == pytest.approx(2 * one_way, rel=1e-12)
+    # a link override and a block size reach the same formula
+    slow = swap_round_trip_s(1100, "llama-2-7b", "a40-48gb", CostModel(pcie_bytes_per_s=4e9),
+                             block_size=64)
+    assert slow == pytest.approx(2 * swap_time_s(1100, LLAMA2_KV_PER_TOKEN, 4e9, block_size=64,
+                                                 kv_layers=32, copy_overhead_s=3e-6), rel=1e-12)
+
+
+def test_crossovers_are_where_the_order_of_the_two_costs_changes():
+    cross = crossover_tokens("llama-3.1-8b", "h100-80gb", min_tokens=256, max_tokens=65_536)
+    assert len(cross) == 2 and 256 < cross[0] < cross[1] < 65_536
+
+    def cheaper_recompute(n):
+        return recompute_time_s(n, "llama-3.1-8b", "h100-80gb") < swap_round_trip_s(
+            n, "llama-3.1-8b", "h100-80gb")
+
+    for n in cross:                      # the first length of the new order
+        assert cheaper_recompute(n) != cheaper_recompute(n - 1)
+    assert not cheaper_recompute(256) and cheaper_recompute(4096) and not cheaper_recompute(65_536)
+    # on the A40 swap is cheaper at every length: no crossing
+    assert crossover_tokens("llama-3.1-8b", "a40-48gb", min_tokens=256) == []
+
+
+def test_a_slower_link_widens_the_band_where_recompute_wins():
+    gen5 = crossover_tokens("llama-3.1-8b", "h100-80gb", min_tokens=256)
+    gen4 = crossover_tokens("llama-3.1-8b", "h100-80gb", CostModel(pcie_bytes_per_s=25e9),
+                            min_tokens=256)
+    assert gen4[0] < gen5[0] and gen4[1] > gen5[1]
+
+
+def test_crossover_and_round_trip_reject_bad_input_with_one_line():
+    with pytest.raises(KvsimError, match=r"max_tokens=10 is out of range"):
+        crossover_tokens("llama-3.1-8b", "h100-80gb", min_tokens=100, max_tokens=10)
+    with pytest.raises(KvsimError, match=r"block_size=0 is out of range"):
+        swap_round_trip_s(100, "llama-3.1-8b", "h100-80gb", block_size=0)
+    with pytest.raises(KvsimError, match=r"tokens=0 is out of range"):
+        swap_round_trip_s(0, "llama-3.1-8b", "h100-80gb")

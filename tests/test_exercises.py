@@ -8,6 +8,7 @@ answer and prediction empty, so these tests, not the notebook, prove the checks.
 from __future__ import annotations
 
 import math
+import re
 
 import numpy as np
 import pytest
@@ -20,9 +21,16 @@ from kvsim.units import GB, GiB
 IDS = exercises.list_exercises()
 
 
-def test_there_are_at_least_five_chapter_1_exercises_with_one_label_scheme():
-    assert len(IDS) >= 5
-    assert all(i.startswith("ch01-") and i == i.lower() and " " not in i for i in IDS)
+def _chapter_of(item_id: str) -> str:
+    return item_id.split("-")[0]
+
+
+def test_every_chapter_has_at_least_five_exercises_with_one_label_scheme():
+    chapters = [c.__name__.rsplit(".", 1)[-1] for c in exercises.CHAPTERS]
+    assert all(re.fullmatch(r"ch\d\d-[a-z0-9-]+", i) for i in IDS), IDS
+    assert {_chapter_of(i) for i in IDS} == set(chapters)
+    for chapter in chapters:
+        assert sum(_chapter_of(i) == chapter for i in IDS) >= 5, chapter
 
 
 @pytest.mark.parametrize("ex_id", IDS)
@@ -201,8 +209,10 @@ def test_wrong_answers_are_echoed_plainly():
 PIDS = exercises.list_predictions()
 
 
-def test_each_chapter_1_section_has_a_prediction():
-    assert len(PIDS) >= 4 and all(p.startswith("ch01-predict-") for p in PIDS)
+def test_each_chapter_has_predictions_in_one_scheme():
+    assert all(re.fullmatch(r"ch\d\d-predict-[a-z0-9-]+", p) for p in PIDS), PIDS
+    for chapter in {_chapter_of(i) for i in IDS}:
+        assert sum(_chapter_of(p) == chapter for p in PIDS) >= 4, chapter
 
 
 @pytest.mark.parametrize("pid", PIDS)

@@ -213,6 +213,9 @@ def workshop_plan(chapters: list[ChapterTiming], *, session_minutes: int = 180,
             if minutes < (lab_minutes if kind == "lab" else SHORTEST):
                 continue
             add(kind, title, minutes)
+        rest = session_minutes - clock
+        if need_break(rest) and rest - break_minutes >= wrap_up_minutes:
+            add("break", "Break", break_minutes)    # the wrap-up counts as time without one
         add("wrap-up", "Questions and wrap-up: key points, what each learner takes home",
             session_minutes - clock)
         session, clock, since_break = session + 1, 0, 0

@@ -1,0 +1,110 @@
+"""Chapter 3's worked numbers, computed with the kvsim calls the chapter makes.
+
+Seed 000 is "KV Cache Preemption in vLLM" (1,100 tokens x 0.5 MiB, 20 GB/s, 0.12 ms per
+prefill token), seed 001 "When to Swap vs Recompute" (4K tokens x 128 KiB over PCIe 4.0).
+The last tests read the committed notebook and check that the numbers its prose quotes
+(myst-nb glue) are the ones kvsim computes.
+"""
+from __future__ import annotations
+
+import pytest
+
+import kvsim
+from kvsim import exercises
+from kvsim.costs import (crossover_tokens, recompute_time_s, swap_round_trip_s, swap_time_s,
+                         transfer_copies)
+from kvsim.exercises import ch03
+from kvsim.units import GB, GiB, KiB, MB, MiB
+
+from notebook_helpers import BOOK, glued, read_chapter
+
+NOTEBOOK = BOOK / "ch03-swap-vs-recompute.ipynb"
+
+
+def test_seed000_550_mib_and_about_30_ms_each_way_at_20_gbps():
+    kvb = kvsim.kv_bytes_per_token("llama-2-7b")
+    assert 1100 * kvb == 550 * MiB and round(1100 * kvb / MB) == 577
+    assert 0.028 < swap_time_s(1100, kvb, 20 * GB) < 0.030
+
+
+def test_seed000_about_130_ms_of_recompute_on_the_a40():
+    t = recompute_time_s(1100, "llama-2-7b", "a40-48gb")
+    assert t == pytest.approx(1100 * 0.12e-3, rel=0.15)
+
+
+def test_seed001_4k_at_128_kib_over_pcie4_is_about_34_ms_round_trip():
+    assert kvsim.kv_bytes_per_token("llama-3.1-8b") == 128 * KiB
+    assert 2 * swap_time_s(4096, 128 * KiB, 32 * GB) == pytest.approx(0.034, abs=0.001)
+
+
+def test_the_copies_are_a_third_of_the_a40_round_trip():
+    rt = swap_round_trip_s(1100, "llama-2-7b", "a40-48gb")
+    bytes_only = 2 * swap_time_s(1100, 512 * KiB, 25 * GB)
+    assert transfer_copies(69, 32) == 4416
+    assert 0.3 < (rt - bytes_only) / rt < 0.4
+
+
+def test_measured_gpus_swap_is_cheaper_on_the_a40_recompute_on_the_h100():
+    for model, n in (("llama-2-7b", 1100), ("llama-3.1-8b", 4096)):
+        assert swap_round_trip_s(n, model, "a40-48gb") < recompute_time_s(n, model, "a40-48gb")
+        assert recompute_time_s(n, model, "h100-80gb") < swap_round_trip_s(n, model, "h100-80gb")
+
+
+def test_h100_band_where_recompute_wins():
+    lo, hi = ch03.h100_crossings()
+    assert 500 < lo < 1200 and 10_000 < hi < 25_000
+    assert crossover_tokens("llama-3.1-8b", "a100-80gb", min_tokens=256) == []
+
+
+def test_block_size_study_honest_ratios():
+    assert ch03.block_study_ratio(16) == pytest.approx(1.25, abs=0.03)
+    assert ch03.block_study_ratio(32) == pytest.approx(1.47, abs=0.03)
+    assert ch03.block_study_ratio(64) == pytest.approx(1.64, abs=0.03)
+    assert ch03.block_study_ratio(8) < 1 < ch03.block_study_ratio(16)
+
+
+def test_v0_default_swap_space_holds_seven_belgavi_requests_and_a_full_one_aborts():
+    assert exercises.expected("ch03-swap-space") == (4 * GiB // (16 * 512 * KiB)) // 69 == 7
+    with pytest.raises(kvsim.KvsimError, match="Aborted due to the lack of CPU swap space"):
+        kvsim.run_scenario("mission-2-slow-pcie", seed=1, swap_space_bytes=512 * MiB)
+
+
+def test_the_prefix_cache_holds_about_half_of_the_resume_work():
+    shares = ch03.rescued_shares()
+    assert len(shares) == len(ch03.SEEDS) and 0.3 < sorted(shares)[2] < 0.7
+
+
+# --- the committed notebook ------------------------------------------------------------
+
+def _notebook():
+    return read_chapter(NOTEBOOK)
+
+
+def test_notebook_glue_matches_kvsim():
+    g = glued(_notebook())
+    assert g["seed_mib"] == 550
+    assert g["copies"] == 4416
+    assert g["a40_rt_ms"] == pytest.approx(1e3 * swap_round_trip_s(1100, "llama-2-7b", "a40-48gb"))
+    assert g["b_a40_rc"] == pytest.approx(1e3 * recompute_time_s(1100, "llama-2-7b", "a40-48gb"))
+    assert g["s_h100_sw"] == pytest.approx(1e3 * swap_round_trip_s(4096, "llama-3.1-8b", "h100-80gb"))
+    assert [g["h100_cross_lo"], g["h100_cross_hi"]] == ch03.h100_crossings()
+    assert g["ratio_16"] == pytest.approx(ch03.block_study_ratio(16))
+    assert g["ratio_64"] == pytest.approx(ch03.block_study_ratio(64))
+    assert g["stall_ms"] == pytest.approx(exercises.PREDICTIONS["ch03-predict-slow-link"].solve()[0])
+    assert g["rescued_pct"] == pytest.approx(exercises.PREDICTIONS["ch03-predict-rescued"].solve()[0])
+    assert g["p99_slow"] > g["p99_fast"] and g["small_space_mib"] == 512
+    for ex_id in exercises.list_exercises():
+        if ex_id.startswith("ch03-"):
+            assert g[ex_id] == pytest.approx(exercises.expected(ex_id)), ex_id
+
+
+def test_every_prediction_is_in_the_chapter_committed_unpredicted():
+    src = "\n".join(c.source for c in _notebook().cells if c.cell_type == "code")
+    for pid in exercises.list_predictions():
+        if pid.startswith("ch03-"):
+            assert f'exercises.predict("{pid}", prediction)' in src
+
+
+def test_notebook_is_committed_with_outputs():
+    nb = _notebook()
+    assert sum(bool(c.get("outputs")) for c in nb.cells if c.cell_type == "code") >= 20
