@@ -43,9 +43,10 @@ serve: $(SITE)/index.html
 # One pytest run collects tests/ (unit, property, scenario, engine, the
 # notebook guard and the site test) and, through nbval, the notebooks in book/.
 # KVBOOK_REQUIRE_SITE=1: the site test fails instead of skipping when the
-# built site or chromium is missing.
+# built site or chromium is missing; KVBOOK_REQUIRE_PROMETHEUS=1: the alert-rule
+# tests fail instead of skipping when promtool or prometheus is missing.
 test: book
-	KVBOOK_REQUIRE_SITE=1 $(PYTHON) -m pytest tests book $(NBVAL)
+	KVBOOK_REQUIRE_SITE=1 KVBOOK_REQUIRE_PROMETHEUS=1 $(PYTHON) -m pytest tests book $(NBVAL)
 
 execute:
 	$(PYTHON) scripts/execute_notebooks.py

@@ -14,9 +14,11 @@ Modules, one concept each: ``models`` (model specs and config.json parsing),
 ``hardware`` (GPU presets), ``memory`` (bytes per token, the KV budget),
 ``workload`` (requests, arrivals, lengths, traces), ``policies`` (admission and
 victim choice), ``costs`` (step time, swap, recompute), ``engine`` (the loop),
-``result`` (metrics and summary), ``scenarios``, ``sweep`` (grids of runs on any
-executor), ``cli``; for the book:
-``charts``, ``widgets``, ``exercises``.
+``result`` (metrics and summary), ``scenarios``, ``sweeps`` (grids of runs on any
+executor), ``stepper`` (the engine watched one step at a time), ``metrics`` (a
+run as vLLM's Prometheus series), ``exporter`` (them live on ``/metrics``),
+``alerts`` (rule linting, promtool), ``cli``; for the
+book: ``charts``, ``widgets``, ``exercises``.
 """
 from __future__ import annotations
 
@@ -44,7 +46,7 @@ _EXPORTS = {
     "simulate": "engine",
     "SimResult": "result",
     "get_scenario": "scenarios", "run_scenario": "scenarios", "list_scenarios": "scenarios",
-    "sweep": "sweep",
+    "sweep": "sweeps",
 }
 
 __all__ = sorted(_EXPORTS) + ["__version__"]

@@ -10,7 +10,10 @@ and chapter 4 (``kvsim simulate``: replay a trace against a configuration)::
     kvsim simulate --trace trace.csv --model llama-3.1-8b --gpu h100-80gb --util 0.9
     kvsim simulate --trace trace.csv --model llama-3.1-8b --gpu h100-80gb --kv-cache-tokens 447088
     kvsim sweep --scenario belgavi --grid output_mean=250,600 --seeds 0-4 --workers 2
+    kvsim exporter --scenario mission-1-storm --speed 10 --port 9400   (serves /metrics)
+    kvsim lint-rules my-alerts.rules.yml     (exit 1 when it finds a classic mistake)
     kvsim scenarios | kvsim models | kvsim gpus        (each takes --json)
+    kvsim missions [--reset | --verify CODE | --leaderboard codes.txt | --ticket N]
 
 ``--set key=value`` passes an engine option; the value is read as an integer,
 a float, ``true``/``false``, ``none`` or else a string. Any bad input exits
@@ -211,6 +214,45 @@ def build_parser() -> argparse.ArgumentParser:
     out = w.add_mutually_exclusive_group()
     out.add_argument("--json", action="store_true", help="print JSON rows")
     out.add_argument("--csv", action="store_true", help="print every column as CSV")
+
+    e = sub.add_parser("exporter", help="replay a scenario as a live vLLM /metrics endpoint")
+    e.add_argument("--scenario", required=True, metavar="NAME", help="a scenario")
+    e.add_argument("--speed", type=_arg(lambda v: check_float("speed", v, min=0.01, max=100_000)),
+                   default=1.0, metavar="X", help="simulated seconds per wall-clock second "
+                   "(default 1)")
+    e.add_argument("--port", type=_arg(lambda v: check_int("port", v, min=1, max=65535)),
+                   default=8000, metavar="P", help="TCP port (default 8000)")
+    e.add_argument("--host", default="127.0.0.1", metavar="H",
+                   help="address to listen on (default 127.0.0.1, this machine only)")
+    e.add_argument("--version", dest="metrics_version", default="v1", metavar="V",
+                   type=_arg(lambda v: check_choice("version", v, ["v1", "v1-0.10", "v0"])),
+                   help="the vLLM metric names to speak: v1 (default), v1-0.10 or v0")
+    e.add_argument("--model-name", default=None, metavar="NAME",
+                   help="the model_name label (default: the model preset's name)")
+    e.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                   help="a scenario parameter or engine option (repeatable)")
+
+    lr = sub.add_parser("lint-rules", help="find the classic mistakes in a Prometheus rule "
+                        "file or a PromQL expression for vLLM's metrics")
+    src = lr.add_mutually_exclusive_group(required=True)
+    src.add_argument("file", nargs="?", default=None, help="a Prometheus rule file (YAML)")
+    src.add_argument("--expr", default=None, help="one PromQL expression instead of a file")
+    lr.add_argument("--version", dest="metrics_version", default="v1", metavar="V",
+                    type=_arg(lambda v: check_choice("version", v, ["v1", "v1-0.10", "v0"])),
+                    help="the vLLM metric names to check against: v1 (default), v1-0.10 or v0")
+    lr.add_argument("--json", action="store_true", help="print JSON")
+
+    mi = sub.add_parser("missions", help="the lab's missions: progress, tickets, completion "
+                        "codes, a room's leaderboard (chapter 5)")
+    act = mi.add_mutually_exclusive_group()
+    act.add_argument("--reset", action="store_true", help="forget all progress")
+    act.add_argument("--verify", metavar="CODE", help="check a completion code and re-score it")
+    act.add_argument("--leaderboard", metavar="PATH",
+                     help="a file of lines 'name CODE': verify every code, print the room's table")
+    act.add_argument("--ticket", metavar="N", help="print mission N's incident ticket")
+    mi.add_argument("--progress-file", metavar="PATH", default=None,
+                    help="the progress file (default $KVSIM_MISSIONS_FILE or ~/.kvsim/missions.json)")
+    mi.add_argument("--json", action="store_true", help="print JSON")
 
     for name, text in (("scenarios", "list the scenarios"), ("models", "list the model presets"),
                        ("gpus", "list the GPU presets")):
@@ -460,8 +502,69 @@ def _cmd_sweep(args) -> str:
     return "\n".join("  ".join(c.rjust(w) for c, w in zip(row, widths)) for row in cells)
 
 
+def _cmd_exporter(args) -> str:
+    import kvsim
+    from .exporter import serve
+    result = kvsim.run_scenario(args.scenario, **parse_sets(args.set))
+    serve(result, speed=args.speed, host=args.host, port=args.port,
+          version=args.metrics_version, model_name=args.model_name)
+    return ""
+
+
+def _cmd_lint_rules(args) -> str:
+    from .alerts import lint_promql, lint_rules
+    if args.expr is not None:
+        findings = lint_promql(args.expr, version=args.metrics_version)
+    else:
+        findings = lint_rules(args.file, version=args.metrics_version)
+    args.exit_status = 1 if findings else 0
+    if args.json:
+        return _dump([dict(rule=f.rule, kind=f.kind, text=f.text, message=f.message)
+                      for f in findings])
+    if not findings:
+        return f"no findings (checked against vLLM {args.metrics_version}'s metrics)"
+    return "\n".join(str(f) for f in findings)
+
+
+def _cmd_missions(args) -> str:
+    from . import mission_progress as mp
+    from .missions import get_mission, ticket
+
+    if args.reset:
+        path = mp.reset(args.progress_file)
+        return _dump({"reset": str(path)}) if args.json else f"progress reset ({path})"
+    if args.verify is not None:
+        v = mp.verify(args.verify)
+        if args.json:
+            return _dump(v)
+        if not v["checksum_ok"]:
+            raise KvsimError(f"completion code {v['code']!r} fails its checksum: a character "
+                             f"was changed or mistyped")
+        shown = ", ".join(f"{k}={val}" for k, val in v["settings"].items())
+        verdict = "confirmed" if v["ok"] else f"NOT confirmed: these settings earn {v['rescored']}"
+        return (f"{v['code']}: mission {v['mission']}, {v['stars']} star(s) claimed, {verdict} "
+                f"({shown})")
+    if args.leaderboard is not None:
+        try:
+            with open(args.leaderboard, encoding="utf-8") as fh:
+                lines = fh.readlines()
+        except OSError as e:
+            raise KvsimError(f"--leaderboard {args.leaderboard!r}: cannot read it "
+                             f"({e.strerror}): expected a text file of 'name CODE' lines") from None
+        rows = mp.leaderboard(lines)
+        return _dump(rows) if args.json else mp.leaderboard_text(rows)
+    if args.ticket is not None:
+        m = get_mission(args.ticket)
+        return _dump({"mission": m.number, "ticket": ticket(m)}) if args.json else ticket(m)
+    if args.json:
+        return _dump(mp.load(args.progress_file))
+    return mp.progress_text(args.progress_file)
+
+
 _COMMANDS = {"capacity": _cmd_capacity, "simulate": _cmd_simulate, "sweep": _cmd_sweep,
-             "scenarios": _cmd_scenarios, "models": _cmd_models, "gpus": _cmd_gpus}
+             "missions": _cmd_missions,
+             "scenarios": _cmd_scenarios, "models": _cmd_models, "gpus": _cmd_gpus,
+             "exporter": _cmd_exporter, "lint-rules": _cmd_lint_rules}
 
 
 def _one_line(message: str) -> str:
@@ -490,6 +593,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                   f"kvsim.simulate", file=sys.stderr)
             return 2
         raise
+    if args.command == "exporter":
+        return 0
     try:
         print(out)
         sys.stdout.flush()
@@ -497,4 +602,4 @@ def main(argv: Sequence[str] | None = None) -> int:
         import os
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 1
-    return 0
+    return getattr(args, "exit_status", 0)

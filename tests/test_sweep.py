@@ -147,3 +147,12 @@ def test_cli_sweep_prints_rows_and_agrees_with_workers():
 def test_cli_sweep_bad_input_is_one_line(args, words):
     r = _cli("sweep", "--scenario", "belgavi", *args)
     assert r.returncode == 2 and words in r.stderr and r.stderr.count("\n") == 1
+
+
+def test_importing_the_module_never_hides_the_function():
+    """The module is ``kvsim.sweeps``: a submodule named ``sweep`` would rebind
+    ``kvsim.sweep`` to itself once imported (in a pool's worker, say)."""
+    import importlib
+
+    importlib.import_module("kvsim.sweeps")
+    assert callable(kvsim.sweep) and kvsim.sweep is importlib.import_module("kvsim.sweeps").sweep

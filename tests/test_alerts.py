@@ -1,0 +1,297 @@
+"""Alert rules proven with the real Prometheus tools on series generated from kvsim runs.
+
+``promtool check rules`` on the shipped rules; ``promtool test rules`` on test
+files written by :func:`kvsim.metrics.promtool_test` from a storm, a healthy
+run and a recovery; the linter on good and bad rules; and end to end, a real
+``prometheus`` server scraping ``kvsim exporter`` on loopback.
+
+Without promtool/prometheus the tool-based tests skip with the reason, unless
+``KVBOOK_REQUIRE_PROMETHEUS=1`` (set by ``make test``), which makes them fail.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.parse
+import urllib.request
+from functools import lru_cache
+
+import numpy as np
+import pytest
+import yaml
+
+import kvsim
+from kvsim import alerts as A
+from kvsim import metrics as M
+
+REQUIRED = os.environ.get("KVBOOK_REQUIRE_PROMETHEUS", "") == "1"
+LABELS = {"model_name": "llama-2-7b", "engine": "0", "job": "vllm", "instance": "gpu-0"}
+EXTRA = {"job": "vllm", "instance": "gpu-0"}
+SEED_AND_BETTER = ["VLLMKVCachePreemption", "VLLMKVCacheNearFull", "VLLMKVCachePinned",
+                   "VLLMPreemptionsPer1k", "VLLMRequestsPreemptedRepeatedly",
+                   "VLLMInterTokenLatencyTail", "VLLMQueueGrowingWhileKVPinned"]
+
+
+def need(tool: str) -> str:
+    path = shutil.which(tool)
+    if path is None:
+        message = (f"{tool} is not installed (Debian: apt-get install prometheus); "
+                   "KVBOOK_REQUIRE_PROMETHEUS=1 makes this a failure")
+        if REQUIRED:
+            pytest.fail(message, pytrace=False)
+        pytest.skip(message)
+    return path
+
+
+@lru_cache(maxsize=None)
+def run(kind: str):
+    if kind == "storm":           # Belgavi traffic with 350-token answers: a sustained storm
+        return kvsim.run_scenario("mission-1-storm", duration_s=1500)
+    if kind == "healthy":         # the same server at 1 req/s: KV never fills
+        return kvsim.run_scenario("belgavi", rate_per_s=1.0, warmup_s=0, duration_s=1200)
+    if kind == "recovery":        # a five-minute burst at 3 req/s, then 0.7 req/s again
+        return kvsim.run_scenario("mission-4-burst", duration_s=2400, burst_start_s=300,
+                                  burst_s=300, base_rate_per_s=0.7)
+    raise KeyError(kind)
+
+
+def promtool_test(result, firing: dict, alerts=None) -> tuple[bool, str]:
+    test = M.promtool_test(result, rule_files=[str(A.RULES_FILE)], interval_s=15,
+                           extra_labels=EXTRA,
+                           alert_tests=A.alert_rule_tests(A.RULES_FILE, LABELS, firing, alerts))
+    return A.run_promtool_test(test)
+
+
+def test_promtool_check_rules_passes_on_the_shipped_rules():
+    exe = need("promtool")
+    proc = subprocess.run([exe, "check", "rules", str(A.RULES_FILE), str(A.SEED_RULES_FILE)],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "SUCCESS: 7 rules found" in proc.stdout
+
+
+def test_the_storm_fires_every_preemption_alert():
+    need("promtool")
+    r = run("storm")
+    end = 60 * int(r.config["simulated_s"] // 60) - 60
+    ok, out = promtool_test(r, {end: SEED_AND_BETTER})
+    assert ok, out
+
+
+def test_a_healthy_run_fires_nothing():
+    need("promtool")
+    r = run("healthy")
+    assert r.summary()["preemptions"] == 0
+    ok, out = promtool_test(r, {t: [] for t in (300, 600, 900, 1140)})
+    assert ok, out
+
+
+def test_the_near_full_alert_leads_the_preemption_alert():
+    need("promtool")
+    r = run("storm")
+    first = float(r.events["t_s"][0])
+    # five minutes after the first preemption: the confirmation (rate > 0 for 10m) is still
+    # pending, the leading rule (KV above 90% over 2m, for 2m) is already firing
+    lead = 60 * int(np.ceil((first + 300) / 60))
+    trio = ["VLLMKVCachePinned", "VLLMKVCachePreemption", "VLLMKVCacheNearFull"]
+    ok, out = promtool_test(r, {lead: ["VLLMKVCachePinned"]}, trio)
+    assert ok, out
+    # ten minutes later the confirmation fires; the seed's own near-full rule (avg over 5m,
+    # for 15m) has not yet: as written it trails the alert it should announce
+    later = 60 * int(np.ceil((first + 660) / 60))
+    ok, out = promtool_test(r, {later: ["VLLMKVCachePinned", "VLLMKVCachePreemption"]}, trio)
+    assert ok, out
+
+
+def test_alerts_resolve_after_the_burst():
+    need("promtool")
+    r = run("recovery")
+    last = float(r.events["t_s"][-1])
+    quiet = 60 * int(np.ceil((last + 660) / 60))
+    assert quiet < r.config["simulated_s"]
+    ok, out = promtool_test(r, {600: ["VLLMKVCachePinned"], quiet: []},
+                            ["VLLMKVCachePinned", "VLLMKVCachePreemption"])
+    assert ok, out
+    ok, out = promtool_test(r, {quiet: []})
+    assert ok, out
+
+
+def test_a_wrong_expectation_fails():
+    """The promtool tests above can fail: claim the healthy run storms."""
+    need("promtool")
+    ok, out = promtool_test(run("healthy"), {600: ["VLLMKVCachePreemption"]})
+    assert not ok and "VLLMKVCachePreemption" in out
+
+
+def test_the_seed_rule_never_fires_on_v1():
+    """Seed 003's near-full rule watches vllm:gpu_cache_usage_perc, which V1 does not expose."""
+    need("promtool")
+    r = run("storm")
+    rules = A.SEED_RULES_FILE.read_text()
+    test = M.promtool_test(r, rule_files=["seed.yml"], interval_s=15, extra_labels=EXTRA,
+                           alert_tests=[{"eval_time": "1380s", "alertname": "VLLMKVCacheNearFull",
+                                         "exp_alerts": []}])
+    ok, out = A.run_promtool_test(test, {"seed.yml": rules})
+    assert ok, out
+    # while on a V0 server (the name it was written for) it fires
+    test0 = M.promtool_test(r, rule_files=["seed.yml"], interval_s=15, version="v0",
+                            extra_labels=EXTRA, alert_tests=[{
+                                "eval_time": "1380s", "alertname": "VLLMKVCacheNearFull",
+                                "exp_alerts": [{"exp_labels": {"model_name": "llama-2-7b", **EXTRA},
+                                                "exp_annotations": A.rule_alerts(rules)
+                                                ["VLLMKVCacheNearFull"]["annotations"]}]}])
+    ok, out = A.run_promtool_test(test0, {"seed.yml": rules})
+    assert ok, out
+
+
+# --- lint my dashboard --------------------------------------------------------------------
+
+def test_lint_passes_the_shipped_rules():
+    assert A.lint_rules(A.RULES_FILE) == []
+
+
+@pytest.mark.parametrize("expr, kind", [
+    ("rate(vllm:num_preemptions[5m]) > 0", "counter-without-total"),
+    ("avg_over_time(vllm:gpu_cache_usage_perc[5m]) > 0.85", "absent-name"),
+    ('sum(rate(vllm:time_to_first_token_seconds_bucket{le="2"}[5m]))', "bucket-edge"),
+    ("rate(vllm:kv_cache_usage_perc[5m]) > 0", "rate-of-gauge"),
+    ("rate(vllm:inter_token_latency_seconds_sum[5m]) / "
+     "rate(vllm:inter_token_latency_seconds_count[5m]) > 0.1", "mean-latency"),
+    ("histogram_quantile(0.99, sum by (model_name) "
+     "(rate(vllm:inter_token_latency_seconds_bucket[5m])))", "quantile-without-le"),
+    ('rate(vllm:inter_token_latency_seconds_bucket{le="1"}[5m])', "bucket-edge-format"),
+    ("vllm:num_requests_swapped > 0", "absent-name"),
+    ("vllm:made_up_metric > 0", "unknown-name"),
+])
+def test_lint_catches_each_classic_mistake(expr, kind):
+    kinds = [f.kind for f in A.lint_promql(expr)]
+    assert kinds == [kind]
+
+
+@pytest.mark.parametrize("expr", [
+    "rate(vllm:num_preemptions_total[5m]) > 0",
+    'sum(rate(vllm:time_to_first_token_seconds_bucket{le="2.5"}[5m]))',
+    "avg_over_time(vllm:kv_cache_usage_perc[5m]) > 0.85",
+    "deriv(vllm:num_requests_waiting[5m]) > 0",
+    "histogram_quantile(0.99, sum by (le) (rate(vllm:inter_token_latency_seconds_bucket[5m])))",
+])
+def test_lint_passes_good_expressions(expr):
+    assert A.lint_promql(expr) == []
+
+
+def test_lint_depends_on_the_version():
+    assert A.lint_promql("vllm:gpu_cache_usage_perc > 0.9", version="v0") == []
+    assert [f.kind for f in A.lint_promql("vllm:gpu_cache_usage_perc > 0.9",
+                                          version="v1-0.10")] == ["deprecated-name"]
+    # V0's TTFT buckets stop at 10 s
+    assert [f.kind for f in A.lint_promql(
+        'vllm:time_to_first_token_seconds_bucket{le="20.0"}', version="v0")] == ["bucket-edge"]
+
+
+def test_lint_cli(tmp_path):
+    bad = subprocess.run([sys.executable, "-m", "kvsim", "lint-rules", str(A.SEED_RULES_FILE),
+                          "--json"], capture_output=True, text=True, timeout=30)
+    assert bad.returncode == 1
+    found = json.loads(bad.stdout)
+    assert [(f["rule"], f["kind"]) for f in found] == [("VLLMKVCacheNearFull", "absent-name")]
+    good = subprocess.run([sys.executable, "-m", "kvsim", "lint-rules", str(A.RULES_FILE)],
+                          capture_output=True, text=True, timeout=30)
+    assert good.returncode == 0 and "no findings" in good.stdout
+    junk = tmp_path / "junk.yml"
+    junk.write_text("groups: [")
+    bad_yaml = subprocess.run([sys.executable, "-m", "kvsim", "lint-rules", str(junk)],
+                              capture_output=True, text=True, timeout=30)
+    assert bad_yaml.returncode == 2 and bad_yaml.stderr.count("\n") == 1
+
+
+# --- end to end: a real Prometheus scrapes kvsim exporter --------------------------------
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def api(port: int, path: str, **params):
+    url = f"http://127.0.0.1:{port}{path}"
+    if params:
+        url += "?" + urllib.parse.urlencode(params)
+    with urllib.request.urlopen(url, timeout=5) as resp:
+        return json.loads(resp.read().decode())
+
+
+def wait_for(check, timeout_s: float, what: str):
+    deadline = time.time() + timeout_s
+    last = None
+    while time.time() < deadline:
+        try:
+            last = check()
+            if last:
+                return last
+        except OSError as exc:
+            last = exc
+        time.sleep(0.25)
+    raise AssertionError(f"timed out waiting for {what} (last: {last!r})")
+
+
+def test_prometheus_scrapes_the_exporter_end_to_end(tmp_path):
+    exe = need("prometheus")
+    expected = kvsim.run_scenario("mission-1-storm").events.num_rows
+    assert expected > 0
+    prom_port, exp_port = free_port(), free_port()
+    # The shipped rule's shape on a wall clock compressed 20x: 5m -> 15s, 10m -> 3s.
+    (tmp_path / "rules.yml").write_text(yaml.safe_dump({"groups": [{"name": "e2e", "rules": [
+        {"alert": "VLLMKVCachePreemption", "expr": "rate(vllm:num_preemptions_total[15s]) > 0",
+         "for": "3s", "labels": {"severity": "warning"}}]}]}))
+    (tmp_path / "prometheus.yml").write_text(yaml.safe_dump({
+        "global": {"scrape_interval": "1s", "evaluation_interval": "1s"},
+        "rule_files": [str(tmp_path / "rules.yml")],
+        "scrape_configs": [{"job_name": "vllm",
+                            "static_configs": [{"targets": [f"127.0.0.1:{exp_port}"]}]}]}))
+    procs = []
+    try:
+        prom = subprocess.Popen([exe, f"--config.file={tmp_path / 'prometheus.yml'}",
+                                 f"--storage.tsdb.path={tmp_path / 'data'}",
+                                 f"--web.listen-address=127.0.0.1:{prom_port}"],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        procs.append(prom)
+        wait_for(lambda: urllib.request.urlopen(
+            f"http://127.0.0.1:{prom_port}/-/ready", timeout=2).status == 200, 30,
+            "prometheus to be ready")
+        exporter = subprocess.Popen([sys.executable, "-m", "kvsim", "exporter", "--scenario",
+                                     "mission-1-storm", "--speed", "20", "--port",
+                                     str(exp_port)], stdout=subprocess.DEVNULL,
+                                    stderr=subprocess.PIPE, text=True)
+        procs.append(exporter)
+
+        def firing():
+            alerts = api(prom_port, "/api/v1/alerts")["data"]["alerts"]
+            return [a for a in alerts if a["labels"]["alertname"] == "VLLMKVCachePreemption"
+                    and a["state"] == "firing"]
+        fired = wait_for(firing, 30, "the preemption alert to fire")
+        assert fired[0]["labels"]["model_name"] == "llama-2-7b"
+        assert fired[0]["labels"]["engine"] == "0"
+
+        def final_count():
+            res = api(prom_port, "/api/v1/query", query="vllm:num_preemptions_total")
+            vals = res["data"]["result"]
+            return vals and float(vals[0]["value"][1]) == expected and vals
+        got = wait_for(final_count, 30, f"vllm:num_preemptions_total == {expected}")
+        assert got[0]["metric"]["job"] == "vllm"
+        # and once the run is over, the rate falls to zero and the alert resolves
+        wait_for(lambda: not firing(), 40, "the alert to resolve")
+    finally:
+        for p in reversed(procs):
+            if p.poll() is None:
+                p.terminate()
+                try:
+                    p.wait(timeout=10)
+                except subprocess.TimeoutExpired:
+                    p.kill()
+                    p.wait()
+    assert exporter.returncode == 0
