@@ -55,6 +55,7 @@ __all__ = [
     "capacity_by_length_data", "capacity_by_length_chart",
     "stepper_data", "stepper_chart",
     "seed_summary", "bars_chart", "lines_chart", "band_chart", "work_split_data", "work_split_chart",
+    "spans_chart",
     "timeline_data", "timeline_chart",
 ]
 
@@ -621,11 +622,13 @@ def bars_chart(rows: Iterable[Mapping], *, category: str, panels: Sequence[tuple
 
 def lines_chart(rows: Iterable[Mapping], *, x: tuple[str, str], series: str,
                 panels: Sequence[tuple[str, str, str]], title: str, subtitle: str | None = None,
-                marks: Sequence = (), width: int = 300):
+                marks: Sequence = (), width: int = 300, stacked: bool = False,
+                points: bool = True, height: int = 200):
     """Small multiples of lines over ``x``, one line per ``series`` value.
 
     ``x`` is ``(column, axis title)``; ``panels`` is a list of ``(column,
-    axis title, "linear" or "log")``. Each line has its own dash and an end
+    axis title, "linear" or "log")``, side by side, or one above the other
+    with ``stacked`` (a dashboard over time). Each line has its own dash and an end
     label in the first panel (never colour alone); a band shows the spread over seeds when the
     rows carry ``<column>_lo``/``_hi``. ``marks`` are x values to mark with a
     rule ("you are here").
@@ -646,6 +649,13 @@ def lines_chart(rows: Iterable[Mapping], *, x: tuple[str, str], series: str,
     for index, (col, axis_title, scale_type) in enumerate(panels):
         data = [{"x": r[x_col], "s": str(r[series]), "v": r[col], "lo": r.get(f"{col}_lo", r[col]),
                  "hi": r.get(f"{col}_hi", r[col])} for r in rows]
+        if scale_type == "log":      # a log axis has no place for 0 (or a missing value)
+            data = [d for d in data if d["v"] is not None and d["v"] > 0 and d["lo"] > 0]
+        else:
+            data = [d for d in data if d["v"] is not None]
+        if not data:
+            raise KvsimError(f"lines_chart: no value of {col!r} to draw"
+                             + (" above 0 on its log axis" if scale_type == "log" else ""))
         base = alt.Chart(alt.InlineData(values=data))
         y_scale = alt.Scale(type=scale_type) if scale_type == "log" else alt.Scale(zero=True)
         y_axis = alt.Axis(title=axis_title)
@@ -659,20 +669,21 @@ def lines_chart(rows: Iterable[Mapping], *, x: tuple[str, str], series: str,
         xe = alt.X("x:Q", title=x_title, scale=alt.Scale(domain=[0, x_max * 1.25]))
         band = base.mark_area(opacity=0.15).encode(
             x=xe, y=alt.Y("lo:Q", scale=y_scale, title=axis_title), y2="hi:Q", color=colour)
-        line = base.mark_line(point=True).encode(
+        line = base.mark_line(point=points).encode(
             x=xe, y=alt.Y("v:Q", title=axis_title, axis=y_axis, scale=y_scale), color=colour,
             strokeDash=dash,
             tooltip=[alt.Tooltip("s:N", title=series), alt.Tooltip("x:Q", title=x_title),
                      alt.Tooltip("v:Q", format=",.2f", title=axis_title)])
-        ends = base.transform_filter(f"datum.x == {x_max}").mark_text(align="left", dx=6).encode(
+        ends = base.transform_joinaggregate(last="max(x)", groupby=["s"]).transform_filter(
+            "datum.x == datum.last").mark_text(align="left", dx=6).encode(
             x=xe, y=alt.Y("v:Q", scale=y_scale, title=axis_title), text="s:N", color=colour)
         layers = [band, line] + ([ends] if index == 0 else [])   # one set of names is enough
         if marks:
             layers.append(alt.Chart(alt.InlineData(values=[{"x": m} for m in marks]))
                           .mark_rule(strokeDash=[2, 2], color="black").encode(
                               x=alt.X("x:Q", title=x_title)))
-        charts.append(alt.layer(*layers).properties(width=width, height=200))
-    chart = alt.hconcat(*charts, spacing=16)
+        charts.append(alt.layer(*layers).properties(width=width, height=height))
+    chart = alt.vconcat(*charts, spacing=8) if stacked else alt.hconcat(*charts, spacing=16)
     return _finish(chart, title, subtitle)
 
 
@@ -792,6 +803,35 @@ def work_split_chart(rows: Iterable[Mapping], *, title: str, subtitle: str | Non
     return _finish(chart, title, subtitle)
 
 
+def spans_chart(rows: Iterable[Mapping], *, title: str, subtitle: str | None = None,
+                x_title: str = "time (min)", marks: Sequence = (), width: int = 420):
+    """One row per item with a bar from ``start`` to ``end`` (an alert's firing span) and a
+    text label (``label``, e.g. "never fires"); ``start`` None draws only the label."""
+    alt = _alt()
+    rows = _need_rows(rows, ["rule", "start", "end", "label"], "spans_chart")
+    order = [str(r["rule"]) for r in rows]
+    x_max = max([r["end"] for r in rows if r["end"] is not None] + list(marks) + [1.0])
+    data = [{"rule": str(r["rule"]), "start": r["start"], "end": r["end"],
+             "label": str(r["label"]), "at": r["end"] if r["end"] is not None else 0.0}
+            for r in rows]
+    base = alt.Chart(alt.InlineData(values=data))
+    y = alt.Y("rule:N", sort=order, title=None, axis=alt.Axis(labelLimit=260))
+    x = alt.X("start:Q", title=x_title, scale=alt.Scale(domain=[0, x_max * 1.15]))
+    bars = base.transform_filter("datum.start != null").mark_bar(
+        height=14, color=PALETTE[3]).encode(x=x, x2="end:Q", y=y,
+                                            tooltip=[alt.Tooltip("rule:N"),
+                                                     alt.Tooltip("label:N")])
+    labels = base.mark_text(align="left", dx=4).encode(
+        x=alt.X("at:Q", title=x_title), y=y, text="label:N")
+    layers = [bars, labels]
+    if marks:
+        layers.append(alt.Chart(alt.InlineData(values=[{"m": m} for m in marks]))
+                      .mark_rule(strokeDash=[2, 2], color="black")
+                      .encode(x=alt.X("m:Q", title=x_title)))
+    chart = alt.layer(*layers).properties(width=width, height=26 * len(order))
+    return _finish(chart, title, subtitle)
+
+
 # --- the timeline of a run -------------------------------------------------------------
 
 def timeline_data(runs, *, points: int = 400) -> dict:
@@ -897,14 +937,16 @@ def timeline_chart(data: Mapping, *, title: str, subtitle: str | None = None,
         if p_t is None:
             return []
         rule = (alt.Chart(alt.InlineData(values=[{}])).transform_calculate(t="playhead")
-                .mark_rule(color="black", strokeWidth=1.5).encode(x=alt.X("t:Q", scale=x_scale)))
+                .mark_rule(color="black", strokeWidth=1.5).encode(
+                    x=alt.X("t:Q", title="time (s)", scale=x_scale)))
         now = (alt.Chart(alt.InlineData(values=rows))
                .transform_filter("datum.t <= playhead")
                .transform_window(rank="rank()", sort=[alt.SortField("t", order="descending")])
                .transform_filter("datum.rank == 1")
                .transform_calculate(label=text_expr)
                .mark_text(align="left", dx=6, baseline="top")
-               .encode(x=alt.X("t:Q", scale=x_scale), y=alt.value(y_text), text="label:N"))
+               .encode(x=alt.X("t:Q", title="time (s)", scale=x_scale), y=alt.value(y_text),
+                       text="label:N"))
         return [rule, now]
 
     panels = []
@@ -915,13 +957,14 @@ def timeline_chart(data: Mapping, *, title: str, subtitle: str | None = None,
         base = alt.Chart(alt.InlineData(values=rows))
         kv = base.mark_area(color=PALETTE[0], opacity=0.35, line={"color": PALETTE[0]},
                             interpolate="step-before").encode(
-            x=alt.X("t:Q", scale=x_scale, axis=alt.Axis(title=None, labels=False)),
+            x=alt.X("t:Q", title="time (s)", scale=x_scale,
+                    axis=alt.Axis(title=None, labels=False)),
             y=alt.Y("kv_pct:Q", title="KV in use (% of pool)",
                          scale=alt.Scale(domain=[0, top_kv])),
             tooltip=[alt.Tooltip("t:Q", format=",.1f", title="time (s)"),
                      alt.Tooltip("kv_pct:Q", format=".1f", title="KV in use (%)")])
         full = (alt.Chart(alt.InlineData(values=[{"y": 100}])).mark_rule(strokeDash=[4, 3], color="black")
-                .encode(y="y:Q"))
+                .encode(y=alt.Y("y:Q", title="KV in use (% of pool)")))
         layers = [kv, full]
         if marks:
             layers.append(alt.Chart(alt.InlineData(values=marks)).mark_point(
@@ -937,7 +980,7 @@ def timeline_chart(data: Mapping, *, title: str, subtitle: str | None = None,
                                                                   anchor="start"))
         names = ["waiting", "swapped"] if any_swapped else ["waiting"]
         queue = alt.Chart(alt.InlineData(values=rows)).transform_fold(names, as_=["series", "n"])
-        strip_x = x if last_panel else alt.X("t:Q", scale=x_scale,
+        strip_x = x if last_panel else alt.X("t:Q", title="time (s)", scale=x_scale,
                                              axis=alt.Axis(title=None, labels=False))
         strip = queue.mark_line(interpolate="step-before").encode(
             x=strip_x, y=alt.Y("n:Q", title="requests (count)"),
@@ -950,7 +993,7 @@ def timeline_chart(data: Mapping, *, title: str, subtitle: str | None = None,
         last_t = max(r["t"] for r in rows)
         strip_names = queue.transform_filter(f"datum.t == {last_t}").mark_text(
             align="left", dx=4).encode(
-            x=x, y="n:Q", text="series:N",
+            x=x, y=alt.Y("n:Q", title="requests (count)"), text="series:N",
             color=alt.Color("series:N", sort=names, legend=None,
                             scale=alt.Scale(domain=names, range=[PALETTE[1], PALETTE[4]][:len(names)])))
         strip_layers = [strip, strip_names] + playhead_layers(
@@ -970,7 +1013,7 @@ def timeline_chart(data: Mapping, *, title: str, subtitle: str | None = None,
 # block-size study, and the median-and-spread chart of a seeded comparison.
 # =====================================================================================
 
-__all__ += ["swap_recompute_data", "swap_recompute_chart", "block_size_data",
+__all__ += ["swap_recompute_data", "swap_recompute_chart", "get_gpu_label", "block_size_data",
             "block_size_chart", "spread_data", "spread_chart"]
 
 #: How chapter 3's charts name the preemption modes (and the order of their colours and dashes).
@@ -992,8 +1035,10 @@ def swap_recompute_data(model, gpus: Iterable[str], *, links: Mapping[str, float
     every link and block size. Crossing rows ``{kind: "cross", gpu, link, bs,
     n, label}`` from :func:`kvsim.costs.crossover_tokens` (one per crossing;
     ``n`` is ``None`` and the label says which is cheaper when none falls in
-    the range). ``links`` maps a label to bytes per second, ``None`` for the
-    GPU preset's own link.
+    the range). Ratio rows ``{kind: "ratio", gpu, link, bs, n, ratio, rc_ms,
+    sw_ms}``: recompute over the swap round trip, which
+    :func:`swap_recompute_chart` draws. ``links`` maps a label to bytes per
+    second, ``None`` for the GPU preset's own link.
     """
     from .costs import CostModel, crossover_tokens, recompute_time_s, swap_round_trip_s
     from .hardware import get_gpu
@@ -1018,6 +1063,12 @@ def swap_recompute_data(model, gpus: Iterable[str], *, links: Mapping[str, float
                           "mode": MODES[1], "ms": _ms(swap_round_trip_s(n, model, g, cost,
                                                                         block_size=bs))}
                          for n in ns]
+                rc = {n: recompute_time_s(n, model, g) for n in ns}
+                for n in ns:
+                    sw = swap_round_trip_s(n, model, g, cost, block_size=bs)
+                    rows.append({"kind": "ratio", "gpu": g, "link": str(label), "bs": bs, "n": n,
+                                 "ratio": round(rc[n] / sw, 4), "rc_ms": _ms(rc[n]),
+                                 "sw_ms": _ms(sw)})
                 cross = crossover_tokens(model, g, cost, block_size=bs, min_tokens=ns[0],
                                          max_tokens=ns[-1])
                 if not cross:
@@ -1032,18 +1083,24 @@ def swap_recompute_data(model, gpus: Iterable[str], *, links: Mapping[str, float
     return rows
 
 
-def swap_recompute_chart(rows: Iterable[Mapping], *, title: str, subtitle: str | None = None,
-                         link: str | None = None, block_size: int = 16, times: int = 1,
-                         interactive: bool = False, columns: int = 1):
-    """Recompute and a swap round trip against sequence length, one panel per GPU.
+def _k_label_expr() -> str:
+    """Tick labels of a token axis: 256, 1K, 4K, 16K, 64K (1K = 1,024 tokens)."""
+    return ("datum.value >= 1024 ? format(datum.value / 1024, 'd') + 'K' "
+            ": format(datum.value, 'd')")
 
-    Log-log axes; recompute solid, swap dashed, each named at its right end;
-    every crossing a dotted rule with its length, or a line saying which mode
-    is cheaper at every length. ``times`` multiplies both (a request preempted
-    that many times pays each time). With ``interactive=True`` radio buttons
-    pick the link and the block size and a slider the times preempted (the
-    static twin of the chapter's widget); otherwise ``link`` (default: the
-    first in the rows), ``block_size`` and ``times`` are fixed.
+
+def swap_recompute_chart(rows: Iterable[Mapping], *, title, subtitle: str | None = None,
+                         link: str | None = None, block_size: int = 16,
+                         interactive: bool = False):
+    """Recompute / swap round trip against sequence length, one line per GPU, a rule at 1.
+
+    Above the rule a swap is cheaper, below it recompute; a crossing is where a
+    line crosses 1, marked with its length. The ratio does not depend on how
+    often a request is preempted (each preemption pays both again), so no
+    control changes it. Log-log axes, one colour, dash and end label per GPU.
+    With ``interactive=True`` radio buttons pick the link and the block size
+    (the static twin of the chapter's widget); otherwise ``link`` (default: the
+    first in the rows) and ``block_size`` are fixed.
     """
     alt = _alt()
     rows = _need_rows(rows, ["kind", "gpu", "link", "bs", "n"], "swap_recompute_chart")
@@ -1055,59 +1112,75 @@ def swap_recompute_chart(rows: Iterable[Mapping], *, title: str, subtitle: str |
         raise KvsimError(f"link={link!r} is not in the rows: expected one of {', '.join(links)}")
     if block_size not in sizes:
         raise KvsimError(f"block_size={block_size!r} is not in the rows: expected one of {sizes}")
-    times = check_int("times", times, min=1, max=10)
-    columns = check_int("columns", columns, min=1)
+    if len(gpus) > len(DASHES):
+        raise KvsimError(f"swap_recompute_chart: {len(gpus)} GPUs: expected at most {len(DASHES)}")
     if interactive:
         p_link = alt.param(name="link", value=link,
                            bind=alt.binding_radio(options=links, name="PCIe link "))
         p_bs = alt.param(name="bs", value=block_size,
                          bind=alt.binding_radio(options=sizes, name="Block size (tokens) "))
-        p_k = alt.param(name="times", value=times,
-                        bind=alt.binding_range(min=1, max=5, step=1, name="Times preempted "))
-        params = [p_link, p_bs, p_k]
+        params = [p_link, p_bs]
         pick = (alt.datum.link == p_link) & (alt.datum.bs == p_bs)
-        k = "times"
     else:
         params = []
         pick = (alt.datum.link == link) & (alt.datum.bs == block_size)
-        k = str(times)
-    curve = (alt.Chart().transform_filter(alt.datum.kind == "curve")
-             .transform_filter((alt.datum.link == "any") | pick)
-             .transform_calculate(total=f"datum.ms * {k}"))
-    ns = [r["n"] for r in rows if r["kind"] == "curve"]
+    ratio_rows = [r for r in rows if r["kind"] == "ratio"]
+    if not ratio_rows:
+        raise KvsimError("swap_recompute_chart: the rows hold no ratio rows: expected rows from "
+                         "swap_recompute_data")
+    ns = [r["n"] for r in ratio_rows]
+    ticks = [v for v in (256, 1024, 4096, 16384, 65536) if min(ns) <= v <= max(ns)]
     x = alt.X("n:Q", title="sequence length (tokens, log scale)",
               scale=alt.Scale(type="log", domain=[min(ns), max(ns)], nice=False),
-              axis=alt.Axis(values=[v for v in (256, 1024, 4096, 16384, 65536)
-                                    if min(ns) <= v <= max(ns)], format="~s"))
-    y = alt.Y("total:Q", title="time lost per request (ms, log scale)",
-              scale=alt.Scale(type="log"), axis=alt.Axis(format="~s"))
-    colour = alt.Color("mode:N", sort=MODES, legend=None, scale=alt.Scale(domain=MODES,
-                                                                          range=PALETTE[:2]))
-    lines = curve.mark_line().encode(
-        x=x, y=y, color=colour,
-        strokeDash=alt.StrokeDash("mode:N", sort=MODES, legend=None,
-                                  scale=alt.Scale(domain=MODES, range=DASHES[:2])),
-        tooltip=[alt.Tooltip("gpu:N"), alt.Tooltip("mode:N"),
-                 alt.Tooltip("n:Q", format=",", title="tokens"),
-                 alt.Tooltip("total:Q", format=",.1f", title="ms")])
-    names = (curve.transform_filter(alt.datum.n == max(ns))
-             .mark_text(align="right", dx=-2, dy=-9).encode(x=x, y=y, color=colour,
-                                                             text="mode:N"))
-    cross = alt.Chart().transform_filter((alt.datum.kind == "cross") & pick)
-    rules = cross.transform_filter("isValid(datum.n)").mark_rule(
-        color="black", strokeDash=[2, 3]).encode(x=x)
-    texts = cross.transform_filter("isValid(datum.n)").mark_text(
-        align="left", dx=3, baseline="bottom").encode(
-        x=x, y=alt.value(14), text="label:N")
-    verdict = cross.transform_filter("!isValid(datum.n)").mark_text(
-        align="left", baseline="top", dx=4, dy=4).encode(x=alt.value(0), y=alt.value(0),
-                                                          text="label:N")
-    chart = alt.layer(lines, names, rules, texts, verdict, data=alt.Data(values=rows)) \
-        .properties(width=300, height=170) \
-        .facet(facet=alt.Facet("gpu:N", sort=gpus, title=None), columns=columns)
+              axis=alt.Axis(values=ticks, labelExpr=_k_label_expr()))
+    y = alt.Y("ratio:Q", title="recompute time / swap round trip (ratio, log scale)",
+              scale=alt.Scale(type="log"),
+              axis=alt.Axis(values=[0.25, 0.5, 1, 2, 4, 8, 16], format="~g"))
+    names = [get_gpu_label(g) for g in gpus]
+    colour = alt.Color("gpu_label:N", sort=names, legend=None,
+                       scale=alt.Scale(domain=names, range=PALETTE[:len(names)]))
+    dash = alt.StrokeDash("gpu_label:N", sort=names, legend=None,
+                          scale=alt.Scale(domain=names, range=DASHES[:len(names)]))
+    label_of = "{" + ", ".join(f"{g!r}: {get_gpu_label(g)!r}" for g in gpus) + "}"
+    index_of = "{" + ", ".join(f"{g!r}: {i}" for i, g in enumerate(gpus)) + "}"
+    base = alt.Chart().transform_calculate(gpu_label=f"{label_of}[datum.gpu]",
+                                           gpu_i=f"{index_of}[datum.gpu]")
+    ratio = base.transform_filter((alt.datum.kind == "ratio") & pick)
+    tips = [alt.Tooltip("gpu_label:N", title="GPU"),
+            alt.Tooltip("n:Q", format=",", title="tokens"),
+            alt.Tooltip("rc_ms:Q", format=",.1f", title="recompute (ms)"),
+            alt.Tooltip("sw_ms:Q", format=",.1f", title="swap out + in (ms)"),
+            alt.Tooltip("ratio:Q", format=".2f", title="recompute / swap")]
+    lines = ratio.mark_line(strokeWidth=2).encode(x=x, y=y, color=colour, strokeDash=dash,
+                                                  tooltip=tips)
+    ends = ratio.transform_filter(alt.datum.n == max(ns)).mark_text(
+        align="left", dx=4).encode(x=x, y=y, color=colour, text="gpu_label:N")
+    one = alt.Chart().mark_rule(color="black").encode(y=alt.datum(1))
+    above = alt.Chart().mark_text(align="left", dx=4, dy=-9).encode(
+        x=alt.value(0), y=alt.datum(1), text=alt.value("swap cheaper ↑"))
+    below = alt.Chart().mark_text(align="left", dx=4, dy=9).encode(
+        x=alt.value(0), y=alt.datum(1), text=alt.value("recompute cheaper ↓"))
+    cross = base.transform_filter((alt.datum.kind == "cross") & pick) \
+        .transform_filter("isValid(datum.n)")
+    marks = cross.mark_point(size=70, filled=True, opacity=1).encode(
+        x=x, y=alt.datum(1), color=colour,
+        shape=alt.value("circle"), tooltip=[alt.Tooltip("gpu_label:N", title="GPU"),
+                                            alt.Tooltip("n:Q", format=",", title="crossing (tokens)")])
+    cross_text = cross.transform_calculate(
+        txt="datum.gpu_label + ': ' + format(datum.n, ',')").mark_text(
+        align="center", dy=22, baseline="top").encode(
+        x=x, y=alt.datum(1), color=colour, text="txt:N")
+    chart = alt.layer(lines, ends, one, above, below, marks, cross_text,
+                      data=alt.Data(values=rows)).properties(width="container", height=300,
+                                                             padding={"right": 50})
     for p in params:
         chart = chart.add_params(p)
     return _finish(chart, title, subtitle)
+
+
+def get_gpu_label(gpu) -> str:
+    """A GPU preset's short name for chart labels: ``"a100-80gb"`` is ``"A100"``."""
+    return str(gpu).split("-")[0].upper()
 
 
 def block_size_data(model, gpu, *, tokens: int, block_sizes: Iterable[int]) -> list[dict]:
@@ -1142,8 +1215,9 @@ def block_size_chart(rows: Iterable[Mapping], *, title: str, subtitle: str | Non
     sizes = sorted({int(r["bs"]) for r in rows})
     x = alt.X("bs:Q", title="block size (tokens per block, log scale)",
               scale=alt.Scale(type="log", base=2, domain=[sizes[0], sizes[-1]], nice=False),
-              axis=alt.Axis(values=sizes, format="d"))
-    y = alt.Y("ms:Q", title="time per preemption (ms, log scale)", scale=alt.Scale(type="log"))
+              axis=alt.Axis(values=sizes, format="d", labelOverlap=False))
+    y = alt.Y("ms:Q", title="time per preemption (ms, log scale)", scale=alt.Scale(type="log"),
+              axis=alt.Axis(format="~s"))
     colour = alt.Color("mode:N", sort=MODES, legend=None, scale=alt.Scale(domain=MODES,
                                                                           range=PALETTE[:2]))
     base = alt.Chart(alt.Data(values=rows))
@@ -1153,8 +1227,8 @@ def block_size_chart(rows: Iterable[Mapping], *, title: str, subtitle: str | Non
                                   scale=alt.Scale(domain=MODES, range=DASHES[:2])),
         tooltip=[alt.Tooltip("mode:N"), alt.Tooltip("bs:Q", title="block size"),
                  alt.Tooltip("ms:Q", format=",.1f", title="ms")])
-    names = base.transform_filter(alt.datum.bs == sizes[-1]).mark_text(
-        align="right", dx=-4, dy=-10).encode(x=x, y=y, color=colour, text="mode:N")
+    names = base.transform_filter(alt.datum.bs == sizes[0]).mark_text(
+        align="left", dx=6, dy=-11).encode(x=x, y=y, color=colour, text="mode:N")
     layers = [lines, names]
     if here is not None:
         if here not in sizes:
@@ -1162,7 +1236,7 @@ def block_size_chart(rows: Iterable[Mapping], *, title: str, subtitle: str | Non
         mark = base.transform_filter((alt.datum.bs == here) & (alt.datum.mode == MODES[1]))
         layers += [mark.mark_point(size=220, filled=False, color="black", strokeWidth=2)
                    .encode(x=x, y=y),
-                   mark.mark_text(align="left", dx=12, dy=12).encode(
+                   mark.mark_text(align="left", dx=10, dy=18).encode(
                        x=x, y=y, text=alt.value(f"vLLM's default, {here}"))]
     return _finish(alt.layer(*layers).properties(width="container", height=260), title, subtitle)
 
@@ -1192,12 +1266,15 @@ def spread_data(samples: Mapping[tuple, Sequence[float]]) -> list[dict]:
     return rows
 
 
-def spread_chart(rows: Iterable[Mapping], *, title: str, y_title: str, x_title: str,
+def spread_chart(rows: Iterable[Mapping], *, title, y_title: str, x_title: str,
                  subtitle: str | None = None, log_x: bool = False):
     """Median (a point) and the range over seeds (a bar) per case, one colour, shape and label per series.
 
-    The case axis is quantitative (log base 2 with ``log_x``) when the cases
-    are numbers, else categorical. ``y_title`` and ``x_title`` carry the units.
+    Numeric cases go on a quantitative x axis (log base 2 with ``log_x``),
+    the series set side by side around each case so no bar hides another.
+    Named cases go on the y axis, one row each (their labels never collide),
+    with the value on x. ``y_title`` names the value and ``x_title`` the
+    cases, whichever axis they end up on; the value's title carries its unit.
     """
     alt = _alt()
     rows = _need_rows(rows, ["case", "series", "median", "lo", "hi", "seeds"], "spread_chart")
@@ -1205,16 +1282,6 @@ def spread_chart(rows: Iterable[Mapping], *, title: str, y_title: str, x_title: 
     if len(series) > len(PALETTE):
         raise KvsimError(f"spread_chart: {len(series)} series: expected at most {len(PALETTE)}")
     numeric = all(isinstance(r["case"], (int, float)) for r in rows)
-    if numeric:
-        cases = sorted({r["case"] for r in rows})
-        scale = (alt.Scale(type="log", base=2, domain=[cases[0], cases[-1]], nice=False)
-                 if log_x else alt.Scale(zero=False))
-        x = alt.X("case:Q", title=x_title, scale=scale, axis=alt.Axis(values=cases, format="d"))
-    else:
-        cases = list(dict.fromkeys(r["case"] for r in rows))
-        x = alt.X("case:N", title=x_title, sort=cases, axis=alt.Axis(labelAngle=0,
-                                                                     labelLimit=120))
-    offset = {"xOffset": alt.XOffset("series:N", sort=series)} if not numeric and len(series) > 1 else {}
     colour = alt.Color("series:N", sort=series, scale=alt.Scale(domain=series,
                                                                 range=PALETTE[:len(series)]),
                        legend=alt.Legend(title=None) if len(series) > 1 else None)
@@ -1223,21 +1290,51 @@ def spread_chart(rows: Iterable[Mapping], *, title: str, y_title: str, x_title: 
     shape = alt.Shape("series:N", sort=series, legend=None,
                       scale=alt.Scale(domain=series, range=shapes[:len(series)]))
     base = alt.Chart(alt.Data(values=rows))
-    y = alt.Y("median:Q", title=y_title, scale=alt.Scale(zero=False))
     tips = [alt.Tooltip("case:N" if not numeric else "case:Q", title="case"),
             alt.Tooltip("series:N"), alt.Tooltip("median:Q", format=",.4g"),
             alt.Tooltip("lo:Q", format=",.4g", title="lowest seed"),
             alt.Tooltip("hi:Q", format=",.4g", title="highest seed"),
             alt.Tooltip("seeds:Q", title="seeds")]
-    bars = base.mark_rule(strokeWidth=2).encode(x=x, y=alt.Y("lo:Q", title=y_title), y2="hi:Q",
-                                                color=colour, tooltip=tips, **offset)
-    points = base.mark_point(filled=True, size=90, opacity=1).encode(
-        x=x, y=y, color=colour, shape=shape, tooltip=tips, **offset)
-    layers = [bars, points]
-    if numeric and len(series) > 1:
-        layers.insert(0, base.mark_line(strokeWidth=1).encode(
-            x=x, y=y, color=colour,
-            strokeDash=alt.StrokeDash("series:N", sort=series, legend=None,
-                                      scale=alt.Scale(domain=series,
-                                                      range=DASHES[:len(series)]))))
-    return _finish(alt.layer(*layers).properties(width="container", height=260), title, subtitle)
+    if numeric:
+        cases = sorted({r["case"] for r in rows})
+        scale = (alt.Scale(type="log", base=2, domain=[cases[0] / 1.25, cases[-1] * 1.25],
+                           nice=False) if log_x else alt.Scale(zero=False))
+        k = len(series)
+        order = "[" + ", ".join(repr(x) for x in series) + "]"
+        # side by side: a log axis shifts by a factor, a linear one by a share of the step
+        step = (min(b / a for a, b in zip(cases, cases[1:])) if len(cases) > 1 else 2.0)
+        if log_x:
+            shift = f"datum.case * pow({step}, 0.12 * (indexof({order}, datum.series) - {(k - 1) / 2}))"
+        else:
+            gap = min(b - a for a, b in zip(cases, cases[1:])) if len(cases) > 1 else 1.0
+            shift = f"datum.case + {gap} * 0.12 * (indexof({order}, datum.series) - {(k - 1) / 2})"
+        base = base.transform_calculate(xpos=shift)
+        x = alt.X("xpos:Q", title=x_title, scale=scale,
+                  axis=alt.Axis(values=cases, format="d", labelOverlap=False))
+        y = alt.Y("median:Q", title=y_title, scale=alt.Scale(zero=False))
+        bars = base.mark_rule(strokeWidth=2).encode(x=x, y=alt.Y("lo:Q", title=y_title),
+                                                    y2="hi:Q", color=colour, tooltip=tips)
+        points = base.mark_point(filled=True, size=80, opacity=1).encode(
+            x=x, y=y, color=colour, shape=shape, tooltip=tips)
+        layers = [bars, points]
+        if k > 1:
+            layers.insert(0, base.mark_line(strokeWidth=1).encode(
+                x=x, y=y, color=colour,
+                strokeDash=alt.StrokeDash("series:N", sort=series, legend=None,
+                                          scale=alt.Scale(domain=series,
+                                                          range=DASHES[:len(series)]))))
+        height = 260
+    else:
+        cases = list(dict.fromkeys(r["case"] for r in rows))
+        offset = {"yOffset": alt.YOffset("series:N", sort=series)} if len(series) > 1 else {}
+        ycase = alt.Y("case:N", title=x_title, sort=cases,
+                      axis=alt.Axis(labelLimit=200, labelPadding=6))
+        x = alt.X("median:Q", title=y_title, scale=alt.Scale(zero=False))
+        bars = base.mark_rule(strokeWidth=3).encode(y=ycase, x=alt.X("lo:Q", title=y_title),
+                                                    x2="hi:Q", color=colour, tooltip=tips,
+                                                    **offset)
+        points = base.mark_point(filled=True, size=90, opacity=1).encode(
+            y=ycase, x=x, color=colour, shape=shape, tooltip=tips, **offset)
+        layers = [bars, points]
+        height = 60 * len(cases)
+    return _finish(alt.layer(*layers).properties(width="container", height=height), title, subtitle)

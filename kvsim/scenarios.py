@@ -136,6 +136,24 @@ def _thrash(*, rate_per_s, prompt_tokens, output_tokens, duration_s, seed):
                 until_s=duration_s, seed=seed)
 
 
+def _incident(*, base_rate_per_s, storm_rate_per_s, healthy_s, storm_s, recovery_s,
+              output_mean, seed):
+    """Chapter 4's incident, long enough for alert rules with 10-minute windows:
+    Belgavi's set-up (Llama-2-7B on 60 % of an A40, 850-token prompts,
+    geometric answers) at a comfortable ``base_rate_per_s``, then
+    ``storm_s`` seconds at ``storm_rate_per_s`` (a lunch rush), then the base
+    rate again while the server recovers. With the defaults (seed 1): no
+    preemption in the first 15 minutes, about 150 in the 10-minute storm, a
+    few as the queue drains, and almost none once it has; the run stops when the
+    traffic does, so every window a rule looks at is real traffic.
+    """
+    segs = [(healthy_s, base_rate_per_s), (storm_s, storm_rate_per_s), (recovery_s, base_rate_per_s)]
+    wl = Workload.piecewise([(d, r) for d, r in segs if d > 0], prompt=850,
+                            output=Geometric(output_mean), seed=seed)
+    return dict(workload=wl, model="llama-2-7b", gpu="a40-48gb", gpu_memory_utilization=0.60,
+                until_s=float(healthy_s + storm_s + recovery_s), seed=seed)
+
+
 def _with(base: dict, **changes) -> dict:
     d = dict(base)
     d.update(changes)
@@ -175,6 +193,10 @@ _register("thrash-loop", "Long prompts with neither the full-prompt admission ga
           "prefix cache: the same requests are prefilled, preempted and prefilled again",
           dict(rate_per_s=0.1, prompt_tokens=40_000, output_tokens=200, duration_s=300.0, seed=1),
           _thrash, scheduler_reserve_full_isl=False, enable_prefix_caching=False)
+_register("incident-day", "Chapter 4's incident: 15 healthy minutes, a 10-minute storm at 1.8 "
+          "req/s, 15 minutes of recovery (Belgavi's set-up)",
+          dict(base_rate_per_s=1.0, storm_rate_per_s=1.8, healthy_s=900.0, storm_s=600.0,
+               recovery_s=900.0, output_mean=250, seed=1), _incident)
 for _u in (40, 80, 120):
     _register(f"load-test-{_u}", f"Seed 003's load test: {_u} concurrent users, Llama-3.1-8B on an "
               "80 GB GPU at 0.90, heavy-tailed lengths (p95 2k prompt + 4k output)",

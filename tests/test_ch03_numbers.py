@@ -2,6 +2,7 @@
 
 Seed 000 is "KV Cache Preemption in vLLM" (1,100 tokens x 0.5 MiB, 20 GB/s, 0.12 ms per
 prefill token), seed 001 "When to Swap vs Recompute" (4K tokens x 128 KiB over PCIe 4.0).
+The exercises ask about lengths the chapter never prints.
 The last tests read the committed notebook and check that the numbers its prose quotes
 (myst-nb glue) are the ones kvsim computes.
 """
@@ -24,6 +25,8 @@ NOTEBOOK = BOOK / "ch03-swap-vs-recompute.ipynb"
 def test_seed000_550_mib_and_about_30_ms_each_way_at_20_gbps():
     kvb = kvsim.kv_bytes_per_token("llama-2-7b")
     assert 1100 * kvb == 550 * MiB and round(1100 * kvb / MB) == 577
+    assert 69 * 16 * kvb == 552 * MiB and round(552 * MiB / MB) == 579     # whole blocks
+    assert swap_time_s(1100, kvb, 20 * GB) == pytest.approx(552 * MiB / (20 * GB))
     assert 0.028 < swap_time_s(1100, kvb, 20 * GB) < 0.030
 
 
@@ -54,6 +57,25 @@ def test_h100_band_where_recompute_wins():
     lo, hi = ch03.h100_crossings()
     assert 500 < lo < 1200 and 10_000 < hi < 25_000
     assert crossover_tokens("llama-3.1-8b", "a100-80gb", min_tokens=256) == []
+    lo7, hi7 = crossover_tokens("llama-2-7b", "h100-80gb", min_tokens=16)
+    assert 200 < lo7 < 300 and 40_000 < hi7 < 60_000
+
+
+def test_gqa_copies_cost_more_than_the_bytes():
+    rt = swap_round_trip_s(4096, "llama-3.1-8b", "a100-80gb")
+    bytes_only = 2 * swap_time_s(4096, 128 * KiB, 25 * GB)
+    assert rt - bytes_only > bytes_only
+
+
+def test_no_exercise_answer_is_printed_before_its_question():
+    """The exercises' values are not among the chapter's printed figures (the table's cases)."""
+    shown = [1e3 * f(n, m, g) for m, n in (("llama-2-7b", 1100), ("llama-3.1-8b", 4096))
+             for g in ("a40-48gb", "a100-80gb", "h100-80gb")
+             for f in (recompute_time_s, swap_round_trip_s)]
+    for ex_id in ("ch03-a100-round-trip", "ch03-h100-recompute", "ch03-whatif-three-preemptions"):
+        v = exercises.expected(ex_id)
+        assert all(abs(v - x) > 0.05 * x for x in shown), ex_id
+        assert all(abs(v - 3 * (a - b)) > 0.05 * v for a, b in zip(shown[::2], shown[1::2])), ex_id
 
 
 def test_block_size_study_honest_ratios():
@@ -63,7 +85,7 @@ def test_block_size_study_honest_ratios():
     assert ch03.block_study_ratio(8) < 1 < ch03.block_study_ratio(16)
 
 
-def test_v0_default_swap_space_holds_seven_belgavi_requests_and_a_full_one_aborts():
+def test_v0_default_swap_space_holds_seven_belgavi_requests_and_a_full_one_stops_the_run():
     assert exercises.expected("ch03-swap-space") == (4 * GiB // (16 * 512 * KiB)) // 69 == 7
     with pytest.raises(kvsim.KvsimError, match="Aborted due to the lack of CPU swap space"):
         kvsim.run_scenario("mission-2-slow-pcie", seed=1, swap_space_bytes=512 * MiB)
@@ -87,6 +109,11 @@ def test_notebook_glue_matches_kvsim():
     assert g["a40_rt_ms"] == pytest.approx(1e3 * swap_round_trip_s(1100, "llama-2-7b", "a40-48gb"))
     assert g["b_a40_rc"] == pytest.approx(1e3 * recompute_time_s(1100, "llama-2-7b", "a40-48gb"))
     assert g["s_h100_sw"] == pytest.approx(1e3 * swap_round_trip_s(4096, "llama-3.1-8b", "h100-80gb"))
+    assert g["moved_mib"] == 552 and round(g["moved_mb"]) == 579
+    assert [g["h100_cross_7b_lo"], g["h100_cross_7b_hi"]] == crossover_tokens(
+        "llama-2-7b", "h100-80gb", min_tokens=16)
+    assert g["gqa_copies_ms"] > g["gqa_bytes_ms"]
+    assert g["calm_seeds"] >= 0 and g["e2e_spread_busy"] <= g["e2e_spread"]
     assert [g["h100_cross_lo"], g["h100_cross_hi"]] == ch03.h100_crossings()
     assert g["ratio_16"] == pytest.approx(ch03.block_study_ratio(16))
     assert g["ratio_64"] == pytest.approx(ch03.block_study_ratio(64))

@@ -225,3 +225,29 @@ def test_every_glue_reference_in_the_prose_is_defined(path):
     used = glue_references(nb)
     assert used, "the chapter quotes no glued numbers"
     assert used <= set(glued(nb)), sorted(used - set(glued(nb)))
+
+
+def malformed_glue_roles(markdown: str) -> list[str]:
+    """Lines with a ``{glue:text}`` role whose content holds a ``}`` or is not closed on the line."""
+    bad = []
+    for line in markdown.splitlines():
+        for m in re.finditer(r"(?<!`)\{glue:text\}`", line):     # not inside inline code
+            rest = line[m.end():]
+            close = rest.find("`")
+            if close < 0 or "}" in rest[:close]:
+                bad.append(line.strip())
+    return bad
+
+
+def test_malformed_glue_roles_are_caught():
+    assert malformed_glue_roles("{glue:text}`x:.2f} times") == ["{glue:text}`x:.2f} times"]
+    assert malformed_glue_roles("a {glue:text}`x:.2f") == ["a {glue:text}`x:.2f"]
+    assert malformed_glue_roles("{glue:text}`x:.2f` and {glue:text}`y:,d` ms") == []
+    assert malformed_glue_roles("the `{glue:text}` role") == []
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=IDS)
+def test_glue_roles_are_well_formed(path):
+    """``{glue:text}`name:fmt}`` (a brace for the closing backtick) renders as raw text."""
+    bad = malformed_glue_roles(_markdown(_nb(path)))
+    assert not bad, bad

@@ -49,14 +49,25 @@ def test_each_setting_has_its_crossings_or_a_verdict(rows):
     assert all(r["label"] == "swap is cheaper at every length" for r in a40)
 
 
-def test_the_static_twin_binds_link_block_size_and_times(rows):
+def test_ratio_rows_are_recompute_over_swap(rows):
+    ratio = [r for r in rows if r["kind"] == "ratio"]
+    assert len(ratio) == 2 * len(LENGTHS) * 2 * 2
+    for r in ratio:
+        want = recompute_time_s(r["n"], "llama-3.1-8b", r["gpu"]) / swap_round_trip_s(
+            r["n"], "llama-3.1-8b", r["gpu"], CostModel(pcie_bytes_per_s=LINKS[r["link"]]),
+            block_size=r["bs"])
+        assert r["ratio"] == pytest.approx(want, rel=1e-3)
+
+
+def test_the_static_twin_binds_link_and_block_size(rows):
     spec = charts.swap_recompute_chart(rows, interactive=True, title="t").to_dict()
     names = {p["name"] for p in spec.get("params", [])}
-    assert {"link", "bs", "times"} <= names
+    assert names == {"link", "bs"}
     assert spec["config"] == charts.THEME
-    fixed = charts.swap_recompute_chart(rows, title="t", link="shared", block_size=64,
-                                        times=3).to_dict()
-    assert not fixed.get("params") and "datum.ms * 3" in str(fixed)
+    assert "format(datum.value / 1024, 'd') + 'K'" in str(spec)      # 1K, 4K, 16K, 64K
+    fixed = charts.swap_recompute_chart(rows, title="t", link="shared", block_size=64).to_dict()
+    assert not fixed.get("params") and fixed["width"] == "container"
+    assert "datum.link === 'shared'" in str(fixed) or "'shared'" in str(fixed)
 
 
 def test_swap_recompute_chart_rejects_what_the_rows_lack(rows):
@@ -64,8 +75,8 @@ def test_swap_recompute_chart_rejects_what_the_rows_lack(rows):
         charts.swap_recompute_chart(rows, title="t", link="Gen5")
     with pytest.raises(kvsim.KvsimError, match="block_size=32 is not in the rows"):
         charts.swap_recompute_chart(rows, title="t", block_size=32)
-    with pytest.raises(kvsim.KvsimError, match="times=0 is out of range"):
-        charts.swap_recompute_chart(rows, title="t", times=0)
+    with pytest.raises(kvsim.KvsimError, match="no ratio rows"):
+        charts.swap_recompute_chart([r for r in rows if r["kind"] != "ratio"], title="t")
     with pytest.raises(kvsim.KvsimError, match=r"links\['x'\]"):
         charts.swap_recompute_data("llama-3.1-8b", ["a40-48gb"], links={"x": -1.0},
                                    block_sizes=[16], lengths=[256])
@@ -105,6 +116,8 @@ def test_spread_chart_draws_numeric_and_categorical_cases_in_the_theme():
     spec = charts.spread_chart(num, title="t", x_title="block (tokens)", y_title="ms (ms)",
                                log_x=True).to_dict()
     assert spec["config"] == charts.THEME and "log" in str(spec)
+    assert "indexof(['swap', 'recompute'], datum.series)" in str(spec)   # side by side
     cat = charts.spread_data({("a", "p"): [1.0], ("b", "p"): [2.0]})
     spec = charts.spread_chart(cat, title="t", x_title="case", y_title="ms (ms)").to_dict()
     assert "'type': 'nominal'" in str(spec)
+    assert spec["layer"][0]["encoding"]["y"]["field"] == "case"        # one row per case

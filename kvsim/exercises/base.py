@@ -42,8 +42,13 @@ class Exercise:
     abs_tol: float = 0.0
     rel_tol: float = 0.0
     traps: tuple = field(default_factory=tuple)
+    #: For an answer that is right anywhere in a range (a threshold between two
+    #: figures): ``accepts(answer)`` decides instead of the tolerances.
+    accepts: Callable[[float], bool] | None = None
 
     def close(self, answer: float, target: float) -> bool:
+        if self.accepts is not None:
+            return bool(self.accepts(answer))
         return abs(answer - target) <= max(self.abs_tol, self.rel_tol * abs(target))
 
 

@@ -5,7 +5,9 @@ Every expected value is computed with the cost model the engine uses
 is "KV Cache Preemption in vLLM" (Belgavi's 1,100-token request, 0.5 MiB per
 token), seed 001 "When to Swap vs Recompute" (4K tokens at 128 KiB over PCIe
 4.0); the block-size study is the PagedAttention paper's (Kwon et al., SOSP
-2023, OPT-13B on an A100).
+2023, §7.3: OPT-13B on an A100). The exercises ask about lengths the chapter
+never prints (6,144 tokens; Belgavi's request grown to 2,400), so no answer
+appears above its question.
 """
 from __future__ import annotations
 
@@ -22,6 +24,11 @@ BELGAVI_TOKENS = BELGAVI["prompt_tokens"] + BELGAVI["output_tokens"]
 SEED001 = {"model": "llama-3.1-8b", "tokens": 4_096, "nominal_pcie": 32 * GB}
 #: The exercises' Llama-3.1-8B request (not one the chapter prints).
 EX_TOKENS = 2_100
+#: The exercises' long Llama-3.1-8B request (1.5 x seed 001's; not one the chapter prints, and
+#: 8,192 would put the A100 round trip within 2% of the table's 4,096-token recompute).
+LONG_TOKENS = 6_144
+#: Belgavi's request after a long answer (850 + 1,550 tokens; not one the chapter prints).
+GROWN_TOKENS = 2_400
 #: The block-size study: PagedAttention §7.3, OPT-13B on an A100, a 1,024-token sequence.
 STUDY = {"model": "opt-13b", "gpu": "a100-80gb", "tokens": 1_024}
 #: The links the chapter compares (effective one-direction bytes per second).
@@ -71,38 +78,52 @@ def _copies():
 def _a100_round_trip():
     from ..costs import swap_round_trip_s
 
-    t = _ms(swap_round_trip_s(SEED001["tokens"], SEED001["model"], "a100-80gb"))
-    return t, (f"2 x (bytes / 25 GB/s + blocks x layers x 2 x 3 us) = {t:.1f} ms: the "
-               f"copies' fixed cost adds more than the bytes do")
+    t = _ms(swap_round_trip_s(LONG_TOKENS, SEED001["model"], "a100-80gb"))
+    return t, (f"2 x ({LONG_TOKENS:,} x 128 KiB / 25 GB/s + {_blocks(LONG_TOKENS)} blocks x 32 "
+               f"layers x 2 x 3 us) = {t:.1f} ms: the copies' fixed cost adds more than the bytes")
 
 
 def _a100_round_trip_nominal():
-    return _ms(2 * SEED001["tokens"] * _kvb(SEED001["model"]) / SEED001["nominal_pcie"])
+    return _ms(2 * LONG_TOKENS * _kvb(SEED001["model"]) / SEED001["nominal_pcie"])
 
 
 def _a100_round_trip_no_copies():
     from ..costs import CostModel, swap_round_trip_s
 
-    return _ms(swap_round_trip_s(SEED001["tokens"], SEED001["model"], "a100-80gb",
+    return _ms(swap_round_trip_s(LONG_TOKENS, SEED001["model"], "a100-80gb",
                                  CostModel(swap_copy_overhead_s=0.0)))
+
+
+def _a100_round_trip_double_copies():
+    """The copies counted for both directions, then the whole doubled again."""
+    bytes_only = _a100_round_trip_no_copies()
+    return bytes_only + 2 * (_a100_round_trip()[0] - bytes_only)
 
 
 def _h100_recompute():
     from ..costs import recompute_time_s
 
-    t = _ms(recompute_time_s(BELGAVI_TOKENS, BELGAVI["model"], "h100-80gb"))
-    return t, (f"kvsim.costs.recompute_time_s({BELGAVI_TOKENS:,}, 'llama-2-7b', 'h100-80gb') = "
-               f"{t:.1f} ms: one prefill step on a GPU several times the A40's speed")
+    t = _ms(recompute_time_s(GROWN_TOKENS, BELGAVI["model"], "h100-80gb"))
+    return t, (f"kvsim.costs.recompute_time_s({GROWN_TOKENS:,}, 'llama-2-7b', 'h100-80gb') = "
+               f"{t:.1f} ms: one prefill step, with its fixed floor and quadratic attention")
 
 
 def _seed_rate_recompute():
-    return BELGAVI_TOKENS * 0.12
+    return GROWN_TOKENS * 0.12
 
 
-def _a40_recompute():
+def _a40_recompute(tokens: int = BELGAVI_TOKENS):
     from ..costs import recompute_time_s
 
-    return _ms(recompute_time_s(BELGAVI_TOKENS, BELGAVI["model"], BELGAVI["gpu"]))
+    return _ms(recompute_time_s(tokens, BELGAVI["model"], BELGAVI["gpu"]))
+
+
+def _h100_scaled_from_table():
+    """The chapter's 1,100-token H100 figure scaled in proportion to GROWN_TOKENS."""
+    from ..costs import recompute_time_s
+
+    return _ms(recompute_time_s(BELGAVI_TOKENS, BELGAVI["model"], "h100-80gb")) \
+        * GROWN_TOKENS / BELGAVI_TOKENS
 
 
 def _swap_space_requests():
@@ -111,7 +132,12 @@ def _swap_space_requests():
     n = space_blocks // _blocks(BELGAVI_TOKENS)
     return n, (f"4 GiB / {block_bytes:,} B per block = {space_blocks} blocks; "
                f"{space_blocks} // {_blocks(BELGAVI_TOKENS)} blocks per request = {n}; the next "
-               f"victim is aborted")
+               f"victim stops the whole V0 engine")
+
+
+def _swap_space_rounded_up():
+    block_bytes = 16 * _kvb(BELGAVI["model"])
+    return -(-(V0_SWAP_SPACE // block_bytes) // _blocks(BELGAVI_TOKENS))
 
 
 def _swap_space_gb():
@@ -144,15 +170,15 @@ def _block64_bytes_only():
                                  CostModel(swap_copy_overhead_s=0.0), block_size=WHATIF_BLOCK))
 
 
-def _seed001_costs():
+def _long_costs():
     from ..costs import recompute_time_s, swap_round_trip_s
 
-    n, m = SEED001["tokens"], SEED001["model"]
+    n, m = LONG_TOKENS, SEED001["model"]
     return _ms(recompute_time_s(n, m, "a100-80gb")), _ms(swap_round_trip_s(n, m, "a100-80gb"))
 
 
 def _three_preemptions():
-    r, s = _seed001_costs()
+    r, s = _long_costs()
     k = WHATIF_TIMES
     v = k * (r - s)
     return v, (f"{k} x ({r:.1f} - {s:.1f}) ms = {v:.1f} ms: V0 frees the CPU copy when it "
@@ -160,13 +186,18 @@ def _three_preemptions():
 
 
 def _one_preemption():
-    r, s = _seed001_costs()
+    r, s = _long_costs()
     return r - s
 
 
 def _swap_pays_once():
-    r, s = _seed001_costs()
+    r, s = _long_costs()
     return WHATIF_TIMES * r - s
+
+
+def _three_one_way():
+    r, s = _long_costs()
+    return WHATIF_TIMES * (r - s / 2)
 
 
 EXERCISES: list[Exercise] = [
@@ -185,35 +216,48 @@ EXERCISES: list[Exercise] = [
         id="ch03-copies",
         question=f"block copies one swap-out of that {EX_TOKENS:,}-token request issues",
         kind="int", unit="copies", solve=_copies,
-        hint="one copy per block, per layer, for K and for V (eq-copies)",
+        hint="one copy per block, per layer, for K and for V (eq-swap)",
         traps=((lambda: _copies()[0] // 2,
                 "every layer keeps a key block AND a value block: times 2"),
                (lambda: EX_TOKENS * 32 * 2,
                 "a copy moves a whole block of one layer's K or V, not one token"),
                (lambda: 2 * _blocks(EX_TOKENS),
-                "each layer keeps its own blocks: times the 32 layers")),
+                "each layer keeps its own blocks: times the 32 layers"),
+               (lambda: 2 * _copies()[0],
+                "that counts the swap-in too; the question asks for one swap-out")),
     ),
     Exercise(
         id="ch03-a100-round-trip",
-        question="seed 001's 4,096 tokens of Llama-3.1-8B swapped out and back in on an A100, in ms",
+        question=f"{LONG_TOKENS:,} tokens of Llama-3.1-8B swapped out and back in on an A100, in ms",
         kind="float", unit="ms", solve=_a100_round_trip, rel_tol=0.02,
         hint="kvsim.costs.swap_round_trip_s: both directions, the A100's 25 GB/s, 3 us per copy",
         traps=((_a100_round_trip_nominal,
-                "that is the seed's figure: 32 GB/s nominal and no per-copy cost; use the A100's "
+                "that is the seed's method: 32 GB/s nominal and no per-copy cost; use the A100's "
                 "effective 25 GB/s and the copies"),
                (lambda: _a100_round_trip()[0] / 2,
                 "that is one way; out and back in is twice it"),
                (_a100_round_trip_no_copies,
-                "the bytes are right; add blocks x layers x 2 copies at 3 us each")),
+                "the bytes are right; add blocks x layers x 2 copies at 3 us each"),
+               (_a100_round_trip_double_copies,
+                "the copies are counted twice: each direction issues blocks x layers x 2 copies, "
+                "so the round trip has twice that, not four times"),
+               (lambda: _a100_round_trip()[0] / 1e3,
+                "that is in seconds; the answer is in milliseconds")),
     ),
     Exercise(
         id="ch03-h100-recompute",
-        question="recomputing Belgavi's 1,100 tokens of Llama-2-7B on an H100, in ms",
+        question=f"recomputing Belgavi's request grown to {GROWN_TOKENS:,} tokens of Llama-2-7B on "
+                 f"an H100, in ms",
         kind="float", unit="ms", solve=_h100_recompute, rel_tol=0.03,
         hint="kvsim.costs.recompute_time_s with the H100 preset",
         traps=((_seed_rate_recompute,
                 "0.12 ms per token is the seeds' 48 GB card; the H100 prefills far faster"),
-               (_a40_recompute, "that is the A40; pass 'h100-80gb'")),
+               (lambda: _a40_recompute(GROWN_TOKENS), "that is the A40; pass 'h100-80gb'"),
+               (_h100_scaled_from_table,
+                "a recompute is not proportional to the length: a fixed floor, then quadratic "
+                f"attention; call recompute_time_s at {GROWN_TOKENS:,} tokens"),
+               (lambda: _h100_recompute()[0] / 1e3,
+                "that is in seconds; the answer is in milliseconds")),
     ),
     Exercise(
         id="ch03-swap-space",
@@ -222,7 +266,9 @@ EXERCISES: list[Exercise] = [
         hint="swap space in blocks (4 GiB / (16 x 0.5 MiB)), divided by the blocks of one request",
         traps=((_swap_space_gb, "--swap-space counts GiB (2**30 bytes), not GB"),
                (_swap_space_blocks, "that is the swap space in blocks; divide by a request's "
-                                    "blocks")),
+                                    "blocks"),
+               (_swap_space_rounded_up,
+                "round down: a request whose blocks do not all fit cannot be swapped out")),
     ),
     Exercise(
         id="ch03-whatif-block-64",
@@ -231,18 +277,25 @@ EXERCISES: list[Exercise] = [
         kind="float", unit="ms", solve=_block64, rel_tol=0.02,
         hint="kvsim.costs.swap_round_trip_s(..., block_size=64): fewer, larger copies",
         traps=((_block16, "that is at 16-token blocks; pass block_size=64"),
-               (_block64_bytes_only, "the bytes are right; add the 3 us of each copy")),
+               (_block64_bytes_only, "the bytes are right; add the 3 us of each copy"),
+               (lambda: _block64()[0] / 2, "that is one way; out and back in is twice it"),
+               (lambda: _block64()[0] / 1e3,
+                "that is in seconds; the answer is in milliseconds")),
     ),
     Exercise(
         id="ch03-whatif-three-preemptions",
-        question="GPU time swap saves over recompute when seed 001's 4,096-token request is "
-                 "preempted three times on an A100, in ms",
+        question=f"time lost that swap saves over recompute when a {LONG_TOKENS:,}-token "
+                 f"Llama-3.1-8B request is preempted three times on an A100, in ms",
         kind="float", unit="ms", solve=_three_preemptions, rel_tol=0.02,
         hint="three times (recompute - swap round trip), each from kvsim.costs",
         traps=((_one_preemption, "that is one preemption; each of the three pays again"),
                (_swap_pays_once,
                 "swap does not pay once: V0 frees the CPU copy at swap-in, so every preemption "
-                "copies out and back in again")),
+                "copies out and back in again"),
+               (_three_one_way,
+                "a preempted request's swap costs a round trip, out and back in, not one way"),
+               (lambda: _three_preemptions()[0] / 1e3,
+                "that is in seconds; the answer is in milliseconds")),
     ),
 ]
 
@@ -306,7 +359,7 @@ def _predict_slow_link():
 
 
 def rescued_shares() -> list[float]:
-    """V1 with the prefix cache on mission 2's traffic: the share of resume work the cache held, per seed."""
+    """V1 with the prefix cache on the slow-link traffic: the share of resume work the cache held, per seed."""
     from ..scenarios import run_scenario
 
     out = []
@@ -341,7 +394,7 @@ PREDICTIONS: list[Prediction] = [
                question="how long one swap-out of a 1,300-token request over a 4 GB/s link "
                         "freezes every stream", solve=_predict_slow_link),
     Prediction(id="ch03-predict-rescued", unit="%",
-               question="the share of a resumed request's tokens V1's prefix cache still holds",
+               question="the share of a resumed request's tokens it finds still cached under V1",
                solve=_predict_rescued, rel_tol=0.15),
 ]
 

@@ -1,0 +1,168 @@
+"""Chapter 4's figures, the panel functions behind them, and their agreement with promtool.
+
+The chapter computes every dashboard panel and every alert condition from the
+scraped series with :mod:`kvsim.panels` (so it runs without Prometheus); here
+the book's rule file goes through the real ``promtool test rules`` on the
+same series, and the alerts promtool finds firing must be the ones the
+chapter's functions say, at every evaluation away from a transition.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import yaml
+
+import kvsim
+from kvsim import alerts as A
+from kvsim import exercises, metrics, panels
+from kvsim.errors import KvsimError
+from kvsim.exercises import ch04
+from kvsim.metrics import Table
+
+from notebook_helpers import BOOK, glued, read_chapter
+from test_alerts import EXTRA, LABELS, need
+
+NOTEBOOK = BOOK / "ch04-detecting-preemption.ipynb"
+
+
+# --- the incident ----------------------------------------------------------------------
+
+def test_the_incident_is_quiet_then_storms_then_recovers():
+    run = kvsim.run_scenario("incident-day")
+    ev = np.asarray(run.events["t_s"], dtype=float)
+    assert (ev < 900).sum() == 0
+    assert ((ev >= 900) & (ev < 1500)).sum() > 50
+    assert (ev > 1800).sum() <= 2                      # the last 10 minutes are calm again
+    assert run.summary()["requests_finished"] > 0.95 * run.summary()["requests_arrived"]
+
+
+def test_the_mean_hides_what_the_tail_and_the_pauses_show():
+    board = ch04.dashboard()
+    quiet = [r for r in board if 5 <= r["t_min"] <= 15]
+    storm = [r for r in board if 15 <= r["t_min"] <= 30]
+    mean_ratio = max(r["itl_mean_ms"] for r in storm) / np.median([r["itl_mean_ms"] for r in quiet])
+    gap_ratio = max(r["gap_max_ms"] for r in storm) / max(r["itl_p99_ms"] for r in quiet)
+    assert mean_ratio < 2 and gap_ratio > 10
+
+
+def test_the_gauge_counts_blocks_not_tokens():
+    b = ch04.gauge_breakdown()
+    assert b["blocks_held"] == round(b["gauge"] * b["blocks_total"])
+    assert b["token_fill"] < b["gauge"]
+    assert b["slack_tokens"] == b["blocks_held"] * b["block_size"] - b["tokens_stored"] > 0
+    assert 0 < b["slack_tokens"] < b["requests_running"] * b["block_size"]
+
+
+# --- kvsim.panels ----------------------------------------------------------------------
+
+def _table(**cols):
+    return Table({k: np.asarray(v, dtype=float) for k, v in cols.items()})
+
+
+def test_increase_avg_min_deriv_on_known_series():
+    tab = _table(t_s=[0, 15, 30, 45, 60], c=[0, 1, 3, 6, 10], g=[1, 2, 3, 4, 5])
+    assert list(panels.increase(tab, "c", 30)) == [0, 1, 3, 5, 7]
+    assert list(panels.avg_over_time(tab, "g", 30)) == [1, 1.5, 2, 3, 4]
+    assert list(panels.min_over_time(tab, "g", 15)) == [1, 1, 2, 3, 4]
+    assert np.allclose(panels.deriv(tab, "g", 60)[1:], 1 / 15)
+    with pytest.raises(KvsimError, match="series 'nope'"):
+        panels.increase(tab, "nope", 30)
+    with pytest.raises(KvsimError, match="window_s"):
+        panels.increase(tab, "c", 0)
+
+
+def test_firing_needs_the_condition_for_the_whole_for_duration():
+    t = np.arange(0, 100, 10.0)
+    cond = np.array([0, 1, 1, 1, 0, 1, 1, 1, 1, 1], dtype=bool)
+    fires = panels.firing(t, cond, 20)
+    assert list(np.flatnonzero(fires)) == [3, 7, 8, 9]
+    assert panels.onset(t, fires) == 30 and panels.onset(t, np.zeros(10, bool)) is None
+    assert list(panels.firing(t, cond, 0)) == list(cond)
+
+
+def test_quantiles_from_windows_of_buckets():
+    edges = (0.1, 0.2)
+    tab = _table(t_s=[0, 60], **{'h_bucket{le="0.1"}': [0, 50], 'h_bucket{le="0.2"}': [0, 100],
+                                'h_bucket{le="+Inf"}': [0, 100], "h_sum": [0, 12],
+                                "h_count": [0, 100]})
+    q = panels.histogram_quantile_over(tab, "h", 0.75, 60, edges)
+    assert np.isnan(q[0]) and q[1] == pytest.approx(0.15)
+    assert panels.mean_over(tab, "h", 60)[1] == pytest.approx(0.12)
+
+
+def test_every_book_rule_has_its_condition():
+    assert set(panels.book_rules(ch04.scraped())) == set(A.rule_alerts(A.RULES_FILE))
+
+
+def _transitions(t, fires):
+    return t[np.flatnonzero(np.diff(fires.astype(int)))]
+
+
+def test_promtool_fires_the_alerts_the_chapter_computes():
+    need("promtool")
+    run = kvsim.run_scenario("incident-day")
+    tab = metrics.scrape(run, interval_s=15)
+    t = np.asarray(tab["t_s"], dtype=float)
+    fires = {name: panels.firing(t, c, f) for name, (c, f) in panels.book_rules(tab).items()}
+    tests, fired = [], 0
+    for name, f in fires.items():
+        # every minute, but not within two minutes of this alert's own transitions
+        edges = _transitions(t, f)
+        probe = [x for x in np.arange(120, t[-1] - 60, 60.0)
+                 if not len(edges) or np.min(np.abs(edges - x)) >= 120]
+        firing = {x: [name] if f[int(np.searchsorted(t, x))] else [] for x in probe}
+        fired += sum(bool(v) for v in firing.values())
+        tests += A.alert_rule_tests(A.RULES_FILE, LABELS, firing, alerts=[name])
+    assert len(tests) > 150 and fired > 5            # both firing and silent evaluations
+    test = metrics.promtool_test(run, rule_files=[str(A.RULES_FILE)], interval_s=15,
+                                 extra_labels=EXTRA, alert_tests=tests)
+    ok, out = A.run_promtool_test(test)
+    assert ok, out
+
+
+@pytest.mark.parametrize("offset_ms, fires", [(-3.0, True), (+3.0, False)])
+def test_a_threshold_just_inside_the_storm_fires_and_just_outside_does_not(offset_ms, fires):
+    """The threshold exercise's range, proven at both edges with promtool."""
+    need("promtool")
+    edge = ch04.storm_p99_max() + offset_ms
+    rules = {"groups": [{"name": "t", "rules": [{
+        "alert": "ITLTail",
+        "expr": "histogram_quantile(0.99, sum by (le, model_name, engine, job, instance) "
+                "(rate(vllm:inter_token_latency_seconds_bucket[5m]))) > " + repr(edge / 1e3)}]}]}
+    run = kvsim.run_scenario("incident-day")
+    tab = metrics.scrape(run, interval_s=15)
+    t = np.asarray(tab["t_s"], dtype=float)
+    p99 = panels.histogram_quantile_over(tab, "vllm:inter_token_latency_seconds", 0.99, 300.0)
+    peak_t = float(t[np.nanargmax(p99)])
+    exp = [{"exp_labels": LABELS}] if fires else []
+    test = metrics.promtool_test(run, rule_files=["t.yml"], interval_s=15, extra_labels=EXTRA,
+                                 alert_tests=[{"eval_time": f"{int(peak_t)}s",
+                                               "alertname": "ITLTail", "exp_alerts": exp}])
+    ok, out = A.run_promtool_test(test, {"t.yml": yaml.safe_dump(rules)})
+    assert ok, out
+    # and the quiet quarter hour never crosses the lower edge of the range
+    assert ch04.healthy_p99_max() < ch04.storm_p99_max() - 3.0
+
+
+def test_the_threshold_check_accepts_the_range_only():
+    lo, hi = ch04.healthy_p99_max(), ch04.storm_p99_max()
+    assert exercises.evaluate("ch04-threshold", (lo + hi) / 2).status == "right"
+    assert exercises.evaluate("ch04-threshold", lo + 1).status == "right"
+    assert exercises.evaluate("ch04-threshold", lo - 1).status == "wrong"
+    assert exercises.evaluate("ch04-threshold", hi + 1).status == "wrong"
+
+
+# --- the chapter -----------------------------------------------------------------------
+
+def test_notebook_glue_matches_kvsim():
+    g = glued(read_chapter(NOTEBOOK))
+    assert g["mean_storm"] / g["mean_quiet"] < 2 and g["gap_storm_s"] > 1
+    assert g["n_scrapes"] == len(ch04.scraped()["t_s"])
+    b = ch04.gauge_breakdown()
+    assert g["held"] == b["blocks_held"] and g["slack"] == b["slack_tokens"]
+    # the source's rule fires after the rush (minute 25); the pinned warning before it
+    assert g["seed_rule_min"] > 25 > g["pinned_min"] > g["first_pre_min"] > 15
+    assert g["n_seed_findings"] >= 1 and g["n_book_findings"] == 0
+    assert g["cb_pre"] < 1 and g["cb_kv"] < 90 and g["mb_kv"] > 95
+    for ex_id in (i for i in exercises.list_exercises() if i.startswith("ch04-")):
+        assert g[ex_id] == exercises.expected(ex_id), ex_id
