@@ -24,7 +24,9 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from .errors import KvsimError, check_choice
+import numpy as np
+
+from .errors import KvsimError, check_choice, check_float
 from .metrics import VERSIONS, metric_defs
 
 __all__ = ["RULES_FILE", "SEED_RULES_FILE", "Finding", "lint_promql", "lint_rules", "promtool",
@@ -286,3 +288,61 @@ def alert_rule_tests(rules_path, series_labels: dict, firing: dict,
             tests.append({"eval_time": f"{int(round(t))}s", "alertname": name,
                           "exp_alerts": exp})
     return tests
+
+
+_FAILED = re.compile(r"alertname:\s*([^,\s]+),\s*time:\s*([0-9hms.]+)")
+
+
+def _duration_s(text: str) -> float:
+    """promtool's durations (``26m40s``, ``1h2m``, ``45s``) in seconds."""
+    total, number = 0.0, ""
+    for ch in text:
+        if ch.isdigit() or ch == ".":
+            number += ch
+        else:
+            total += float(number or 0) * {"h": 3600, "m": 60, "s": 1}[ch]
+            number = ""
+    return total
+
+
+def firing_times(path_or_text, result, *, every_s: float = 60.0, version: str = "v1",
+                 interval_s: float = 15.0) -> dict[str, list[float]]:
+    """When each alert of a rule file fires on a simulated run, as promtool evaluates it.
+
+    Writes a ``promtool test rules`` file whose input is ``result``'s scraped
+    series (:func:`kvsim.metrics.promtool_test`) and which expects *no* alert
+    at every ``every_s`` seconds; each failure promtool reports is an alert
+    firing at that time. Returns ``{alertname: [seconds, ...]}`` (an empty list:
+    the alert never fired). Needs promtool (:data:`INSTALL_HINT` otherwise).
+    """
+    from .metrics import _scrape_times, promtool_test
+
+    every_s = check_float("every_s", every_s, min=1.0, max=86_400.0)
+    if promtool() is None:
+        raise KvsimError(INSTALL_HINT)
+    text = path_or_text
+    if isinstance(path_or_text, Path) or "\n" not in str(path_or_text):
+        path = Path(path_or_text)
+        if not path.is_file():
+            raise KvsimError(f"rule file {str(path_or_text)!r} does not exist: expected a "
+                             "Prometheus rule file (YAML)")
+        text = path.read_text(encoding="utf-8")
+    names = list(rule_alerts(text))
+    if not names:
+        raise KvsimError("the rule file has no alerting rule: expected at least one 'alert:'")
+    end = float(_scrape_times(float(result.config["simulated_s"]), interval_s, None)[-1])
+    times = [float(t) for t in np.arange(every_s, end + 1e-9, every_s)]
+    tests = [{"eval_time": f"{int(round(t))}s", "alertname": n, "exp_alerts": []}
+             for t in times for n in names]
+    test = promtool_test(result, rule_files=["rules.yml"], alert_tests=tests,
+                         interval_s=interval_s, version=version,
+                         extra_labels={"job": "vllm", "instance": "kvsim"})
+    ok, out = run_promtool_test(test, {"rules.yml": text})
+    fired: dict[str, list[float]] = {n: [] for n in names}
+    if not ok:
+        matches = _FAILED.findall(out)
+        if not matches:
+            raise KvsimError("promtool failed without naming an alert: " + out.splitlines()[-1])
+        for name, when in matches:
+            fired.setdefault(name, []).append(_duration_s(when))
+    return {n: sorted(v) for n, v in fired.items()}

@@ -12,6 +12,7 @@ and chapter 4 (``kvsim simulate``: replay a trace against a configuration)::
     kvsim sweep --scenario belgavi --grid output_mean=250,600 --seeds 0-4 --workers 2
     kvsim exporter --scenario mission-1-storm --speed 10 --port 9400   (serves /metrics)
     kvsim lint-rules my-alerts.rules.yml     (exit 1 when it finds a classic mistake)
+    kvsim lint-rules my-alerts.rules.yml --against incident-day   (when each alert fires)
     kvsim scenarios | kvsim models | kvsim gpus        (each takes --json)
     kvsim missions [--reset | --verify CODE | --leaderboard codes.txt | --ticket N]
 
@@ -240,6 +241,9 @@ def build_parser() -> argparse.ArgumentParser:
     lr.add_argument("--version", dest="metrics_version", default="v1", metavar="V",
                     type=_arg(lambda v: check_choice("version", v, ["v1", "v1-0.10", "v0"])),
                     help="the vLLM metric names to check against: v1 (default), v1-0.10 or v0")
+    lr.add_argument("--against", metavar="SCENARIO", default=None,
+                    help="also run the file's alerts with promtool on this scenario's scraped "
+                         "series and say when each fires (e.g. incident-day)")
     lr.add_argument("--json", action="store_true", help="print JSON")
 
     mi = sub.add_parser("missions", help="the lab's missions: progress, tickets, completion "
@@ -518,12 +522,26 @@ def _cmd_lint_rules(args) -> str:
     else:
         findings = lint_rules(args.file, version=args.metrics_version)
     args.exit_status = 1 if findings else 0
+    fired = None
+    if args.against is not None:
+        if args.file is None:
+            raise KvsimError("--against needs a rule file: expected FILE, not --expr")
+        from .alerts import firing_times
+        from .scenarios import run_scenario
+
+        fired = firing_times(args.file, run_scenario(args.against), version=args.metrics_version)
     if args.json:
-        return _dump([dict(rule=f.rule, kind=f.kind, text=f.text, message=f.message)
-                      for f in findings])
-    if not findings:
-        return f"no findings (checked against vLLM {args.metrics_version}'s metrics)"
-    return "\n".join(str(f) for f in findings)
+        out = [dict(rule=f.rule, kind=f.kind, text=f.text, message=f.message) for f in findings]
+        return _dump(out if fired is None else {"findings": out, "firing_s": fired})
+    lines = [str(f) for f in findings] or [
+        f"no findings (checked against vLLM {args.metrics_version}'s metrics)"]
+    if fired is not None:
+        lines.append(f"on scenario {args.against} (promtool, every minute):")
+        for name, times in fired.items():
+            span = (f"fires from {times[0] / 60:.0f} to {times[-1] / 60:.0f} min "
+                    f"({len(times)} of the minutes)" if times else "never fires")
+            lines.append(f"  {name}: {span}")
+    return "\n".join(lines)
 
 
 def _cmd_missions(args) -> str:

@@ -166,3 +166,31 @@ def test_notebook_glue_matches_kvsim():
     assert g["cb_pre"] < 1 and g["cb_kv"] < 90 and g["mb_kv"] > 95
     for ex_id in (i for i in exercises.list_exercises() if i.startswith("ch04-")):
         assert g[ex_id] == exercises.expected(ex_id), ex_id
+
+
+def test_firing_times_agrees_with_the_chapters_onsets(tmp_path):
+    """``kvsim lint-rules FILE --against SCENARIO`` (alerts.firing_times) runs promtool; its
+    first firing minute of every alert is the chapter's onset rounded up to the minute."""
+    need("promtool")
+    run = kvsim.run_scenario("incident-day")
+    fired = A.firing_times(A.RULES_FILE, run)
+    tab = metrics.scrape(run, interval_s=15)
+    t = np.asarray(tab["t_s"], dtype=float)
+    for name, (condition, for_s) in panels.book_rules(tab).items():
+        on = panels.onset(t, panels.firing(t, condition, for_s))
+        if on is None:
+            assert fired[name] == [], name
+        else:
+            assert fired[name] and 0 <= fired[name][0] - on < 60 + 1e-9, (name, on, fired[name])
+    with pytest.raises(KvsimError, match="does not exist"):
+        A.firing_times(tmp_path / "missing.yml", run)
+
+
+def test_lint_rules_against_a_scenario_at_the_terminal(capsys):
+    need("promtool")
+    from kvsim.cli import main
+
+    status = main(["lint-rules", str(A.SEED_RULES_FILE), "--against", "incident-day"])
+    out = capsys.readouterr().out
+    assert status == 1 and "absent-name" in out
+    assert "VLLMKVCacheNearFull: never fires" in out and "VLLMKVCachePreemption: fires from" in out

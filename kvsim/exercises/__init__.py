@@ -31,7 +31,7 @@ never ``5.734e+04``)::
 from __future__ import annotations
 
 from ..errors import KvsimError
-from . import ch01, ch02, ch03, ch04
+from . import ch01, ch02, ch03, ch04, ch05
 from .base import Exercise, Prediction, Verdict, _as_number, _not_a_number, plain
 from .setups import BELGAVI, H100_8B
 
@@ -41,7 +41,7 @@ __all__ = [
     "judge_prediction", "plain",
 ]
 
-CHAPTERS = (ch01, ch02, ch03, ch04)
+CHAPTERS = (ch01, ch02, ch03, ch04, ch05)
 
 
 def _registry(kind: str) -> dict:
