@@ -55,7 +55,7 @@ __all__ = [
     "capacity_by_length_data", "capacity_by_length_chart",
     "stepper_data", "stepper_chart",
     "seed_summary", "bars_chart", "lines_chart", "band_chart", "work_split_data", "work_split_chart",
-    "spans_chart",
+    "spans_chart", "histogram_chart",
     "timeline_data", "timeline_chart",
 ]
 
@@ -829,6 +829,43 @@ def spans_chart(rows: Iterable[Mapping], *, title: str, subtitle: str | None = N
                       .mark_rule(strokeDash=[2, 2], color="black")
                       .encode(x=alt.X("m:Q", title=x_title)))
     chart = alt.layer(*layers).properties(width=width, height=26 * len(order))
+    return _finish(chart, title, subtitle)
+
+
+def histogram_chart(edges: Sequence[float], counts: Sequence[float], *, marks: Mapping[str, float],
+                    title: str, subtitle: str | None = None, x_title: str = "latency (ms)",
+                    scale: float = 1e3, width: int = 480):
+    """A latency histogram as Prometheus keeps it: one bar per bucket (cumulative ``counts``
+    turned into per-bucket counts, ``+Inf`` last), on a log axis, with a labelled rule at
+    each of ``marks`` (``{"mean": s, "p99": s, ...}``, in the same unit as ``edges``)."""
+    alt = _alt()
+    edges = [float(e) for e in edges]
+    counts = [float(c) for c in counts]
+    if len(counts) != len(edges) + 1 or not edges:
+        raise KvsimError(f"histogram_chart: counts has {len(counts)} values: expected "
+                         f"{len(edges) + 1} (one per edge and +Inf)")
+    rows, lo, prev = [], edges[0] / 2, 0.0
+    for edge, c in zip(edges, counts):
+        rows.append({"lo": round(lo * scale, 4), "hi": round(edge * scale, 4),
+                     "n": c - prev, "label": f"le={edge:g}"})
+        lo, prev = edge, c
+    rows = [r for r in rows if r["n"] > 0]
+    base = alt.Chart(alt.InlineData(values=rows))
+    x = alt.X("lo:Q", title=x_title, scale=alt.Scale(type="log"))
+    bars = base.mark_rect(color=PALETTE[0], opacity=0.8, stroke="white").encode(
+        x=x, x2="hi:Q", y=alt.Y("n:Q", title="inter-token gaps (count, log scale)",
+                               scale=alt.Scale(type="log")),
+        tooltip=[alt.Tooltip("label:N", title="bucket"), alt.Tooltip("n:Q", format=",.0f")])
+    mark_rows = [{"x": round(v * scale, 4), "name": f"{k} {v * scale:,.0f}"}
+                 for k, v in marks.items()]
+    rules = alt.Chart(alt.InlineData(values=mark_rows)).mark_rule(
+        color="black", strokeDash=[4, 3]).encode(x=alt.X("x:Q", title=x_title))
+    # one label per mark, each a line lower than the last, so that close marks stay legible
+    names = [alt.Chart(alt.InlineData(values=[row])).mark_text(
+        align="left", dx=4, dy=14 * i, baseline="top").encode(
+        x=alt.X("x:Q", title=x_title), y=alt.value(0), text="name:N")
+        for i, row in enumerate(mark_rows)]
+    chart = alt.layer(bars, rules, *names).properties(width=width, height=220)
     return _finish(chart, title, subtitle)
 
 

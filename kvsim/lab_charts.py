@@ -39,9 +39,15 @@ def mission_band_data(mission, rows: Iterable[Mapping] | None = None,
 
 
 def mission_band_chart(rows: Iterable[Mapping], mission, *, title: str,
-                       subtitle: str | None = None, guess: float | None = None):
+                       subtitle: str | None = None, guess: float | None = None,
+                       interactive: bool = True):
     """Each SLO metric's worst day over the resource, the limit as a rule at 1, the passing
-    settings shaded and labelled, and the reader's ``guess`` (if any) as a dashed rule."""
+    settings shaded and labelled, and the reader's ``guess`` (if any) as a dashed rule.
+
+    ``interactive`` (the static site's twin): a slider sets the reader's guess and the
+    band, the lines and the verdict appear only once the reader ticks "I have committed
+    my guess"; both inputs are labelled "Mission N: ..." so the site keeps them in the
+    browser's storage (book/_ext/static/kvbook/missions.js)."""
     alt = _alt()
     m = get_mission(mission)
     rows = _need_rows(rows, ["x", "metric", "share", "passes"], "mission_band_chart")
@@ -89,6 +95,31 @@ def mission_band_chart(rows: Iterable[Mapping], mission, *, title: str,
             x=alt.X("b:Q", title=x_title, scale=alt.Scale(domain=[xs[0], xs[-1]], nice=False)),
             y=alt.value(0), text="t:N"))
     layers += [limit, lines]
+    params = []
+    if interactive:
+        import json
+
+        n = m.number
+        p_guess = alt.param(name=f"guess_{n}", value=xs[0], bind=alt.binding_range(
+            min=xs[0], max=xs[-1], step=step, name=f"Mission {n}: your guess, {lever.name} "))
+        p_reveal = alt.param(name=f"reveal_{n}", value=False, bind=alt.binding_checkbox(
+            name=f"Mission {n}: I have committed my guess; show the pass band "))
+        params = [p_guess, p_reveal]
+        # the band and the lines appear only after the reader commits
+        layers = [layer.transform_filter(f"reveal_{n}") for layer in layers[:-2]] + \
+                 [limit, lines.transform_filter(f"reveal_{n}")]
+        marks = json.dumps([f"{v:.3f}" for v in passing])
+        verdict = (f"reveal_{n} ? (indexof({marks}, format(guess_{n}, '.3f')) >= 0 ? "
+                   f"'your guess ' + format(guess_{n}, '.2f') + ' passes on every day' : "
+                   f"'your guess ' + format(guess_{n}, '.2f') + ' fails on some day') : "
+                   f"'guess with the slider, then tick the box'")
+        one = alt.Chart(alt.InlineData(values=[{}]))
+        layers.append(one.transform_calculate(x=f"guess_{n}").mark_rule(
+            strokeDash=[4, 3], color="black", strokeWidth=2).encode(
+            x=alt.X("x:Q", title=x_title, scale=alt.Scale(domain=[xs[0], xs[-1]], nice=False))))
+        layers.append(one.transform_calculate(t=verdict).mark_text(
+            align="left", baseline="top", dx=4, dy=4, fontWeight="bold").encode(
+            x=alt.value(0), y=alt.value(0), text="t:N"))
     if guess is not None:
         layers.append(alt.Chart(alt.InlineData(values=[{"x": guess, "t": "your guess"}]))
                       .mark_rule(strokeDash=[4, 3], color="black").encode(
@@ -100,6 +131,8 @@ def mission_band_chart(rows: Iterable[Mapping], mission, *, title: str,
                    f"limit. Every target is met, on every day, for {lever.name} {where}.")
     chart = alt.layer(*layers).properties(width="container", height=260,
                                           description=description)
+    if params:
+        chart = chart.add_params(*params)
     return _finish(chart, title, subtitle)
 
 

@@ -194,3 +194,14 @@ def test_lint_rules_against_a_scenario_at_the_terminal(capsys):
     out = capsys.readouterr().out
     assert status == 1 and "absent-name" in out
     assert "VLLMKVCacheNearFull: never fires" in out and "VLLMKVCachePreemption: fires from" in out
+
+
+def test_histogram_chart_draws_per_bucket_counts_and_names_bad_input():
+    from kvsim import charts
+
+    spec = charts.histogram_chart((0.1, 0.2), [5, 7, 10], marks={"mean": 0.12}, title="t").to_dict()
+    bars = next(layer for layer in spec["layer"] if layer["mark"]["type"] == "rect")
+    rows = spec["datasets"][bars["data"]["name"]]
+    assert [r["n"] for r in rows] == [5, 2]                        # cumulative -> per bucket
+    with pytest.raises(KvsimError, match="expected 3"):
+        charts.histogram_chart((0.1, 0.2), [5, 7], marks={}, title="t")

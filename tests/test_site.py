@@ -312,3 +312,57 @@ def test_site_has_pages_and_a_bound_slider():
     """The book's static twins: at least one page carries a bound slider."""
     assert "book/intro.html" in PAGES and "book/glossary.html" in PAGES
     assert sum(expectations(p)["sliders"] for p in PAGES) >= 1, "no chart on the site has a bound slider"
+
+
+# --------------------------------------------------------------------------
+# Chapter 5's missions keep a reader's committed guesses in the browser.
+
+MISSION_INPUTS = """() => Array.from(document.querySelectorAll('.vega-bind')).map(b => {
+    const name = b.querySelector('.vega-bind-name');
+    const input = b.querySelector('input');
+    return name && input && /^\\s*Mission 1:/.test(name.textContent)
+        ? {name: name.textContent.trim(), type: input.type, value: input.value,
+           checked: input.checked, min: input.min, max: input.max}
+        : null;
+}).filter(x => x)"""
+
+SET_MISSION_1 = """() => {
+    for (const b of document.querySelectorAll('.vega-bind')) {
+        const name = b.querySelector('.vega-bind-name');
+        const input = b.querySelector('input');
+        if (!name || !input || !/^\\s*Mission 1:/.test(name.textContent)) continue;
+        if (input.type === 'checkbox') { input.checked = true; }
+        else { input.value = input.max; }
+        input.dispatchEvent(new Event('input', {bubbles: true}));
+        input.dispatchEvent(new Event('change', {bubbles: true}));
+    }
+}"""
+
+MISSIONS_PAGE = "book/ch05-belgavis-book-store.html"
+
+
+@pytest.mark.skipif(MISSIONS_PAGE not in PAGES, reason="chapter 5 is not built")
+def test_mission_guesses_survive_a_reload_and_the_reset_forgets_them(open_page):
+    page, log = open_page(MISSIONS_PAGE)
+    page.wait_for_function(f"({MISSION_INPUTS})().length == 2", timeout=30_000)
+    before = {i["type"]: i for i in page.evaluate(MISSION_INPUTS)}
+    assert set(before) == {"range", "checkbox"} and not before["checkbox"]["checked"]
+    text_before = page.inner_text("body")
+    assert "guess with the slider, then tick the box" in text_before
+    page.evaluate(SET_MISSION_1)
+    page.wait_for_timeout(300)
+    assert "passes on every day" in page.inner_text("body")   # the verdict appears
+    page.reload(wait_until="load")
+    page.wait_for_load_state("networkidle")
+    page.wait_for_timeout(1500)                               # missions.js polls for the inputs
+    after = {i["type"]: i for i in page.evaluate(MISSION_INPUTS)}
+    assert after["checkbox"]["checked"]
+    assert float(after["range"]["value"]) == pytest.approx(float(before["range"]["max"]), abs=1e-6)
+    assert "passes on every day" in page.inner_text("body")
+    page.click("button.kvbook-missions-reset")
+    page.wait_for_load_state("networkidle")
+    page.wait_for_timeout(1500)
+    reset = {i["type"]: i for i in page.evaluate(MISSION_INPUTS)}
+    assert not reset["checkbox"]["checked"]
+    assert float(reset["range"]["value"]) == pytest.approx(float(before["range"]["value"]), abs=1e-6)
+    assert not log.unexpected_errors()

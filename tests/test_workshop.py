@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import dataclasses
 import importlib.util
+import json
 import re
 import sys
 from pathlib import Path
 
 import pytest
+from sphinx.errors import ExtensionError
 
 ROOT = Path(__file__).resolve().parents[1]
 SITE = ROOT / "_build" / "html"
@@ -122,14 +124,63 @@ def test_the_plan_stays_valid_as_chapters_land(n):
     assert max(s.session for s in slots) >= (n * base.total_minutes) // 180
 
 
+def test_the_missions_are_the_last_hour_of_the_whole_plan():
+    slots = W.workshop_plan(TIMINGS, missions_minutes=60)
+    _check_plan(slots, TIMINGS)
+    missions = [s for s in slots if s.title == W.MISSIONS_TITLE]
+    assert len(missions) == 1 and missions[0].minutes == 60 and missions[0].kind == "lab"
+    # nothing from a chapter comes after it
+    assert all(s.docname is None for s in slots if (s.session, s.start) > (missions[0].session,
+                                                                           missions[0].start))
+    assert missions[0].session == max(s.session for s in slots)
+
+
+def test_the_short_version_keeps_each_chapters_core_sections_in_90_minutes():
+    chapters = [t for t in TIMINGS if t.short]
+    assert len(chapters) == len(TIMINGS), "every chapter names its core sections"
+    slots = W.workshop_plan(TIMINGS, session_minutes=90, break_after=90, setup_minutes=5,
+                            wrap_up_minutes=5, short=True)
+    assert {s.session for s in slots} == {1}, "the short version is one session"
+    assert sum(s.minutes for s in slots) == 90 and slots[-1].kind == "wrap-up"
+    for t in chapters:
+        got = {s.kind: s.minutes for s in slots if s.docname == t.docname}
+        assert got["teaching"] == sum(t.teaching[x] for x in t.short)
+        assert got.get("exercises", 0) == t.short_exercises
+
+
+def test_a_short_section_the_chapter_lacks_is_refused(tmp_path):
+    nb = json.loads((ROOT / (CHAPTERS[0] + ".ipynb")).read_text())
+    nb["metadata"]["kvbook"]["timing"]["short"] = {"sections": ["No such section"]}
+    bad = tmp_path / "ch99-bad.ipynb"
+    bad.write_text(json.dumps(nb))
+    with pytest.raises(ExtensionError, match="'No such section' is not in teaching"):
+        W.read_timing(bad)
+
+
+def _page_plans() -> list[dict]:
+    """The options of every {workshop-plan} directive in book/workshop.md, as keyword arguments."""
+    text = (ROOT / "book" / "workshop.md").read_text()
+    plans = []
+    for block in re.findall(r"```\{workshop-plan\}\n(.*?)```", text, re.S):
+        options = {}
+        for name, value in re.findall(r"^:([\w-]+):\s*(\S*)", block, re.M):
+            key = name.replace("-", "_")
+            options[key] = True if key == "short" else int(value)
+        plans.append(options)
+    return plans
+
+
 @pytest.mark.skipif(not (SITE / "book" / "workshop.html").exists(), reason="site not built (make book)")
 def test_the_built_pages_show_the_front_matter_minutes():
     t = TIMINGS[0]
     chapter = (SITE / (t.docname + ".html")).read_text()
     assert f"Teaching: {t.teaching_minutes} min · Exercises: {t.exercises} min" in chapter
     plan = (SITE / "book" / "workshop.html").read_text()
-    for s in W.workshop_plan(TIMINGS):
-        assert f"{s.start}-{s.start + s.minutes}" in plan
+    plans = _page_plans()
+    assert len(plans) == 2, "the whole book and the 90-minute version"
+    for options in plans:
+        for s in W.workshop_plan(TIMINGS, **options):
+            assert f"{s.start}-{s.start + s.minutes}" in plan
     notes = (SITE / "book" / "instructor-notes" / (Path(t.docname).name[:4] + ".html")).read_text()
     assert f"Total: {t.total_minutes} min" in notes
     start = 0

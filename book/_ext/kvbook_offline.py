@@ -42,6 +42,8 @@ MATHJAX = "kvbook/mathjax/tex-svg-full.js"
 MATHJAX_BRIDGE = "kvbook/mathjax-bridge.js"
 #: The book's stylesheet: charts shrink to a narrow page; the box styles.
 BOOK_CSS = "kvbook/book.css"
+#: Keeps a reader's committed mission guesses in localStorage (chapter 5's static twins).
+MISSIONS_JS = "kvbook/missions.js"
 #: After sphinx's and the theme's scripts and any require.js (default priority 500).
 VEGA_PRIORITY = 800
 
@@ -74,6 +76,7 @@ def _builder_inited(app: Sphinx) -> None:
         app.add_js_file(VEGA_RUNTIME, priority=VEGA_PRIORITY)
         app.add_js_file(MATHJAX_BRIDGE, priority=VEGA_PRIORITY)
         app.add_css_file(BOOK_CSS)
+        app.add_js_file(MISSIONS_JS, priority=VEGA_PRIORITY)
 
 
 def _script_key(script) -> tuple:

@@ -24,6 +24,10 @@ mapping would lose the order); ``exercises`` is the exercise time. Three directi
     discussion of the frequently argued points; a chapter that does not fit
     moves to the next session. Chapters appear as they land: a notebook
     without timings is not a chapter yet.
+    With ``:missions-minutes: N`` the chapter-5 missions close the plan as
+    its last block; with ``:short:`` each chapter contributes only the
+    sections its front matter names under ``"short": {"sections": [...],
+    "exercises": n}`` (a chapter without it is left out): the short version.
 ``{timing-table} <chapter>``
     An instructor-notes table: one row per section with its minute range,
     from the chapter's metadata, and what to do in the room, from the
@@ -63,6 +67,8 @@ class ChapterTiming:
     teaching: dict         # section title -> minutes, in order
     exercises: int
     order: tuple = ()      # every timed section and "Exercises", in the chapter's order
+    short: tuple = ()      # the sections a short workshop keeps (their minutes as above)
+    short_exercises: int = 0
 
     @property
     def parts(self) -> list[tuple[str, int]]:
@@ -77,6 +83,10 @@ class ChapterTiming:
     @property
     def total_minutes(self) -> int:
         return self.teaching_minutes + self.exercises
+
+    @property
+    def short_teaching_minutes(self) -> int:
+        return sum(self.teaching[t] for t in self.short)
 
 
 def _positive(value, where: str) -> int:
@@ -104,6 +114,21 @@ def read_timing(path: Path, docname: str | None = None) -> ChapterTiming | None:
             raise ExtensionError(f"{where}.teaching[{i}]: section {title!r} is listed twice")
         teaching[title] = _positive(part["minutes"], f"{where}.teaching[{i}].minutes")
     exercises = _positive(block.get("exercises"), f"{where}.exercises")
+    short, short_exercises = (), 0
+    if "short" in block:
+        spec = block["short"]
+        if not isinstance(spec, dict) or not isinstance(spec.get("sections"), list) \
+                or not spec["sections"]:
+            raise ExtensionError(f"{where}.short = {spec!r}: expected "
+                                 '{"sections": [titles from teaching], "exercises": n}')
+        unknown = [t for t in spec["sections"] if t not in teaching]
+        if unknown:
+            raise ExtensionError(f"{where}.short: section {unknown[0]!r} is not in teaching: "
+                                 f"expected one of {', '.join(teaching)}")
+        short = tuple(str(t) for t in spec["sections"])
+        short_exercises = spec.get("exercises", 0)
+        if short_exercises:
+            short_exercises = _positive(short_exercises, f"{where}.short.exercises")
     title = ""
     for cell in nb.get("cells", []):
         if cell.get("cell_type") == "markdown":
@@ -112,7 +137,8 @@ def read_timing(path: Path, docname: str | None = None) -> ChapterTiming | None:
                 title = m.group(1).strip()
                 break
     order = tuple(t for t in section_titles(path) if t in teaching or t == "Exercises")
-    return ChapterTiming(docname or str(path.with_suffix("")), title, teaching, exercises, order)
+    return ChapterTiming(docname or str(path.with_suffix("")), title, teaching, exercises, order,
+                         short, short_exercises)
 
 
 def section_titles(path: Path) -> list[str]:
@@ -172,23 +198,35 @@ class Slot:
 FILLS = [
     ("lab", "Your own server: size it with kvsim, check it against its log", 50),
     ("discussion", "The frequently argued points, argued", 30),
+    ("review", "Review: each pair re-runs a prediction they missed and explains the gap", 30),
 ]
 #: The shortest block worth scheduling, in minutes.
 SHORTEST = 10
 
 
+#: The missions of chapter 5's lab, as the workshop's last block.
+MISSIONS_TITLE = ("The missions (chapter 5's lab): four incident tickets, scored over seeds; "
+                  "a room leaderboard from completion codes")
+
+
 def workshop_plan(chapters: list[ChapterTiming], *, session_minutes: int = 180,
                   break_after: int = 75, break_minutes: int = 15, setup_minutes: int = 15,
-                  wrap_up_minutes: int = 10, lab_minutes: int = 20) -> list[Slot]:
+                  wrap_up_minutes: int = 10, lab_minutes: int = 20, missions_minutes: int = 0,
+                  short: bool = False) -> list[Slot]:
     """Pack the chapters into sessions (see the module docstring); every session is full.
 
     A break goes in before any block that would make more than
-    ``break_after`` minutes without one. After the chapters, the session's
-    remaining time goes to :data:`FILLS` (the lab only when it gets at least
-    ``lab_minutes``), and what is left of it to the wrap-up.
+    ``break_after`` minutes without one; a chapter's teaching and exercises
+    stay in one session. A session's remaining time goes to :data:`FILLS`
+    (each once in the plan; the lab only when it gets at least
+    ``lab_minutes``), and what is left of it to the wrap-up. With
+    ``missions_minutes`` the chapter-5 missions are the last block before the
+    final wrap-up; with ``short`` each chapter gives only its ``short``
+    sections (and short exercises), and chapters without them are left out.
     """
     slots: list[Slot] = []
     session, clock, since_break = 1, 0, 0
+    used: set[str] = set()
 
     def add(kind: str, title: str, minutes: int, docname: str | None = None) -> None:
         nonlocal clock, since_break
@@ -199,12 +237,31 @@ def workshop_plan(chapters: list[ChapterTiming], *, session_minutes: int = 180,
     def need_break(minutes: int) -> bool:
         return since_break > 0 and since_break + minutes > break_after
 
-    def close_session() -> None:
+    def fits(minutes: list[int]) -> bool:
+        """Would these blocks (with the breaks they need) and the wrap-up fit this session?"""
+        c, since = clock, since_break
+        for m in minutes:
+            if since > 0 and since + m > break_after:
+                c, since = c + break_minutes, 0
+            c, since = c + m, since + m
+        return c + wrap_up_minutes <= session_minutes
+
+    def place(kind: str, title: str, minutes: int, docname: str | None = None) -> None:
+        if need_break(minutes):
+            add("break", "Break", break_minutes)
+        add(kind, title, minutes, docname)
+
+    def close_session(tail: int = 0) -> None:
+        """Fill what is left (keeping ``tail`` minutes and a break for the missions), then the
+        missions when ``tail``, then the wrap-up."""
         nonlocal session, clock, since_break
+        reserve = tail + break_minutes if tail else 0
         for kind, title, most in FILLS:
-            left = session_minutes - clock - wrap_up_minutes
+            if title in used:       # each fill once in a plan: the lab is not repeated
+                continue
+            left = session_minutes - clock - wrap_up_minutes - reserve
             minutes = min(most, left)
-            last = minutes == left
+            last = minutes == left and not tail
             if need_break(minutes + (wrap_up_minutes if last else 0)):
                 if left - break_minutes < SHORTEST:
                     break
@@ -213,6 +270,9 @@ def workshop_plan(chapters: list[ChapterTiming], *, session_minutes: int = 180,
             if minutes < (lab_minutes if kind == "lab" else SHORTEST):
                 continue
             add(kind, title, minutes)
+            used.add(title)
+        if tail:
+            place("lab", MISSIONS_TITLE, tail)
         rest = session_minutes - clock
         if need_break(rest) and rest - break_minutes >= wrap_up_minutes:
             add("break", "Break", break_minutes)    # the wrap-up counts as time without one
@@ -221,19 +281,35 @@ def workshop_plan(chapters: list[ChapterTiming], *, session_minutes: int = 180,
         session, clock, since_break = session + 1, 0, 0
 
     add("setup", "Set-up check: everyone runs the first cell of chapter 1", setup_minutes)
+    units = []          # a chapter's teaching and exercises stay in one session
     for ch in chapters:
-        for kind, minutes in (("teaching", ch.teaching_minutes), ("exercises", ch.exercises)):
+        if short:
+            parts = [("teaching", ch.short_teaching_minutes)] if ch.short else []
+            if ch.short and ch.short_exercises:
+                parts.append(("exercises", ch.short_exercises))
+        else:
+            parts = [("teaching", ch.teaching_minutes), ("exercises", ch.exercises)]
+        if parts:
+            units.append((ch, parts))
+    for ch, parts in units:
+        for kind, minutes in parts:
             if minutes > break_after:
                 raise ExtensionError(f"{ch.docname}: {minutes} minutes of {kind} in one block "
                                      f"exceed break_after={break_after}: split the chapter")
-            extra = break_minutes if need_break(minutes) else 0
-            if clock + extra + minutes + wrap_up_minutes > session_minutes:
-                close_session()
-                add("setup", "Recap of the last session", setup_minutes)
-                extra = break_minutes if need_break(minutes) else 0
-            if extra:
-                add("break", "Break", break_minutes)
-            add(kind, ch.title, minutes, ch.docname)
+        if not fits([m for _, m in parts]):
+            close_session()
+            add("setup", "Recap of the last session", setup_minutes)
+        for kind, minutes in parts:
+            place(kind, ch.title, minutes, ch.docname)
+    if missions_minutes:
+        if missions_minutes > break_after:
+            raise ExtensionError(f"missions-minutes = {missions_minutes} exceeds "
+                                 f"break_after={break_after}: expected at most {break_after}")
+        if not fits([missions_minutes]):
+            close_session()
+            add("setup", "Recap of the last session", setup_minutes)
+        close_session(tail=missions_minutes)
+        return slots
     close_session()
     return slots
 
@@ -318,14 +394,16 @@ class WorkshopPlanDirective(_Base):
     has_content = False
     option_spec = {name: directives.positive_int for name in
                    ("session-minutes", "break-after", "break-minutes", "setup-minutes",
-                    "wrap-up-minutes", "lab-minutes")}
+                    "wrap-up-minutes", "lab-minutes", "missions-minutes")}
+    option_spec["short"] = directives.flag
 
     def run(self):
         root = self.root()
         for docname in toc_docnames(root):
             if (root / (docname + ".ipynb")).exists():
                 self.env.note_dependency(str(root / (docname + ".ipynb")))
-        kwargs = {k.replace("-", "_"): v for k, v in self.options.items()}
+        kwargs = {k.replace("-", "_"): v for k, v in self.options.items() if k != "short"}
+        kwargs["short"] = "short" in self.options
         slots = workshop_plan(chapter_timings(root), **kwargs)
         out: list[nodes.Node] = []
         for session in sorted({s.session for s in slots}):

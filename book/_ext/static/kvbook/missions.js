@@ -1,0 +1,81 @@
+/* The lab's missions on the static site: a reader's committed guesses are kept in the
+ * browser's localStorage, per page, and restored when the page is opened again.
+ *
+ * A mission chart (kvsim.lab_charts.mission_band_chart with interactive=True) binds two
+ * Vega parameters to inputs labelled "Mission N: ...": the guess slider and the
+ * "I have committed my guess" checkbox. This script stores every such input's value
+ * when it changes and, once the charts have drawn their inputs, puts the stored values
+ * back (dispatching the events Vega listens to, so the chart follows). A button with the
+ * class kvbook-missions-reset forgets this page's values. Nothing leaves the browser.
+ */
+(function () {
+  "use strict";
+  var PREFIX = "kvbook:missions:" + window.location.pathname + ":";
+
+  function store() {
+    try { return window.localStorage; } catch (e) { return null; }   // private mode, file://
+  }
+
+  function missionInputs() {
+    var out = [];
+    document.querySelectorAll(".vega-bind").forEach(function (bind) {
+      var name = bind.querySelector(".vega-bind-name");
+      var input = bind.querySelector("input");
+      if (name && input && /^\s*Mission \d/.test(name.textContent)) {
+        out.push({ key: PREFIX + name.textContent.trim(), input: input });
+      }
+    });
+    return out;
+  }
+
+  function restore(item, s) {
+    var saved = s.getItem(item.key);
+    if (saved === null) { return; }
+    if (item.input.type === "checkbox") {
+      item.input.checked = saved === "true";
+    } else {
+      item.input.value = saved;
+    }
+    item.input.dispatchEvent(new Event("input", { bubbles: true }));
+    item.input.dispatchEvent(new Event("change", { bubbles: true }));
+  }
+
+  function attach(items, s) {
+    items.forEach(function (item) {
+      if (item.input.dataset.kvbookMission) { return; }
+      item.input.dataset.kvbookMission = "1";
+      restore(item, s);
+      var save = function () {
+        s.setItem(item.key, item.input.type === "checkbox" ? String(item.input.checked)
+                                                           : item.input.value);
+      };
+      item.input.addEventListener("input", save);
+      item.input.addEventListener("change", save);
+    });
+  }
+
+  function start() {
+    var s = store();
+    if (!s) { return; }
+    document.querySelectorAll(".kvbook-missions-reset").forEach(function (button) {
+      button.addEventListener("click", function () {
+        Object.keys(s).filter(function (k) { return k.indexOf(PREFIX) === 0; })
+          .forEach(function (k) { s.removeItem(k); });
+        window.location.reload();
+      });
+    });
+    var tries = 0;
+    var timer = window.setInterval(function () {     // charts draw their inputs after load
+      var items = missionInputs();
+      attach(items, s);
+      tries += 1;
+      if (tries > 40) { window.clearInterval(timer); }
+    }, 250);
+  }
+
+  if (document.readyState === "loading") {
+    document.addEventListener("DOMContentLoaded", start);
+  } else {
+    start();
+  }
+})();
