@@ -223,8 +223,9 @@ _add(Mission(
     cause="swap-link",
     flags="--preemption-mode recompute (vLLM V0 only; V1 always recomputes and has no swap), "
           "then --gpu-memory-utilization",
-    debrief=("Swap copies run inside the step: on a shared 4 GB/s link a 1,300-token victim "
-             "freezes every stream for about 170 ms. Recompute spends GPU time instead, chunked "
+    debrief=("Swap copies run inside the step: on a shared 4 GB/s link one victim's blocks "
+             "take longer to copy than several decode steps, and every stream waits for them "
+             "(chapter 3 computes the freeze). Recompute spends GPU time instead, chunked "
              "into steps that were running anyway, so the tail of every stream shortens; memory "
              "then ends the queue. vLLM V1 removed swap: upgrading is the same fix."),
 ))
