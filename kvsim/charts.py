@@ -55,7 +55,7 @@ __all__ = [
     "capacity_by_length_data", "capacity_by_length_chart",
     "stepper_data", "stepper_chart",
     "seed_summary", "bars_chart", "lines_chart", "band_chart", "work_split_data", "work_split_chart",
-    "spans_chart", "histogram_chart",
+    "spans_chart", "histogram_chart", "WORK_KINDS", "work_rate_data", "work_rate_chart",
     "timeline_data", "timeline_chart",
 ]
 
@@ -866,6 +866,75 @@ def histogram_chart(edges: Sequence[float], counts: Sequence[float], *, marks: M
         x=alt.X("x:Q", title=x_title), y=alt.value(0), text="name:N")
         for i, row in enumerate(mark_rows)]
     chart = alt.layer(bars, rules, *names).properties(width=width, height=220)
+    return _finish(chart, title, subtitle)
+
+
+#: The kinds of work in :func:`work_rate_data`, bottom to top of the stack.
+WORK_KINDS = ("prompts, first pass", "recomputed", "decoded")
+
+
+def work_rate_data(result, *, bin_s: float = 60.0) -> list[dict]:
+    """The engine's tokens per second by kind of work, in bins of ``bin_s`` seconds.
+
+    From the run's timeline: prompt tokens prefilled for the first time
+    (``prefill_tokens - recomputed_tokens``), tokens prefilled again after a
+    preemption (``recomputed_tokens``) and decoded tokens. Rows ``{t_min, kind,
+    tok_s, order}``; goodput is the decoded share, throughput the whole stack.
+    """
+    import numpy as np
+
+    from .errors import check_float
+    from .result import SimResult
+
+    if not isinstance(result, SimResult):
+        raise KvsimError(f"work_rate_data: result is a {type(result).__name__}: expected a "
+                         "SimResult")
+    bin_s = check_float("bin_s", bin_s, min=1.0, max=86_400.0)
+    tl = result.timeline
+    t = np.asarray(tl["t_s"], dtype=float)
+    bins = np.floor(t / bin_s).astype(int)
+    n = int(bins.max()) + 1 if len(bins) else 0
+    redo = np.asarray(tl["recomputed_tokens"], dtype=float)
+    parts = {"prompts, first pass": np.asarray(tl["prefill_tokens"], dtype=float) - redo,
+             "recomputed": redo, "decoded": np.asarray(tl["decode_tokens"], dtype=float)}
+    rows = []
+    for order, kind in enumerate(WORK_KINDS):
+        per_bin = np.bincount(bins, weights=parts[kind], minlength=n) / bin_s
+        rows += [{"t_min": round((b + 0.5) * bin_s / 60.0, 3), "kind": kind,
+                  "tok_s": round(float(v), 1), "order": order} for b, v in enumerate(per_bin)]
+    return rows
+
+
+def work_rate_chart(rows: Iterable[Mapping], *, title: str, subtitle: str | None = None,
+                    marks: Sequence = (), label_at: float | None = None, width: int = 480):
+    """A stacked area of the engine's work by kind over time, each band named in place."""
+    alt = _alt()
+    rows = _need_rows(rows, ["t_min", "kind", "tok_s", "order"], "work_rate_chart")
+    kinds = [k for k in WORK_KINDS if any(r["kind"] == k for r in rows)]
+    colour = alt.Color("kind:N", sort=kinds, legend=None,
+                       scale=alt.Scale(domain=kinds, range=[PALETTE[0], PALETTE[3], PALETTE[2]]))
+    x = alt.X("t_min:Q", title="time (min)")
+    y_title = "engine work (tokens/s)"
+    base = alt.Chart(alt.InlineData(values=list(rows)))
+    area = base.mark_area(interpolate="step-after", opacity=0.85).encode(
+        x=x, y=alt.Y("tok_s:Q", title=y_title, stack=True), color=colour,
+        order=alt.Order("order:Q"),
+        tooltip=[alt.Tooltip("t_min:Q", title="minute"), alt.Tooltip("kind:N"),
+                 alt.Tooltip("tok_s:Q", format=",.0f", title="tokens/s")])
+    at = label_at if label_at is not None else max(r["t_min"] for r in rows) / 2
+    nearest = min({r["t_min"] for r in rows}, key=lambda v: abs(v - at))
+    labels = (base.transform_stack(stack="tok_s", groupby=["t_min"], as_=["y0", "y1"],
+                                   sort=[alt.SortField("order")])
+              .transform_filter(f"datum.t_min == {nearest} && datum.tok_s > 0")
+              .transform_calculate(mid="(datum.y0 + datum.y1) / 2")
+              .mark_text(align="left", dx=4, color="black").encode(
+                  x=x, y=alt.Y("mid:Q", title=y_title), text="kind:N"))
+    layers = [area, labels]
+    if marks:
+        layers.append(alt.Chart(alt.InlineData(values=[{"m": m} for m in marks]))
+                      .mark_rule(strokeDash=[2, 2], color="black")
+                      .encode(x=alt.X("m:Q", title="time (min)")))
+    chart = alt.layer(*layers).properties(width=width, height=220)
     return _finish(chart, title, subtitle)
 
 

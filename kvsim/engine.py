@@ -156,7 +156,7 @@ class _Engine:
         self.stall_ends = 0                     # stall pauses closed in this step
         self.t = 0.0
         self.T = 0                              # steps executed
-        self.step_preemptions = 0
+        self.step_preemptions = self.step_recomputed = 0
         self.swap_out_bytes = self.swap_copies = 0
         self._fixed_s: dict[int, float] = {}    # step time of n decodes, without attention
         self._decode_slope = cost.decode_s_per_token
@@ -311,6 +311,7 @@ class _Engine:
         cfg, kv, group = self.cfg, self.kv, self.decoding
         t0, T = self.t, self.T
         self.step_preemptions = 0
+        self.step_recomputed = 0
         self.swap_out_bytes = self.swap_copies = 0
         self.policy.before_step()
         group_size = group.size
@@ -361,7 +362,7 @@ class _Engine:
                 dt = self.cost.swap_s(self.swap_out_bytes, self.swap_copies)
                 self.t, self.T = t0 + dt, T + 1
                 self._requeue_stalled()
-                self._record(self.t, dt, dt, 0, 0, 0, 0, self.swap_out_bytes, 0)
+                self._record(self.t, dt, dt, 0, 0, 0, 0, self.swap_out_bytes, 0, 0)
                 return
             raise RuntimeError("kvsim engine made no progress (internal error): "
                                f"t={t0}, waiting={len(self.waiting)}, free={kv.free}")
@@ -406,7 +407,8 @@ class _Engine:
         if self._policy_counts_steps:
             self.policy.stepped(1)
         self._record(t1, dt, t1 - t0, n_group + len(solo) - self.stall_ends, prefill_tokens,
-                     decode_seqs, emitted, self.swap_out_bytes, swap_in_bytes)
+                     decode_seqs, emitted, self.swap_out_bytes, swap_in_bytes,
+                     self.step_recomputed)
 
     # ------------------------------------------------------ 1. running
     def _chunk_of(self, rid: int, budget: int) -> int:
@@ -558,7 +560,9 @@ class _Engine:
         end = start + c
         high = self.high[rid]
         if high > start:
-            self.recomputed[rid] += min(end, high) - start
+            again = min(end, high) - start
+            self.recomputed[rid] += again
+            self.step_recomputed += again
         self.computed[rid] = end
 
     def _emit(self, rid: int, t1: float) -> None:
@@ -666,18 +670,18 @@ class _Engine:
             self._finish_decoders(T + k - 1, t1)
         self.rec.decode_run(t0, ends, dts, T, crossings, used0, blank0, cached0,
                             kv.num_blocks - pool.blank - pool.cached_free, pool.cached_free,
-                            (n, waiting, swapped, 0, n, 0, n, n, 0, 0),
+                            (n, waiting, swapped, 0, n, 0, n, n, 0, 0, 0),
                             (len(self.running), waiting + self.arrivals.arrived_by(t1),
-                             swapped, 0, n, 0, n, n, 0, 0))
+                             swapped, 0, n, 0, n, n, 0, 0, 0))
 
     def _record(self, t1, dt, gap, decoding, prefill_tokens, decode_tokens, emitted,
-                swap_out, swap_in) -> None:
+                swap_out, swap_in, recomputed) -> None:
         pool = self.kv.pool
         self.rec.step(t1, dt, gap, self.kv.num_blocks - pool.blank - pool.cached_free,
                       pool.cached_free,
                       (len(self.running), len(self.waiting) + self.arrivals.arrived_by(t1),
                        len(self.swapped), self.step_preemptions, decoding, prefill_tokens,
-                       decode_tokens, emitted, swap_out, swap_in))
+                       decode_tokens, emitted, swap_out, swap_in, recomputed))
 
     # --------------------------------------------------------------- result
     def _result(self) -> SimResult:

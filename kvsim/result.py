@@ -132,7 +132,8 @@ class SimResult:
             ``dt_s``, ``kv_blocks_used``, ``kv_blocks_cached``, ``running``,
             ``waiting``, ``swapped``, ``preemptions``, ``decoding``,
             ``prefill_tokens``, ``decode_tokens``, ``emitted_tokens``,
-            ``swap_out_bytes``, ``swap_in_bytes``, ``gap_s``).
+            ``swap_out_bytes``, ``swap_in_bytes``, ``gap_s``, ``recomputed_tokens``:
+            the step's prefill tokens that had been computed before a preemption).
         pauses: every pause of every request (``request``, ``start_s``,
             ``end_s``, ``mode`` 0 = recompute, 1 = swap); ``end_s`` is NaN while
             a request is still paused when the run stops.

@@ -20,7 +20,8 @@ __all__ = ["Recorder", "TIMELINE_COLUMNS"]
 
 #: Columns that are constant within a run of decode steps.
 _CONST = ("running", "waiting", "swapped", "preemptions", "decoding", "prefill_tokens",
-          "decode_tokens", "emitted_tokens", "swap_out_bytes", "swap_in_bytes")
+          "decode_tokens", "emitted_tokens", "swap_out_bytes", "swap_in_bytes",
+          "recomputed_tokens")
 
 #: The timeline's columns and dtypes, in order.
 TIMELINE_COLUMNS = {
@@ -29,6 +30,8 @@ TIMELINE_COLUMNS = {
     "swapped": np.int64, "preemptions": np.int64, "decoding": np.int64,
     "prefill_tokens": np.int64, "decode_tokens": np.int64, "emitted_tokens": np.int64,
     "swap_out_bytes": np.int64, "swap_in_bytes": np.int64, "gap_s": np.float64,
+    # prefill tokens of the step that were computed before a preemption (part of prefill_tokens)
+    "recomputed_tokens": np.int64,
 }
 
 

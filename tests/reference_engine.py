@@ -801,7 +801,7 @@ class Engine:
                 self.stats["stalls"] += len(stalled)
                 for r in stalled:
                     self._open_pause(r, STALL)
-                self._record(t1, dt, dt, 0, 0, 0, 0, st, 0)
+                self._record(t1, dt, dt, 0, 0, 0, 0, st, 0, 0)
                 return
             raise RuntimeError(f"reference engine made no progress at t={t0}")
         context = sum(r.P + r.G for r in solo) + sum(r.P + r.G for r in resumed)
@@ -835,10 +835,12 @@ class Engine:
         if not everyone:
             for r in solo:
                 decode(r)
+        recomputed = 0
         for r, start, c in chunks:
             end = start + c
             if r.high > start:
                 r.recomputed += min(end, r.high) - start
+                recomputed += min(end, r.high) - start
             r.computed = end
             if r.computed >= r.target:
                 r.prefilling = False
@@ -858,18 +860,18 @@ class Engine:
             self._open_pause(r, STALL)
         self.steps_since_reset += 1
         self._record(t1, dt, t1 - t0, regular, prefill_tokens, decode_seqs, emitted, st,
-                     swap_in_bytes)
+                     swap_in_bytes, recomputed)
 
     def _admit_running(self, r: Req) -> None:
         r.state = "running"
         self.running.append(r)
 
     def _record(self, t1, dt, gap, regular, prefill_tokens, decode_tokens, emitted, st,
-                swap_in_bytes) -> None:
+                swap_in_bytes, recomputed) -> None:
         self.rows.append((t1, dt, self.pool.n_used, self.pool.cached, len(self.running),
                           len(self.waiting) + self.source.waiting_by(t1), len(self.swapped),
                           st["preemptions"], regular, prefill_tokens, decode_tokens, emitted,
-                          st["swap_out_bytes"], swap_in_bytes, gap))
+                          st["swap_out_bytes"], swap_in_bytes, gap, recomputed))
 
     # ------------------------------------------------------------------ invariants
     def check(self) -> None:
@@ -921,7 +923,8 @@ class Engine:
         }
         names = ("t_s", "dt_s", "kv_blocks_used", "kv_blocks_cached", "running", "waiting",
                  "swapped", "preemptions", "decoding", "prefill_tokens", "decode_tokens",
-                 "emitted_tokens", "swap_out_bytes", "swap_in_bytes", "gap_s")
+                 "emitted_tokens", "swap_out_bytes", "swap_in_bytes", "gap_s",
+                 "recomputed_tokens")
         floats = {"t_s", "dt_s", "gap_s"}
         timeline = {name: (f if name in floats else i)([row[k] for row in self.rows])
                     for k, name in enumerate(names)}

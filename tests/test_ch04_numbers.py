@@ -205,3 +205,21 @@ def test_histogram_chart_draws_per_bucket_counts_and_names_bad_input():
     assert [r["n"] for r in rows] == [5, 2]                        # cumulative -> per bucket
     with pytest.raises(KvsimError, match="expected 3"):
         charts.histogram_chart((0.1, 0.2), [5, 7], marks={}, title="t")
+
+
+def test_work_rate_splits_the_engines_work_without_losing_a_token():
+    from kvsim import charts
+
+    run = kvsim.run_scenario("thrash-loop")
+    rows = charts.work_rate_data(run, bin_s=30.0)
+    total = {k: sum(r["tok_s"] for r in rows if r["kind"] == k) * 30.0 for k in charts.WORK_KINDS}
+    tl = run.timeline
+    assert total["recomputed"] == pytest.approx(int(tl["recomputed_tokens"].sum()), abs=30)
+    assert total["recomputed"] == pytest.approx(run.summary()["recomputed_tokens"], abs=30)
+    assert total["prompts, first pass"] + total["recomputed"] == pytest.approx(
+        int(tl["prefill_tokens"].sum()), abs=60)
+    assert total["decoded"] == pytest.approx(int(tl["decode_tokens"].sum()), abs=30)
+    spec = charts.work_rate_chart(rows, title="t").to_dict()
+    assert spec["title"]["text"] == "t"
+    with pytest.raises(KvsimError, match="SimResult"):
+        charts.work_rate_data({"not": "a run"})

@@ -957,3 +957,17 @@ def test_a_step_takes_blocks_in_admission_order():
         raise Precondition(stats)
     assert_same_result(fast, slow, "jumps vs step_by_step")
     assert_same_result(fast, ref, "kvsim vs reference engine")
+
+
+@pytest.mark.parametrize("scenario, options", [
+    ("thrash-loop", {}), ("load-test-120", {}), ("belgavi-long", {}),
+    ("mission-2-slow-pcie", {}), ("belgavi-long", {"enable_prefix_caching": False}),
+])
+def test_the_timelines_recomputed_tokens_add_up_to_the_requests(scenario, options):
+    """Every recomputed token is counted once, in the step that prefilled it again."""
+    r = kvsim.run_scenario(scenario, **options)
+    tl = r.timeline
+    assert int(tl["recomputed_tokens"].sum()) == int(r.requests["recomputed_tokens"].sum())
+    assert (tl["recomputed_tokens"] <= tl["prefill_tokens"]).all()
+    if r.requests["recomputed_tokens"].sum():
+        assert tl["recomputed_tokens"].any()

@@ -350,18 +350,22 @@ def test_mission_guesses_survive_a_reload_and_the_reset_forgets_them(open_page):
     text_before = page.inner_text("body")
     assert "guess with the slider, then tick the box" in text_before
     page.evaluate(SET_MISSION_1)
-    page.wait_for_timeout(300)
-    assert "passes on every day" in page.inner_text("body")   # the verdict appears
+    page.wait_for_function("document.body.innerText.includes('passes on every day')",
+                           timeout=30_000)                    # the verdict appears
     page.reload(wait_until="load")
     page.wait_for_load_state("networkidle")
-    page.wait_for_timeout(1500)                               # missions.js polls for the inputs
+    # missions.js restores the inputs once the charts have drawn them (it polls for them)
+    page.wait_for_function(f"({MISSION_INPUTS})().some(i => i.type === 'checkbox' && i.checked)",
+                           timeout=30_000)
     after = {i["type"]: i for i in page.evaluate(MISSION_INPUTS)}
     assert after["checkbox"]["checked"]
     assert float(after["range"]["value"]) == pytest.approx(float(before["range"]["max"]), abs=1e-6)
     assert "passes on every day" in page.inner_text("body")
-    page.click("button.kvbook-missions-reset")
+    with page.expect_navigation(wait_until="load"):     # the reset reloads the page
+        page.click("button.kvbook-missions-reset")
     page.wait_for_load_state("networkidle")
-    page.wait_for_timeout(1500)
+    page.wait_for_function(f"({MISSION_INPUTS})().length == 2", timeout=30_000)
+    page.wait_for_timeout(3000)           # longer than missions.js would take to restore anything
     reset = {i["type"]: i for i in page.evaluate(MISSION_INPUTS)}
     assert not reset["checkbox"]["checked"]
     assert float(reset["range"]["value"]) == pytest.approx(float(before["range"]["value"]), abs=1e-6)

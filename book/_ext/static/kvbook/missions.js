@@ -45,18 +45,35 @@
       if (item.input.dataset.kvbookMission) { return; }
       item.input.dataset.kvbookMission = "1";
       restore(item, s);
-      var save = function () {
-        s.setItem(item.key, item.input.type === "checkbox" ? String(item.input.checked)
-                                                           : item.input.value);
-      };
-      item.input.addEventListener("input", save);
-      item.input.addEventListener("change", save);
     });
+  }
+
+  // Saving listens on the document, so a change is kept even before the poll below has
+  // found the input (a reader who moves a slider the moment the chart appears).
+  function keyOf(input) {
+    var bind = input.closest(".vega-bind");
+    var name = bind && bind.querySelector(".vega-bind-name");
+    return name && /^\s*Mission \d/.test(name.textContent) ? PREFIX + name.textContent.trim()
+                                                             : null;
+  }
+
+  function listen(s) {
+    var save = function (event) {
+      var input = event.target;
+      if (!(input instanceof HTMLInputElement)) { return; }
+      var key = keyOf(input);
+      if (key) {
+        s.setItem(key, input.type === "checkbox" ? String(input.checked) : input.value);
+      }
+    };
+    document.addEventListener("input", save, true);
+    document.addEventListener("change", save, true);
   }
 
   function start() {
     var s = store();
     if (!s) { return; }
+    listen(s);
     document.querySelectorAll(".kvbook-missions-reset").forEach(function (button) {
       button.addEventListener("click", function () {
         Object.keys(s).filter(function (k) { return k.indexOf(PREFIX) === 0; })
@@ -69,7 +86,7 @@
       var items = missionInputs();
       attach(items, s);
       tries += 1;
-      if (tries > 40) { window.clearInterval(timer); }
+      if (tries > 120) { window.clearInterval(timer); }     // 30 s: charts on a slow machine
     }, 250);
   }
 
