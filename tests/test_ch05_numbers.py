@@ -13,11 +13,10 @@ import json
 import re
 import statistics
 
-import nbformat
 import pytest
 
 import kvsim
-from kvsim import charts, lab, lab_charts, missions
+from kvsim import lab, lab_charts, missions
 from kvsim.errors import KvsimError
 from kvsim.exercises import ch05
 

@@ -13,7 +13,7 @@ from kvsim import calibration
 from kvsim.costs import (CPU_OVERHEAD, CostModel, StepCost, attention_pairs, recompute_time_s,
                          swap_time_s, transfer_copies)
 from kvsim.errors import KvsimError
-from kvsim.units import GB, KiB, MB, MiB
+from kvsim.units import GB, KiB, MiB
 
 LLAMA2_KV_PER_TOKEN = 524_288
 

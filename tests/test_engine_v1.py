@@ -19,7 +19,6 @@ watermark 0, prefix caching on, the full-prompt gate on):
 """
 from __future__ import annotations
 
-import numpy as np
 import pytest
 
 import kvsim

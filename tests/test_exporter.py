@@ -1,7 +1,6 @@
 """kvsim exporter: a live /metrics endpoint replaying a run (real HTTP on loopback)."""
 from __future__ import annotations
 
-import os
 import signal
 import socket
 import subprocess
