@@ -3,8 +3,10 @@
 Explained in chapter 2 (the closed-loop load test) and chapter 5 (open-loop
 traffic and traces).
 
-Both sources hand the engine :class:`NewRequest` records in arrival order and
-say when the next one arrives. A closed loop also hears when each request
+Both sources say when the next request arrives. An open loop's requests are
+known up front (the engine reads their lengths at once and pulls them by
+count, :meth:`OpenArrivals.pull_until`); a closed loop hands the engine
+:class:`NewRequest` records as its users send them. A closed loop also hears when each request
 finishes: its user sends the next request ``think_s`` later. With
 ``turns > 1`` a user's requests form conversations: each turn's prompt is the
 previous turn's prompt and answer plus a new message, so the whole history is
@@ -13,6 +15,7 @@ number of turns, or earlier when the next turn would exceed ``max_model_len``.
 """
 from __future__ import annotations
 
+import bisect
 import heapq
 import math
 from typing import NamedTuple
@@ -60,30 +63,31 @@ class OpenArrivals:
         self.prefix_tokens = wl.prefix_tokens
         self.prefix_groups = wl.prefix_groups
         self.next = 0
-
-    def all_lengths(self) -> tuple[np.ndarray, np.ndarray]:
-        """Prompt and (capped) output lengths of every request, to check up front that each fits."""
-        return np.asarray(self.prompt, dtype=np.int64), np.asarray(self.output, dtype=np.int64)
+        self._next_times = self.times + [math.inf]      # a sentinel after the last arrival
 
     def next_time(self) -> float:
-        return self.times[self.next] if self.next < self.n else math.inf
+        return self._next_times[self.next]
 
-    def pull(self, t: float) -> list[NewRequest]:
-        out = []
-        while self.next < self.n and self.times[self.next] <= t:
-            i = self.next
-            p = self.prompt[i]
-            group = i % self.prefix_groups if self.prefix_tokens else -1
-            out.append(NewRequest(self.times[i], p, self.output[i], self.priority[i], group,
-                                  min(self.prefix_tokens, p) if group >= 0 else 0, -1, i))
-            self.next += 1
-        return out
+    def pull_until(self, t: float) -> int:
+        """Take every request that has arrived by ``t``; returns how many have been taken so far.
+
+        The engine knows each request's lengths from :attr:`prompt` and
+        :attr:`output` already (request ``i`` of the workload is request ``i``).
+        """
+        if self._next_times[self.next] <= t:
+            self.next = bisect.bisect_right(self.times, t, self.next)
+        return self.next
+
+    def prefix_of(self, i: int) -> tuple[int, int]:
+        """Request ``i``'s shared prefix: ``(prefix_group, prefix_tokens)``, ``(-1, 0)`` for none."""
+        if not self.prefix_tokens:
+            return -1, 0
+        return i % self.prefix_groups, min(self.prefix_tokens, self.prompt[i])
 
     def arrived_by(self, t: float) -> int:
         """Requests that have arrived by ``t`` but were not pulled yet."""
-        if self.next >= self.n:
+        if self._next_times[self.next] > t:
             return 0
-        import bisect
         return bisect.bisect_right(self.times, t, self.next) - self.next
 
     def finished(self, rid: int, t: float) -> bool:

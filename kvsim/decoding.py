@@ -19,6 +19,7 @@ Legend: ``T`` engine step; ``offset`` a member's stored tokens minus ``T``;
 from __future__ import annotations
 
 import heapq
+import math
 
 __all__ = ["DecodeGroup"]
 
@@ -88,6 +89,11 @@ class DecodeGroup:
         while heap[0][2] != self._version[heap[0][1]] or heap[0][1] not in self.offset:
             heapq.heappop(heap)
         return heap[0][0], heap[0][1]
+
+    def next_finish_step(self) -> float:
+        """A lower bound on the step of the next last token (inf for an empty group): no
+        member finishes before it (the heap may start with a stale entry)."""
+        return self._finish[0][0] if self._finish else math.inf
 
     def pop_finished(self, T_last: int) -> list[int]:
         """Members whose last token came in a step <= ``T_last`` (still members; caller removes)."""

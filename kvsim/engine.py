@@ -36,24 +36,25 @@ give byte-identical results, and match an independent reference engine.
 """
 from __future__ import annotations
 
-import heapq
 import math
 from bisect import bisect_left
-from collections import deque
 from itertools import accumulate
 
 import numpy as np
 
 from .arrivals import make_arrivals
-from .fit import check_requests_fit
 from .blocks import KVCacheManager
 from .costs import StepCost, attention_pairs, transfer_copies
 from .decoding import DecodeGroup
 from .errors import KvsimError
+from .fit import check_requests_fit
 from .options import ENGINE_DEFAULTS, resolve_options
 from .policies import make_policy
+from .requests import RequestTable
 from .result import SimResult, build_result
+from .swapping import SwapSpace
 from .timeline import Recorder
+from .waiting import make_waiting_queue
 from .workload import Request, Workload
 
 __all__ = ["simulate", "ENGINE_DEFAULTS"]
@@ -101,7 +102,7 @@ def build_engine(workload: Workload, model, gpu, engine_options: dict) -> "_Engi
 
 
 class _Engine:
-    """The scheduler's state and loop. Per-request state is kept in lists indexed by request id."""
+    """The scheduler's state and loop (per-request state: :class:`kvsim.requests.RequestTable`)."""
 
     def __init__(self, wl: Workload, model, gpu, cost: StepCost, cfg):
         self.model, self.gpu, self.cost, self.cfg = model, gpu, cost, cfg
@@ -115,136 +116,103 @@ class _Engine:
         self.max_jump = 1 if cfg.step_by_step else 1 << 62
         # the blocks a request alone may need (V1 keeps its watermark only while others run)
         self.max_prefill = cfg.num_gpu_blocks - (cfg.watermark_blocks if cfg.engine == "v0" else 0)
-        self.copies_per_block = transfer_copies(1, model.kv_layers, 1 if model.mla_kv_lora_rank else 2)
-        self.swap_used = 0
+        self.swap = SwapSpace(cfg.swap_space_blocks, cfg.block_bytes,
+                              transfer_copies(1, model.kv_layers, 1 if model.mla_kv_lora_rank else 2),
+                              cfg.swap_space_full)
+        self.swapped = self.swap.queue
 
-        params = {}
-        if cfg.admission == "sglang":
-            params = dict(init_new_token_ratio=cfg.init_new_token_ratio,
-                          min_new_token_ratio=cfg.min_new_token_ratio,
-                          new_token_ratio_decay=cfg.new_token_ratio_decay)
-        self.policy = make_policy(cfg.admission, **params)
+        self.policy = make_policy(cfg.admission, **({} if cfg.admission != "sglang" else dict(
+            init_new_token_ratio=cfg.init_new_token_ratio,
+            min_new_token_ratio=cfg.min_new_token_ratio,
+            new_token_ratio_decay=cfg.new_token_ratio_decay)))
         self.policy.bind(self)
         self._policy_counts_steps = self.policy.counts_steps
+        self._policy_acts_before_step = self.policy.acts_before_step
+        self._swapping = cfg.preemption_mode == "swap"
 
+        self.requests = reqs = RequestTable(cfg.max_model_len)
         self.arrivals = make_arrivals(wl, until_s=self.until, max_tokens=cfg.max_tokens,
                                       max_model_len=cfg.max_model_len)
         self.closed_loop = wl.is_closed_loop
         if not wl.is_closed_loop:
-            prompts, outputs = self.arrivals.all_lengths()
-            self._check_fit(prompts, outputs)
-
-        # per request (index = request id)
-        self.prompt, self.output, self.priority, self.arrival = [], [], [], []
-        self.generated, self.computed, self.target, self.high = [], [], [], []
-        self.first_token, self.finish, self.last_token = [], [], []
-        self.preemptions, self.recomputed, self.rescued, self.swaps = [], [], [], []
-        self.max_gap, self.paused, self.truncated = [], [], []
-        self.lookup_tokens, self.hit_tokens = [], []     # prefix cache, first admission
-        self._zero_columns = (self.generated, self.computed, self.high, self.preemptions,
-                              self.recomputed, self.rescued, self.swaps, self.max_gap, self.paused,
-                              self.lookup_tokens, self.hit_tokens)
-        self._nan_columns = (self.first_token, self.finish, self.last_token)
-        self.swap_blocks: dict[int, int] = {}
+            arrivals = self.arrivals
+            check_requests_fit(cfg, model.name, arrivals.prompt, arrivals.output,
+                               max_blocks=self.max_prefill)
+            reqs.add_all(arrivals.times, arrivals.prompt, arrivals.output, arrivals.priority)
 
         self.running: dict[int, None] = {}      # admission order
         self.prefilling: dict[int, None] = {}   # running, still in prefill (same order)
-        self.waiting = deque() if cfg.scheduling_policy == "fcfs" else []
-        self.swapped: deque[int] = deque()
+        self.waiting = make_waiting_queue(cfg.scheduling_policy, reqs.priority, reqs.arrival)
         self.stalled: list[int] = []            # decoders that get no token in this step
         self.unstalled: list[int] = []          # re-joined the decode group after a stall
         self.stall_ends = 0                     # stall pauses closed in this step
         self.t = 0.0
         self.T = 0                              # steps executed
         self.step_preemptions = self.step_recomputed = 0
-        self.swap_out_bytes = self.swap_copies = 0
         self._fixed_s: dict[int, float] = {}    # step time of n decodes, without attention
         self._decode_slope = cost.decode_s_per_token
         self.cache_queries = [0, 0]             # [fresh, resumed] tokens looked up
         self.cache_hits = [0, 0]
 
     # ------------------------------------------------------------- arrivals
-    def _check_fit(self, prompts, outputs, first: int = 0) -> None:
-        check_requests_fit(self.cfg, self.model.name, prompts, outputs, first=first,
-                           max_blocks=self.max_prefill)
-
     def _pull_arrivals(self, t: float) -> None:
-        closed = self.closed_loop
-        for item in self.arrivals.pull(t):
-            req, user = item if closed else (item, None)
-            if closed:
-                self._check_fit(np.array([req.prompt_tokens]), np.array([req.output_tokens]),
-                                first=req.index)
-            rid = len(self.prompt)
-            p = req.prompt_tokens
-            out = min(req.output_tokens, self.cfg.max_model_len - p)
-            self.prompt.append(p)
-            self.output.append(out)
-            self.priority.append(req.priority)
-            self.arrival.append(req.arrival_s)
-            self.target.append(p)
-            self.truncated.append(int(out < req.output_tokens))
-            for column in self._zero_columns:
-                column.append(0)
-            for column in self._nan_columns:
-                column.append(_NAN)
-            stream = req.session if req.session >= 0 else -(rid + 1)
-            self.kv.register(rid, req.prefix_group, req.prefix_tokens, stream)
-            if closed:
-                self.arrivals.bind(rid, user)
-            self._enqueue(rid)
-
-    def _enqueue(self, rid: int, front: bool = False) -> None:
-        if self.cfg.scheduling_policy == "priority":
-            heapq.heappush(self.waiting, (self.priority[rid], self.arrival[rid], rid))
-        elif front:
-            self.waiting.appendleft(rid)
-        else:
-            self.waiting.append(rid)
-
-    def _waiting_head(self) -> int:
-        return self.waiting[0] if self.cfg.scheduling_policy == "fcfs" else self.waiting[0][2]
-
-    def _pop_waiting(self) -> None:
-        if self.cfg.scheduling_policy == "fcfs":
-            self.waiting.popleft()
-        else:
-            heapq.heappop(self.waiting)
+        kv, waiting, arrivals = self.kv, self.waiting, self.arrivals
+        if not self.closed_loop:                # their columns are filled: register them
+            first = self.requests.count
+            self.requests.count = end = arrivals.pull_until(t)
+            for rid in range(first, end):
+                group, prefix_tokens = arrivals.prefix_of(rid)
+                kv.register(rid, group, prefix_tokens, -(rid + 1))
+                waiting.push(rid)
+            return
+        for req, user in arrivals.pull(t):
+            check_requests_fit(self.cfg, self.model.name, [req.prompt_tokens],
+                               [req.output_tokens], first=req.index, max_blocks=self.max_prefill)
+            rid = self.requests.add(req.arrival_s, req.prompt_tokens, req.output_tokens,
+                                    req.priority)
+            kv.register(rid, req.prefix_group, req.prefix_tokens,
+                        req.session if req.session >= 0 else -(rid + 1))
+            arrivals.bind(rid, user)
+            waiting.push(rid)
 
     # -------------------------------------------------------- request state
     def generated_now(self, rid: int) -> int:
-        """Tokens ``rid`` has generated so far (``self.generated`` lags for decoding requests)."""
+        """Tokens ``rid`` has generated so far (``generated`` lags for decoding requests)."""
         if rid in self.decoding:
-            return self.decoding.stored(rid, self.T) - self.prompt[rid] + 1
-        return self.generated[rid]
+            return self.decoding.stored(rid, self.T) - self.requests.prompt[rid] + 1
+        return self.requests.generated[rid]
 
     def decode_blocks_needed(self) -> int:
         return self.decoding.new_blocks(self.T)
 
     def _start_decoding(self, rid: int, T_next: int) -> None:
         """``rid`` has emitted a token and decodes from step ``T_next`` on."""
-        g = self.generated[rid]
-        self.decoding.add(rid, self.prompt[rid] + g - 1, T_next,
-                          T_next + self.output[rid] - g - 1)
+        reqs = self.requests
+        g = reqs.generated[rid]
+        self.decoding.add(rid, reqs.prompt[rid] + g - 1, T_next, T_next + reqs.output[rid] - g - 1)
 
     def _leave_decoding(self, rid: int) -> int:
         """Take ``rid`` out of the decode group before step ``T``; returns its stored tokens."""
+        reqs = self.requests
         first = self.decoding.first_step[rid]
         stored = self.decoding.remove(rid, self.T)
         if first < self.T:              # it emitted a token at the end of every step since
-            self.last_token[rid] = self.t
-        self.generated[rid] = stored - self.prompt[rid] + 1
+            reqs.last_token[rid] = self.t
+        reqs.generated[rid] = stored - reqs.prompt[rid] + 1
         self.kv.set_held(rid, self.kv.blocks_for(stored))
         self.rec.stint(rid, first, self.T)
         return stored
 
     def _stored(self, rid: int) -> int:
         """Tokens whose KV ``rid`` holds (it is not in the decode group)."""
-        return self.computed[rid] if rid in self.prefilling else self.prompt[rid] + self.generated[rid] - 1
+        reqs = self.requests
+        if rid in self.prefilling:
+            return reqs.computed[rid]
+        return reqs.prompt[rid] + reqs.generated[rid] - 1
 
     def preempt(self, rid: int) -> None:
         """Evict ``rid`` before step ``T`` (swap it out, or free its blocks for a recompute)."""
-        cfg, t = self.cfg, self.t
+        reqs = self.requests
         decoding = rid in self.decoding
         stored = self._leave_decoding(rid) if decoding else self._stored(rid)
         decoding = decoding or rid not in self.prefilling
@@ -253,52 +221,39 @@ class _Engine:
         if rid in self.unstalled:
             self.unstalled.remove(rid)
         self.policy.released(rid)
-        self.preemptions[rid] += 1
+        reqs.preemptions[rid] += 1
         self.step_preemptions += 1
-        mode = RECOMPUTE
-        if cfg.preemption_mode == "swap" and decoding:
-            blocks = self.kv.held[rid]
-            if self.swap_used + blocks <= cfg.swap_space_blocks:
-                mode = SWAP
-            elif cfg.swap_space_full == "abort":
-                raise KvsimError(
-                    f"at t={t:.3f} s request {rid} must be swapped out ({blocks} blocks) but the "
-                    f"CPU swap space is full ({self.swap_used} of {cfg.swap_space_blocks} blocks): "
-                    f"vLLM V0 aborts here ('Aborted due to the lack of CPU swap space'); expected "
-                    f"a larger swap_space_bytes, or swap_space_full='recompute'")
-            # else: kvsim's named option: fall back to recompute (NOTE: V0 aborts instead)
-        if mode == SWAP:
-            self.swap_used += blocks
-            self.swap_blocks[rid] = blocks
-            self.swap_out_bytes += blocks * cfg.block_bytes
-            self.swap_copies += blocks * self.copies_per_block
-            self.swaps[rid] += 1
+        if self.cfg.preemption_mode == "swap" and decoding \
+                and self.swap.swap_out(rid, self.kv.held[rid], self.t):
+            mode = SWAP
+            reqs.swaps[rid] += 1
             self.kv.release(rid, stored, reachable=False)
-            self.swapped.append(rid)
         else:
+            mode = RECOMPUTE
             self.kv.release(rid, stored, reachable=True)
-            self.high[rid] = max(self.high[rid], stored)
-            self.target[rid] = self.prompt[rid] + self.generated[rid]
-            self.computed[rid] = 0
-            self._enqueue(rid, front=True)
-        if self.generated[rid] > 0:            # a pause starts at the last token
-            self.rec.pause_start(rid, self.last_token[rid], mode)
+            reqs.high[rid] = max(reqs.high[rid], stored)
+            reqs.target[rid] = reqs.prompt[rid] + reqs.generated[rid]
+            reqs.computed[rid] = 0
+            self.waiting.push_front(rid)
+        if reqs.generated[rid] > 0:            # a pause starts at the last token
+            self.rec.pause_start(rid, reqs.last_token[rid], mode)
             self.rec.set_pause_mode(rid, mode)
-        self.rec.event(t, rid, mode)
+        self.rec.event(self.t, rid, mode)
 
     # ------------------------------------------------------------------ run
     def run(self, after_step=None) -> SimResult:
         """Run to the end; ``after_step(engine)``, when given, is called after every step."""
+        arrivals, until = self.arrivals, self.until
         while True:
+            arrival = arrivals.next_time()
             if not (self.running or self.waiting or self.swapped):
-                a = self.arrivals.next_time()
-                if a == math.inf or a >= self.until:
+                if arrival == math.inf or arrival >= until:
                     break
-                if a > self.t:
-                    self.t = a
-            if self.t >= self.until:
+                if arrival > self.t:
+                    self.t = arrival
+            if self.t >= until:
                 break
-            if self.arrivals.next_time() <= self.t:
+            if arrival <= self.t:
                 self._pull_arrivals(self.t)
             self.step()
             if after_step is not None:
@@ -309,77 +264,65 @@ class _Engine:
     def step(self) -> None:
         """Schedule step ``T``; execute it, or a run of identical decode steps."""
         cfg, kv, group = self.cfg, self.kv, self.decoding
-        t0, T = self.t, self.T
-        self.step_preemptions = 0
-        self.step_recomputed = 0
-        self.swap_out_bytes = self.swap_copies = 0
-        self.policy.before_step()
-        group_size = group.size
-        if group_size and not self.prefilling and not self.waiting and not self.swapped \
-                and not self.unstalled and group_size <= cfg.max_num_batched_tokens:
-            need = group.new_blocks(T)
+        self.step_preemptions = self.step_recomputed = 0
+        if self._swapping:
+            self.swap.new_step()
+        if self._policy_acts_before_step:
+            self.policy.before_step()
+        n_group = group.size
+        if n_group and not self.prefilling and not self.waiting and not self.swapped \
+                and not self.unstalled and n_group <= cfg.max_num_batched_tokens:
+            need = group.new_blocks(self.T)
             if need <= kv.free:                    # the common case: only decodes, all fit
                 kv.take(need)
-                self._decode_run(t0)
+                self._decode_run(self.t)
                 return
-
-        # 1. running requests
-        budget = cfg.max_num_batched_tokens
-        chunks = self._plan_chunks(budget - group.size)
-        need = group.new_blocks(T) if group.size else 0
-        if chunks is not None and group.size <= budget and \
-                need + sum(n for _, _, _, n in chunks) <= kv.free:
-            chunks = [(rid, start, c) for rid, start, c, _ in chunks]
-            if cfg.engine == "v1" and any(kv.registers_prefix(r, s + c) for r, s, c in chunks):
-                self._take_in_admission_order(chunks)
-            else:                                  # order cannot matter: take all at once
-                kv.take(need)
-                for rid, start, c in chunks:
-                    kv.grow(rid, start + c)
-                    kv.cache_prefix(rid, start + c)
-            solo = []
-            budget -= group.size + sum(c for _, _, c in chunks)
-        else:
-            chunks, solo, budget = self._schedule_in_order(budget)
+        # 1. running requests; 2. admission, only if nothing was preempted
+        chunks, solo, budget = self._schedule_running(cfg.max_num_batched_tokens)
         n_group = group.size
-
-        # 2. admission, only if nothing was preempted
-        resumed = []
+        resumed = ()
         admitted = False
-        swap_in_bytes = 0
         if self.step_preemptions == 0 and (self.swapped or self.waiting):
-            swap_in_bytes, budget = self._swap_in(resumed, budget)
+            if self.swapped:                       # V0: swapped requests come back first
+                resumed, budget = self.swap.swap_in(self, budget)
             admitted = self._admit(chunks, budget)
-
-        if n_group and not chunks and not solo and not resumed and not admitted \
-                and not self.step_preemptions and not self.stalled and not self.unstalled:
-            self._decode_run(t0)
-            return
-        if not chunks and not n_group and not solo and not resumed:
-            if self.step_preemptions:
-                # Everything that could run was evicted: a step that computes
-                # nothing and lasts as long as its swap copies, if any.
-                dt = self.cost.swap_s(self.swap_out_bytes, self.swap_copies)
-                self.t, self.T = t0 + dt, T + 1
-                self._requeue_stalled()
-                self._record(self.t, dt, dt, 0, 0, 0, 0, self.swap_out_bytes, 0, 0)
-                return
+        if chunks or solo or resumed:
+            self._execute(chunks, solo, resumed, n_group)
+        elif n_group:
+            if admitted or self.step_preemptions or self.stalled or self.unstalled:
+                self._execute(chunks, solo, resumed, n_group)
+            else:
+                self._decode_run(self.t)
+        elif self.step_preemptions:
+            # Everything that could run was evicted: a step that computes
+            # nothing and lasts as long as its swap copies, if any.
+            dt = self.cost.swap_s(self.swap.out_bytes, self.swap.copies)
+            self.t, self.T = self.t + dt, self.T + 1
+            self._requeue_stalled()
+            self._record(self.t, dt, dt, 0, 0, 0, 0)
+        else:
             raise RuntimeError("kvsim engine made no progress (internal error): "
-                               f"t={t0}, waiting={len(self.waiting)}, free={kv.free}")
+                               f"t={self.t}, waiting={len(self.waiting)}, free={kv.free}")
 
+    def _execute(self, chunks: list, solo: list, resumed, n_group: int) -> None:
+        """Steps 3 and 4: the scheduled batch's duration, then its tokens."""
+        reqs, group = self.requests, self.decoding
+        t0, T = self.t, self.T
         # 3. the step's duration: one formula for the whole batch
         decode_seqs = n_group + len(solo) + len(resumed)
-        context = (group.context(T) if n_group else 0) \
-            + sum(self._stored(r) + 1 for r in solo) \
-            + sum(self.prompt[r] + self.generated[r] for r in resumed)
+        context = group.context(T) if n_group else 0
+        if solo:
+            context += sum(self._stored(r) + 1 for r in solo)
+        if resumed:
+            context += sum(reqs.prompt[r] + reqs.generated[r] for r in resumed)
         pairs = kv_tokens = prefill_tokens = 0
         for _, start, c in chunks:
             pairs += attention_pairs(start, c)
             kv_tokens += start + c
             prefill_tokens += c
+        swap = self.swap
         dt = self.cost.step_s(decode_seqs + prefill_tokens, decode_seqs + len(chunks), context,
-                              pairs, kv_tokens, self.swap_out_bytes + swap_in_bytes,
-                              self.swap_copies)
+                              pairs, kv_tokens, swap.out_bytes + swap.in_bytes, swap.copies)
         t1 = t0 + dt
         self.t, self.T = t1, T + 1
 
@@ -391,47 +334,84 @@ class _Engine:
         for rid in solo:
             self._emit(rid, t1)
             self.rec.stint(rid, T, T + 1)
+        computed, target, prefilling = reqs.computed, reqs.target, self.prefilling
         for rid, start, c in chunks:
-            self._prefilled(rid, start, c)
-            if self.computed[rid] >= self.target[rid]:
-                del self.prefilling[rid]
+            if reqs.high[rid] > start:
+                self._recomputed(rid, start, c)
+            computed[rid] = start + c
+            if computed[rid] >= target[rid]:
+                del prefilling[rid]
                 emitted += 1
                 self._emit(rid, t1)
         if n_group:
-            for rid in self.unstalled:             # their first token after the stall
-                if rid in self.decoding:
-                    self._end_pause(rid, t1)
-            self._finish_decoders(T, t1)
-        self.unstalled = []
-        self._requeue_stalled()
+            if self.unstalled:
+                for rid in self.unstalled:         # their first token after the stall
+                    if rid in group:
+                        self._end_pause(rid, t1)
+                self.unstalled = []
+            if group.next_finish_step() <= T:
+                self._finish_decoders(T, t1)
+        else:
+            self.unstalled = []
+        if self.stalled:
+            self._requeue_stalled()
         if self._policy_counts_steps:
             self.policy.stepped(1)
         self._record(t1, dt, t1 - t0, n_group + len(solo) - self.stall_ends, prefill_tokens,
-                     decode_seqs, emitted, self.swap_out_bytes, swap_in_bytes,
-                     self.step_recomputed)
+                     decode_seqs, emitted)
 
     # ------------------------------------------------------ 1. running
     def _chunk_of(self, rid: int, budget: int) -> int:
-        c = self.target[rid] - self.computed[rid]
+        c = self.requests.target[rid] - self.requests.computed[rid]
         thr = self.cfg.long_prefill_token_threshold
         if 0 < thr < c:
             c = thr
         return min(c, budget)
 
+    def _schedule_running(self, budget: int):
+        """Step 1: every running request's tokens of this step ``(chunks, solo, budget left)``.
+
+        ``chunks`` are ``(rid, start, tokens)`` prefill chunks, ``solo`` the
+        decoders scheduled one by one (the decode group is scheduled whole). When
+        everything fits, the blocks are taken at once; else the exact pass runs.
+        """
+        kv, group = self.kv, self.decoding
+        n_group = group.size
+        plan = self._plan_chunks(budget - n_group) if self.prefilling else ([], 0)
+        if plan is None or n_group > budget:
+            return self._schedule_in_order(budget)
+        chunks, chunk_blocks = plan
+        need = group.new_blocks(self.T) if n_group else 0
+        if need + chunk_blocks > kv.free:
+            return self._schedule_in_order(budget)
+        budget -= n_group
+        if not chunks:
+            kv.take(need)
+            return chunks, [], budget
+        if self.cfg.engine == "v1" and any(kv.registers_prefix(r, s + c) for r, s, c in chunks):
+            self._take_in_admission_order(chunks)
+        else:                                      # order cannot matter: take all at once
+            kv.take(need)
+            for rid, start, c in chunks:
+                kv.grow(rid, start + c)
+                kv.cache_prefix(rid, start + c)
+        return chunks, [], budget - sum(c for _, _, c in chunks)
+
     def _plan_chunks(self, budget: int):
-        """Every prefilling request's next chunk ``(rid, start, tokens, new blocks)``, or
-        None when they do not all get their full chunk within ``budget``."""
+        """Every prefilling request's next chunk ``(rid, start, tokens)`` and the new blocks
+        they need, or None when they do not all get their full chunk within ``budget``."""
         plan = []
-        kv = self.kv
+        new_blocks = 0
+        kv, computed = self.kv, self.requests.computed
         for rid in self.prefilling:
             c = self._chunk_of(rid, budget)
-            full = self._chunk_of(rid, 1 << 62)
-            if c < full or c <= 0:
+            if c < self._chunk_of(rid, 1 << 62) or c <= 0:
                 return None
-            start = self.computed[rid]
-            plan.append((rid, start, c, max(0, kv.blocks_for(start + c) - kv.held[rid])))
+            start = computed[rid]
+            plan.append((rid, start, c))
+            new_blocks += max(0, kv.blocks_for(start + c) - kv.held[rid])
             budget -= c
-        return plan
+        return plan, new_blocks
 
     def _take_in_admission_order(self, chunks) -> None:
         """Blocks for a step where everything fits, taken request by request in running
@@ -482,43 +462,22 @@ class _Engine:
         chunks, solo = [], []
         for rid, c in scheduled.items():
             if rid in self.prefilling:
-                chunks.append((rid, self.computed[rid], c))
+                chunks.append((rid, self.requests.computed[rid], c))
             else:
                 solo.append(rid)
         self.stalled = [r for r in self.running if r not in self.prefilling and r not in scheduled]
         return chunks, solo, budget
 
     # ------------------------------------------------------ 2. admission
-    def _swap_in(self, resumed: list, budget: int) -> tuple[int, int]:
-        """V0: swapped requests come back first (their blocks + the watermark must fit)."""
-        cfg, kv = self.cfg, self.kv
-        nbytes = 0
-        while self.swapped and len(self.running) < cfg.max_num_seqs and budget >= 1:
-            rid = self.swapped[0]
-            tokens = self.prompt[rid] + self.generated[rid]     # its KV and this step's token
-            if not kv.can_allocate(kv.blocks_for(tokens), headroom=cfg.watermark_blocks):
-                break
-            self.swapped.popleft()
-            blocks = self.swap_blocks.pop(rid)
-            self.swap_used -= blocks
-            nbytes += blocks * cfg.block_bytes
-            self.swap_copies += blocks * self.copies_per_block
-            kv.set_held(rid, 0)
-            kv.grow(rid, tokens)
-            self.running[rid] = None
-            self.policy.admitted(rid)
-            resumed.append(rid)
-            budget -= 1
-        return nbytes, budget
-
     def _admit(self, chunks: list, budget: int) -> bool:
-        cfg, kv = self.cfg, self.kv
+        """Admit waiting requests in order while they fit; each one's first chunk joins ``chunks``."""
+        cfg, kv, reqs, waiting = self.cfg, self.kv, self.requests, self.waiting
         admitted = False
         thr = cfg.long_prefill_token_threshold
-        while self.waiting and not self.swapped and len(self.running) < cfg.max_num_seqs \
+        while waiting and not self.swapped and len(self.running) < cfg.max_num_seqs \
                 and budget > 0:
-            rid = self._waiting_head()
-            tokens = self.target[rid]
+            rid = waiting.head()
+            tokens = reqs.target[rid]
             hit = kv.lookup(rid, tokens)
             hit_tokens = hit.blocks * self.bs
             c = tokens - hit_tokens
@@ -528,24 +487,24 @@ class _Engine:
                 break
             c = min(c, budget)
             upto = tokens if cfg.whole_prompt_allocation else hit_tokens + c
-            new_blocks = kv.blocks_for(upto) - hit.blocks
-            if cfg.scheduler_reserve_full_isl and not cfg.whole_prompt_allocation:
-                new_blocks = kv.blocks_for(tokens) - hit.blocks
+            # the blocks the gate asks for: V1 the whole prompt (scheduler_reserve_full_isl)
+            gate = tokens if cfg.scheduler_reserve_full_isl else upto
+            new_blocks = kv.blocks_for(gate) - hit.blocks
             # V1 keeps its watermark only while other requests run (PR #44594)
             headroom = cfg.watermark_blocks if cfg.whole_prompt_allocation or self.running else 0
             if not self.policy.admits(rid, new_blocks, hit, headroom):
                 break
-            self._pop_waiting()
+            waiting.pop_head()
             kv.admit(rid, hit, upto)
-            resumed = self.preemptions[rid] > 0
+            resumed = reqs.preemptions[rid] > 0
             if cfg.enable_prefix_caching:
                 self.cache_queries[resumed] += tokens
                 self.cache_hits[resumed] += hit_tokens
             if resumed:
-                self.rescued[rid] += min(hit_tokens, self.high[rid])
+                reqs.rescued[rid] += min(hit_tokens, reqs.high[rid])
             elif cfg.enable_prefix_caching:
-                self.lookup_tokens[rid], self.hit_tokens[rid] = tokens, hit_tokens
-            self.computed[rid] = hit_tokens
+                reqs.lookup_tokens[rid], reqs.hit_tokens[rid] = tokens, hit_tokens
+            reqs.computed[rid] = hit_tokens
             kv.cache_prefix(rid, hit_tokens + c)
             self.running[rid] = None
             self.prefilling[rid] = None
@@ -556,24 +515,23 @@ class _Engine:
         return admitted
 
     # ------------------------------------------------------ 4. effects
-    def _prefilled(self, rid: int, start: int, c: int) -> None:
-        end = start + c
-        high = self.high[rid]
-        if high > start:
-            again = min(end, high) - start
-            self.recomputed[rid] += again
-            self.step_recomputed += again
-        self.computed[rid] = end
+    def _recomputed(self, rid: int, start: int, c: int) -> None:
+        """The chunk ``start .. start + c`` of ``rid`` holds tokens computed before a preemption."""
+        reqs = self.requests
+        again = min(start + c, reqs.high[rid]) - start
+        reqs.recomputed[rid] += again
+        self.step_recomputed += again
 
     def _emit(self, rid: int, t1: float) -> None:
         """``rid`` emits a token at ``t1``; it finishes or (re)joins the decode group."""
-        if math.isnan(self.first_token[rid]):
-            self.first_token[rid] = t1
+        reqs = self.requests
+        if math.isnan(reqs.first_token[rid]):
+            reqs.first_token[rid] = t1
         else:
             self._end_pause(rid, t1)
-        self.last_token[rid] = t1
-        self.generated[rid] += 1
-        if self.generated[rid] >= self.output[rid]:
+        reqs.last_token[rid] = t1
+        reqs.generated[rid] += 1
+        if reqs.generated[rid] >= reqs.output[rid]:
             self._finish(rid, t1)
         else:
             self._start_decoding(rid, self.T)
@@ -587,19 +545,21 @@ class _Engine:
         mode = self.rec.pause_end(rid, t1)
         if mode is None:
             return
-        gap = t1 - self.last_token[rid]
-        if gap > self.max_gap[rid]:
-            self.max_gap[rid] = gap
-        self.paused[rid] += gap
+        reqs = self.requests
+        gap = t1 - reqs.last_token[rid]
+        if gap > reqs.max_gap[rid]:
+            reqs.max_gap[rid] = gap
+        reqs.paused[rid] += gap
         if mode == STALL:
             self.stall_ends += 1
 
     def _requeue_stalled(self) -> None:
         """Decoders that got no token in the step just executed rejoin the decode group."""
+        reqs = self.requests
         for rid in self.stalled:                   # a step without their token: a short pause
-            self.rec.pause_start(rid, self.last_token[rid], STALL)
+            self.rec.pause_start(rid, reqs.last_token[rid], STALL)
             self.decoding.add(rid, self._stored(rid), self.T,
-                              self.T + self.output[rid] - self.generated[rid] - 1)
+                              self.T + reqs.output[rid] - reqs.generated[rid] - 1)
             self.unstalled.append(rid)
         self.stalled = []
 
@@ -609,15 +569,16 @@ class _Engine:
             self._leave_decoding(rid)
             if rid in self.unstalled:              # a stall that ended with its last token
                 self._end_pause(rid, t1)
-            self.last_token[rid] = t1
+            self.requests.last_token[rid] = t1
             self._finish(rid, t1)
 
     def _finish(self, rid: int, t1: float) -> None:
-        self.finish[rid] = t1
+        reqs = self.requests
+        reqs.finish[rid] = t1
         del self.running[rid]
         self.policy.released(rid)
         reachable = self.arrivals.finished(rid, t1)
-        self.kv.release(rid, self.prompt[rid] + self.generated[rid] - 1, reachable=reachable)
+        self.kv.release(rid, reqs.prompt[rid] + reqs.generated[rid] - 1, reachable=reachable)
 
     # ------------------------------------------------------ decode runs
     def _decode_run(self, t0: float) -> None:
@@ -651,9 +612,10 @@ class _Engine:
             if kt < k:
                 k = kt
         # the same sum, step by step, that single steps make (byte-identical times)
-        dts = [fixed + slope * (context + j * n) for j in range(k)]
-        ends = list(accumulate(dts, initial=t0))
-        del ends[0]
+        dts = [fixed + slope * c for c in range(context, context + k * n, n)]
+        ends = accumulate(dts, initial=t0)
+        next(ends)
+        ends = list(ends)
         if lim < math.inf and k > 1:               # keep the steps that start before lim
             k = 1 + bisect_left(ends, lim, 0, k - 1)
             del dts[k:], ends[k:]
@@ -666,26 +628,25 @@ class _Engine:
             self.policy.stepped(k)
         waiting, swapped = len(self.waiting), len(self.swapped)
         used0 = kv.num_blocks - free
-        if group._finish[0][0] <= T + k - 1:
+        if group.next_finish_step() <= T + k - 1:
             self._finish_decoders(T + k - 1, t1)
         self.rec.decode_run(t0, ends, dts, T, crossings, used0, blank0, cached0,
                             kv.num_blocks - pool.blank - pool.cached_free, pool.cached_free,
-                            (n, waiting, swapped, 0, n, 0, n, n, 0, 0, 0),
-                            (len(self.running), waiting + self.arrivals.arrived_by(t1),
-                             swapped, 0, n, 0, n, n, 0, 0, 0))
+                            n, waiting, swapped, len(self.running),
+                            waiting + self.arrivals.arrived_by(t1))
 
-    def _record(self, t1, dt, gap, decoding, prefill_tokens, decode_tokens, emitted,
-                swap_out, swap_in, recomputed) -> None:
-        pool = self.kv.pool
+    def _record(self, t1, dt, gap, decoding, prefill_tokens, decode_tokens, emitted) -> None:
+        pool, swap = self.kv.pool, self.swap
         self.rec.step(t1, dt, gap, self.kv.num_blocks - pool.blank - pool.cached_free,
                       pool.cached_free,
                       (len(self.running), len(self.waiting) + self.arrivals.arrived_by(t1),
                        len(self.swapped), self.step_preemptions, decoding, prefill_tokens,
-                       decode_tokens, emitted, swap_out, swap_in, recomputed))
+                       decode_tokens, emitted, swap.out_bytes, swap.in_bytes,
+                       self.step_recomputed))
 
     # --------------------------------------------------------------- result
     def _result(self) -> SimResult:
         for rid in list(self.decoding.offset):     # requests still decoding: materialise them
-            self.last_token[rid] = self.t
+            self.requests.last_token[rid] = self.t
             self._leave_decoding(rid)
         return build_result(self)

@@ -44,6 +44,8 @@ class _Policy:
     stays_blocked = True
     #: the policy wants :meth:`stepped` after every step
     counts_steps = False
+    #: the policy has something to do in :meth:`before_step`
+    acts_before_step = False
 
     def bind(self, eng) -> None:
         self.eng = eng
@@ -55,7 +57,7 @@ class _Policy:
         """The answer length the scheduler plans for: ``max_tokens`` when the engine
         sets it, else the request's own length (a client that knows it)."""
         e = self.eng
-        return e.cfg.max_tokens if e.cfg.max_tokens is not None else e.output[rid]
+        return e.cfg.max_tokens if e.cfg.max_tokens is not None else e.requests.output[rid]
 
     # the engine's questions
     def admits(self, rid: int, new_blocks: int, hit, headroom: int) -> bool:
@@ -84,7 +86,8 @@ class _Policy:
             e = self.eng
             self._admissions += 1
             self._admitted_at[rid] = self._admissions
-            heapq.heappush(self._victims, (-e.priority[rid], -e.arrival[rid], self._admissions, rid))
+            reqs = e.requests
+            heapq.heappush(self._victims, (-reqs.priority[rid], -reqs.arrival[rid], self._admissions, rid))
 
     def released(self, rid: int) -> None:
         pass
@@ -116,7 +119,7 @@ class GuaranteedAdmission(_Policy):
 
     def reservation(self, rid: int) -> int:
         e = self.eng
-        return e.kv.blocks_for(e.prompt[rid] + self.planned_answer(rid))
+        return e.kv.blocks_for(e.requests.prompt[rid] + self.planned_answer(rid))
 
     def admits(self, rid, new_blocks, hit, headroom):
         return (self.reserved + self.reservation(rid) <= self.eng.kv.num_blocks
@@ -142,6 +145,7 @@ class SGLangAdmission(_Policy):
     name = "sglang"
     stays_blocked = False  # the ratio decays every step, so a blocked queue may open
     counts_steps = True
+    acts_before_step = True
 
     def __init__(self, init_new_token_ratio=0.7, min_new_token_ratio=0.1,
                  new_token_ratio_decay=None):
@@ -172,7 +176,8 @@ class SGLangAdmission(_Policy):
 
     def _fewest_generated(self):
         e = self.eng
-        return min(e.running, key=lambda x: (e.generated_now(x), -e.prompt[x], -x))
+        prompt = e.requests.prompt
+        return min(e.running, key=lambda x: (e.generated_now(x), -prompt[x], -x))
 
     def victim(self, requester):
         self.steps_since_reset = 0

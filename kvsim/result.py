@@ -253,27 +253,28 @@ class SimResult:
 
 
 def build_result(engine) -> SimResult:
-    """Assemble a :class:`SimResult` from a finished engine's per-request lists and recorder."""
+    """Assemble a :class:`SimResult` from a finished engine's per-request table and recorder."""
     tl = engine.rec.timeline()
-    n = len(engine.prompt)
-    max_gap = np.maximum(np.array(engine.max_gap, dtype=float),
+    reqs = engine.requests
+    n = reqs.count
+    max_gap = np.maximum(reqs.column("max_gap", float),
                          engine.rec.longest_stint_gaps(tl["gap_s"], n))
-    arrival = np.array(engine.arrival, dtype=float)
-    first = np.array(engine.first_token, dtype=float)
+    arrival = reqs.column("arrival", float)
+    first = reqs.column("first_token", float)
 
-    def ints(values):
-        return np.array(values, dtype=np.int64)
+    def ints(name):
+        return reqs.column(name, np.int64)
 
     requests = {
         "arrival_s": arrival, "first_token_s": first,
-        "finish_s": np.array(engine.finish, dtype=float), "ttft_s": first - arrival,
-        "prompt_tokens": ints(engine.prompt), "output_tokens": ints(engine.output),
-        "generated_tokens": ints(engine.generated), "preemptions": ints(engine.preemptions),
-        "recomputed_tokens": ints(engine.recomputed), "rescued_tokens": ints(engine.rescued),
-        "swaps": ints(engine.swaps), "max_gap_s": max_gap,
-        "paused_s": np.array(engine.paused, dtype=float), "priority": ints(engine.priority),
-        "truncated": ints(engine.truncated), "prefix_lookup_tokens": ints(engine.lookup_tokens),
-        "prefix_hit_tokens": ints(engine.hit_tokens),
+        "finish_s": reqs.column("finish", float), "ttft_s": first - arrival,
+        "prompt_tokens": ints("prompt"), "output_tokens": ints("output"),
+        "generated_tokens": ints("generated"), "preemptions": ints("preemptions"),
+        "recomputed_tokens": ints("recomputed"), "rescued_tokens": ints("rescued"),
+        "swaps": ints("swaps"), "max_gap_s": max_gap,
+        "paused_s": reqs.column("paused", float), "priority": ints("priority"),
+        "truncated": ints("truncated"), "prefix_lookup_tokens": ints("lookup_tokens"),
+        "prefix_hit_tokens": ints("hit_tokens"),
     }
     config = engine.cfg.to_dict()
     config.update(model=engine.model.name, gpu=engine.gpu.name, simulated_s=float(engine.t),

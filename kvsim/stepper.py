@@ -81,14 +81,15 @@ class _Watcher:
         if len(self.frames) >= self.max_frames:
             raise _Enough
         bs, T = eng.bs, eng.T
-        waiting = [r if isinstance(r, int) else r[2] for r in eng.waiting]
+        waiting = list(eng.waiting)
+        reqs = eng.requests
         queue_set = set(waiting)
         new_events = eng.rec.events[self.events_seen:]
         self.events_seen = len(eng.rec.events)
         preempted = [rid for _t, rid, _mode in new_events]
         requests = []
         finished = []
-        for rid in range(len(eng.prompt)):
+        for rid in range(reqs.count):
             needs_block = False
             if rid in eng.decoding:
                 tokens = eng.decoding.stored(rid, T)
@@ -101,20 +102,20 @@ class _Watcher:
                 state = "prefilling" if rid in eng.prefilling else "decoding"
             else:
                 tokens = blocks = 0
-                if not math.isnan(eng.finish[rid]):
+                if not math.isnan(reqs.finish[rid]):
                     state = "finished"
-                    if eng.finish[rid] == eng.t:
+                    if reqs.finish[rid] == eng.t:
                         finished.append(_name(rid))
                 elif rid in queue_set:
-                    state = "preempted" if eng.preemptions[rid] else "waiting"
+                    state = "preempted" if reqs.preemptions[rid] else "waiting"
                 else:
                     state = "not arrived"
             requests.append(dict(name=_name(rid), state=state, blocks=int(blocks),
                                  tokens=int(tokens), generated=int(eng.generated_now(rid)),
-                                 output=int(eng.output[rid]),
-                                 preemptions=int(eng.preemptions[rid]),
-                                 recomputed=int(eng.recomputed[rid]),
-                                 rescued=int(eng.rescued[rid]),
+                                 output=int(reqs.output[rid]),
+                                 preemptions=int(reqs.preemptions[rid]),
+                                 recomputed=int(reqs.recomputed[rid]),
+                                 rescued=int(reqs.rescued[rid]),
                                  needs_block=bool(needs_block)))
         running = set(eng.running)
         admitted = [_name(r) for r in sorted(running - self.running_before)]

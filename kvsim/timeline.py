@@ -8,7 +8,8 @@ pure decode steps at once (:meth:`Recorder.decode_run`). Times and durations
 are kept step by step; within a run, gaps and block counts follow from the
 run's start and the decode group's block crossings, so they are rebuilt at
 the end, for all runs at once. The other columns are constant inside a run
-and are kept run-length encoded.
+(but for its last step, after the run's finishes), so a run keeps only the
+few that are not zero: its batch, queue and swapped counts.
 :meth:`Recorder.timeline` assembles the columns of
 :attr:`kvsim.SimResult.timeline`, one row per engine step, state after it.
 """
@@ -22,6 +23,11 @@ __all__ = ["Recorder", "TIMELINE_COLUMNS"]
 _CONST = ("running", "waiting", "swapped", "preemptions", "decoding", "prefill_tokens",
           "decode_tokens", "emitted_tokens", "swap_out_bytes", "swap_in_bytes",
           "recomputed_tokens")
+
+#: What :meth:`Recorder.step` keeps per single step, and :meth:`Recorder.decode_run` per run.
+_SINGLE_FIELDS = ("row", "gap_s", "kv_blocks_used", "kv_blocks_cached") + _CONST
+_RUN_FIELDS = ("row", "steps", "t0", "T", "used0", "blank0", "cached0", "used_end", "cached_end",
+               "batch", "waiting", "swapped", "running_end", "waiting_end")
 
 #: The timeline's columns and dtypes, in order.
 TIMELINE_COLUMNS = {
@@ -42,11 +48,9 @@ class Recorder:
         self._t: list[float] = []                       # every step's end time, in order
         self._dt: list[float] = []
         # flat lists (one Python list per kind, converted to arrays once at the end):
-        self._singles: list = []                        # (row, gap, used, cached) per single step
+        self._singles: list = []                        # _SINGLE_FIELDS per single step
         self._runs: list = []                           # _RUN_FIELDS per decode run
         self._run_crossings: list[int] = []             # their crossings snapshots
-        self._const_len: list[int] = []                 # run-length encoded constant columns
-        self._const_rows: list[int] = []                # len(_CONST) values per run
         self.pauses: list[list] = []                    # [rid, start, end (nan while open), mode]
         self._open_pause: dict[int, int] = {}
         self.events: list[tuple] = []                   # (t, rid, mode)
@@ -56,13 +60,12 @@ class Recorder:
     def step(self, t1, dt, gap, used, cached, const: tuple) -> None:
         """One step; ``const`` holds the constant columns' values in the order of ``_CONST``."""
         self._singles += (len(self._t), gap, used, cached)
+        self._singles += const
         self._t.append(t1)
         self._dt.append(dt)
-        self._const_len.append(1)
-        self._const_rows += const
 
     def decode_run(self, t0, ends, dts, T, crossings, used0, blank0, cached0, used_end,
-                   cached_end, inner: tuple, last: tuple) -> None:
+                   cached_end, batch, waiting, swapped, running_end, waiting_end) -> None:
         """``k = len(dts)`` pure decode steps (steps ``T .. T+k-1``) starting at ``t0``.
 
         Gaps and block counts are rebuilt at the end from the run's start and
@@ -71,20 +74,15 @@ class Recorder:
         were taken before ``used0``; cached blocks are evicted once the
         ``blank0`` unhashed free blocks are gone); the last step shows
         ``used_end``/``cached_end``, after the run's finished requests freed
-        their blocks. ``inner`` holds the constant columns of the first
-        ``k - 1`` steps, ``last`` those of the last (tuples in the order of
-        ``_CONST``).
+        their blocks. Every step decodes (and emits) ``batch`` tokens with
+        ``waiting`` and ``swapped`` requests queued; the last one shows
+        ``running_end`` and ``waiting_end`` (after its finishes and arrivals).
         """
-        k = len(dts)
-        self._runs += (len(self._t), k, t0, T, used0, blank0, cached0, used_end, cached_end)
+        self._runs += (len(self._t), len(dts), t0, T, used0, blank0, cached0, used_end,
+                       cached_end, batch, waiting, swapped, running_end, waiting_end)
         self._t += ends
         self._dt += dts
         self._run_crossings += crossings
-        if k > 1:
-            self._const_len.append(k - 1)
-            self._const_rows += inner
-        self._const_len.append(1)
-        self._const_rows += last
 
     # ---------------------------------------------------------- per request
     def pause_start(self, rid: int, t: float, mode: int) -> None:
@@ -120,28 +118,24 @@ class Recorder:
     def timeline(self) -> dict[str, np.ndarray]:
         n = len(self._t)
         cols = {"t_s": np.array(self._t, dtype=np.float64),
-                "dt_s": np.array(self._dt, dtype=np.float64),
-                "gap_s": np.zeros(n), "kv_blocks_used": np.zeros(n, dtype=np.int64),
-                "kv_blocks_cached": np.zeros(n, dtype=np.int64)}
+                "dt_s": np.array(self._dt, dtype=np.float64), "gap_s": np.zeros(n)}
+        for name in ("kv_blocks_used", "kv_blocks_cached") + _CONST:
+            cols[name] = np.zeros(n, dtype=np.int64)
         if self._singles:
-            singles = np.array(self._singles, dtype=np.float64).reshape(-1, 4)  # exact: < 2**53
-            rows = singles[:, 0].astype(np.int64)
+            singles = np.array(self._singles, dtype=np.float64).reshape(-1, len(_SINGLE_FIELDS))
+            rows = singles[:, 0].astype(np.int64)                 # exact: < 2**53
             cols["gap_s"][rows] = singles[:, 1]
-            cols["kv_blocks_used"][rows] = singles[:, 2].astype(np.int64)
-            cols["kv_blocks_cached"][rows] = singles[:, 3].astype(np.int64)
+            for i, name in enumerate(("kv_blocks_used", "kv_blocks_cached") + _CONST):
+                cols[name][rows] = singles[:, 2 + i]
         if self._runs:
             self._fill_runs(cols)
-        lens = np.asarray(self._const_len, dtype=np.int64)
-        const = np.array(self._const_rows, dtype=np.int64).reshape(-1, len(_CONST))
-        for i, name in enumerate(_CONST):
-            cols[name] = np.repeat(const[:, i], lens)
         return {name: cols[name] for name in TIMELINE_COLUMNS}
 
     def _fill_runs(self, cols) -> None:
-        """Rebuild the decode runs' gaps and block counts, all runs at once."""
-        runs = np.array(self._runs, dtype=np.float64).reshape(-1, 9)   # exact: < 2**53
-        pos, k, T, used0, blank0, cached0, used_end, cached_end = (
-            runs[:, i].astype(np.int64) for i in (0, 1, 3, 4, 5, 6, 7, 8))
+        """Rebuild the decode runs' rows, all runs at once."""
+        runs = np.array(self._runs, dtype=np.float64).reshape(-1, len(_RUN_FIELDS))  # exact: < 2**53
+        pos, k, T, used0, blank0, cached0, used_end, cached_end, batch, waiting, swapped, \
+            running_end, waiting_end = (runs[:, i].astype(np.int64) for i in (0, 1, *range(3, 14)))
         t0 = runs[:, 2]
         cross = np.array(self._run_crossings, dtype=np.int64).reshape(len(k), -1)
         bs = cross.shape[1]
@@ -158,9 +152,16 @@ class Recorder:
         cols["gap_s"][rows] = t_s[rows] - prev
         cols["kv_blocks_used"][rows] = used0[run] + taken
         cols["kv_blocks_cached"][rows] = cached0[run] - np.maximum(0, taken - blank0[run])
+        batch_rows = batch[run]
+        for name in ("running", "decoding", "decode_tokens", "emitted_tokens"):
+            cols[name][rows] = batch_rows
+        cols["waiting"][rows] = waiting[run]
+        cols["swapped"][rows] = swapped[run]
         last = pos + k - 1
         cols["kv_blocks_used"][last] = used_end
         cols["kv_blocks_cached"][last] = cached_end
+        cols["running"][last] = running_end
+        cols["waiting"][last] = waiting_end
 
     def longest_stint_gaps(self, gap_s: np.ndarray, n_requests: int) -> np.ndarray:
         """Per request, the longest gap between tokens while it decoded (0 if it never did)."""

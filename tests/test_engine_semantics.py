@@ -756,7 +756,8 @@ def _sglang_policy(max_tokens, free_blocks):
     kv = KVCacheManager(20, BS, prefix_caching=False)
     kv.pool.take(20 - free_blocks)
     eng = SimpleNamespace(cfg=SimpleNamespace(max_tokens=max_tokens, scheduling_policy="fcfs"),
-                          output=[10, 10], running={0: None}, kv=kv, generated_now=lambda rid: 0)
+                          requests=SimpleNamespace(output=[10, 10]), running={0: None}, kv=kv,
+                          generated_now=lambda rid: 0)
     pol = SGLangAdmission(init_new_token_ratio=1.0, min_new_token_ratio=1.0)
     pol.bind(eng)
     return pol
