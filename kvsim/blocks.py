@@ -228,7 +228,8 @@ class KVCacheManager:
     # --------------------------------------------------------------- queries
     @property
     def free(self) -> int:
-        return self.pool.free
+        pool = self.pool
+        return pool.blank + pool.cached_free
 
     @property
     def cached_free(self) -> int:

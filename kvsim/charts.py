@@ -1037,7 +1037,6 @@ def timeline_chart(data: Mapping, *, title: str, subtitle: str | None = None,
                                            name="Playhead (s) ")) if playhead else None
     any_swapped = any(r["swapped"] for r in series)
     top_kv = max(110.0, max(r["kv_pct"] for r in series) + 10)
-    tick_y = top_kv - 4
 
     def playhead_layers(y_text: float, text_expr: str, rows):
         if p_t is None:

@@ -52,6 +52,7 @@ class _Policy:
         self._victims: list = []           # priority mode: heap of running requests' keys
         self._admissions = 0
         self._admitted_at: dict[int, int] = {}
+        self._by_priority = eng.cfg.scheduling_policy == "priority"
 
     def planned_answer(self, rid: int) -> int:
         """The answer length the scheduler plans for: ``max_tokens`` when the engine
@@ -80,7 +81,7 @@ class _Policy:
 
     # notifications
     def admitted(self, rid: int) -> None:
-        if self.eng.cfg.scheduling_policy == "priority":
+        if self._by_priority:
             # vLLM: max(running, key=(priority, arrival_time)); among ties, the first
             # in the running list (the earliest admitted)
             e = self.eng
@@ -201,5 +202,10 @@ ADMISSIONS = {"optimistic": OptimisticAdmission, "guaranteed": GuaranteedAdmissi
               "sglang": SGLangAdmission}
 
 
-def make_policy(name: str, **params) -> _Policy:
-    return ADMISSIONS[name](**params)
+def make_policy(cfg) -> _Policy:
+    """The policy ``cfg.admission`` names, with its parameters from the engine config."""
+    if cfg.admission == "sglang":
+        return SGLangAdmission(init_new_token_ratio=cfg.init_new_token_ratio,
+                               min_new_token_ratio=cfg.min_new_token_ratio,
+                               new_token_ratio_decay=cfg.new_token_ratio_decay)
+    return ADMISSIONS[cfg.admission]()

@@ -54,7 +54,7 @@ class Recorder:
         self.pauses: list[list] = []                    # [rid, start, end (nan while open), mode]
         self._open_pause: dict[int, int] = {}
         self.events: list[tuple] = []                   # (t, rid, mode)
-        self.stints: list[tuple] = []                   # (rid, first step, end step)
+        self.stints: list[int] = []                     # (rid, first step, end step), flat
 
     # ----------------------------------------------------------------- steps
     def step(self, t1, dt, gap, used, cached, const: tuple) -> None:
@@ -112,7 +112,7 @@ class Recorder:
     def stint(self, rid: int, first_step: int, end_step: int) -> None:
         """``rid`` decoded from ``first_step`` up to (not including) ``end_step``."""
         if end_step > first_step:
-            self.stints.append((rid, first_step, end_step))
+            self.stints += (rid, first_step, end_step)
 
     # -------------------------------------------------------------- results
     def timeline(self) -> dict[str, np.ndarray]:
@@ -167,7 +167,7 @@ class Recorder:
         """Per request, the longest gap between tokens while it decoded (0 if it never did)."""
         out = np.zeros(n_requests)
         if self.stints:
-            st = np.array(self.stints, dtype=np.int64)
+            st = np.array(self.stints, dtype=np.int64).reshape(-1, 3)
             # reduceat over [lo0, hi0, lo1, hi1, ...]: even slots reduce gap_s[lo:hi]
             padded = np.append(gap_s, 0.0)
             longest = np.maximum.reduceat(padded, st[:, 1:3].ravel())[::2]
