@@ -72,11 +72,12 @@ def _mission_burst(*, base_rate_per_s, burst_rate_per_s, burst_start_s, burst_s,
     requests are evicted; too much: new requests queue. The burst shape (a
     quiet base, a burst of ``burst_s`` seconds at ``burst_rate_per_s``, then the
     base again) is the book's choice; the seed describes only "a traffic burst".
-    The burst overloads the server (p95 TTFT near 20 s whatever the headroom);
-    over seeds 0-4, no headroom (``watermark=0``) storms at a median of ~200
-    preemptions per 1,000 requests, a watermark of 0.05 ends it, and every
-    further step of headroom only adds queueing (median p95 TTFT from ~21 s at
-    0.05 to ~35 s at 0.30): the band lies between.
+    The burst overloads the server whatever the headroom, so the mission's SLO
+    is set on its worst day (:mod:`kvsim.missions`). With no headroom
+    (``watermark=0``) the burst turns into a preemption storm, a small
+    watermark ends it, and every further step of headroom only adds queueing:
+    the pass band lies between (chapter 5 computes it over five seeds, and
+    tests/test_missions.py pins its edges).
     """
     segs = [(burst_start_s, base_rate_per_s), (burst_s, burst_rate_per_s),
             (max(duration_s - burst_start_s - burst_s, 0.0), base_rate_per_s)]
