@@ -85,6 +85,12 @@ def watermark_default(engine: str) -> float:
 
     V0: ``BlockSpaceManager(watermark=0.01)`` (vllm/core/block_manager.py). V1
     had no watermark until PR #44594 (June 2026) added one, off by default.
+    Checked against vLLM main at commit 003df29 (vllm/v1/core/kv_cache_manager.py):
+    ``KVCacheManager(watermark=0.0)``; ``allocate_slots`` adds the watermark
+    only for a waiting or preempted request and only when another request is
+    already scheduled in the step (``has_scheduled_reqs``), in the full-prompt
+    gate as in the chunk's allocation. kvsim's condition is "another request is
+    running" (NOTE: a running request the budget left out of the step counts).
     """
     check_choice("engine", engine, ENGINES)
     return 0.01 if engine == "v0" else 0.0
