@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Iterable, Mapping
 
-from .charts import DASHES, PALETTE, _alt, _finish, _need_rows
+from .charts.theme import DASHES, PALETTE, _alt, _finish, _need_rows
 from .missions import get_mission
 
 __all__ = ["mission_band_data", "mission_band_chart"]
