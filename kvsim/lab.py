@@ -265,5 +265,6 @@ def commit_guess(mission, prediction) -> None:
              f"you look at the chart below.")
         return
     checked = check_prediction(m, prediction)
-    show(f"Mission {m.number}: guess committed: {checked}. The chart below shows where the "
-         f"pass band lies; missions.score(...) judges your settings.")
+    show(f"Mission {m.number}: guess {checked} checked, not recorded (this page writes no file). "
+         f"The chart below shows where the pass band lies. For a completion code, record it "
+         f"before your first run: mission_progress.commit_prediction({m.number}, {checked}).")

@@ -114,12 +114,28 @@ class Lever:
             return None
         if self.kind == "int":
             try:
-                return check_int(self.name, value, min=int(self.lo), max=int(self.hi))
+                value = check_int(self.name, value, min=int(self.lo), max=int(self.hi))
             except KvsimError as e:
                 if self.allow_none:
                     raise KvsimError(f"{e} (or None for no cap)") from None
                 raise
-        return round(check_float(self.name, value, min=self.lo, max=self.hi), 6)
+        else:
+            value = round(check_float(self.name, value, min=self.lo, max=self.hi), 6)
+        if not any(g is not None and abs(value - g) < 1e-9 for g in self.grid):
+            # a verdict between grid points would be one day's noise, not a finer answer
+            raise KvsimError(f"{self.name}={value} is not one of the mission's settings: expected "
+                             f"{self.grid_text()}")
+        return value
+
+    def grid_text(self) -> str:
+        """The grid in words: ``0.6 to 0.95 in steps of 0.05``, or the values listed."""
+        values = [g for g in self.grid if g is not None]
+        steps = {round(b - a, 9) for a, b in zip(values, values[1:])}
+        if len(values) >= 5 and len(steps) == 1:
+            text = f"{_fmt(values[0])} to {_fmt(values[-1])} in steps of {_fmt(steps.pop())}"
+        else:
+            text = ", ".join(_fmt(v) for v in values)
+        return text + (" (or None for no cap)" if None in self.grid else "")
 
     def describe(self) -> str:
         if self.kind == "choice":
@@ -206,8 +222,7 @@ _add(Mission(
     2, "slow-pcie", "mission-2-slow-pcie", "Every stream stutters when the cache is full",
     pager="[P2] kvsim-belgavi-v0: p99 inter-token gap {itl_p99_ms:.0f} ms, every stream stutters",
     complaint=("A legacy vLLM V0 deployment preempts by swapping to CPU memory; the host's PCIe "
-               "link is shared with a network card (about 4 GB/s effective). Every swap runs "
-               "inside a scheduler step, so every stream waits for it."),
+               "link is shared with a network card (about 4 GB/s effective)."),
     slo=SLO(ttft_p95_s=25.0, preemptions_per_1k=80.0, share_paused_over_1s=0.05,
             itl_p99_s=0.18),
     levers=(Lever("preemption_mode", kind="choice", start="swap", grid=("swap", "recompute"),
@@ -251,7 +266,7 @@ _add(Mission(
     flags="max_tokens on every request (or --max-model-len / a client default), then "
           "--kv-cache-dtype fp8, then --gpu-memory-utilization, and only then --max-num-seqs",
     debrief=("A prompt change that doubles the answer length halves effective concurrency with "
-             "no change in traffic. Fix it in the seed's order: cap max_tokens at what the "
+             "no change in traffic. Fix it in the source's order: cap max_tokens at what the "
              "product needs, then FP8 KV (twice the tokens per byte), then memory, and only "
              "then a lower max_num_seqs, which trades preemption for queueing."),
 ))
@@ -271,7 +286,7 @@ _add(Mission(
     cause="headroom",
     flags="V0's block manager kept a 1% watermark; vLLM V1 had none until a `watermark` "
           "scheduler option (PR #44594, mid-2026, off by default): on older V1 releases "
-          "approximate it with --max-num-seqs or --max-num-batched-tokens",
+          "approximate it with --max-num-seqs, stepped down from the value that preempts",
     debrief=("Too little headroom and running requests are evicted mid-answer; too much and "
              "new requests queue while blocks sit free. Between them lies a band; its edges "
              "move with the burst and the answer lengths, which is why another team's limits "

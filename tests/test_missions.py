@@ -140,6 +140,11 @@ def test_score_is_deterministic_and_the_grid_is_scored_by_score():
     (2, {"preemption_mode": "page"}, ["preemption_mode='page'", "swap, recompute"]),
     (3, {"max_tokens": 100}, ["max_tokens=100", "400", "None"]),
     (4, {"watermark": 0.5}, ["watermark=0.5", "0.3"]),
+    # between grid points a verdict would be one day's noise (0.84 passed where 0.85 failed)
+    (2, {"preemption_mode": "recompute", "gpu_memory_utilization": 0.84},
+     ["gpu_memory_utilization=0.84", "0.6 to 0.95 in steps of 0.05"]),
+    (3, {"max_tokens": 450}, ["max_tokens=450", "400, 500, 600, 800", "None"]),
+    (1, {"gpu_memory_utilization": 0.885}, ["0.885", "steps of 0.01"]),
     (9, {}, ["mission=9", "1, 2, 3 or 4"]),
     (1, [0.9], ["expected a dict"]),
 ])

@@ -18,7 +18,7 @@ CASE_SEEDS = tuple(range(10))
 FIX_SEEDS = (0, 1, 2, 3, 4)
 #: The answers after the prompt change (seed 000's ~600) and the cap the product needs.
 LONG_OUTPUT, CAP = 600, 400
-#: The fixes in the seed's order, then each memory fix alone, as belgavi-long overrides.
+#: The fixes in the source article's order, then each memory fix alone, as belgavi-long overrides.
 FIXES = {
     "as it is": {},
     "1. max_tokens 400": {"max_tokens": CAP},
@@ -55,7 +55,7 @@ def _fix(name: str) -> dict:
 def _running():
     values = [s["mean_running"] for s in _summaries("belgavi", CASE_SEEDS)]
     return (round(median(values), 1),
-            f"1.5 requests/s, each in the server for about {median(values) / 1.5:.0f} s, keep "
+            f"1.5 requests/s, each in the running batch for about {median(values) / 1.5:.0f} s, keep "
             f"about {median(values):.0f} running (Little's law); the days range from "
             f"{min(values):.1f} to {max(values):.1f}, below the {belgavi_budget().max_concurrent(1100)} "
             f"that fit")
@@ -147,7 +147,7 @@ def _little():
     s = _summaries("belgavi", (5,))[0]
     w = s["mean_running"] / 1.5
     return (round(w, 1), f"Little's law: {s['mean_running']:.1f} running / 1.5 requests per "
-                         f"second = {w:.1f} s in the server")
+                         f"second = {w:.1f} s in the running batch")
 
 
 def _little_times():
@@ -224,10 +224,10 @@ EXERCISES: list[Exercise] = [
     ),
     Exercise(
         id="ch05-little",
-        question="the mean time a request spends in Belgavi's server (seed 5), from its mean "
+        question="the mean time a request spends in Belgavi's running batch (seed 5), from its mean "
                  "running requests and the arrival rate",
         kind="float", unit="s", solve=_little, rel_tol=0.05,
-        hint="Little's law: requests in the system = arrival rate x time in the system",
+        hint="Little's law: requests running = arrival rate x time each one runs",
         traps=((_little_times, "that multiplies; divide the running requests by the rate"),
                (lambda: _little()[0] * 1e3, "that is in milliseconds; the answer is in seconds")),
     ),
