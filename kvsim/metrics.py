@@ -636,9 +636,10 @@ class _Stop(Exception):
 def kv_usage_breakdown(scenario: str, at_s: float, **overrides) -> dict:
     """What ``vllm:kv_cache_usage_perc`` counts at ``at_s``, beside what it does not.
 
-    Runs ``scenario`` (with ``overrides``) step by step up to the first step
-    that ends at or after ``at_s`` and reads the engine's state there. Returns
-    integers and fractions side by side:
+    Reads the engine's state as a scrape at ``at_s`` sees it: after the last
+    step that ended at or before ``at_s`` (the run with jumps finds that step;
+    the same run step by step stops there). Returns integers and fractions side
+    by side:
 
     * ``blocks_total``, ``blocks_held`` (by running requests, partly filled
       ones included) and ``gauge`` = held / total: what the metric shows;
@@ -652,16 +653,22 @@ def kv_usage_breakdown(scenario: str, at_s: float, **overrides) -> dict:
     from .engine import build_engine
     from .scenarios import get_scenario
 
+    from .engine import simulate
+
     at_s = check_float("at_s", at_s, min=0)
     kwargs = get_scenario(scenario, **overrides)
-    kwargs["step_by_step"] = True
     workload = kwargs.pop("workload")
     model, gpu = kwargs.pop("model"), kwargs.pop("gpu")
-    engine = build_engine(workload, model, gpu, kwargs)
+    ends = simulate(workload, model=model, gpu=gpu, **kwargs).timeline["t_s"]
+    steps = int(np.searchsorted(ends, at_s, side="right"))     # steps ended by at_s
+    if steps == 0 or at_s > ends[-1]:
+        raise KvsimError(f"at_s={at_s} is out of range: expected a time from the first step's "
+                         f"end ({ends[0]:.3f} s) to the run's end ({ends[-1]:.1f} s)")
+    engine = build_engine(workload, model, gpu, dict(kwargs, step_by_step=True))
     seen: dict = {}
 
     def watch(e):
-        if e.t >= at_s:
+        if e.T >= steps:
             stored = 0
             for rid in e.running:
                 stored += e.decoding.stored(rid, e.T) if rid in e.decoding else e._stored(rid)
@@ -673,9 +680,6 @@ def kv_usage_breakdown(scenario: str, at_s: float, **overrides) -> dict:
         engine.run(after_step=watch)
     except _Stop:
         pass
-    if not seen:
-        raise KvsimError(f"at_s={at_s} is out of range: expected a time before the run ends "
-                         f"({engine.t:.1f} s)")
     total, bs = int(engine.cfg.num_gpu_blocks), int(engine.cfg.block_size)
     held = total - seen["free"]
     return {

@@ -216,6 +216,6 @@ def book_rules(tab: Table) -> dict[str, tuple[np.ndarray, float]]:
         "VLLMRequestsPreemptedRepeatedly": (repeated, 300.0),
         "VLLMInterTokenLatencyTail": (itl_tail, 300.0),
         "VLLMQueueGrowingWhileKVPinned": (
-            (min_over_time(tab, "vllm:kv_cache_usage_perc", 300.0) > 0.9)
+            (avg_over_time(tab, "vllm:kv_cache_usage_perc", 300.0) > 0.9)
             & (deriv(tab, "vllm:num_requests_waiting", 300.0) > 0), 300.0),
     }

@@ -200,3 +200,17 @@ def test_bad_input_is_one_line(call, match):
     with pytest.raises(kvsim.KvsimError, match=match.replace("(", r"\(").replace(".", r"\.")) as e:
         call()
     assert "\n" not in str(e.value)
+
+
+def test_the_gauge_breakdown_is_the_state_a_scrape_at_that_instant_sees():
+    """kv_usage_breakdown reads the engine after the last step that ended by at_s, as a
+    scrape does: its gauge is the exposition's, sample for sample."""
+    run = kvsim.run_scenario("incident-day")
+    for at_s in (1_200.0, 1_320.0):
+        b = M.kv_usage_breakdown("incident-day", at_s)
+        line = next(x for x in M.exposition(run, at_s).splitlines()
+                    if x.startswith("vllm:kv_cache_usage_perc"))
+        assert float(line.split()[-1]) == b["gauge"]
+        assert b["t_s"] <= at_s
+    with pytest.raises(kvsim.KvsimError, match=r"at_s=1000000.0 is out of range"):
+        M.kv_usage_breakdown("incident-day", 1e6)

@@ -15,8 +15,9 @@ from .base import Exercise, Prediction
 
 #: The chapter's scrape interval and windows (seconds).
 SCRAPE_S, WINDOW_S, RATE_WINDOW_S = 15.0, 300.0, 600.0
-#: The instant at which the chapter reads the KV gauge (minute 22, in the storm).
-GAUGE_AT_S = 1_320.0
+#: The instant at which the chapter reads the KV gauge (minute 22, in the storm), and the
+#: one its exercise asks about (minute 20: the chapter does not show that one).
+GAUGE_AT_S, EXERCISE_GAUGE_AT_S = 1_320.0, 1_200.0
 #: Minutes of the incident that are healthy, and when the storm ends.
 HEALTHY_S, STORM_END_S = 900.0, 1_500.0
 
@@ -26,6 +27,16 @@ def _run(**overrides):
     from ..scenarios import run_scenario
 
     return run_scenario("incident-day", **overrides)
+
+
+def incident_parameters() -> dict:
+    """The incident's shape for the prose: minutes, rates and the scrape interval."""
+    from ..scenarios import scenario_parameters
+
+    p = scenario_parameters("incident-day")
+    return dict(inc_quiet_min=p["healthy_s"] / 60, inc_base=p["base_rate_per_s"],
+                inc_storm_min=p["storm_s"] / 60, inc_storm=p["storm_rate_per_s"],
+                inc_recovery_min=p["recovery_s"] / 60, scrape_s=SCRAPE_S)
 
 
 @lru_cache(maxsize=None)
@@ -58,10 +69,12 @@ def storm_p99_max() -> float:
 
 
 @lru_cache(maxsize=None)
-def gauge_breakdown() -> dict:
+@lru_cache(maxsize=None)
+def gauge_breakdown(at_s: float = GAUGE_AT_S) -> dict:
+    """What the KV gauge counts at ``at_s`` in the incident, as a scrape then sees it."""
     from ..metrics import kv_usage_breakdown
 
-    return kv_usage_breakdown("incident-day", GAUGE_AT_S)
+    return kv_usage_breakdown("incident-day", at_s)
 
 
 def seed_rule_onset_s():
@@ -154,20 +167,24 @@ def _preemptions_raw():
 
 
 def _blocks_held():
-    b = gauge_breakdown()
+    b = gauge_breakdown(EXERCISE_GAUGE_AT_S)
     return b["blocks_held"], (f"{b['gauge']:.4f} x {b['blocks_total']:,} blocks = "
                               f"{b['blocks_held']:,}")
 
 
 def _blocks_as_tokens():
-    return _blocks_held()[0] * gauge_breakdown()["block_size"]
+    return _blocks_held()[0] * gauge_breakdown(EXERCISE_GAUGE_AT_S)["block_size"]
+
+
+def _blocks_at_the_text_instant():
+    return gauge_breakdown()["blocks_held"]
 
 
 def _bucket_edge():
     from ..metrics import ITL_BUCKETS
 
-    edge = min(e for e in ITL_BUCKETS if e > 1.0)
-    return edge, f"V1's inter-token buckets run ... 0.75, 1.0, {edge:g}, ...: there is no le=\"2\""
+    edge = min(e for e in ITL_BUCKETS if e > 10.0)
+    return edge, f"V1's inter-token buckets run ... 7.5, 10.0, {edge:g}, ...: there is no le=\"15\""
 
 
 def _p99_ms():
@@ -216,18 +233,21 @@ EXERCISES: list[Exercise] = [
     ),
     Exercise(
         id="ch04-blocks-held",
-        question="KV blocks the gauge counts as used at minute 22 of the incident",
+        question="KV blocks the gauge counts as used at minute 20 of the incident",
         kind="int", unit="blocks", solve=_blocks_held, abs_tol=0,
-        hint="metrics.kv_usage_breakdown('incident-day', 1320) gives the gauge and the pool",
-        traps=((_blocks_as_tokens, "that is in tokens; the gauge counts blocks of 16"),),
+        hint="the gauge at the 1,200 s scrape times the pool's blocks, or "
+             "metrics.kv_usage_breakdown('incident-day', 1200)",
+        traps=((_blocks_as_tokens, "that is in tokens; the gauge counts blocks of 16"),
+               (_blocks_at_the_text_instant, "that is minute 22, the text's; the question asks "
+                                              "minute 20")),
     ),
     Exercise(
         id="ch04-bucket-edge",
-        question="the smallest bucket edge above 1 s in vLLM V1's inter-token latency histogram",
+        question="the smallest bucket edge above 10 s in vLLM V1's inter-token latency histogram",
         kind="float", unit="s", solve=_bucket_edge, abs_tol=1e-9,
         hint="read kvsim.metrics.ITL_BUCKETS (copied from vllm/v1/metrics/buckets.py)",
-        traps=((lambda: 2.0, "there is no le=\"2\" bucket: a query on it returns nothing"),
-               (lambda: 1.5, "there is no le=\"1.5\" bucket either")),
+        traps=((lambda: 15.0, "there is no le=\"15\" bucket: a query on it returns nothing"),
+               (lambda: 12.5, "there is no le=\"12.5\" bucket either")),
     ),
     Exercise(
         id="ch04-p99-itl",
