@@ -30,10 +30,11 @@ __all__ = ["LAB_BASE", "LAB_DEFAULTS", "TWIN_GRID", "lab_settings", "run_lab", "
 #: The lab's day of traffic: Belgavi's scenario, one minute of warm-up, three measured.
 LAB_BASE = {"scenario": "belgavi", "warmup_s": 60.0, "duration_s": 180.0}
 
-#: The panel's starting point: Belgavi as the seed describes it (vLLM V1, A40 at 0.60).
+#: The panel's starting point: Belgavi as the source article describes it (vLLM V1, A40 at 0.60).
 LAB_DEFAULTS = {"gpu_memory_utilization": 0.60, "output_mean": 250, "rate_per_s": 1.5,
-                "watermark": 0.0, "max_num_seqs": None, "engine": "v1",
-                "preemption_mode": "recompute", "pcie_gb_s": 25.0, "seed": 5}
+                "max_tokens": None, "kv_dtype": "fp16", "watermark": 0.0,
+                "max_num_seqs": None, "engine": "v1", "preemption_mode": "recompute",
+                "pcie_gb_s": 25.0, "seed": 5}
 
 #: The static twin's grid: memory for the server x mean answer length (one seed).
 TWIN_GRID = {"gpu_memory_utilization": (0.60, 0.70, 0.80), "output_mean": (250, 400, 600)}
@@ -52,6 +53,11 @@ def lab_settings(**settings) -> dict:
                                                 s["gpu_memory_utilization"], min=0.3, max=0.98)
     out["output_mean"] = check_int("output_mean", s["output_mean"], min=10, max=4000)
     out["rate_per_s"] = check_float("rate_per_s", s["rate_per_s"], min=0.1, max=10.0)
+    if s["max_tokens"] is not None:                      # the chapter's first fix: a cap
+        out["max_tokens"] = check_int("max_tokens", s["max_tokens"], min=16, max=4096)
+    # the second: an FP8 cache (Llama-2-7B's own is FP16, the scenario's default)
+    if check_choice("kv_dtype", s["kv_dtype"], ("fp16", "fp8")) == "fp8":
+        out["kv_dtype"] = "fp8"
     out["watermark"] = check_float("watermark", s["watermark"], min=0.0, max=0.5)
     if s["max_num_seqs"] is not None:
         out["max_num_seqs"] = check_int("max_num_seqs", s["max_num_seqs"], min=1, max=1024)
@@ -132,9 +138,10 @@ def lab_panel(**start):
     """The lab as an ipywidgets panel; ``start`` overrides :data:`LAB_DEFAULTS`.
 
     Controls (all reachable from the keyboard): memory for the server, mean
-    answer length, arrival rate, admission headroom (watermark),
-    ``max_num_seqs`` (0 = the engine's default), engine, preemption mode, PCIe
-    bandwidth and the day of traffic (seed). Each change runs kvsim and redraws
+    answer length, arrival rate, the answer cap (``max_tokens``, 0 = none), the
+    KV cache dtype, admission headroom (watermark), ``max_num_seqs`` (0 = the
+    engine's default), engine, preemption mode, PCIe bandwidth and the day of
+    traffic (seed): the chapter's four fixes and what its missions change. Each change runs kvsim and redraws
     the timeline and the on-call numbers, or shows kvsim's one-line error.
     """
     import ipywidgets as w
@@ -152,6 +159,10 @@ def lab_panel(**start):
                         description="Mean answer (tokens)", **opts)
     c_rate = w.FloatSlider(value=s["rate_per_s"], min=0.25, max=4.0, step=0.05,
                            description="Arrivals (requests/s)", readout_format=".2f", **opts)
+    c_cap = w.IntSlider(value=s["max_tokens"] or 0, min=0, max=1000, step=50,
+                        description="max_tokens (0: no cap)", **opts)
+    c_dtype = w.ToggleButtons(options=["fp16", "fp8"], value=s["kv_dtype"],
+                              description="KV cache dtype", style=style)
     c_wm = w.FloatSlider(value=s["watermark"], min=0.0, max=0.30, step=0.01,
                          description="Admission headroom", readout_format=".2f", **opts)
     c_seqs = w.IntSlider(value=s["max_num_seqs"] or 0, min=0, max=64, step=1,
@@ -173,7 +184,8 @@ def lab_panel(**start):
 
     def update(_change=None):
         settings = dict(gpu_memory_utilization=c_util.value, output_mean=c_out.value,
-                        rate_per_s=c_rate.value, watermark=c_wm.value,
+                        rate_per_s=c_rate.value, max_tokens=c_cap.value or None,
+                        kv_dtype=c_dtype.value, watermark=c_wm.value,
                         max_num_seqs=c_seqs.value or None, engine=c_engine.value,
                         preemption_mode=c_mode.value, pcie_gb_s=c_pcie.value, seed=c_seed.value)
         try:
@@ -196,7 +208,8 @@ def lab_panel(**start):
                               "data": data},)
         show(out_text, _table_html(n), "\n".join(oncall_text(n)))
 
-    controls = [c_util, c_out, c_rate, c_wm, c_seqs, c_engine, c_mode, c_pcie, c_seed]
+    controls = [c_util, c_out, c_rate, c_cap, c_dtype, c_wm, c_seqs, c_engine, c_mode, c_pcie,
+                c_seed]
     for c in controls:
         c.observe(update, names="value")
     update()

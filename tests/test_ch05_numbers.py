@@ -119,6 +119,23 @@ def test_the_lab_run_is_the_scenario_with_the_panels_settings():
     assert all("\n" not in line for line in lab.oncall_text(n))
 
 
+def test_the_lab_applies_the_first_two_fixes_and_its_defaults_change_nothing():
+    """The panel's cap and FP8 controls are the scenario's max_tokens and kv_dtype; left at
+    their defaults (no cap, the model's FP16) the run is the scenario's own."""
+    long = dict(output_mean=600, seed=3)
+    base = lab.run_lab(**long)
+    assert base.summary() == lab.run_lab(**long, max_tokens=None, kv_dtype="fp16").summary()
+    capped = lab.run_lab(**long, max_tokens=400)
+    both = lab.run_lab(**long, max_tokens=400, kv_dtype="fp8")
+    direct = kvsim.run_scenario("belgavi", warmup_s=60.0, duration_s=180.0, seed=3,
+                                output_mean=600, gpu_memory_utilization=0.6, watermark=0.0,
+                                pcie_bytes_per_s=25e9, max_tokens=400, kv_dtype="fp8")
+    assert both.summary() == direct.summary()
+    assert both.config["num_gpu_blocks"] > 1.9 * base.config["num_gpu_blocks"]   # FP8: twice
+    s0, s1, s2 = (r.summary()["preemptions_per_1k"] for r in (base, capped, both))
+    assert s2 < s1 < s0
+
+
 def test_swap_on_the_slow_link_freezes_streams_and_v1_refuses_swap():
     slow = lab.oncall_numbers(lab.run_lab(engine="v0", preemption_mode="swap", pcie_gb_s=4,
                                           output_mean=450))
@@ -134,6 +151,8 @@ def test_swap_on_the_slow_link_freezes_streams_and_v1_refuses_swap():
     ({"gpu_memory_utilization": 1.5}, "gpu_memory_utilization=1.5"),
     ({"engine": "v2"}, "engine='v2'"),
     ({"pcie_gb_s": 0}, "pcie_gb_s=0"),
+    ({"max_tokens": 4}, "max_tokens=4"),
+    ({"kv_dtype": "int4"}, "kv_dtype='int4'"),
     ({"warp": 1}, "'warp' is not known"),
 ])
 def test_bad_lab_settings_are_one_line_errors(settings, needle):
