@@ -173,7 +173,28 @@ def lint_promql(expr: str, *, version: str = "v1", rule: str = "") -> list[Findi
                     f"{d.name}_sum / {d.name}_count is a mean: one stalled stream in a "
                     f"hundred leaves it flat; use histogram_quantile(0.99, sum by (le) "
                     f"(rate({d.name}_bucket[5m])))")
+    # a fraction compared with a percentage: *_usage_perc runs from 0 to 1, despite its name
+    for name in sorted({n for n in _NAME.findall(expr) if n.endswith("_perc")}):
+        if re.search(r"\b100(\.0*)?\s*\*|\*\s*100\b", expr):
+            continue                                   # scaled to percent on purpose
+        for m in re.finditer(r"([<>]=?|==|!=)\s*(\d+(?:\.\d+)?)(?![\w.])", expr):
+            if float(m.group(2)) > 1:
+                add("gauge-range", f"{name} {m.group(0)}",
+                    f"{name} is a fraction from 0 to 1 (despite _perc): `{m.group(0).strip()}` "
+                    f"can never fire; write {float(m.group(2)) / 100:g}")
     if "histogram_quantile" in expr:
+        for q in re.finditer(r"\bhistogram_quantile\s*\(", expr):
+            inside = expr[q.end():_closing(expr, q.end() - 1)]   # its arguments only
+            for m in re.finditer(r"\b(sum|avg|max|min|count)\s*\(", inside):
+                after = inside[_closing(inside, m.end() - 1) + 1:]
+                clause = re.match(r"\s*(by|without)\s*\(([^)]*)\)", after)
+                if clause:
+                    labels = [x.strip() for x in clause.group(2).split(",")]
+                    if (clause.group(1) == "by") == ("le" in labels):
+                        continue                   # by (le, ...), or without (...) keeping le
+                add("quantile-without-le", f"{m.group(1)}(...)",
+                    f"histogram_quantile needs the le label: `{m.group(1)}(...)` with no by "
+                    f"clause drops every label; write {m.group(1)} by (le) (...)")
         for m in re.finditer(r"\bsum\s+by\s*\(([^)]*)\)", expr):
             labels = [s.strip() for s in m.group(1).split(",")]
             if "le" not in labels:
@@ -185,6 +206,19 @@ def lint_promql(expr: str, *, version: str = "v1", rule: str = "") -> list[Findi
                 add("quantile-without-le", m.group(0),
                     f"histogram_quantile needs the le label: `{m.group(0)}` removes it")
     return out
+
+
+def _closing(expr: str, open_at: int) -> int:
+    """The index of the parenthesis that closes the one at ``open_at`` (the end if none)."""
+    depth = 0
+    for i in range(open_at, len(expr)):
+        if expr[i] == "(":
+            depth += 1
+        elif expr[i] == ")":
+            depth -= 1
+            if depth == 0:
+                return i
+    return len(expr) - 1
 
 
 def lint_rules(path_or_text, *, version: str = "v1") -> list[Finding]:

@@ -167,6 +167,11 @@ def test_lint_passes_the_shipped_rules():
     ('rate(vllm:inter_token_latency_seconds_bucket{le="1"}[5m])', "bucket-edge-format"),
     ("vllm:num_requests_swapped > 0", "absent-name"),
     ("vllm:made_up_metric > 0", "unknown-name"),
+    ("avg_over_time(vllm:kv_cache_usage_perc[5m]) > 85", "gauge-range"),
+    ("histogram_quantile(0.99, sum(rate(vllm:inter_token_latency_seconds_bucket[5m])))",
+     "quantile-without-le"),
+    ("histogram_quantile(0.99, sum(rate(vllm:inter_token_latency_seconds_bucket[5m])) "
+     "by (model_name))", "quantile-without-le"),
 ])
 def test_lint_catches_each_classic_mistake(expr, kind):
     kinds = [f.kind for f in A.lint_promql(expr)]
@@ -179,6 +184,10 @@ def test_lint_catches_each_classic_mistake(expr, kind):
     "avg_over_time(vllm:kv_cache_usage_perc[5m]) > 0.85",
     "deriv(vllm:num_requests_waiting[5m]) > 0",
     "histogram_quantile(0.99, sum by (le) (rate(vllm:inter_token_latency_seconds_bucket[5m])))",
+    # the postfix form of by, and a gauge scaled to percent on purpose
+    "histogram_quantile(0.99, sum(rate(vllm:inter_token_latency_seconds_bucket[5m])) by (le))",
+    "100 * avg_over_time(vllm:kv_cache_usage_perc[5m]) > 85",
+    "histogram_quantile(0.99, rate(vllm:inter_token_latency_seconds_bucket[5m])) > 0.2",
 ])
 def test_lint_passes_good_expressions(expr):
     assert A.lint_promql(expr) == []
