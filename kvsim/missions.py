@@ -259,7 +259,7 @@ _add(Mission(
             Lever("gpu_memory_utilization", start=0.60, grid=_frange(0.60, 0.95, 0.05), **_UTIL)),
     resource="gpu_memory_utilization", direction="min",
     causes={"answers-longer": "the answers got longer: each request now holds more KV",
-            "kv-too-small": "the GPU lost memory overnight",
+            "memory-lost": "the GPU lost memory overnight (the same traffic, a smaller pool)",
             "traffic-up": "traffic went up",
             "compute-bound": "the GPU is out of compute"},
     cause="answers-longer",
