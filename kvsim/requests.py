@@ -13,7 +13,7 @@ Legend (tokens unless said otherwise):
   a recompute the prompt and everything generated so far;
 * ``computed`` — tokens of ``target`` computed so far (while it prefills);
 * ``generated`` — tokens emitted so far (lags for members of the decode
-  group, see :meth:`kvsim.engine._Engine.generated_now`);
+  group, see :meth:`kvsim.scheduler.Scheduler.generated_now`);
 * ``high`` — the most tokens whose KV it ever held before a preemption (what
   a recompute computes *again*);
 * counters: ``preemptions``, ``recomputed``, ``rescued`` (found in the prefix
