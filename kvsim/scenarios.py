@@ -169,8 +169,8 @@ def _register(name, summary, params, build, **engine):
 
 
 _register("belgavi", "Belgavi's Book Store: 7B on 60% of a 48 GB GPU, 1.5 req/s, 850-token prompts, "
-          "250-token answers (seed 000)", _BELGAVI, _belgavi)
-_register("belgavi-long", "Belgavi after the prompt change: answers of ~600 tokens (seed 000)",
+          "250-token answers (source article 000)", _BELGAVI, _belgavi)
+_register("belgavi-long", "Belgavi after the prompt change: answers of ~600 tokens (source article 000)",
           _with(_BELGAVI, output_mean=600), _belgavi)
 # Mission 1 starts two minutes of Belgavi traffic with 350-token answers from an
 # empty server: with seed 2 it storms (~170 preemptions per 1,000 at 0.60) and
@@ -199,7 +199,7 @@ _register("incident-day", "Chapter 4's incident: 15 healthy minutes, a 10-minute
           dict(base_rate_per_s=1.0, storm_rate_per_s=1.8, healthy_s=900.0, storm_s=600.0,
                recovery_s=900.0, output_mean=250, seed=1), _incident)
 for _u in (40, 80, 120):
-    _register(f"load-test-{_u}", f"Seed 003's load test: {_u} concurrent users, Llama-3.1-8B on an "
+    _register(f"load-test-{_u}", f"Source article 003's load test: {_u} concurrent users, Llama-3.1-8B on an "
               "80 GB GPU at 0.90, heavy-tailed lengths (p95 2k prompt + 4k output)",
               _with(_LOAD, users=_u), _load_test)
 
