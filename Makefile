@@ -14,7 +14,7 @@ BUILD := $(JUPYTER_BOOK) build . --all -W -n --keep-going
 NBVAL := --nbval --nbval-current-env --nbval-cell-timeout=600 \
          --nbval-sanitize-with tests/nbval_sanitize.cfg
 
-.PHONY: help book serve test execute bench vendor clean
+.PHONY: help book serve test execute bench bench-compare vendor clean
 
 help:
 	@echo "make book     build the book into $(SITE)/ (clean build, -W -n)"
@@ -22,6 +22,7 @@ help:
 	@echo "make test     build, then run every test (unit, nbval, site, ...)"
 	@echo "make execute  re-execute the notebooks in place (commit the result)"
 	@echo "make bench    run the benchmarks"
+	@echo "make bench-compare REV=...  the engine's speed against REV, interleaved"
 	@echo "make vendor   refresh the vendored JavaScript in book/_vendor/"
 	@echo "make clean    remove _build/"
 
@@ -53,6 +54,11 @@ execute:
 
 bench:
 	$(PYTHON) benchmarks/run.py
+
+# Speed against another revision, interleaved on this machine: make bench-compare REV=HEAD~3
+REV ?= HEAD
+bench-compare:
+	$(PYTHON) benchmarks/compare.py $(REV)
 
 vendor:
 	$(PYTHON) scripts/vendor_assets.py

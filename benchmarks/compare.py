@@ -1,0 +1,111 @@
+"""Compare kvsim's speed at two revisions, interleaved, on the same machine.
+
+    python benchmarks/compare.py                 # HEAD against the working tree
+    python benchmarks/compare.py v2.0 --rounds 5 # a tag (or any revision) against it
+    make bench-compare REV=HEAD~3
+
+On a shared virtual machine the absolute times of ``benchmarks/run.py`` move
+by a third from one hour to the next, more than most changes to the engine.
+Runs of the two versions alternate here, each in a fresh process, so that
+both see the same load. The report gives each workload's best time per version
+(the least disturbed run) and the ratio of the medians of the per-round ratios,
+with their spread: a change is real when the spread does not straddle 1.
+
+The other revision is checked out with ``git worktree`` in a temporary
+directory and removed afterwards; the working tree is used as it is,
+uncommitted changes included.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+TRACE = ROOT.parent / "shared" / "data" / "AzureLLMInferenceTrace_conv.csv"
+
+# One round in a fresh interpreter: each workload once to warm up, then timed (CPU time, s).
+_ROUND = r"""
+import json, sys, time
+from pathlib import Path
+import kvsim
+from kvsim.lengths import Geometric
+from kvsim.workload import Workload
+
+cold = Workload.poisson(1.5, 120, prompt=850, output=Geometric(250), seed=0)
+jobs = {"belgavi-2min": (lambda: kvsim.simulate(cold, model="llama-2-7b", gpu="a40-48gb",
+                                                gpu_memory_utilization=0.60), 20),
+        "belgavi-scenario": (lambda: kvsim.run_scenario("belgavi"), 3)}
+trace = Path(sys.argv[1])
+if trace.is_file():
+    azure = Workload.from_trace(trace)
+    jobs["azure-hour"] = (lambda: kvsim.simulate(azure, model="llama-3.1-8b", gpu="h100-80gb"), 1)
+out = {}
+for name, (run, repeats) in jobs.items():
+    run()
+    best = float("inf")
+    for _ in range(repeats):
+        t0 = time.process_time()
+        run()
+        best = min(best, time.process_time() - t0)
+    out[name] = best
+print(json.dumps(out))
+"""
+
+
+def _round(tree: Path) -> dict:
+    env = dict(os.environ, PYTHONPATH=str(tree), PYTHONHASHSEED="0")
+    proc = subprocess.run([sys.executable, "-c", _ROUND, str(TRACE)], cwd=tree, env=env,
+                          capture_output=True, text=True, timeout=900)
+    if proc.returncode != 0:
+        raise SystemExit(f"compare: the run in {tree} failed: "
+                         f"{(proc.stderr.strip().splitlines() or ['no output'])[-1]}")
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("rev", nargs="?", default="HEAD",
+                    help="the revision to compare the working tree with (default HEAD)")
+    ap.add_argument("--rounds", type=int, default=3, help="alternating rounds, 1-50 (default 3)")
+    args = ap.parse_args(argv)
+    if not 1 <= args.rounds <= 50:
+        ap.error(f"--rounds {args.rounds} is out of range: expected 1 to 50")
+    check = subprocess.run(["git", "rev-parse", "--verify", "--quiet", f"{args.rev}^{{commit}}"],
+                           cwd=ROOT, capture_output=True, text=True)
+    if check.returncode != 0:
+        ap.error(f"revision {args.rev!r} is not a commit of this repository")
+    with tempfile.TemporaryDirectory(prefix="kvsim-compare-") as tmp:
+        other = Path(tmp) / "tree"
+        subprocess.run(["git", "worktree", "add", "--detach", "--quiet", str(other), args.rev],
+                       cwd=ROOT, check=True)
+        try:
+            rounds = []
+            for i in range(args.rounds):
+                base, new = _round(other), _round(ROOT)
+                rounds.append((base, new))
+                print(f"round {i + 1}/{args.rounds}: " + ", ".join(
+                    f"{k} {base[k] * 1e3:,.1f} -> {new[k] * 1e3:,.1f} ms" for k in base))
+        finally:
+            subprocess.run(["git", "worktree", "remove", "--force", str(other)], cwd=ROOT,
+                           check=False)
+    print(f"\n{args.rev} against the working tree ({args.rounds} rounds, CPU time; "
+          f"ratio < 1: the working tree is faster)")
+    for name in rounds[0][0]:
+        ratios = [new[name] / base[name] for base, new in rounds]
+        best_base = min(base[name] for base, _ in rounds)
+        best_new = min(new[name] for _, new in rounds)
+        print(f"  {name:<18} {best_base * 1e3:10.1f} ms -> {best_new * 1e3:10.1f} ms   ratio "
+              f"{statistics.median(ratios):.2f} (from {min(ratios):.2f} to {max(ratios):.2f})")
+    if not TRACE.is_file():
+        print(f"  (the Azure hour needs {TRACE}: skipped)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
