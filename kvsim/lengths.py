@@ -37,6 +37,7 @@ from statistics import NormalDist
 
 import numpy as np
 
+from . import libm
 from .errors import KvsimError, check_float, check_int
 
 __all__ = [
@@ -223,7 +224,7 @@ class Geometric(LengthDist):
         u = np.asarray(u, dtype=np.float64)
         if self.mean == 1.0:
             return np.ones(u.shape, dtype=np.int64)
-        k = np.ceil(np.log1p(-u) / math.log1p(-self.p))
+        k = np.ceil(libm.log1p(-u) / math.log1p(-self.p))
         return np.clip(k, 1, MAX_LENGTH).astype(np.int64)
 
     def _capped_mean(self, max_tokens: int) -> float:
@@ -294,7 +295,7 @@ class LogNormal(LengthDist):
         return math.log(self.median)
 
     def ppf(self, u) -> np.ndarray:
-        return _round_tokens(self.median * np.exp(self.sigma * _norm_ppf(u)))
+        return _round_tokens(self.median * libm.exp(self.sigma * _norm_ppf(u)))
 
     @property
     def mean(self) -> float:
@@ -343,7 +344,7 @@ class BoundedPareto(LengthDist):
 
     def ppf(self, u) -> np.ndarray:
         u = np.asarray(u, dtype=np.float64)
-        x = self.lo * (1.0 - u * self._k()) ** (-1.0 / self.alpha)
+        x = self.lo * libm.power(1.0 - u * self._k(), -1.0 / self.alpha)
         return _round_tokens(np.minimum(x, self.hi))
 
     def _partial(self, c: float) -> float:

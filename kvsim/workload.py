@@ -40,6 +40,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from . import libm
 from .errors import KvsimError, check_float, check_int
 from .lengths import MAX_LENGTH, LengthDist, as_lengths
 
@@ -121,7 +122,7 @@ def _unit_epochs(seed: int, total: float) -> np.ndarray:
         return np.empty(0)
     gaps, acc, j = [], 0.0, 0
     while acc <= total * (1 + 1e-9) + 1.0:     # margin: the exact cumsum is taken below
-        g = -np.log1p(-_chunk_uniforms(seed, _ARRIVALS, j))
+        g = -libm.log1p(-_chunk_uniforms(seed, _ARRIVALS, j))
         gaps.append(g)
         acc += float(g.sum())
         j += 1

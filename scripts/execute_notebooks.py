@@ -9,6 +9,13 @@
 and a fixed time zone; a cell error stops the run (tag a cell
 ``raises-exception`` when the error is the lesson).
 
+The prose's inline expressions (``{eval}`glued("name:.2f")```) are evaluated
+as JupyterLab's ``jupyterlab-myst`` evaluates them: in the kernel, once the
+code cells have run (see :class:`BookClient`). Their results go into the
+cell's ``metadata.user_expressions`` (jupyterlab-myst's format), where the
+static site (``book/_ext/kvbook_eval.py``) and a freshly opened notebook find
+them. An expression that raises stops the run.
+
 Widgets are never saved. A saved widget on the static site (or in a freshly
 opened notebook) keeps its controls but has no kernel behind them, so it would
 show numbers it did not compute. A cell that draws a widget is tagged
@@ -51,7 +58,57 @@ KERNEL = "python3"
 KERNELSPEC = {"name": KERNEL, "display_name": "Python 3 (ipykernel)", "language": "python"}
 ALTAIR_ID = re.compile(r"altair-viz-[0-9a-f]{32}")
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+#: MyST's inline expression role, with one or two backticks: {eval}`expr` or {eval}``expr``.
+EVAL_ROLE = re.compile(r"\{eval\}(`+)(.+?)\1", re.S)
 
+
+def inline_expressions(markdown: str) -> list[str]:
+    """The ``{eval}`` expressions of a markdown cell, in order, each once."""
+    seen: dict[str, None] = {}
+    for match in EVAL_ROLE.finditer(markdown):
+        seen.setdefault(match.group(2).strip(), None)
+    return list(seen)
+
+
+class BookClient(NotebookClient):
+    """nbclient's executor, which also evaluates the markdown cells' inline expressions.
+
+    They are evaluated once every code cell has run, in the kernel's final
+    state, as JupyterLab's "Run All" ends up doing with ``jupyterlab-myst`` (it
+    sends each markdown cell's expressions after the code cells' requests); a
+    chapter glues each name once, so the final state is every cell's state.
+    That also lets the overview box, above the set-up cell, quote the timing.
+    """
+
+    async def async_execute_cell(self, cell, cell_index, execution_count=None, store_history=True):
+        cell = await super().async_execute_cell(cell, cell_index, execution_count, store_history)
+        if cell_index == len(self.nb.cells) - 1:
+            for index, markdown in enumerate(self.nb.cells):
+                if markdown.cell_type == "markdown":
+                    await self._evaluate_expressions(markdown, index)
+        return cell
+
+    async def _evaluate_expressions(self, cell, cell_index) -> None:
+        expressions = inline_expressions(cell.source)
+        cell.metadata.pop("user_expressions", None)
+        if not expressions:
+            return
+        msg_id = self.kc.execute("", silent=False, store_history=False,
+                                 user_expressions={e: e for e in expressions})
+        reply = await self.async_wait_for_reply(msg_id, cell)
+        results = reply["content"].get("user_expressions", {})
+        saved = []
+        for expression in expressions:
+            result = results.get(expression, {"status": "error", "ename": "NoResult",
+                                              "evalue": "the kernel returned nothing"})
+            if result.get("status") != "ok":
+                raise SystemExit(f"markdown cell {cell_index}: {{eval}}`{expression}` failed: "
+                                 f"{result.get('ename')}: {result.get('evalue')}")
+            saved.append({"expression": expression,
+                          "result": {"data": dict(result.get("data", {})),
+                                     "metadata": dict(result.get("metadata", {})),
+                                     "status": "ok"}})
+        cell.metadata["user_expressions"] = saved
 
 def toc_files(root: Path = ROOT) -> list[str]:
     """Every ``file``/``root`` entry of _toc.yml (paths without suffix), in order."""
@@ -139,7 +196,7 @@ def drop_live_widgets(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
 def execute(path: Path, timeout: int) -> float:
     """Execute one notebook in place; return seconds taken."""
     nb = nbformat.read(path, as_version=4)
-    client = NotebookClient(
+    client = BookClient(
         nb,
         kernel_name=KERNEL,
         timeout=timeout,

@@ -19,7 +19,7 @@ def read_chapter(path: Path):
 
 
 def glued(nb) -> dict:
-    """{name: value} of every number the notebook glued (myst-nb's scrapbook outputs)."""
+    """{name: value} of every number the notebook glued (its record outputs, myst-nb's scrapbook format)."""
     values = {}
     for cell in nb.cells:
         for out in cell.get("outputs", []):
@@ -30,10 +30,10 @@ def glued(nb) -> dict:
 
 
 def glue_references(nb) -> set[str]:
-    """Names the notebook's prose quotes with ``{glue:text}`` (or ``{glue}``)."""
+    """Names the notebook's prose quotes with ``{eval}`glued("name:spec")```."""
     used = set()
     for cell in nb.cells:
         if cell.cell_type == "markdown":
-            for ref in re.findall(r"\{glue(?::text)?\}`([^`]+)`", cell.source):
-                used.add(ref.rsplit(":", 1)[0] if ":" in ref else ref)
+            for ref in re.findall(r'\{eval\}`glued\("([^"]+)"\)`', cell.source):
+                used.add(ref.split(":", 1)[0])
     return used

@@ -13,6 +13,9 @@ such mistakes fail the suite:
   and no output embeds the runtime itself;
 * no notebook saves a widget (state or view): it would answer on the static
   site with no kernel behind it; widget cells are tagged ``kvbook-live-widget``;
+* the prose's inline expressions were evaluated and saved by ``make execute``:
+  each is a glued number (formatted as the saved record says) or the chapter's
+  own timing, and each name is glued once;
 * the vendored runtime matches the installed Altair's versions;
 * the build configuration keeps notebooks unexecuted at build time and the
   repository URL in one place.
@@ -216,31 +219,122 @@ def test_setup_makes_offline_ready_html_charts():
     import kvsim.notebook
 
     kvsim.notebook.setup(offline=False)
-    assert alt.renderers.active == "html"
+    assert alt.renderers.active == kvsim.notebook.RENDERER
     rows = [{"x": i, "y": i % 7} for i in range(6_000)]  # above Altair's default 5,000-row limit
     chart = alt.Chart(alt.Data(values=rows)).mark_point().encode(x="x:Q", y="y:Q")
-    bundle = chart._repr_mimebundle_()
-    bundle = bundle[0] if isinstance(bundle, tuple) else bundle
-    html = bundle["text/html"]
+    html = _html(chart)
     versions = kvsim.notebook.runtime_versions()
     assert "VEGA_DEBUG" in html and f'"{versions["vegalite_version"]}"' in html
 
 
-def test_setup_offline_shows_the_runtime_once(monkeypatch):
+def _html(chart) -> str:
+    bundle = chart._repr_mimebundle_()
+    bundle = bundle[0] if isinstance(bundle, tuple) else bundle
+    return EXECUTOR.ALTAIR_ID.sub("altair-viz-ID", bundle["text/html"])
+
+
+def test_saved_charts_do_not_depend_on_the_last_bits_of_a_float():
+    """The goodput an AVX2 CPU computed one unit in the last place lower than an AVX-512 one."""
+    import altair as alt
+    import numpy as np
+
+    import kvsim.notebook
+
+    kvsim.notebook.setup(offline=False)
+    here, there = 9.197981530198314, 9.197981530198312
+    assert np.nextafter(there, 10) == here
+
+    def chart(v):
+        data = alt.InlineData(values=[{"case": "budget 512 tokens", "v": v, "t": 0.1 + 0.2}])
+        return alt.Chart(data).mark_bar().encode(x=alt.X("v:Q", scale=alt.Scale(domain=[0, v])), y="case:N")
+
+    a, b = _html(chart(here)), _html(chart(there))
+    assert a == b
+    assert '"v": 9.19798' in a and '"t": 0.3' in a and "9.1979815" not in a
+    assert kvsim.notebook.portable(here) == kvsim.notebook.portable(there) == 9.19798
+    assert kvsim.notebook.portable({"n": 3, "xs": (1.0 / 3, float("inf"))}) == {"n": 3, "xs": [0.333333, float("inf")]}
+
+
+def test_setup_offline_shows_the_runtime_every_time(monkeypatch):
+    """The runtime lives in the browser page: a reload empties it while the kernel lives on."""
     import IPython.display
 
     import kvsim.notebook
 
     shown = []
     monkeypatch.setattr(IPython.display, "display", lambda obj: shown.append(obj))
-    monkeypatch.setitem(kvsim.notebook._STATE, "offline_shown", False)
     kvsim.notebook.setup(offline=True)
     kvsim.notebook.setup(offline=True)
-    assert len(shown) == 1 and "__kvbookVegaRuntime" in shown[0].data
+    assert len(shown) == 2 and all("__kvbookVegaRuntime" in s.data for s in shown)
     monkeypatch.setenv(kvsim.notebook.OFFLINE_ENV_VAR, "0")
-    monkeypatch.setitem(kvsim.notebook._STATE, "offline_shown", False)
     kvsim.notebook.setup()
-    assert len(shown) == 1
+    monkeypatch.setenv(kvsim.notebook.OFFLINE_ENV_VAR, "1")
+    kvsim.notebook.setup()
+    assert len(shown) == 3
+
+
+# --------------------------------------------------------------------------
+# The prose's inline expressions ({eval}), as make execute saves them.
+
+GLUED_CALL = re.compile(r'^glued\("([^":]+)(?::([^"]*))?"\)$')
+TIMING_CALL = re.compile(r'^chapter_timing\("([^"]+)"\)$')
+
+
+def _records(nb) -> dict:
+    """{name: [saved values]} of every number the notebook glued (its record outputs)."""
+    import ast
+
+    import kvsim.notebook
+
+    found: dict = {}
+    for cell in _code_cells(nb):
+        for out in cell.outputs:
+            name = out.get("metadata", {}).get("scrapbook", {}).get("name")
+            if name:
+                found.setdefault(name, []).append(ast.literal_eval(out["data"][kvsim.notebook.GLUE_MIME]))
+    return found
+
+
+@pytest.mark.parametrize("path", TOC_NOTEBOOKS, ids=_ids(TOC_NOTEBOOKS))
+def test_prose_numbers_were_saved_by_make_execute(path, monkeypatch):
+    import kvsim.notebook
+
+    nb = nbformat.read(path, as_version=4)
+    records = _records(nb)
+    twice = sorted(n for n, values in records.items() if len(values) > 1)
+    assert not twice, f"{path.name}: glued more than once (the prose would show the last): {twice}"
+    monkeypatch.chdir(path.parent)
+    used = 0
+    for index, cell in enumerate(nb.cells):
+        if cell.cell_type != "markdown":
+            continue
+        assert not re.search(r"\{glue(:\w+)?\}", cell.source), (
+            f"{path.name}: markdown cell {index} uses {{glue}}, which JupyterLab cannot show; "
+            'write {eval}`glued("name:spec")`')
+        expressions = EXECUTOR.inline_expressions(cell.source)
+        saved = cell.metadata.get("user_expressions", [])
+        assert [e["expression"] for e in saved] == expressions, (
+            f"{path.name}: markdown cell {index}: saved expressions differ from the text; run `make execute`")
+        for entry in saved:
+            expression, result = entry["expression"], entry["result"]
+            assert result["status"] == "ok", f"{path.name}: cell {index}: {expression} saved as an error"
+            shown = result["data"]["text/plain"]
+            glue, timing = GLUED_CALL.match(expression), TIMING_CALL.match(expression)
+            if glue:
+                name, spec = glue.group(1), glue.group(2) or ""
+                assert name in records, f"{path.name}: cell {index}: {expression} quotes a name nobody glued"
+                want = format(records[name][0], spec)
+                used += 1
+            elif timing:
+                assert timing.group(1) == path.name, f"{path.name}: cell {index} quotes another chapter's timing"
+                want = kvsim.notebook.chapter_timing(path.name)
+            else:
+                pytest.fail(f"{path.name}: cell {index}: {{eval}}`{expression}`: the prose quotes glued numbers "
+                            'only (glued("name:spec")) or chapter_timing("<this notebook>")')
+            assert shown == repr(want), (
+                f"{path.name}: cell {index}: {expression} saved {shown}, the record gives {want!r}; "
+                "run `make execute`")
+    assert used or not records, f"{path.name} glues numbers its prose never quotes"
 
 
 def test_make_execute_clears_live_widgets_and_refuses_untagged_ones():

@@ -61,8 +61,8 @@ def prose_words(markdown: str) -> int:
     text = re.sub(r"\$\$.*?\$\$(\s*\([\w-]+\))?", " ", text, flags=re.S)
     text = re.sub(r"^\s*:[\w-]+:.*$", " ", text, flags=re.M)        # directive options
     text = re.sub(r"^`{3,}.*$", " ", text, flags=re.M)               # fences
+    text = re.sub(r"\{eval\}`[^`]*`|\{eq\}`[^`]*`", " N ", text)    # a number, an equation
     text = re.sub(r"\{[\w:-]+\}`([^`<]*)(<[^>]*>)?`", r" \1 ", text)  # roles: keep the shown text
-    text = re.sub(r"\{glue:text\}`[^`]*`|\{eq\}`[^`]*`", " N ", text)
     return len(re.findall(r"[A-Za-z0-9][\w'’.,%/-]*", text))
 
 
@@ -124,13 +124,13 @@ def test_equations_are_labelled_and_referenced(path):
 def test_glued_numbers_are_not_bold_and_no_helper_cell_hides(path):
     nb = _nb(path)
     md = _markdown(nb)
-    bold = re.findall(r"\*\*[^*\n]*\{glue[^*\n]*\*\*", md)
+    bold = re.findall(r"\*\*[^*\n]*\{eval\}`glued[^*\n]*\*\*", md)
     assert not bold, f"bold glued numbers: {bold[:3]}"
     hidden = [c.source.splitlines()[0] for c in nb.cells if c.cell_type == "code"
               and {"remove-cell", "remove_cell", "remove-input", "remove_input"}
               & set(c.get("metadata", {}).get("tags", []))]
     assert not hidden, f"cells hidden on the site but shown in Binder: {hidden}"
-    uses_glue = "{glue:" in md
+    uses_glue = "{eval}`glued(" in md
     assert not uses_glue or any("glue_numbers(" in c.source for c in nb.cells if c.cell_type == "code")
 
 
@@ -227,11 +227,11 @@ def test_every_glue_reference_in_the_prose_is_defined(path):
     assert used <= set(glued(nb)), sorted(used - set(glued(nb)))
 
 
-def malformed_glue_roles(markdown: str) -> list[str]:
-    """Lines with a ``{glue:text}`` role whose content holds a ``}`` or is not closed on the line."""
+def malformed_eval_roles(markdown: str) -> list[str]:
+    """Lines with an ``{eval}`` role whose content holds a ``}`` or is not closed on the line."""
     bad = []
     for line in markdown.splitlines():
-        for m in re.finditer(r"(?<!`)\{glue:text\}`", line):     # not inside inline code
+        for m in re.finditer(r"(?<!`)\{eval\}`", line):     # not inside inline code
             rest = line[m.end():]
             close = rest.find("`")
             if close < 0 or "}" in rest[:close]:
@@ -239,15 +239,15 @@ def malformed_glue_roles(markdown: str) -> list[str]:
     return bad
 
 
-def test_malformed_glue_roles_are_caught():
-    assert malformed_glue_roles("{glue:text}`x:.2f} times") == ["{glue:text}`x:.2f} times"]
-    assert malformed_glue_roles("a {glue:text}`x:.2f") == ["a {glue:text}`x:.2f"]
-    assert malformed_glue_roles("{glue:text}`x:.2f` and {glue:text}`y:,d` ms") == []
-    assert malformed_glue_roles("the `{glue:text}` role") == []
+def test_malformed_eval_roles_are_caught():
+    assert malformed_eval_roles('{eval}`glued("x:.2f")} times') == ['{eval}`glued("x:.2f")} times']
+    assert malformed_eval_roles('a {eval}`glued("x:.2f")') == ['a {eval}`glued("x:.2f")']
+    assert malformed_eval_roles('{eval}`glued("x:.2f")` and {eval}`glued("y:,d")` ms') == []
+    assert malformed_eval_roles("the `{eval}` role") == []
 
 
 @pytest.mark.parametrize("path", CHAPTERS, ids=IDS)
-def test_glue_roles_are_well_formed(path):
-    """``{glue:text}`name:fmt}`` (a brace for the closing backtick) renders as raw text."""
-    bad = malformed_glue_roles(_markdown(_nb(path)))
+def test_eval_roles_are_well_formed(path):
+    """``{eval}`glued("name:fmt")}`` (a brace for the closing backtick) renders as raw text."""
+    bad = malformed_eval_roles(_markdown(_nb(path)))
     assert not bad, bad

@@ -69,17 +69,43 @@ def test_capacity_by_length_follows_max_concurrent():
     assert [r["requests"] for r in rows] == [b.max_concurrent(1_100), b.max_concurrent(1_450)] == [25, 19]
 
 
-def test_glue_numbers_refuses_text(monkeypatch):
-    import myst_nb
+def test_glue_numbers_records_portable_numbers_and_refuses_text(monkeypatch):
+    import IPython.display
 
-    from kvsim.notebook import glue_numbers
+    from kvsim import notebook
+    from kvsim.notebook import GLUE_MIME, glue_numbers, glued
 
-    glued = []
-    monkeypatch.setattr(myst_nb, "glue", lambda name, value, display=True: glued.append((name, value, display)))
-    glue_numbers(a=1, b=2.5)
-    assert glued == [("a", 1, False), ("b", 2.5, False)]
+    shown = []
+    monkeypatch.setattr(IPython.display, "display", lambda data, **kw: shown.append((data, kw)))
+    monkeypatch.setattr(notebook, "_GLUED", {})
+    glue_numbers(a=1, b=2 / 3, **{"ch01-x": 1_735})
+    # one record per number, in myst-nb's scrapbook format, floats to 6 significant digits
+    assert [(d[GLUE_MIME], kw["metadata"]["scrapbook"]["name"]) for d, kw in shown] == [
+        ("1", "a"), ("0.666667", "b"), ("1735", "ch01-x")]
+    assert all(kw["raw"] for _, kw in shown)
+    assert glued("b:.2f") == "0.67" and glued("ch01-x:,d") == "1,735" and glued("a") == "1"
     with pytest.raises(kvsim.KvsimError, match="glue_numbers\\(c='x'\\): expected a number"):
         glue_numbers(c="x")
+    with pytest.raises(kvsim.KvsimError, match="no number named 'bb'.*did you mean b"):
+        glued("bb:.2f")
+    with pytest.raises(kvsim.KvsimError, match="format spec ',d' does not fit 0.666667"):
+        glued("b:,d")
+
+
+def test_chapter_timing_reads_the_notebooks_own_minutes(tmp_path, monkeypatch):
+    import json
+
+    from kvsim.notebook import chapter_timing
+
+    timing = {"teaching": [{"section": "A", "minutes": 9}, {"section": "B", "minutes": 7}], "exercises": 25}
+    (tmp_path / "ch09-x.ipynb").write_text(json.dumps({"cells": [], "metadata": {"kvbook": {"timing": timing}}}))
+    (tmp_path / "ch09-y.ipynb").write_text(json.dumps({"cells": [], "metadata": {}}))
+    monkeypatch.chdir(tmp_path)
+    assert chapter_timing("ch09-x.ipynb") == "Teaching: 16 min · Exercises: 25 min"
+    with pytest.raises(kvsim.KvsimError, match="no metadata.kvbook.timing"):
+        chapter_timing("ch09-y.ipynb")
+    with pytest.raises(kvsim.KvsimError, match="cannot read the notebook"):
+        chapter_timing("ch09-z.ipynb")
 
 
 # --- the timeline ---------------------------------------------------------------------

@@ -15,7 +15,8 @@ is aborted and recorded: a page that reaches for a CDN fails. For each page:
   widget would respond with no kernel behind it), and every control in a
   cell's output is a chart's bound input, which only filters data kvsim
   computed;
-* glued numbers read as text (not bold), math is typeset, and on a phone-sized
+* glued numbers read as text (not bold), each inline expression of the prose
+  shows its saved result, math is typeset, and on a phone-sized
   window no chart is wider than the page.
 
 Needs a built site: ``make test`` builds it first. Run alone, the module skips
@@ -78,16 +79,13 @@ except ImportError:  # pragma: no cover - depends on the machine
 # --------------------------------------------------------------------------
 # What each page should show, from the notebooks' saved outputs.
 
-GLUE_REF = r"\{{glue(?::[\w-]+)?\}}(?:`|\s+){key}(?![\w.-])"
-
-
 @functools.lru_cache(maxsize=None)
 def expectations(page: str) -> dict:
     """Charts and bound range sliders the page must show.
 
-    For a notebook page: visible code-cell outputs with Altair HTML, plus glued
-    Altair outputs once per reference in the notebook's markdown. For other
-    pages: the Altair containers in the built HTML.
+    For a notebook page: visible code-cell outputs with Altair HTML (the prose
+    quotes numbers only, never a chart). For other pages: the Altair containers
+    in the built HTML.
     """
     html_text = (SITE / page).read_text(errors="replace")
     nb_path = ROOT / Path(page).with_suffix(".ipynb")
@@ -96,11 +94,10 @@ def expectations(page: str) -> dict:
             "charts": len(re.findall(r'<div id="altair-viz-[0-9a-f]+"', html_text)),
             "sliders": html_text.count('"input": "range"'),
             "math": "class=\"math" in html_text,
+            "numbers": 0,
         }
     nb = nbformat.read(nb_path, as_version=4)
     charts = sliders = 0
-    glued: dict[str, str] = {}
-    markdown = "\n".join(c.source for c in nb.cells if c.cell_type == "markdown")
     for cell in nb.cells:
         if cell.cell_type != "code":
             continue
@@ -108,23 +105,15 @@ def expectations(page: str) -> dict:
         hidden = bool(tags & {"remove-output", "remove-cell", "remove_output", "remove_cell"})
         for out in cell.get("outputs", []):
             data = out.get("data", {})
-            scrapbook = out.get("metadata", {}).get("scrapbook")
-            if scrapbook:
-                html = "".join(data.get("application/papermill.record/text/html", ""))
-                if "altair-viz-" in html:
-                    glued[scrapbook["name"]] = html
-                continue
             if hidden:
                 continue
             html = "".join(data.get("text/html", ""))
             if "altair-viz-" in html:
                 charts += 1
                 sliders += html.count('"input": "range"')
-    for key, html in glued.items():
-        refs = len(re.findall(GLUE_REF.format(key=re.escape(key)), markdown))
-        charts += refs
-        sliders += refs * html.count('"input": "range"')
-    return {"charts": charts, "sliders": sliders, "math": 'class="math' in html_text}
+    numbers = sum(len(c.get("metadata", {}).get("user_expressions", [])) for c in nb.cells
+                  if c.cell_type == "markdown")
+    return {"charts": charts, "sliders": sliders, "math": 'class="math' in html_text, "numbers": numbers}
 
 
 def _pages() -> list[str]:
@@ -306,8 +295,9 @@ def test_page_works_offline(open_page, page_path):
     controls = page.evaluate(CONTROLS)
     assert controls["widgets"] == 0, f"{page_path}: {controls['widgets']} ipywidgets on a static page"
     assert not controls["unbound"], f"{page_path}: controls that compute nothing: {controls['unbound']}"
-    weights = page.evaluate("() => Array.from(document.querySelectorAll('.pasted-text')).map(e => getComputedStyle(e).fontWeight)")
+    weights = page.evaluate("() => Array.from(document.querySelectorAll('p span.output.text_plain')).map(e => getComputedStyle(e).fontWeight)")
     assert all(w in ("400", "normal") for w in weights), f"{page_path}: bold glued numbers {set(weights)}"
+    assert len(weights) >= want["numbers"], f"{page_path}: {len(weights)} numbers in the prose, the notebook quotes {want['numbers']}"
     if want["math"]:
         page.wait_for_function("() => document.querySelectorAll('mjx-container').length > 0", timeout=30_000)
 

@@ -11,10 +11,11 @@ metadata), and nowhere else::
 
 ``teaching`` lists each ``##`` section of the chapter but "Exercises", in
 order, with its minutes (a list: notebooks are saved with sorted keys, so a
-mapping would lose the order); ``exercises`` is the exercise time. Three directives read them:
+mapping would lose the order); ``exercises`` is the exercise time. A chapter's
+overview box quotes them with ``{eval}`chapter_timing("chNN-....ipynb")```
+(:func:`kvsim.notebook.chapter_timing`, which renders in JupyterLab too). Two
+directives read them:
 
-``{chapter-timing}``
-    In a chapter's overview box: "Teaching: 30 min · Exercises: 25 min".
 ``{workshop-plan}``
     The workshop's timed plan: the chapters in book order, packed into
     sessions of ``:session-minutes:`` (180) with a break whenever
@@ -371,23 +372,6 @@ class _Base(SphinxDirective):
         return para
 
 
-class ChapterTimingDirective(_Base):
-    """``{chapter-timing}``: this chapter's teaching and exercise minutes."""
-
-    has_content = False
-
-    def run(self):
-        path = Path(self.env.doc2path(self.env.docname))
-        if path.suffix != ".ipynb":
-            raise self.error("chapter-timing: only a chapter notebook has timings")
-        self.env.note_dependency(str(path))
-        timing = read_timing(path, self.env.docname)
-        if timing is None:
-            raise self.error(f"chapter-timing: {path.name} has no metadata.{KEY}.timing")
-        text = (f"Teaching: {timing.teaching_minutes} min · Exercises: {timing.exercises} min")
-        return [nodes.paragraph(text=text, classes=["kvbook-chapter-timing"])]
-
-
 class WorkshopPlanDirective(_Base):
     """``{workshop-plan}``: the timed plan, generated from the chapters' minutes."""
 
@@ -468,7 +452,6 @@ def _string_list(text: str, source: str):
 
 
 def setup(app: Sphinx) -> dict:
-    app.add_directive("chapter-timing", ChapterTimingDirective)
     app.add_directive("workshop-plan", WorkshopPlanDirective)
     app.add_directive("timing-table", TimingTableDirective)
     return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}
