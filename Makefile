@@ -14,12 +14,13 @@ BUILD := $(JUPYTER_BOOK) build . --all -W -n --keep-going
 NBVAL := --nbval --nbval-current-env --nbval-cell-timeout=600 \
          --nbval-sanitize-with tests/nbval_sanitize.cfg
 
-.PHONY: help book serve test execute bench bench-compare vendor clean
+.PHONY: help book serve test unit execute bench bench-compare vendor clean
 
 help:
 	@echo "make book     build the book into $(SITE)/ (clean build, -W -n)"
 	@echo "make serve    serve $(SITE)/ on http://$(HOST):$(PORT)/ (builds first if needed)"
 	@echo "make test     build, then run every test (unit, nbval, site, ...)"
+	@echo "make unit     the fast loop: engine and library tests (no build, nbval, browser, promtool)"
 	@echo "make execute  re-execute the notebooks in place (commit the result)"
 	@echo "make bench    run the benchmarks"
 	@echo "make bench-compare REV=...  the engine's speed against REV, interleaved"
@@ -48,6 +49,14 @@ serve: $(SITE)/index.html
 # tests fail instead of skipping when promtool or prometheus is missing.
 test: book
 	KVBOOK_REQUIRE_SITE=1 KVBOOK_REQUIRE_PROMETHEUS=1 $(PYTHON) -m pytest tests book $(NBVAL)
+
+# The fast loop while working: tests/ without the book build, nbval, the site
+# and JupyterLab browser tests, the promtool/prometheus tests, the wheel test and
+# the few single tests over ~5 s (markers: tests/conftest.py). make test runs all.
+UNIT_MARKERS := not site and not notebooks and not jupyterlab and not promtool \
+                and not packaging and not slow
+unit:
+	$(PYTHON) -m pytest tests -q -m "$(UNIT_MARKERS)"
 
 execute:
 	$(PYTHON) scripts/execute_notebooks.py

@@ -24,8 +24,6 @@ from __future__ import annotations
 
 import importlib
 
-__version__ = "2.0.0"
-
 # name -> module that defines it. Imports are lazy so that `kvsim --help` and
 # the engine start fast and never pull in the book-only modules (Altair,
 # ipywidgets).
@@ -52,7 +50,20 @@ _EXPORTS = {
 __all__ = sorted(_EXPORTS) + ["__version__"]
 
 
+def _version() -> str:
+    """The installed distribution's version (pyproject.toml's ``version``: its one source)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("kvsim")
+    except PackageNotFoundError:     # a source tree on sys.path that was never pip-installed
+        return "0+unknown"
+
+
 def __getattr__(name: str):
+    if name == "__version__":        # read on first use: `import kvsim` stays fast
+        globals()[name] = value = _version()
+        return value
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module 'kvsim' has no attribute {name!r}")

@@ -1,4 +1,5 @@
 """``python -m kvsim``: the command line (see :mod:`kvsim.cli`)."""
 from .cli import main
 
-raise SystemExit(main())
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -48,6 +48,19 @@ class _Parser(argparse.ArgumentParser):
         raise _UsageError(f"{self.prog}: error: {message}")
 
 
+class _Version(argparse.Action):
+    """``kvsim --version``: ``kvsim X.Y.Z`` from the installed distribution's metadata."""
+
+    def __init__(self, option_strings, dest=argparse.SUPPRESS, default=argparse.SUPPRESS,
+                 help=None):
+        super().__init__(option_strings, dest=dest, default=default, nargs=0, help=help)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        from . import __version__         # looked up only when asked for
+        print(f"kvsim {__version__}")
+        parser.exit()
+
+
 def _arg(check):
     """Wrap a kvsim validator as an argparse ``type`` whose message is kvsim's."""
     def convert(text: str):
@@ -157,8 +170,7 @@ def build_parser() -> argparse.ArgumentParser:
     """The argument parser (subcommands capacity, simulate, sweep, scenarios, models, gpus)."""
     p = _Parser(prog="kvsim", description="A paged KV-cache serving simulator "
                 "(the companion of the KV-pressure book).")
-    from . import __version__
-    p.add_argument("--version", action="version", version=f"kvsim {__version__}")
+    p.add_argument("--version", action=_Version, help="print kvsim's version and exit")
     sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
 

@@ -1,8 +1,21 @@
-"""Shared fixtures.
+"""Shared fixtures, and the markers that let a contributor choose what to run.
 
 The real data (the Azure trace CSV and the Hugging Face config.json files)
 lives outside the repository in ``../shared/data``; tests that need it take
 the ``shared_data`` fixture, which skips cleanly when the folder is absent.
+
+Markers (registered in pyproject.toml; ``make unit`` deselects them all):
+
+* ``site`` -- needs the built book in ``_build/html``: test_site.py (its
+  ``pytestmark``) and the tests in :data:`SITE_TESTS`;
+* ``notebooks`` -- every cell nbval collects from ``book/*.ipynb``
+  (``pytest tests book --nbval``, as ``make test`` runs it);
+* ``jupyterlab`` -- test_jupyterlab.py (its ``pytestmark``);
+* ``promtool`` -- needs Prometheus' ``promtool`` or ``prometheus``: every test
+  that calls ``need(...)`` from test_alerts.py (the helper that skips, or fails
+  under ``KVBOOK_REQUIRE_PROMETHEUS=1``, when the tool is missing);
+* ``packaging`` -- test_packaging.py (its ``pytestmark``);
+* ``slow`` -- the single tests in :data:`SLOW_TESTS`.
 """
 from __future__ import annotations
 
@@ -29,3 +42,37 @@ def hf_configs(shared_data: Path) -> dict[str, Path]:
     if not files:
         pytest.skip(f"no config.json files in {folder}")
     return files
+
+
+#: Tests outside test_site.py that read the built site, by node id.
+SITE_TESTS = {
+    "tests/test_workshop.py::test_the_built_pages_show_the_front_matter_minutes",
+}
+
+#: Tests that take more than about 5 s on their own on a 2-core machine, by node id
+#: (measured with ``pytest --durations``; the promtool end-to-end test is one too).
+SLOW_TESTS = {
+    "tests/test_missions.py::test_expert_answer_passes_on_every_seed_and_is_kvsims_own_least[3]",
+    "tests/test_ch05_numbers.py::test_the_glued_numbers_are_kvsims",
+    "tests/test_alerts.py::test_prometheus_scrapes_the_exporter_end_to_end",
+}
+
+
+def _needs_prometheus(item) -> bool:
+    """True when the test's own body calls test_alerts.need (promtool or prometheus)."""
+    function = getattr(item, "function", None)
+    helper = getattr(getattr(item, "module", None), "need", None)
+    return (function is not None and getattr(helper, "__module__", None) == "test_alerts"
+            and "need" in function.__code__.co_names)
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if Path(str(item.path)).suffix == ".ipynb":
+            item.add_marker(pytest.mark.notebooks)
+        if item.nodeid in SITE_TESTS:
+            item.add_marker(pytest.mark.site)
+        if _needs_prometheus(item):
+            item.add_marker(pytest.mark.promtool)
+        if item.nodeid in SLOW_TESTS:
+            item.add_marker(pytest.mark.slow)
