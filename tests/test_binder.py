@@ -1,0 +1,118 @@
+"""Binder's environment (``binder/``): what a reader needs, and it runs the chapters.
+
+repo2docker reads ``binder/`` when it exists and then ignores the root's
+``requirements.txt`` and ``runtime.txt`` (those stay the developers' and CI's).
+The checks:
+
+* ``binder/requirements.txt`` pins a subset of the root's pins, at the same
+  versions: the notebooks' libraries, JupyterLab and ``jupyterlab-myst``, and
+  none of the book build or the test stack;
+* the same Python as the root ``runtime.txt``;
+* the environment as repo2docker builds it — a fresh venv, ``pip install -r
+  binder/requirements.txt`` from the repository's folder, then ``binder/postBuild``
+  there — has jupyterlab-myst enabled, the chapters trusted, JupyterLab's news
+  off, and executes every chapter top to bottom (``jupyter nbconvert --execute``).
+
+The last one installs from the package index (CI has it), like
+test_packaging.py, and carries the same ``packaging`` marker; ``KVBOOK_OFFLINE=1``
+skips it.
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import venv
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+BINDER = ROOT / "binder"
+
+#: Packages of the book build and the tests: a reader's Binder needs none of them.
+NOT_FOR_READERS = {"pytest", "hypothesis", "nbval", "playwright", "jupyter-book", "sphinx",
+                   "sphinx-book-theme", "sphinx-exercise", "sphinxcontrib-bibtex", "myst-nb",
+                   "myst-parser", "jupytext", "nbclient", "dask", "distributed"}
+#: What the chapters and their widgets import, and the JupyterLab that shows them.
+FOR_READERS = {"numpy", "altair", "ipywidgets", "ipykernel", "jupyterlab", "jupyterlab-myst",
+               "pyyaml", "prometheus-client", "vl-convert-python"}
+
+
+def _pins(path: Path) -> dict[str, str]:
+    pins = {}
+    for line in path.read_text().splitlines():
+        line = line.split("#", 1)[0].strip()
+        m = re.fullmatch(r"([A-Za-z0-9_.-]+)==([^\s;]+)", line)
+        if m:
+            pins[re.sub(r"[-_.]+", "-", m.group(1)).lower()] = m.group(2)
+        elif line:
+            assert line == "-e .", f"{path}: unexpected line {line!r}"
+    return pins
+
+
+def test_binder_pins_what_readers_need_at_the_roots_versions():
+    root, binder = _pins(ROOT / "requirements.txt"), _pins(BINDER / "requirements.txt")
+    differ = {k: (v, root.get(k)) for k, v in binder.items() if root.get(k) != v}
+    assert not differ, f"binder/requirements.txt pins differ from requirements.txt: {differ}"
+    assert FOR_READERS <= set(binder), f"binder/requirements.txt lacks {FOR_READERS - set(binder)}"
+    assert not NOT_FOR_READERS & set(binder), f"test or build packages in Binder: {NOT_FOR_READERS & set(binder)}"
+    assert (BINDER / "runtime.txt").read_text().strip() == (ROOT / "runtime.txt").read_text().strip()
+
+
+def test_postbuild_is_an_executable_bash_script():
+    post = BINDER / "postBuild"
+    assert os.access(post, os.X_OK), "binder/postBuild must be executable (repo2docker runs it)"
+    assert post.read_text().startswith("#!/usr/bin/env bash\n")
+    subprocess.run(["bash", "-n", str(post)], check=True)
+
+
+@pytest.mark.packaging
+def test_binders_environment_runs_every_chapter(tmp_path):
+    if os.environ.get("KVBOOK_OFFLINE", "") == "1":
+        pytest.skip("KVBOOK_OFFLINE=1: this test installs from the package index")
+    repo = tmp_path / "repo"
+    for name in ("binder", "book", "kvsim"):
+        shutil.copytree(ROOT / name, repo / name, ignore=shutil.ignore_patterns("__pycache__", "_build"))
+    for name in ("pyproject.toml", "README.md", "_toc.yml"):
+        shutil.copy2(ROOT / name, repo / name)
+    env_dir = tmp_path / "env"
+    venv.create(env_dir, with_pip=True)
+    bin_dir = env_dir / "bin"
+    env = dict(os.environ, PATH=f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}",
+               JUPYTER_DATA_DIR=str(tmp_path / "data"), JUPYTER_CONFIG_DIR=str(tmp_path / "config"),
+               IPYTHONDIR=str(tmp_path / "ipython"), PIP_DISABLE_PIP_VERSION_CHECK="1",
+               KVSIM_MISSIONS_FILE=str(tmp_path / "missions.json"))
+    env.pop("VIRTUAL_ENV", None)
+    env.pop("PYTHONPATH", None)
+
+    def run(*cmd, timeout=900):
+        proc = subprocess.run(cmd, cwd=repo, env=env, capture_output=True, text=True, timeout=timeout)
+        assert proc.returncode == 0, f"{' '.join(cmd)} failed:\n{(proc.stdout + proc.stderr)[-3000:]}"
+        return proc.stdout + proc.stderr
+
+    run(str(bin_dir / "python"), "-m", "pip", "install", "-q", "-r", "binder/requirements.txt")
+    run("bash", "binder/postBuild")
+
+    where = run(str(bin_dir / "python"), "-c", "import kvsim, sys; print(kvsim.__file__); print(sys.prefix)")
+    assert str(repo / "kvsim") in where, f"kvsim does not come from the checkout: {where}"
+    extensions = run(str(bin_dir / "jupyter"), "labextension", "list")
+    assert re.search(r"jupyterlab-myst v[\d.]+ .*enabled", extensions), extensions
+    overrides = env_dir / "share" / "jupyter" / "lab" / "settings" / "overrides.json"
+    assert json.loads(overrides.read_text())["@jupyterlab/apputils-extension:notification"]["fetchNews"] == "false"
+
+    chapters = sorted((repo / "book").glob("ch0*.ipynb"))
+    assert len(chapters) >= 5
+    trusted = run(str(bin_dir / "python"), "-c",
+                  "import sys, nbformat\nfrom nbformat.sign import NotebookNotary\n"
+                  "n = NotebookNotary()\n"
+                  "print(all(n.check_signature(nbformat.read(p, 4)) for p in sys.argv[1:]))",
+                  *map(str, chapters))
+    assert trusted.strip().splitlines()[-1] == "True", "postBuild left a chapter untrusted"
+
+    out = tmp_path / "executed"
+    run(str(bin_dir / "jupyter"), "nbconvert", "--to", "notebook", "--execute",
+        "--ExecutePreprocessor.timeout=600", "--output-dir", str(out), *map(str, chapters), timeout=1800)
+    assert sorted(p.name for p in out.glob("*.ipynb")) == [p.name for p in chapters]
