@@ -14,7 +14,8 @@ and chapter 4 (``kvsim simulate``: replay a trace against a configuration)::
     kvsim lint-rules my-alerts.rules.yml     (exit 1 when it finds a classic mistake)
     kvsim lint-rules my-alerts.rules.yml --against incident-day   (when each alert fires)
     kvsim scenarios | kvsim models | kvsim gpus        (each takes --json)
-    kvsim missions [--reset | --verify CODE | --leaderboard codes.txt | --ticket N]
+    kvsim missions [--reset | --verify CODE | --leaderboard codes.txt | --ticket N
+                    | --export [FILE] | --import FILE]    (--export before a Binder session ends)
 
 ``--set key=value`` passes an engine option; the value is read as an integer,
 a float, ``true``/``false``, ``none`` or else a string. Any bad input exits
@@ -266,6 +267,11 @@ def build_parser() -> argparse.ArgumentParser:
     act.add_argument("--leaderboard", metavar="PATH",
                      help="a file of lines 'name CODE': verify every code, print the room's table")
     act.add_argument("--ticket", metavar="N", help="print mission N's incident ticket")
+    act.add_argument("--export", nargs="?", const="", default=None, metavar="FILE",
+                     help="write the progress to FILE (default ./kvsim-missions-export.json) to "
+                          "keep it after the session (Binder forgets it); prints the path")
+    act.add_argument("--import", dest="import_file", metavar="FILE", default=None,
+                     help="merge an --export file into this machine's progress, re-scoring it")
     mi.add_argument("--progress-file", metavar="PATH", default=None,
                     help="the progress file (default $KVSIM_MISSIONS_FILE or ~/.kvsim/missions.json)")
     mi.add_argument("--json", action="store_true", help="print JSON")
@@ -586,6 +592,19 @@ def _cmd_missions(args) -> str:
     if args.ticket is not None:
         m = get_mission(args.ticket)
         return _dump({"mission": m.number, "ticket": ticket(m)}) if args.json else ticket(m)
+    if args.export is not None:
+        written = mp.export_progress(args.export or None, path=args.progress_file)
+        return _dump({"exported": written}) if args.json else written
+    if args.import_file is not None:
+        summary = mp.import_progress(args.import_file, path=args.progress_file)
+        where = str(mp.progress_path(args.progress_file))
+        if args.json:
+            return _dump({"imported_from": args.import_file, "progress_file": where,
+                          "missions": {str(n): v for n, v in summary.items()}})
+        now = mp.load(args.progress_file)["missions"]
+        lines = [f"mission {n}: {v} ({(now.get(str(n)) or {}).get('stars', 0)} star(s) now)"
+                 for n, v in summary.items()]
+        return "\n".join(lines + [f"progress in {where} (merged from {args.import_file})"])
     if args.json:
         return _dump(mp.load(args.progress_file))
     return mp.progress_text(args.progress_file)
