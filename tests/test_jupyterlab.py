@@ -29,8 +29,6 @@ skip into a failure.
 
 from __future__ import annotations
 
-import functools
-import http.server
 import json
 import os
 import re
@@ -38,7 +36,6 @@ import shutil
 import socket
 import subprocess
 import sys
-import threading
 import time
 import urllib.request
 from pathlib import Path
@@ -47,32 +44,17 @@ from urllib.parse import urlparse
 import nbformat
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
-SITE = ROOT / "_build" / "html"
-CHROMIUM = Path(os.environ.get("KVBOOK_CHROMIUM", "/usr/bin/chromium"))
-REQUIRED = os.environ.get("KVBOOK_REQUIRE_SITE", "") == "1"
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--no-first-run", "--disable-sync"]
+from browser_helpers import CHROMIUM, CHROMIUM_ARGS, ROOT, SITE, require_site_and_chromium, serve, skip_or_fail
 
 pytestmark = pytest.mark.jupyterlab
 
-
-def _skip_or_fail(message: str) -> None:
-    if REQUIRED:
-        pytest.fail(message + " (KVBOOK_REQUIRE_SITE=1)", pytrace=False)
-    pytest.skip(message, allow_module_level=True)
-
-
-if not (SITE / "index.html").exists():
-    _skip_or_fail(f"no built site at {SITE}: run `make book` (or `make test`, which builds first)")
-if not CHROMIUM.exists():
-    _skip_or_fail(f"no chromium at {CHROMIUM}: apt-get install chromium (or set KVBOOK_CHROMIUM)")
+require_site_and_chromium()
 if shutil.which("jupyter-lab", path=str(Path(sys.executable).parent)) is None:
-    _skip_or_fail("jupyterlab is not installed next to this Python: pip install -r requirements.txt")
+    skip_or_fail("jupyterlab is not installed next to this Python: pip install -r requirements.txt")
 try:
     from playwright.sync_api import sync_playwright
 except ImportError:  # pragma: no cover - depends on the machine
-    _skip_or_fail("playwright is not installed: pip install -r requirements.txt")
+    skip_or_fail("playwright is not installed: pip install -r requirements.txt")
 
 sys.path.insert(0, str(ROOT / "book" / "_ext"))
 from kvbook_workshop import toc_docnames  # noqa: E402  (the book's one reader of _toc.yml)
@@ -153,19 +135,10 @@ def lab(tmp_path_factory):
     log.close()
 
 
-class _QuietHandler(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, *args):
-        pass
-
-
 @pytest.fixture(scope="module")
 def site_url():
-    handler = functools.partial(_QuietHandler, directory=str(SITE))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{server.server_address[1]}"
-    server.shutdown()
-    server.server_close()
+    with serve(SITE) as url:
+        yield url
 
 
 @pytest.fixture(scope="module")

@@ -27,30 +27,15 @@ with a message when ``_build/html`` is missing, unless ``KVBOOK_REQUIRE_SITE=1``
 from __future__ import annotations
 
 import functools
-import http.server
 import json
-import os
 import re
-import threading
 from pathlib import Path
 from urllib.parse import urlparse
 
 import nbformat
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
-SITE = ROOT / "_build" / "html"
-CHROMIUM = Path(os.environ.get("KVBOOK_CHROMIUM", "/usr/bin/chromium"))
-REQUIRED = os.environ.get("KVBOOK_REQUIRE_SITE", "") == "1"
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--no-first-run",
-    "--disable-sync",
-]
+from browser_helpers import CHROMIUM, CHROMIUM_ARGS, ROOT, SITE, require_site_and_chromium, serve, skip_or_fail
 
 # Console messages that are not errors of this book.
 # (The duplicate `const THEBE_JS_URL` error of design §8 is fixed at its cause, in
@@ -59,21 +44,11 @@ CONSOLE_ALLOW: list = []
 
 pytestmark = pytest.mark.site
 
-
-def _skip_or_fail(message: str) -> None:
-    if REQUIRED:
-        pytest.fail(message + " (KVBOOK_REQUIRE_SITE=1)", pytrace=False)
-    pytest.skip(message, allow_module_level=True)
-
-
-if not (SITE / "index.html").exists():
-    _skip_or_fail(f"no built site at {SITE}: run `make book` (or `make test`, which builds first)")
-if not CHROMIUM.exists():
-    _skip_or_fail(f"no chromium at {CHROMIUM}: apt-get install chromium (or set KVBOOK_CHROMIUM)")
+require_site_and_chromium()
 try:
     from playwright.sync_api import sync_playwright
 except ImportError:  # pragma: no cover - depends on the machine
-    _skip_or_fail("playwright is not installed: pip install -r requirements.txt")
+    skip_or_fail("playwright is not installed: pip install -r requirements.txt")
 
 
 # --------------------------------------------------------------------------
@@ -130,20 +105,10 @@ PAGES = _pages()
 # Fixtures: a quiet local server and one browser.
 
 
-class _QuietHandler(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, *args):  # keep pytest output clean
-        pass
-
-
 @pytest.fixture(scope="module")
 def base_url():
-    handler = functools.partial(_QuietHandler, directory=str(SITE))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}"
-    server.shutdown()
-    server.server_close()
+    with serve(SITE) as url:
+        yield url
 
 
 @pytest.fixture(scope="module")
