@@ -34,8 +34,7 @@ _ROUND = r"""
 import json, sys, time
 from pathlib import Path
 import kvsim
-from kvsim.lengths import Geometric
-from kvsim.workload import Workload
+from kvsim import Geometric, Workload      # the public names: the same at every revision
 
 cold = Workload.poisson(1.5, 120, prompt=850, output=Geometric(250), seed=0)
 jobs = {"belgavi-2min": (lambda: kvsim.simulate(cold, model="llama-2-7b", gpu="a40-48gb",

@@ -23,8 +23,8 @@ import time
 from pathlib import Path
 
 import kvsim
-from kvsim.lengths import Geometric
-from kvsim.workload import Workload
+from kvsim.traffic.lengths import Geometric
+from kvsim.traffic.workload import Workload
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 TRACE = SHARED / "AzureLLMInferenceTrace_conv.csv"
@@ -120,10 +120,10 @@ def main(argv=None) -> int:
     print(f"  {'all chapters':<42} {total:6.1f} s   {total / 180:.2f} x target (180 s)")
 
     if PROFILES.is_dir():
-        from kvsim import calibration
+        from kvsim.engine import calibration
         rows = calibration.read_profiles(PROFILES)
         print(f"\nCost model against {len(rows):,} measured per-layer matmul timings "
-              f"(|relative error|; kvsim.calibration):")
+              f"(|relative error|; kvsim.engine.calibration):")
         print(calibration.format_error_table(calibration.error_table(rows)))
     else:
         print(f"(profiles not found at {PROFILES}: calibration table skipped)")

@@ -10,15 +10,22 @@ The public contract (names may gain options, never lose them)::
     kvsim.get_scenario(name, **overrides) / kvsim.run_scenario(name, **overrides) / kvsim.list_scenarios()
     kvsim.sweep(base, grid, *, seeds=None, executor=None) -> Table
 
-Modules, one concept each: ``models`` (model specs and config.json parsing),
-``hardware`` (GPU presets), ``memory`` (bytes per token, the KV budget),
-``workload`` (requests, arrivals, lengths, traces), ``policies`` (admission and
-victim choice), ``costs`` (step time, swap, recompute), ``engine`` (the loop),
-``result`` (metrics and summary), ``scenarios``, ``sweeps`` (grids of runs on any
-executor), ``stepper`` (the engine watched one step at a time), ``metrics`` (a
-run as vLLM's Prometheus series), ``exporter`` (them live on ``/metrics``),
-``alerts`` (rule linting, promtool), ``cli``; for the
-book: ``charts``, ``widgets``, ``exercises``.
+Packages by concern, each importing only those before it (``tests/test_layers.py``
+checks the direction):
+
+* ``kvsim.errors``, ``kvsim.units``: validation, bytes and their units;
+* ``kvsim.model``: model specs and ``config.json`` parsing, GPU presets, the memory budget;
+* ``kvsim.traffic``: request lengths, workloads and traces, arrivals;
+* ``kvsim.engine``: options, the block pool, vLLM's scheduler, policies, the cost model,
+  the loop, the result;
+* ``kvsim.runs``: scenarios, sweeps (on any executor), the stepper;
+* ``kvsim.observe``: a run as vLLM's Prometheus series, the exporter, alert rules, panels;
+* ``kvsim.lab``: chapter 5's missions and a learner's progress;
+* ``kvsim.book``: the book's charts, widgets, exercises and notebook set-up;
+* ``kvsim.cli``: the ``kvsim`` command.
+
+The names above are importable from ``kvsim`` itself, and so are the modules the
+book's readers reach for by their short names (``from kvsim import charts``).
 """
 from __future__ import annotations
 
@@ -30,21 +37,31 @@ import importlib
 _EXPORTS = {
     "KvsimError": "errors",
     "format_bytes": "units",
-    "ModelSpec": "models", "get_model": "models", "list_models": "models",
-    "GPUSpec": "hardware", "get_gpu": "hardware", "list_gpus": "hardware",
-    "kv_bytes_per_token": "memory", "kv_budget": "memory", "KVBudget": "memory",
-    "KV_DTYPES": "memory",
-    "Request": "workload", "Workload": "workload",
-    "Fixed": "lengths", "Uniform": "lengths", "Geometric": "lengths", "LogNormal": "lengths",
-    "BoundedPareto": "lengths", "Empirical": "lengths", "Capped": "lengths",
-    "as_lengths": "lengths",
-    "describe_scenario": "scenarios",
-    "ENGINE_DEFAULTS": "options",
-    "CostModel": "costs",
-    "simulate": "engine",
-    "SimResult": "result",
-    "get_scenario": "scenarios", "run_scenario": "scenarios", "list_scenarios": "scenarios",
-    "sweep": "sweeps",
+    "ModelSpec": "model.spec", "get_model": "model.spec", "list_models": "model.spec",
+    "GPUSpec": "model.hardware", "get_gpu": "model.hardware", "list_gpus": "model.hardware",
+    "kv_bytes_per_token": "model.memory", "kv_budget": "model.memory", "KVBudget": "model.memory",
+    "KV_DTYPES": "model.memory",
+    "Request": "traffic.workload", "Workload": "traffic.workload",
+    "Fixed": "traffic.lengths", "Uniform": "traffic.lengths", "Geometric": "traffic.lengths",
+    "LogNormal": "traffic.lengths", "BoundedPareto": "traffic.lengths",
+    "Empirical": "traffic.lengths", "Capped": "traffic.lengths", "as_lengths": "traffic.lengths",
+    "describe_scenario": "runs.scenarios",
+    "ENGINE_DEFAULTS": "engine.options",
+    "CostModel": "engine.costs",
+    "simulate": "engine.loop",
+    "SimResult": "engine.result",
+    "get_scenario": "runs.scenarios", "run_scenario": "runs.scenarios",
+    "list_scenarios": "runs.scenarios",
+    "sweep": "runs.sweeps",
+}
+
+#: Short names of the modules the book and its readers use (``from kvsim import charts``).
+_MODULES = {
+    "charts": "book.charts", "exercises": "book.exercises", "widgets": "book.widgets",
+    "notebook": "book.notebook", "lab_charts": "book.lab_charts", "lab_panel": "book.lab_panel",
+    "stepper": "runs.stepper", "scenarios": "runs.scenarios", "sweeps": "runs.sweeps",
+    "metrics": "observe.metrics", "alerts": "observe.alerts", "panels": "observe.panels",
+    "missions": "lab.missions", "mission_progress": "lab.progress",
 }
 
 __all__ = sorted(_EXPORTS) + ["__version__"]
@@ -64,6 +81,10 @@ def __getattr__(name: str):
     if name == "__version__":        # read on first use: `import kvsim` stays fast
         globals()[name] = value = _version()
         return value
+    if name in _MODULES:
+        value = importlib.import_module(f".{_MODULES[name]}", __name__)
+        globals()[name] = value
+        return value
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module 'kvsim' has no attribute {name!r}")
@@ -73,4 +94,4 @@ def __getattr__(name: str):
 
 
 def __dir__():
-    return __all__
+    return __all__ + sorted(_MODULES)

@@ -57,7 +57,7 @@ class _Version(argparse.Action):
         super().__init__(option_strings, dest=dest, default=default, nargs=0, help=help)
 
     def __call__(self, parser, namespace, values, option_string=None):
-        from . import __version__         # looked up only when asked for
+        from . import __version__  # looked up only when asked for
         print(f"kvsim {__version__}")
         parser.exit()
 
@@ -329,8 +329,8 @@ def _model_arg(args):
 
 
 def _cmd_capacity(args) -> str:
-    from .memory import kv_budget, pinned_budget
-    from .models import get_model
+    from kvsim.model.memory import kv_budget, pinned_budget
+    from kvsim.model.spec import get_model
 
     model = get_model(_model_arg(args))
     if args.seq_len is not None:
@@ -438,7 +438,7 @@ def _cmd_simulate(args) -> str:
 
 
 def _cmd_scenarios(args) -> str:
-    from . import scenarios
+    from .runs import scenarios
     names = scenarios.list_scenarios()
     describe = getattr(scenarios, "describe_scenario", None)
     rows = []
@@ -458,7 +458,8 @@ def _cmd_scenarios(args) -> str:
 
 
 def _cmd_models(args) -> str:
-    from .models import get_model, list_models
+    from kvsim.model.spec import get_model, list_models
+
     from .units import format_bytes
     specs = [get_model(n) for n in list_models()]
     if args.json:
@@ -472,7 +473,8 @@ def _cmd_models(args) -> str:
 
 
 def _cmd_gpus(args) -> str:
-    from .hardware import get_gpu, list_gpus
+    from kvsim.model.hardware import get_gpu, list_gpus
+
     from .units import format_bytes
     gpus = [get_gpu(n) for n in list_gpus()]
     if args.json:
@@ -526,7 +528,7 @@ def _cmd_sweep(args) -> str:
 
 def _cmd_exporter(args) -> str:
     import kvsim
-    from .exporter import serve
+    from kvsim.observe.exporter import serve
     result = kvsim.run_scenario(args.scenario, **parse_sets(args.set))
     serve(result, speed=args.speed, host=args.host, port=args.port,
           version=args.metrics_version, model_name=args.model_name)
@@ -534,7 +536,7 @@ def _cmd_exporter(args) -> str:
 
 
 def _cmd_lint_rules(args) -> str:
-    from .alerts import lint_promql, lint_rules
+    from kvsim.observe.alerts import lint_promql, lint_rules
     if args.expr is not None:
         findings = lint_promql(args.expr, version=args.metrics_version)
     else:
@@ -544,8 +546,8 @@ def _cmd_lint_rules(args) -> str:
     if args.against is not None:
         if args.file is None:
             raise KvsimError("--against needs a rule file: expected FILE, not --expr")
-        from .alerts import firing_times
-        from .scenarios import run_scenario
+        from kvsim.observe.alerts import firing_times
+        from kvsim.runs.scenarios import run_scenario
 
         fired = firing_times(args.file, run_scenario(args.against), version=args.metrics_version)
     if args.json:
@@ -563,8 +565,9 @@ def _cmd_lint_rules(args) -> str:
 
 
 def _cmd_missions(args) -> str:
-    from . import mission_progress as mp
-    from .missions import get_mission, ticket
+    from kvsim.lab.missions import get_mission, ticket
+
+    from .lab import progress as mp
 
     if args.reset:
         path = mp.reset(args.progress_file)

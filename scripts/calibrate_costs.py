@@ -7,15 +7,15 @@ PROFILE_FOLDER holds Vidur's ``<gpu>_<model>_mlp.csv`` profiles (default:
 prints the fitted ``matmul_efficiency``, ``memory_efficiency`` and
 ``kernel_latency_s`` beside the preset's, then the error table of the presets.
 A preset that disagrees with its fit is flagged: copy the fitted figures into
-``kvsim/hardware.py`` (the tests check that the two agree).
+``kvsim/model/hardware.py`` (the tests check that the two agree).
 """
 from __future__ import annotations
 
 import sys
 from pathlib import Path
 
-from kvsim import calibration
-from kvsim.hardware import get_gpu
+from kvsim.engine import calibration
+from kvsim.model.hardware import get_gpu
 
 DEFAULT = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "vidur-profiling"
 
@@ -30,7 +30,7 @@ def main(argv: list[str]) -> int:
         gpu = get_gpu(name)
         now = (gpu.matmul_efficiency, gpu.memory_efficiency, gpu.kernel_latency_s)
         new = (fit["matmul_efficiency"], fit["memory_efficiency"], fit["kernel_latency_s"])
-        flag = "" if now == new else "   <- the preset differs: update kvsim/hardware.py"
+        flag = "" if now == new else "   <- the preset differs: update kvsim/model/hardware.py"
         stale |= now != new
         print(f"{name:<10} fitted matmul {new[0]:.2f}, memory {new[1]:.2f}, latency "
               f"{new[2] * 1e6:.1f} us (worst row {100 * fit['worst']:.1f} %); preset "

@@ -6,7 +6,7 @@ Writes book/_vendor/kvbook/ (committed; copied into the built site's
 
 * ``vega-runtime.js`` -- Vega, Vega-Lite and Vega-Embed for Altair's charts,
   bundled offline by vl-convert-python and wrapped by
-  :func:`kvsim.notebook.vega_runtime_js` (no network needed);
+  :func:`kvsim.book.notebook.vega_runtime_js` (no network needed);
 * ``widgets/`` -- the ipywidgets HTML manager (``embed.js``, no require.js
   needed) and the icon fonts its stylesheet asks for, from the npm registry;
 * ``mathjax/tex-svg-full.js`` -- MathJax 3 with every TeX extension and SVG
@@ -65,7 +65,7 @@ def vega(manifest: dict) -> None:
     """Write vega-runtime.js from vl-convert-python (offline)."""
     import vl_convert
 
-    from kvsim.notebook import runtime_versions, vega_runtime_js
+    from kvsim.book.notebook import runtime_versions, vega_runtime_js
 
     OUT.mkdir(parents=True, exist_ok=True)
     target = OUT / "vega-runtime.js"
@@ -143,7 +143,7 @@ def mathjax(manifest: dict, workdir: Path) -> None:
 
 def check() -> int:
     """Exit status 1 when the committed Vega runtime differs from a fresh one."""
-    from kvsim.notebook import vega_runtime_js
+    from kvsim.book.notebook import vega_runtime_js
 
     target = OUT / "vega-runtime.js"
     if not target.exists():

@@ -135,7 +135,7 @@ def check(names: list[str], python: str, install: bool) -> None:
                   "--find-links", str(OUT / here), "-r", str(reqs)])
             _run([str(bindir / "jupyter"), "lab", "--version"])
             _run([str(bindir / "python"), "-c",
-                  "import kvsim.notebook; kvsim.notebook.setup(offline=False); "
+                  "import kvsim.book.notebook; kvsim.book.notebook.setup(offline=False); "
                   "import kvsim; print(kvsim.kv_budget('a40-48gb', 'llama-2-7b', "
                   "gpu_memory_utilization=0.6).describe())"])
         print(f"ok: {here} installs with no network; jupyter lab and kvsim run")

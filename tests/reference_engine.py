@@ -17,11 +17,11 @@ require byte-identical results. It shares none of the engine's internals:
   and the tuple of its token ids. A hit walks the chain block by block.
 
 From kvsim it uses only the public parts: option resolution
-(:func:`kvsim.options.resolve_options`), the step-time formula
-(:class:`kvsim.costs.StepCost`, :func:`kvsim.costs.attention_pairs`), the
+(:func:`kvsim.engine.options.resolve_options`), the step-time formula
+(:class:`kvsim.engine.costs.StepCost`, :func:`kvsim.engine.costs.attention_pairs`), the
 result and workload types and :class:`kvsim.errors.KvsimError`. Arrivals
 (open and closed loop, conversations) are issued here, after the documented
-behaviour of ``kvsim/arrivals.py``.
+behaviour of ``kvsim/traffic/arrivals.py``.
 
 With ``check=True`` (the default) the prefix-cache invariants are asserted
 after every step (:meth:`Pool.check`, :meth:`Engine.check`): every physical
@@ -41,11 +41,11 @@ from collections import OrderedDict, deque
 
 import numpy as np
 
-from kvsim.costs import StepCost, attention_pairs
+from kvsim.engine.costs import StepCost, attention_pairs
 from kvsim.errors import KvsimError
-from kvsim.options import resolve_options
-from kvsim.result import SimResult, Table
-from kvsim.workload import Request, Workload
+from kvsim.engine.options import resolve_options
+from kvsim.engine.result import SimResult, Table
+from kvsim.traffic.workload import Request, Workload
 
 __all__ = ["simulate_reference", "STAT_NAMES", "Engine", "Pool", "Block", "Req"]
 

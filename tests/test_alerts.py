@@ -1,7 +1,7 @@
 """Alert rules proven with the real Prometheus tools on series generated from kvsim runs.
 
 ``promtool check rules`` on the shipped rules; ``promtool test rules`` on test
-files written by :func:`kvsim.metrics.promtool_test` from a storm, a healthy
+files written by :func:`kvsim.observe.metrics.promtool_test` from a storm, a healthy
 run and a recovery; the linter on good and bad rules; and end to end, a real
 ``prometheus`` server scraping ``kvsim exporter`` on loopback.
 
@@ -26,8 +26,8 @@ import pytest
 import yaml
 
 import kvsim
-from kvsim import alerts as A
-from kvsim import metrics as M
+from kvsim.observe import alerts as A
+from kvsim.observe import metrics as M
 
 REQUIRED = os.environ.get("KVBOOK_REQUIRE_PROMETHEUS", "") == "1"
 LABELS = {"model_name": "llama-2-7b", "engine": "0", "job": "vllm", "instance": "gpu-0"}

@@ -7,7 +7,7 @@ such mistakes fail the suite:
 * every TOC entry exists, every notebook under book/ is in the TOC;
 * every TOC notebook was executed top to bottom (execution counts 1..N in
   order, no unexecuted code cell), carries outputs, shows no errors, uses the
-  ``python3`` kernel, calls ``kvsim.notebook.setup()`` first, and was saved by
+  ``python3`` kernel, calls ``kvsim.book.notebook.setup()`` first, and was saved by
   ``make execute`` (normalised: re-normalising changes nothing);
 * every Altair output is HTML that the site's vendored Vega runtime can draw,
   and no output embeds the runtime itself;
@@ -126,8 +126,8 @@ def test_notebook_kernel_and_setup(path):
     nb = nbformat.read(path, as_version=4)
     assert nb.metadata.get("kernelspec", {}).get("name") == "python3", f"{path.name}: kernel must be python3"
     first = _code_cells(nb)[0].source
-    assert "kvsim.notebook" in first and "setup(" in first, (
-        f"{path.name}: the first code cell must call kvsim.notebook.setup() (offline-ready charts)"
+    assert "kvsim.book.notebook" in first and "setup(" in first, (
+        f"{path.name}: the first code cell must call kvsim.book.notebook.setup() (offline-ready charts)"
     )
 
 
@@ -149,7 +149,7 @@ def test_charts_are_static_site_ready(path):
             vega_only = [k for k in data if k.startswith("application/vnd.vegalite") or k.startswith("application/vnd.vega.")]
             assert not vega_only or "text/html" in data, (
                 f"{path.name}: cell {i} shows a chart only as {vega_only[0]}, which the static site "
-                "cannot draw; call kvsim.notebook.setup() first"
+                "cannot draw; call kvsim.book.notebook.setup() first"
             )
             html = "".join(data.get("text/html", ""))
             assert "__kvbookVegaRuntime" not in html, (
@@ -174,7 +174,7 @@ def test_no_widget_is_saved(path):
 
 
 def test_vendored_runtime_matches_altair():
-    from kvsim.notebook import runtime_versions
+    from kvsim.book.notebook import runtime_versions
 
     runtime = (BOOK / "_vendor" / "kvbook" / "vega-runtime.js").read_text()
     declared = re.search(r"var versions = (\{[^}]*\});", runtime)
@@ -216,14 +216,14 @@ def test_readme_links_match_the_configured_repository():
 def test_setup_makes_offline_ready_html_charts():
     import altair as alt
 
-    import kvsim.notebook
+    import kvsim.book.notebook
 
-    kvsim.notebook.setup(offline=False)
-    assert alt.renderers.active == kvsim.notebook.RENDERER
+    kvsim.book.notebook.setup(offline=False)
+    assert alt.renderers.active == kvsim.book.notebook.RENDERER
     rows = [{"x": i, "y": i % 7} for i in range(6_000)]  # above Altair's default 5,000-row limit
     chart = alt.Chart(alt.Data(values=rows)).mark_point().encode(x="x:Q", y="y:Q")
     html = _html(chart)
-    versions = kvsim.notebook.runtime_versions()
+    versions = kvsim.book.notebook.runtime_versions()
     assert "VEGA_DEBUG" in html and f'"{versions["vegalite_version"]}"' in html
 
 
@@ -238,9 +238,9 @@ def test_saved_charts_do_not_depend_on_the_last_bits_of_a_float():
     import altair as alt
     import numpy as np
 
-    import kvsim.notebook
+    import kvsim.book.notebook
 
-    kvsim.notebook.setup(offline=False)
+    kvsim.book.notebook.setup(offline=False)
     here, there = 9.197981530198314, 9.197981530198312
     assert np.nextafter(there, 10) == here
 
@@ -251,25 +251,25 @@ def test_saved_charts_do_not_depend_on_the_last_bits_of_a_float():
     a, b = _html(chart(here)), _html(chart(there))
     assert a == b
     assert '"v": 9.19798' in a and '"t": 0.3' in a and "9.1979815" not in a
-    assert kvsim.notebook.portable(here) == kvsim.notebook.portable(there) == 9.19798
-    assert kvsim.notebook.portable({"n": 3, "xs": (1.0 / 3, float("inf"))}) == {"n": 3, "xs": [0.333333, float("inf")]}
+    assert kvsim.book.notebook.portable(here) == kvsim.book.notebook.portable(there) == 9.19798
+    assert kvsim.book.notebook.portable({"n": 3, "xs": (1.0 / 3, float("inf"))}) == {"n": 3, "xs": [0.333333, float("inf")]}
 
 
 def test_setup_offline_shows_the_runtime_every_time(monkeypatch):
     """The runtime lives in the browser page: a reload empties it while the kernel lives on."""
     import IPython.display
 
-    import kvsim.notebook
+    import kvsim.book.notebook
 
     shown = []
     monkeypatch.setattr(IPython.display, "display", lambda obj: shown.append(obj))
-    kvsim.notebook.setup(offline=True)
-    kvsim.notebook.setup(offline=True)
+    kvsim.book.notebook.setup(offline=True)
+    kvsim.book.notebook.setup(offline=True)
     assert len(shown) == 2 and all("__kvbookVegaRuntime" in s.data for s in shown)
-    monkeypatch.setenv(kvsim.notebook.OFFLINE_ENV_VAR, "0")
-    kvsim.notebook.setup()
-    monkeypatch.setenv(kvsim.notebook.OFFLINE_ENV_VAR, "1")
-    kvsim.notebook.setup()
+    monkeypatch.setenv(kvsim.book.notebook.OFFLINE_ENV_VAR, "0")
+    kvsim.book.notebook.setup()
+    monkeypatch.setenv(kvsim.book.notebook.OFFLINE_ENV_VAR, "1")
+    kvsim.book.notebook.setup()
     assert len(shown) == 3
 
 
@@ -284,20 +284,20 @@ def _records(nb) -> dict:
     """{name: [saved values]} of every number the notebook glued (its record outputs)."""
     import ast
 
-    import kvsim.notebook
+    import kvsim.book.notebook
 
     found: dict = {}
     for cell in _code_cells(nb):
         for out in cell.outputs:
             name = out.get("metadata", {}).get("scrapbook", {}).get("name")
             if name:
-                found.setdefault(name, []).append(ast.literal_eval(out["data"][kvsim.notebook.GLUE_MIME]))
+                found.setdefault(name, []).append(ast.literal_eval(out["data"][kvsim.book.notebook.GLUE_MIME]))
     return found
 
 
 @pytest.mark.parametrize("path", TOC_NOTEBOOKS, ids=_ids(TOC_NOTEBOOKS))
 def test_prose_numbers_were_saved_by_make_execute(path, monkeypatch):
-    import kvsim.notebook
+    import kvsim.book.notebook
 
     nb = nbformat.read(path, as_version=4)
     records = _records(nb)
@@ -327,7 +327,7 @@ def test_prose_numbers_were_saved_by_make_execute(path, monkeypatch):
                 used += 1
             elif timing:
                 assert timing.group(1) == path.name, f"{path.name}: cell {index} quotes another chapter's timing"
-                want = kvsim.notebook.chapter_timing(path.name)
+                want = kvsim.book.notebook.chapter_timing(path.name)
             else:
                 pytest.fail(f"{path.name}: cell {index}: {{eval}}`{expression}`: the prose quotes glued numbers "
                             'only (glued("name:spec")) or chapter_timing("<this notebook>")')

@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 import kvsim
-from kvsim import charts, exercises, widgets
-from kvsim.notebook import portable
+from kvsim.book import charts, exercises, widgets
+from kvsim.book.notebook import portable
 from kvsim.units import GB, GiB, KiB, MB, MiB
 
 from notebook_helpers import glued, read_chapter

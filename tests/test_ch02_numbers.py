@@ -15,9 +15,10 @@ import numpy as np
 import pytest
 
 import kvsim
-from kvsim import charts, exercises, stepper, widgets
+from kvsim.book import charts, exercises, widgets
+from kvsim.runs import stepper
 from kvsim.errors import KvsimError
-from kvsim.exercises import ch02
+from kvsim.book.exercises import ch02
 
 from notebook_helpers import BOOK, glued, read_chapter
 

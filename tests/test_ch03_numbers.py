@@ -11,11 +11,11 @@ from __future__ import annotations
 import pytest
 
 import kvsim
-from kvsim import exercises
-from kvsim.costs import (crossover_tokens, recompute_time_s, swap_round_trip_s, swap_time_s,
+from kvsim.book import exercises
+from kvsim.engine.costs import (crossover_tokens, recompute_time_s, swap_round_trip_s, swap_time_s,
                          transfer_copies)
-from kvsim.exercises import ch03
-from kvsim.notebook import portable
+from kvsim.book.exercises import ch03
+from kvsim.book.notebook import portable
 from kvsim.units import GB, GiB, KiB, MB, MiB
 
 from notebook_helpers import BOOK, glued, read_chapter
@@ -104,7 +104,7 @@ def _notebook():
 
 
 def test_notebook_glue_matches_kvsim():
-    """Floats are saved to 6 significant digits (kvsim.notebook.portable), so they compare exactly."""
+    """Floats are saved to 6 significant digits (kvsim.book.notebook.portable), so they compare exactly."""
     g = glued(_notebook())
     assert g["seed_mib"] == 550
     assert g["copies"] == 4416

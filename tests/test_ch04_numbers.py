@@ -1,7 +1,7 @@
 """Chapter 4's figures, the panel functions behind them, and their agreement with promtool.
 
 The chapter computes every dashboard panel and every alert condition from the
-scraped series with :mod:`kvsim.panels` (so it runs without Prometheus); here
+scraped series with :mod:`kvsim.observe.panels` (so it runs without Prometheus); here
 the book's rule file goes through the real ``promtool test rules`` on the
 same series, and the alerts promtool finds firing must be the ones the
 chapter's functions say, at every evaluation away from a transition.
@@ -13,11 +13,12 @@ import pytest
 import yaml
 
 import kvsim
-from kvsim import alerts as A
-from kvsim import exercises, metrics, panels
+from kvsim.observe import alerts as A
+from kvsim.book import exercises
+from kvsim.observe import metrics, panels
 from kvsim.errors import KvsimError
-from kvsim.exercises import ch04
-from kvsim.metrics import Table
+from kvsim.book.exercises import ch04
+from kvsim.observe.metrics import Table
 
 from notebook_helpers import BOOK, glued, read_chapter
 from test_alerts import EXTRA, LABELS, need
@@ -53,7 +54,7 @@ def test_the_gauge_counts_blocks_not_tokens():
     assert 0 < b["slack_tokens"] < b["requests_running"] * b["block_size"]
 
 
-# --- kvsim.panels ----------------------------------------------------------------------
+# --- kvsim.observe.panels ----------------------------------------------------------------------
 
 def _table(**cols):
     return Table({k: np.asarray(v, dtype=float) for k, v in cols.items()})
@@ -201,7 +202,7 @@ def test_lint_rules_against_a_scenario_at_the_terminal(capsys):
 
 
 def test_histogram_chart_draws_per_bucket_counts_and_names_bad_input():
-    from kvsim import charts
+    from kvsim.book import charts
 
     spec = charts.histogram_chart((0.1, 0.2), [5, 7, 10], marks={"mean": 0.12}, title="t").to_dict()
     bars = next(layer for layer in spec["layer"] if layer["mark"]["type"] == "rect")
@@ -212,7 +213,7 @@ def test_histogram_chart_draws_per_bucket_counts_and_names_bad_input():
 
 
 def test_work_rate_splits_the_engines_work_without_losing_a_token():
-    from kvsim import charts
+    from kvsim.book import charts
 
     run = kvsim.run_scenario("thrash-loop")
     rows = charts.work_rate_data(run, bin_s=30.0)

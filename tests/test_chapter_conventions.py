@@ -11,7 +11,7 @@ chapter listed in ``_toc.yml`` to it:
 * one "On your server" box, version-dependent facts in the version box style,
   predictions in the prediction style, one reconciliation-with-the-sources
   dropdown;
-* every chart follows ``kvsim.charts.THEME``: text of at least 12 px, a title,
+* every chart follows ``kvsim.book.charts.THEME``: text of at least 12 px, a title,
   a unit in every axis title, the colour-blind-safe palette.
 """
 from __future__ import annotations
@@ -23,7 +23,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from kvsim import charts, exercises
+from kvsim.book import charts, exercises
 
 from notebook_helpers import glue_references, glued
 

@@ -1,10 +1,10 @@
-"""kvsim.charts: the data functions agree with kvsim, and the charts carry the book's theme."""
+"""kvsim.book.charts: the data functions agree with kvsim, and the charts carry the book's theme."""
 from __future__ import annotations
 
 import pytest
 
 import kvsim
-from kvsim import charts
+from kvsim.book import charts
 
 
 def test_the_kv_dtype_is_the_models_own_unless_asked():
@@ -72,8 +72,8 @@ def test_capacity_by_length_follows_max_concurrent():
 def test_glue_numbers_records_portable_numbers_and_refuses_text(monkeypatch):
     import IPython.display
 
-    from kvsim import notebook
-    from kvsim.notebook import GLUE_MIME, glue_numbers, glued
+    from kvsim.book import notebook
+    from kvsim.book.notebook import GLUE_MIME, glue_numbers, glued
 
     shown = []
     monkeypatch.setattr(IPython.display, "display", lambda data, **kw: shown.append((data, kw)))
@@ -95,7 +95,7 @@ def test_glue_numbers_records_portable_numbers_and_refuses_text(monkeypatch):
 def test_chapter_timing_reads_the_notebooks_own_minutes(tmp_path, monkeypatch):
     import json
 
-    from kvsim.notebook import chapter_timing
+    from kvsim.book.notebook import chapter_timing
 
     timing = {"teaching": [{"section": "A", "minutes": 9}, {"section": "B", "minutes": 7}], "exercises": 25}
     (tmp_path / "ch09-x.ipynb").write_text(json.dumps({"cells": [], "metadata": {"kvbook": {"timing": timing}}}))

@@ -1,11 +1,11 @@
-"""Chapter 3's charts: the data come from kvsim.costs, the charts follow the theme."""
+"""Chapter 3's charts: the data come from kvsim.engine.costs, the charts follow the theme."""
 from __future__ import annotations
 
 import pytest
 
 import kvsim
-from kvsim import charts
-from kvsim.costs import CostModel, crossover_tokens, recompute_time_s, swap_round_trip_s
+from kvsim.book import charts
+from kvsim.engine.costs import CostModel, crossover_tokens, recompute_time_s, swap_round_trip_s
 
 LENGTHS = [256, 1024, 4096, 16384, 65536]
 LINKS = {"Gen4": 25e9, "shared": 4e9}

@@ -24,9 +24,9 @@ import pytest
 import kvsim
 from kvsim.cli import main, parse_set_value, parse_sets
 from kvsim.errors import KvsimError
-from kvsim.hardware import list_gpus
-from kvsim.memory import peak_activation_bytes
-from kvsim.models import list_models
+from kvsim.model.hardware import list_gpus
+from kvsim.model.memory import peak_activation_bytes
+from kvsim.model.spec import list_models
 
 SUMMARY_KEYS = {
     "requests_arrived", "requests_finished", "preemptions", "preemptions_per_1k",
@@ -499,7 +499,7 @@ def test_simulate_trace_needs_model_and_gpu(capsys, small_trace):
 
 
 def test_simulate_missing_trace_file(capsys, tmp_path):
-    pytest.importorskip("kvsim.workload")
+    pytest.importorskip("kvsim.traffic.workload")
     missing = tmp_path / "nope.csv"
     assert_one_line_error(*run(capsys, "simulate", "--trace", str(missing), "--model",
                                "llama-2-7b", "--gpu", GPU), "nope.csv")
@@ -509,7 +509,7 @@ def test_simulate_missing_trace_file(capsys, tmp_path):
 
 
 def test_scenarios_listing(capsys):
-    scenarios = pytest.importorskip("kvsim.scenarios")
+    scenarios = pytest.importorskip("kvsim.runs.scenarios")
     rows = run_json(capsys, "scenarios")
     names = [r["name"] for r in rows]
     assert names == scenarios.list_scenarios()
@@ -521,7 +521,7 @@ def test_scenarios_listing(capsys):
 
 def test_simulate_scenario_belgavi_json(capsys):
     """`kvsim simulate --scenario belgavi --json` prints the summary keys of design §4."""
-    kvsim_scenarios = pytest.importorskip("kvsim.scenarios")
+    kvsim_scenarios = pytest.importorskip("kvsim.runs.scenarios")
     d = run_json(capsys, "simulate", "--scenario", "belgavi")
     assert set(d) == SUMMARY_KEYS
     assert 0 < d["requests_finished"] <= d["requests_arrived"]
@@ -541,7 +541,7 @@ def test_simulate_scenario_belgavi_json(capsys):
 
 def test_simulate_scenario_belgavi_engine_v0(capsys):
     """--engine v0 reaches the scenario: V0's engine, without prefix caching (nothing rescued)."""
-    kvsim_scenarios = pytest.importorskip("kvsim.scenarios")
+    kvsim_scenarios = pytest.importorskip("kvsim.runs.scenarios")
     d = run_json(capsys, "simulate", "--scenario", "belgavi", "--engine", "v0")
     assert set(d) == SUMMARY_KEYS
     assert d["engine"] == "v0"
@@ -557,7 +557,7 @@ def test_simulate_scenario_belgavi_engine_v0(capsys):
 
 def test_simulate_scenario_mission2_is_v0_swap(capsys):
     """Mission 2 swaps, which only vLLM V0 did: by default it runs V0; --engine v1 is refused."""
-    pytest.importorskip("kvsim.scenarios")
+    pytest.importorskip("kvsim.runs.scenarios")
     d = run_json(capsys, "simulate", "--scenario", "mission-2-slow-pcie")
     assert d["engine"] == "v0" and d["swapped_out_bytes"] > 0
     assert_one_line_error(*run(capsys, "simulate", "--scenario", "mission-2-slow-pcie",
@@ -568,7 +568,7 @@ def test_simulate_scenario_mission2_is_v0_swap(capsys):
 
 
 def test_simulate_scenario_errors(capsys):
-    pytest.importorskip("kvsim.scenarios")
+    pytest.importorskip("kvsim.runs.scenarios")
     assert_one_line_error(*run(capsys, "simulate", "--scenario", "belgavi", "--set",
                                "max_num_seqs=0"), "max_num_seqs=0")
     assert_one_line_error(*run(capsys, "simulate", "--scenario", "no-such-scenario"),

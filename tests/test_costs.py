@@ -9,8 +9,8 @@ from __future__ import annotations
 import pytest
 
 import kvsim
-from kvsim import calibration
-from kvsim.costs import (CPU_OVERHEAD, CostModel, StepCost, attention_pairs, recompute_time_s,
+from kvsim.engine import calibration
+from kvsim.engine.costs import (CPU_OVERHEAD, CostModel, StepCost, attention_pairs, recompute_time_s,
                          swap_time_s, transfer_copies)
 from kvsim.errors import KvsimError
 from kvsim.units import GB, KiB, MiB
@@ -280,7 +280,7 @@ def test_the_engine_charges_a_lone_prefill_exactly_the_formula():
 
 # ----------------------------------------------------------------------------- chapter 3: the crossover
 
-from kvsim.costs import crossover_tokens, swap_round_trip_s  # noqa: E402
+from kvsim.engine.costs import crossover_tokens, swap_round_trip_s  # noqa: E402
 
 
 def test_swap_round_trip_is_twice_swap_time_with_the_copies():

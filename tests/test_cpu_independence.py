@@ -33,7 +33,7 @@ import hashlib, json
 import numpy as np
 from numpy._core._multiarray_umath import __cpu_dispatch__, __cpu_features__
 import kvsim
-from kvsim.lengths import BoundedPareto, Geometric, LogNormal
+from kvsim.traffic.lengths import BoundedPareto, Geometric, LogNormal
 
 h = hashlib.sha256()
 for name in kvsim.list_scenarios():
@@ -73,7 +73,7 @@ def test_runs_do_not_depend_on_numpys_simd_dispatch():
         pytest.skip("this CPU has no numpy feature beyond the baseline: both modes are the same")
     assert default["digest"] == restricted["digest"], (
         f"a run changed when numpy's {default['enabled']} code paths were turned off: "
-        "a float in the sampling or the engine depends on the CPU (use kvsim.libm)")
+        "a float in the sampling or the engine depends on the CPU (use kvsim.traffic.libm)")
 
 
 def test_libm_matches_the_c_library_value_by_value():
@@ -81,7 +81,7 @@ def test_libm_matches_the_c_library_value_by_value():
 
     import numpy as np
 
-    from kvsim import libm
+    from kvsim.traffic import libm
 
     x = np.linspace(-0.999, 3.0, 2_001)
     assert libm.log1p(x).tolist() == [math.log1p(v) for v in x.tolist()]

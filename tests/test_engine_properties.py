@@ -1,4 +1,4 @@
-"""Property tests of the engine (kvsim.engine) on random small pools and workloads.
+"""Property tests of the engine (kvsim.engine.loop) on random small pools and workloads.
 
 Explained in chapter 2, *Optimistic admission and preemption*, and specified in
 book/engine-reference.md. Whatever the engine mode (V1, V0), admission policy
@@ -60,11 +60,11 @@ from hypothesis import HealthCheck, given, note, settings
 from hypothesis import strategies as st
 
 import kvsim
-from kvsim.costs import StepCost
+from kvsim.engine.costs import StepCost
 from kvsim.errors import KvsimError
-from kvsim.lengths import Fixed, Uniform
-from kvsim.options import resolve_options
-from kvsim.result import SUMMARY_KEYS
+from kvsim.traffic.lengths import Fixed, Uniform
+from kvsim.engine.options import resolve_options
+from kvsim.engine.result import SUMMARY_KEYS
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import reference_engine as ref_engine  # noqa: E402
@@ -887,7 +887,7 @@ def test_the_reference_never_returns_a_hit_whose_tokens_differ():
 # ------------------------------------------------------------------ regressions and known bugs
 
 def test_a_preempted_decoder_pauses_from_its_last_token():
-    """Regression (kvsim.engine did not update a decoder's last token inside its decode
+    """Regression (kvsim.engine.loop did not update a decoder's last token inside its decode
     group, so a pause started at its first token): request 1 decodes until the end of
     step 5 and is preempted at the start of step 6."""
     r = run([R(0.0, 4, 8), R(0.0, 4, 8)], num_gpu_blocks=8, block_size=2)
@@ -898,7 +898,7 @@ def test_a_preempted_decoder_pauses_from_its_last_token():
 
 
 def test_an_empty_step_keeps_its_stalled_decoders_running():
-    """Regression (kvsim.engine lost the decoders stalled in a step that computed
+    """Regression (kvsim.engine.loop lost the decoders stalled in a step that computed
     nothing, and then raised 'made no progress'): request 0 (priority 1) needs a block,
     is its own victim, and request 1 stalls; both must still finish."""
     reqs = [R(0.02, 1, 2, 0), R(0.01, 1, 3, 1)]
@@ -924,7 +924,7 @@ def test_a_conversation_shorter_than_the_prefix_hits_its_history():
 
 
 def test_a_held_older_copy_stays_the_one_found():
-    """Regression (kvsim.blocks once indexed the newer copy and forgot the older one):
+    """Regression (kvsim.engine.blocks once indexed the newer copy and forgot the older one):
     two 1-token prompts, all shared prefix, admitted together both compute block 0.
     Request 1's copy is a duplicate; when request 1 is preempted and its copy reused,
     its re-admission still finds request 0's held copy (1 token rescued)."""

@@ -29,7 +29,7 @@ says otherwise; the V0 token budget is 2,048, so every short prompt is one chunk
   it had computed.
 * ``events["t_s"]`` is the start of the step in which the preemption happened,
   which is the end of the row before it in the timeline.
-* Step times come from one formula, :class:`kvsim.costs.StepCost` (``step_s``).
+* Step times come from one formula, :class:`kvsim.engine.costs.StepCost` (``step_s``).
 """
 from __future__ import annotations
 
@@ -41,8 +41,8 @@ import pytest
 
 import kvsim
 from engine_helpers import assert_drained, row_at
-from kvsim.costs import StepCost, attention_pairs, swap_time_s
-from kvsim.result import SUMMARY_KEYS
+from kvsim.engine.costs import StepCost, attention_pairs, swap_time_s
+from kvsim.engine.result import SUMMARY_KEYS
 
 R = kvsim.Request
 MODEL = "llama-2-7b"
@@ -750,8 +750,8 @@ def _sglang_policy(max_tokens, free_blocks):
     """An SGLangAdmission bound to a stand-in engine: request 0 runs (planned answer
     ``max_tokens`` or its true 10 tokens, none generated yet), request 1 is the candidate;
     a 20-block pool with ``free_blocks`` free."""
-    from kvsim.blocks import KVCacheManager
-    from kvsim.policies import SGLangAdmission
+    from kvsim.engine.blocks import KVCacheManager
+    from kvsim.engine.policies import SGLangAdmission
 
     kv = KVCacheManager(20, BS, prefix_caching=False)
     kv.pool.take(20 - free_blocks)
@@ -769,7 +769,7 @@ def test_sglang_plans_on_max_tokens_for_running_and_new_requests_alike():
     Ratio 1: the candidate needs 1 block (16 tokens) + 100 planned, the running request
     100 - 0 planned: 216 tokens, i.e. 14 free blocks (13 give 208). Without max_tokens
     the true answers count: 16 + 10 + 10 = 36 tokens, 3 blocks (2 give 32)."""
-    from kvsim.blocks import Hit
+    from kvsim.engine.blocks import Hit
 
     no_hit = Hit((), None, 0)
     assert not _sglang_policy(100, 13).admits(1, 1, no_hit, 0)

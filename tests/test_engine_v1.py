@@ -23,7 +23,7 @@ import pytest
 
 import kvsim
 from engine_helpers import assert_drained, row_at
-from kvsim.costs import StepCost, attention_pairs
+from kvsim.engine.costs import StepCost, attention_pairs
 
 R = kvsim.Request
 MODEL = "llama-2-7b"

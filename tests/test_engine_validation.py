@@ -17,8 +17,8 @@ import numpy as np
 import pytest
 
 import kvsim
-from kvsim.costs import CostModel
-from kvsim.options import ENGINE_DEFAULTS, EngineConfig, resolve_options
+from kvsim.engine.costs import CostModel
+from kvsim.engine.options import ENGINE_DEFAULTS, EngineConfig, resolve_options
 
 R = kvsim.Request
 MODEL = "llama-2-7b"

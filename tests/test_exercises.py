@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 
 import kvsim
-from kvsim import exercises
-from kvsim.exercises import EXERCISES, check, evaluate, expected
+from kvsim.book import exercises
+from kvsim.book.exercises import EXERCISES, check, evaluate, expected
 from kvsim.units import GB, GiB
 
 IDS = exercises.list_exercises()
@@ -107,8 +107,8 @@ def test_expected_answers_come_from_kvsim():
 
 def test_the_expected_answer_follows_kvsim_when_kvsim_changes(monkeypatch):
     # If the model's figures changed, the check would follow: nothing is hard-coded.
-    real = kvsim.memory.kv_bytes_per_token
-    monkeypatch.setattr(kvsim.memory, "kv_bytes_per_token", lambda m, d=None: real(m, d) + 2)
+    real = kvsim.model.memory.kv_bytes_per_token
+    monkeypatch.setattr(kvsim.model.memory, "kv_bytes_per_token", lambda m, d=None: real(m, d) + 2)
     assert expected("ch01-gqa-bytes") == 196_610
     assert evaluate("ch01-gqa-bytes", 196_608).status == "wrong"
 

@@ -13,8 +13,8 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 import kvsim
-from kvsim.exporter import MetricsServer
-from kvsim.metrics import run_metrics
+from kvsim.observe.exporter import MetricsServer
+from kvsim.observe.metrics import run_metrics
 
 
 class Clock:

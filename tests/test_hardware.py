@@ -7,7 +7,7 @@ import pytest
 
 import kvsim
 from kvsim.errors import KvsimError
-from kvsim.hardware import GPUSpec, get_gpu, list_gpus
+from kvsim.model.hardware import GPUSpec, get_gpu, list_gpus
 
 GB = 10**9
 

@@ -12,9 +12,9 @@ import kvsim
 from kvsim.errors import KvsimError
 from dataclasses import replace
 
-from kvsim.memory import (BLOCK_SIZES, KV_DTYPES, KVBudget, kv_budget, kv_bytes_per_token,
+from kvsim.model.memory import (BLOCK_SIZES, KV_DTYPES, KVBudget, kv_budget, kv_bytes_per_token,
                           peak_activation_bytes, pinned_budget)
-from kvsim.models import get_model
+from kvsim.model.spec import get_model
 from kvsim.units import GB, GiB, MB, MiB
 
 A40 = kvsim.get_gpu("a40-48gb")

@@ -1,8 +1,8 @@
-"""kvsim.metrics: a SimResult as the Prometheus series a vLLM server exposes.
+"""kvsim.observe.metrics: a SimResult as the Prometheus series a vLLM server exposes.
 
 Every exposition is parsed back with prometheus_client's own parser; names,
 types, labels and buckets are checked against the lists read from vLLM's
-source (kvsim/metrics.py names the files and commits); values against the
+source (kvsim/observe/metrics.py names the files and commits); values against the
 run's own tables and summary.
 """
 from __future__ import annotations
@@ -15,7 +15,7 @@ import yaml
 from prometheus_client.parser import text_string_to_metric_families
 
 import kvsim
-from kvsim import metrics as M
+from kvsim.observe import metrics as M
 
 
 @lru_cache(maxsize=None)

@@ -18,8 +18,8 @@ import os
 import pytest
 
 import kvsim
-from kvsim import mission_progress as mp
-from kvsim import missions as M
+from kvsim.lab import progress as mp
+from kvsim.lab import missions as M
 from kvsim.cli import main
 from kvsim.errors import KvsimError
 

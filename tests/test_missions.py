@@ -1,7 +1,7 @@
 """The lab's missions (chapter 5): scoring across seeds, the two-star search, codes, progress.
 
 The pass/fail rule and the two-star threshold are recomputed here from
-``kvsim.sweep`` directly (not through ``kvsim.missions.search``), so a bug in
+``kvsim.sweep`` directly (not through ``kvsim.lab.missions.search``), so a bug in
 the scoring module's search or grouping would show as a disagreement.
 """
 from __future__ import annotations
@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 
 import kvsim
-from kvsim import mission_progress as mp
-from kvsim import missions as M
+from kvsim.lab import progress as mp
+from kvsim.lab import missions as M
 from kvsim.cli import main
 from kvsim.errors import KvsimError
 
@@ -294,7 +294,7 @@ def test_cli_missions_progress_verify_leaderboard(capsys, tmp_path):
 # ----------------------------------------------------------------------------- chart
 
 def test_band_chart_shows_the_grid_that_score_judged():
-    from kvsim import lab_charts
+    from kvsim.book import lab_charts
 
     rows = lab_charts.mission_band_data(4)
     m = M.get_mission(4)

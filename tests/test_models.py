@@ -8,7 +8,7 @@ import pytest
 
 import kvsim
 from kvsim.errors import KvsimError
-from kvsim.models import (DTYPE_BYTES, PUBLISHED_PARAMS, ModelSpec, estimate_params, get_model,
+from kvsim.model.spec import (DTYPE_BYTES, PUBLISHED_PARAMS, ModelSpec, estimate_params, get_model,
                           list_models, preset_config)
 from kvsim.units import KiB, MiB
 

@@ -14,7 +14,7 @@ from collections import Counter
 import pytest
 
 from kvsim.errors import KvsimError
-from kvsim.models import (DTYPE_BYTES, LAYER_KINDS, ModelSpec, _layer_kinds, _text_config,
+from kvsim.model.spec import (DTYPE_BYTES, LAYER_KINDS, ModelSpec, _layer_kinds, _text_config,
                           estimate_params, get_model, preset_config)
 
 

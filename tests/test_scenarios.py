@@ -11,12 +11,12 @@ import numpy as np
 import pytest
 
 import kvsim
-from kvsim.costs import CostModel
-from kvsim.engine import ENGINE_DEFAULTS
+from kvsim.engine.costs import CostModel
+from kvsim.engine.loop import ENGINE_DEFAULTS
 from kvsim.errors import KvsimError
-from kvsim.options import resolve_options
-from kvsim.scenarios import scenario_parameters
-from kvsim.workload import Workload
+from kvsim.engine.options import resolve_options
+from kvsim.runs.scenarios import scenario_parameters
+from kvsim.traffic.workload import Workload
 
 # design §4's scenario list
 DESIGN_SCENARIOS = ["belgavi", "belgavi-long", "mission-1-storm", "mission-2-slow-pcie",

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 import kvsim
-from kvsim.workload import Workload
+from kvsim.traffic.workload import Workload
 
 SEEDS_20 = range(20)
 SEEDS_5 = range(5)

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import kvsim
-from kvsim.result import SUMMARY_KEYS
+from kvsim.engine.result import SUMMARY_KEYS
 
 GRID = {"gpu_memory_utilization": [0.55, 0.60], "output_mean": [250, 600]}
 SHORT = {"scenario": "belgavi", "duration_s": 120.0, "warmup_s": 30.0}
@@ -150,9 +150,9 @@ def test_cli_sweep_bad_input_is_one_line(args, words):
 
 
 def test_importing_the_module_never_hides_the_function():
-    """The module is ``kvsim.sweeps``: a submodule named ``sweep`` would rebind
+    """The module is ``kvsim.runs.sweeps``: a submodule named ``sweep`` would rebind
     ``kvsim.sweep`` to itself once imported (in a pool's worker, say)."""
     import importlib
 
-    importlib.import_module("kvsim.sweeps")
-    assert callable(kvsim.sweep) and kvsim.sweep is importlib.import_module("kvsim.sweeps").sweep
+    importlib.import_module("kvsim.runs.sweeps")
+    assert callable(kvsim.sweep) and kvsim.sweep is importlib.import_module("kvsim.runs.sweeps").sweep

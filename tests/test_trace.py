@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 from kvsim.errors import KvsimError
-from kvsim.lengths import Geometric, LogNormal
-from kvsim.workload import TRACE_HEADERS, Workload
+from kvsim.traffic.lengths import Geometric, LogNormal
+from kvsim.traffic.workload import TRACE_HEADERS, Workload
 
 AZURE = "AzureLLMInferenceTrace_conv.csv"
 

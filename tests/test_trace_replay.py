@@ -22,7 +22,7 @@ import numpy as np
 import pytest
 
 import kvsim
-from kvsim.costs import StepCost
+from kvsim.engine.costs import StepCost
 
 MODEL, GPU = "llama-3.1-8b", "h100-80gb"
 

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from kvsim.errors import KvsimError
-from kvsim.lengths import Capped, Fixed, Geometric, LogNormal
-from kvsim.workload import CHUNK, Request, Workload
+from kvsim.traffic.lengths import Capped, Fixed, Geometric, LogNormal
+from kvsim.traffic.workload import CHUNK, Request, Workload
 
 # ---- Request ------------------------------------------------------------------------------
 

@@ -5,7 +5,7 @@ Altair would otherwise fetch from CDNs:
 
 * the **Vega runtime** for Altair charts (Altair's HTML output skips its CDN
   loader when the runtime is already on the page: see
-  :func:`kvsim.notebook.vega_runtime_js`);
+  :func:`kvsim.book.notebook.vega_runtime_js`);
 * the **ipywidgets HTML manager**, which renders saved widget state;
 * **MathJax**, for the derivations.
 

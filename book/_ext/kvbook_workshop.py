@@ -13,7 +13,7 @@ metadata), and nowhere else::
 order, with its minutes (a list: notebooks are saved with sorted keys, so a
 mapping would lose the order); ``exercises`` is the exercise time. A chapter's
 overview box quotes them with ``{eval}`chapter_timing("chNN-....ipynb")```
-(:func:`kvsim.notebook.chapter_timing`, which renders in JupyterLab too). Two
+(:func:`kvsim.book.notebook.chapter_timing`, which renders in JupyterLab too). Two
 directives read them:
 
 ``{workshop-plan}``

@@ -1,0 +1,107 @@
+"""The book's chart theme and the helpers every chart shares.
+
+Every chart follows one theme (:data:`THEME`, also registered as the Altair
+theme ``"kvbook"`` by :func:`kvsim.book.notebook.setup`, so a chapter's own charts
+follow it too):
+
+* text of at least :data:`MIN_FONT_PX` pixels;
+* width that follows the page (``"container"``; small multiples use fixed
+  panels that the site's stylesheet shrinks to the page);
+* the Okabe-Ito palette (:data:`PALETTE`), which stays distinct for the
+  common forms of colour blindness, and nothing encoded by colour alone:
+  every coloured series is also told apart by a dash pattern, a position,
+  an axis or a text label;
+* a title that states the finding (callers pass the chapter's), units in
+  every axis title, the KV dtype named as the model's own (fp16 or bf16,
+  never "bf16" for both), and a "you are here" mark where the text refers to
+  one case.
+"""
+from __future__ import annotations
+
+from typing import Sequence
+
+from kvsim.errors import KvsimError
+
+#: Okabe & Ito's colour-blind-safe palette (blue, orange, bluish green,
+#: vermillion, reddish purple, sky blue, yellow, black), in the order series use it.
+PALETTE = ["#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#000000"]
+#: A neutral grey for "not part of the story" (memory the engine is not given).
+NEUTRAL = "#BBBBBB"
+#: The smallest text any chart draws, in pixels.
+MIN_FONT_PX = 12
+#: Dash patterns that tell series apart without colour.
+DASHES = [[1, 0], [6, 3], [2, 2], [8, 2, 2, 2]]
+
+#: The book's Vega-Lite configuration (the ``config`` block of every chart).
+THEME: dict = {
+    "font": "sans-serif",
+    "axis": {"labelFontSize": MIN_FONT_PX, "titleFontSize": 13, "titleFontWeight": "normal"},
+    "legend": {"labelFontSize": MIN_FONT_PX, "titleFontSize": MIN_FONT_PX, "orient": "bottom"},
+    "header": {"labelFontSize": 13, "titleFontSize": 13},
+    "title": {"fontSize": 15, "subtitleFontSize": MIN_FONT_PX, "anchor": "start", "offset": 10},
+    "text": {"fontSize": MIN_FONT_PX},
+    "range": {"category": PALETTE},
+    "view": {"continuousHeight": 260, "continuousWidth": 300},
+}
+
+
+def theme() -> dict:
+    """The theme as Altair's theme registry wants it (``{"config": THEME}``)."""
+    import copy
+
+    return {"config": copy.deepcopy(THEME)}
+
+
+def _alt():
+    import altair as alt
+
+    return alt
+
+
+def _finish(chart, title: str, subtitle: str | None = None):
+    """Title (the finding, with an optional subtitle) and the book's theme."""
+    alt = _alt()
+    params = {"text": title}
+    if subtitle:
+        params["subtitle"] = subtitle
+    return chart.properties(title=alt.TitleParams(**params)).configure(**THEME)
+
+
+def _need_rows(rows, keys: Sequence[str], what: str) -> list[dict]:
+    rows = list(rows)
+    if not rows:
+        raise KvsimError(f"{what}: rows=[] is empty: expected at least one row")
+    for row in rows:
+        missing = [k for k in keys if k not in row]
+        if missing:
+            raise KvsimError(f"{what}: row {row!r} lacks {', '.join(missing)}: expected keys "
+                             f"{', '.join(keys)}")
+    return rows
+
+
+def kv_dtype_label(model, kv_dtype: str | None = None) -> str:
+    """The KV dtype a cache really uses: ``kv_dtype``, or the model's own dtype.
+
+    ``kv_dtype_label("llama-2-7b")`` is ``"fp16"`` and
+    ``kv_dtype_label("llama-3.1-8b")`` is ``"bf16"``: both are 16-bit, but a
+    chart that calls both "bf16" is wrong about one of them.
+    """
+    from kvsim.model.memory import KV_DTYPES
+    from kvsim.model.spec import get_model
+
+    if kv_dtype is None:
+        return get_model(model).dtype
+    if kv_dtype not in KV_DTYPES:
+        raise KvsimError(f"kv_dtype={kv_dtype!r} is not known: expected one of "
+                         f"{', '.join(KV_DTYPES)} (or None for the model's dtype)")
+    return kv_dtype
+
+
+def _bits(dtype: str) -> str:
+    from kvsim.model.memory import KV_DTYPES
+
+    return f"{8 * KV_DTYPES[dtype]}-bit"
+
+
+def _cache_label(dtype: str) -> str:
+    return f"{dtype} cache ({_bits(dtype)})"

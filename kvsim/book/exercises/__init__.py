@@ -1,0 +1,144 @@
+"""Answer checks for the book's exercises, and predict-first prompts.
+
+Explained in chapter 1, *Bytes per token and capacity*; every chapter uses it.
+Each chapter's checks live in their own module (``ch01``, ``ch02``, ...);
+this module is the one way to run them.
+
+Two kinds, both keyed by an id ``"ch01-<slug>"`` that matches the label of the
+``{exercise}`` directive (``ex-ch01-<slug>``):
+
+* **Exercises** (:func:`check`): the reader computes an answer. The check
+  prints one line: ``Right: ...`` with the reason, ``Not yet: ...`` with a
+  hint (common slips get their own), ``Not answered yet: ...`` while the
+  answer is ``None``, or ``Not a number: ...``.
+* **Predictions** (:func:`predict`): after a section, before running it, the
+  reader writes down a guess; the check then runs kvsim and prints one line:
+  ``You predicted X; kvsim shows Y ...`` and why. A prediction is never
+  "wrong": the gap is the lesson.
+
+The expected value is never typed in here: it is computed from kvsim, with the
+functions the chapter calls, when the check runs. Chapters are committed with
+every ``answer`` and ``prediction`` set to ``None``, so no result shows on the
+site or in Binder before the reader tries; the tests (``tests/test_exercises.py``)
+prove each check instead: the worked solution is accepted and each common
+slip gets its own hint. Numbers print plainly (``57,344`` and ``57,344.4``,
+never ``5.734e+04``)::
+
+    from kvsim.book import exercises
+    answer = None
+    exercises.check("ch01-gqa-bytes", answer)
+"""
+from __future__ import annotations
+
+from kvsim.errors import KvsimError
+
+from . import ch01, ch02, ch03, ch04, ch05
+from .base import Exercise, Prediction, Verdict, _as_number, _not_a_number, plain
+from .setups import BELGAVI, H100_8B
+
+__all__ = [
+    "Exercise", "Prediction", "Verdict", "EXERCISES", "PREDICTIONS", "BELGAVI", "H100_8B",
+    "evaluate", "check", "expected", "list_exercises", "list_predictions", "predict",
+    "judge_prediction", "plain",
+]
+
+CHAPTERS = (ch01, ch02, ch03, ch04, ch05)
+
+
+def _registry(kind: str) -> dict:
+    table: dict = {}
+    for chapter in CHAPTERS:
+        for item in getattr(chapter, kind):
+            if item.id in table:
+                raise KvsimError(f"{kind[:-1].lower()} id {item.id!r} is registered twice")
+            table[item.id] = item
+    return table
+
+
+EXERCISES: dict[str, Exercise] = _registry("EXERCISES")
+PREDICTIONS: dict[str, Prediction] = _registry("PREDICTIONS")
+
+
+def list_exercises() -> list[str]:
+    """The ids of every checkable exercise."""
+    return list(EXERCISES)
+
+
+def _get(exercise_id: str) -> Exercise:
+    if exercise_id not in EXERCISES:
+        raise KvsimError(f"exercise_id={exercise_id!r} is not known: expected one of "
+                         f"{', '.join(EXERCISES)}")
+    return EXERCISES[exercise_id]
+
+
+def expected(exercise_id: str):
+    """The expected answer of an exercise, computed from kvsim."""
+    return _get(exercise_id).solve()[0]
+
+
+def evaluate(exercise_id: str, answer) -> Verdict:
+    """Judge ``answer`` to an exercise without printing (see :func:`check`)."""
+    ex = _get(exercise_id)
+    if answer is None:
+        return Verdict("unanswered", f"Not answered yet: replace None with your answer "
+                                     f"({ex.unit}) and run the cell again.")
+    x = _as_number(answer)
+    if x is None:
+        return _not_a_number("answer", answer,
+                             "a whole number" if ex.kind == "int" else "a number", ex.unit)
+    target, why = ex.solve()
+    if ex.close(x, target):
+        return Verdict("right", f"Right: {why}.")
+    for value_fn, trap_hint in ex.traps:
+        trap = value_fn()
+        if not ex.close(trap, target) and abs(x - trap) <= max(ex.abs_tol, ex.rel_tol * abs(trap), 1e-9 * abs(trap)):
+            return Verdict("wrong", f"Not yet: {plain(x)} is not it; hint: {trap_hint}.")
+    return Verdict("wrong", f"Not yet: {plain(x)} is not it; hint: {ex.hint}.")
+
+
+def check(exercise_id: str, answer) -> None:
+    """Print one line: right (and why), wrong (with a hint), or not answered yet."""
+    print(evaluate(exercise_id, answer).message)
+
+
+def list_predictions() -> list[str]:
+    """The ids of every predict-first prompt."""
+    return list(PREDICTIONS)
+
+
+def judge_prediction(prediction_id: str, guess) -> Verdict:
+    """Compare a guess with kvsim without printing (see :func:`predict`).
+
+    ``status`` is ``"close"`` (within the prompt's tolerance), ``"off"``,
+    ``"unanswered"`` or ``"invalid"``.
+    """
+    if prediction_id not in PREDICTIONS:
+        raise KvsimError(f"prediction_id={prediction_id!r} is not known: expected one of "
+                         f"{', '.join(PREDICTIONS)}")
+    p = PREDICTIONS[prediction_id]
+    if guess is None:
+        return Verdict("unanswered", f"Not predicted yet: set prediction to your guess "
+                                     f"({p.unit}) and run the cell.")
+    x = _as_number(guess)
+    if x is None:
+        return _not_a_number("prediction", guess, "a number", p.unit)
+    value, why = p.solve()
+    head = f"You predicted {plain(x)} {p.unit}; kvsim shows {plain(value)} {p.unit}"
+    if abs(x - value) <= p.rel_tol * abs(value):
+        return Verdict("close", f"{head}: a close estimate. Why: {why}.")
+    if x > 0 and value > 0:
+        ratio = value / x
+        if 0.5 <= ratio <= 2:
+            gap = f"{abs(ratio - 1) * 100:.0f}% {'above' if ratio > 1 else 'below'} your guess"
+        elif ratio > 2:
+            gap = f"{plain(round(ratio, 1))} times your guess"
+        else:
+            gap = f"{plain(round(1 / ratio, 1))} times smaller than your guess"
+    else:
+        gap = "far from your guess"
+    return Verdict("off", f"{head}, {gap}. Why: {why}.")
+
+
+def predict(prediction_id: str, guess) -> None:
+    """Print one line: "You predicted X; kvsim shows Y" and why (or a reminder to guess first)."""
+    print(judge_prediction(prediction_id, guess).message)

@@ -1,0 +1,305 @@
+"""Chapter 4, *Detecting preemption*: its exercises and predictions.
+
+Every expected value comes from the chapter's incident (the ``incident-day``
+scenario) as Prometheus would have scraped it (:func:`kvsim.observe.metrics.scrape`,
+every 15 s), through the same panel functions the chapter plots
+(:mod:`kvsim.observe.panels`).
+"""
+from __future__ import annotations
+
+from functools import lru_cache
+
+import numpy as np
+
+from .base import Exercise, Prediction
+
+#: The chapter's scrape interval and windows (seconds).
+SCRAPE_S, WINDOW_S, RATE_WINDOW_S = 15.0, 300.0, 600.0
+#: The instant at which the chapter reads the KV gauge (minute 22, in the storm), and the
+#: one its exercise asks about (minute 20: the chapter does not show that one).
+GAUGE_AT_S, EXERCISE_GAUGE_AT_S = 1_320.0, 1_200.0
+#: Minutes of the incident that are healthy, and when the storm ends.
+HEALTHY_S, STORM_END_S = 900.0, 1_500.0
+
+
+@lru_cache(maxsize=None)
+def _run(**overrides):
+    from kvsim.runs.scenarios import run_scenario
+
+    return run_scenario("incident-day", **overrides)
+
+
+def incident_parameters() -> dict:
+    """The incident's shape for the prose: minutes, rates and the scrape interval."""
+    from kvsim.runs.scenarios import scenario_parameters
+
+    p = scenario_parameters("incident-day")
+    return dict(inc_quiet_min=p["healthy_s"] / 60, inc_base=p["base_rate_per_s"],
+                inc_storm_min=p["storm_s"] / 60, inc_storm=p["storm_rate_per_s"],
+                inc_recovery_min=p["recovery_s"] / 60, scrape_s=SCRAPE_S)
+
+
+@lru_cache(maxsize=None)
+def scraped(**overrides):
+    """The incident as Prometheus scraped it (cached: the chapter and its checks share it)."""
+    from kvsim.observe.metrics import scrape
+
+    return scrape(_run(**overrides), interval_s=SCRAPE_S)
+
+
+@lru_cache(maxsize=None)
+def dashboard(**overrides) -> tuple:
+    from kvsim.observe.panels import dashboard_rows
+
+    return tuple(dashboard_rows(_run(**overrides), scraped(**overrides), run="incident",
+                                window_s=WINDOW_S, rate_window_s=RATE_WINDOW_S))
+
+
+def _rows(start_s: float, end_s: float):
+    return [r for r in dashboard() if start_s <= r["t_min"] * 60 <= end_s]
+
+
+def healthy_p99_max() -> float:
+    return max(r["itl_p99_ms"] for r in _rows(WINDOW_S, HEALTHY_S) if r["itl_p99_ms"] is not None)
+
+
+def storm_p99_max() -> float:
+    return max(r["itl_p99_ms"] for r in _rows(HEALTHY_S, STORM_END_S + WINDOW_S)
+               if r["itl_p99_ms"] is not None)
+
+
+@lru_cache(maxsize=None)
+@lru_cache(maxsize=None)
+def gauge_breakdown(at_s: float = GAUGE_AT_S) -> dict:
+    """What the KV gauge counts at ``at_s`` in the incident, as a scrape then sees it."""
+    from kvsim.observe.metrics import kv_usage_breakdown
+
+    return kv_usage_breakdown("incident-day", at_s)
+
+
+def seed_rule_onset_s():
+    """When seed 003's preemption alert (rate > 0 over 5m, for 10m) first fires."""
+    from kvsim.observe.panels import firing, increase, onset
+
+    tab = scraped()
+    t = np.asarray(tab["t_s"], dtype=float)
+    return onset(t, firing(t, increase(tab, "vllm:num_preemptions_total", 300.0) > 0, 600.0))
+
+
+def first_preemption_s() -> float:
+    return float(np.min(np.asarray(_run().events["t_s"], dtype=float)))
+
+
+# --- predictions ------------------------------------------------------------------------
+
+def _mean_ratio():
+    healthy = [r["itl_mean_ms"] for r in _rows(WINDOW_S, HEALTHY_S)]
+    storm = [r["itl_mean_ms"] for r in _rows(HEALTHY_S, STORM_END_S + WINDOW_S)]
+    gap = max(r["gap_max_ms"] for r in dashboard())
+    return (round(max(storm) / float(np.median(healthy)), 2),
+            f"the mean rises from {np.median(healthy):.0f} ms to at most {max(storm):.0f} ms, "
+            f"while one stream waits {gap / 1e3:.1f} s: a handful of long pauses barely move "
+            f"an average over thousands of regular tokens")
+
+
+def _slack_tokens():
+    b = gauge_breakdown()
+    return (b["slack_tokens"],
+            f"the gauge counts {b['blocks_held']:,} whole blocks of {b['blocks_total']:,}; the "
+            f"last block of each of {b['requests_running']} running requests is partly empty, "
+            f"{b['slack_tokens']:,} token slots in all")
+
+
+def _alert_delay_min():
+    delay = (seed_rule_onset_s() - first_preemption_s()) / 60.0
+    return (round(delay, 1),
+            "rate() over 5 minutes turns positive within a scrape or two of the first "
+            "preemption, and `for: 10m` then waits ten more minutes; by then the storm is over")
+
+
+def _peak_waiting():
+    peak = max(r["waiting"] for r in dashboard())
+    return (peak, "admission stops while the cache is pinned: arrivals wait, and every "
+                  "preemption puts one more request at the front of the queue")
+
+
+def _lint_findings():
+    from kvsim.observe.alerts import SEED_RULES_FILE, lint_rules
+
+    findings = lint_rules(SEED_RULES_FILE)
+    return (len(findings), "the near-full rule watches vllm:gpu_cache_usage_perc, a name current "
+                           "V1 servers no longer expose: the rule can never fire there")
+
+
+def _compute_bound_kv():
+    from kvsim.engine.loop import simulate
+    from kvsim.traffic.lengths import Geometric
+    from kvsim.traffic.workload import Workload
+
+    wl = Workload.poisson(45.0, 120.0, prompt=850, output=Geometric(100), seed=0)
+    s = simulate(wl, model="llama-3.1-8b", gpu="h100-80gb", gpu_memory_utilization=0.90,
+                 max_num_seqs=256).summary()
+    return (round(100 * s["kv_usage_max"], 1),
+            "the batch is capped at 256 sequences of short requests: the queue grows while the "
+            "cache has room, so the fix is compute or the cap, not memory")
+
+
+# --- exercises --------------------------------------------------------------------------
+
+def _counter(name: str) -> float:
+    tab = scraped()
+    return float(np.asarray(tab[name])[-1])
+
+
+def _finished() -> float:
+    return sum(_counter(f'vllm:request_success_total{{finished_reason="{r}"}}')
+               for r in ("stop", "length", "abort"))
+
+
+def _per_1k():
+    pre, done = _counter("vllm:num_preemptions_total"), _finished()
+    v = 1000.0 * pre / done
+    return round(v, 1), f"1,000 x {pre:,.0f} preemptions / {done:,.0f} finished requests"
+
+
+def _preemptions_raw():
+    return _counter("vllm:num_preemptions_total")
+
+
+def _blocks_held():
+    b = gauge_breakdown(EXERCISE_GAUGE_AT_S)
+    return b["blocks_held"], (f"{b['gauge']:.4f} x {b['blocks_total']:,} blocks = "
+                              f"{b['blocks_held']:,}")
+
+
+def _blocks_as_tokens():
+    return _blocks_held()[0] * gauge_breakdown(EXERCISE_GAUGE_AT_S)["block_size"]
+
+
+def _blocks_at_the_text_instant():
+    return gauge_breakdown()["blocks_held"]
+
+
+def _bucket_edge():
+    from kvsim.observe.metrics import ITL_BUCKETS
+
+    edge = min(e for e in ITL_BUCKETS if e > 10.0)
+    return edge, f"V1's inter-token buckets run ... 7.5, 10.0, {edge:g}, ...: there is no le=\"15\""
+
+
+def _p99_ms():
+    from kvsim.observe.metrics import ITL_BUCKETS, _le, histogram_quantile
+
+    tab = scraped()
+    counts = [float(np.asarray(tab[f'vllm:inter_token_latency_seconds_bucket{{le="{_le(e)}"}}'])[-1])
+              for e in ITL_BUCKETS]
+    counts.append(float(np.asarray(tab['vllm:inter_token_latency_seconds_bucket{le="+Inf"}'])[-1]))
+    p99 = histogram_quantile(0.99, ITL_BUCKETS, counts)
+    return round(1e3 * p99, 1), "histogram_quantile(0.99, ...) over the final bucket counts"
+
+
+def _mean_ms():
+    return 1e3 * _counter("vllm:inter_token_latency_seconds_sum") / \
+        _counter("vllm:inter_token_latency_seconds_count")
+
+
+def _threshold():
+    lo, hi = healthy_p99_max(), storm_p99_max()
+    return ((lo + hi) / 2, f"any threshold above the healthy quarter hour's worst 5-minute p99 "
+                           f"({lo:.0f} ms) and below the storm's ({hi:.0f} ms) separates them")
+
+
+def _fp8_preemptions():
+    s = _run(kv_dtype="fp8").summary()
+    return s["preemptions"], ("an FP8 cache holds twice the tokens: the lunch rush fits, and "
+                              f"{s['preemptions']} requests are preempted")
+
+
+def _bf16_preemptions():
+    return _run().summary()["preemptions"]
+
+
+EXERCISES: list[Exercise] = [
+    Exercise(
+        id="ch04-per-1k",
+        question="preemptions per 1,000 finished requests over the whole incident, from the "
+                 "final counters",
+        kind="float", unit="per 1,000 requests", solve=_per_1k, abs_tol=0.5,
+        hint="1,000 x vllm:num_preemptions_total / the sum of vllm:request_success_total over "
+             "its finished_reason labels, both read at the last scrape",
+        traps=((_preemptions_raw, "that is the preemption count itself; divide by the finished "
+                                  "requests and multiply by 1,000"),
+               (lambda: _per_1k()[0] / 1000, "that is per request; multiply by 1,000")),
+    ),
+    Exercise(
+        id="ch04-blocks-held",
+        question="KV blocks the gauge counts as used at minute 20 of the incident",
+        kind="int", unit="blocks", solve=_blocks_held, abs_tol=0,
+        hint="the gauge at the 1,200 s scrape times the pool's blocks, or "
+             "metrics.kv_usage_breakdown('incident-day', 1200)",
+        traps=((_blocks_as_tokens, "that is in tokens; the gauge counts blocks of 16"),
+               (_blocks_at_the_text_instant, "that is minute 22, the text's; the question asks "
+                                              "minute 20")),
+    ),
+    Exercise(
+        id="ch04-bucket-edge",
+        question="the smallest bucket edge above 10 s in vLLM V1's inter-token latency histogram",
+        kind="float", unit="s", solve=_bucket_edge, abs_tol=1e-9,
+        hint="read kvsim.observe.metrics.ITL_BUCKETS (copied from vllm/v1/metrics/buckets.py)",
+        traps=((lambda: 15.0, "there is no le=\"15\" bucket: a query on it returns nothing"),
+               (lambda: 12.5, "there is no le=\"12.5\" bucket either")),
+    ),
+    Exercise(
+        id="ch04-p99-itl",
+        question="p99 inter-token latency of the whole incident, in ms, from the histogram",
+        kind="float", unit="ms", solve=_p99_ms, abs_tol=0.5,
+        hint="metrics.histogram_quantile(0.99, metrics.ITL_BUCKETS, counts) with the last "
+             "scrape's cumulative bucket counts (+Inf last)",
+        traps=((_mean_ms, "that is the mean (sum / count); the tail needs the buckets"),
+               (lambda: _p99_ms()[0] / 1e3, "that is in seconds; the answer is in ms")),
+    ),
+    Exercise(
+        id="ch04-threshold",
+        question="a p99 inter-token latency threshold (ms) that fires in the storm and never in "
+                 "the healthy quarter hour",
+        kind="float", unit="ms", solve=_threshold,
+        accepts=lambda ms: healthy_p99_max() < ms < storm_p99_max(),
+        hint="compare the healthy and the storm rows of the dashboard's itl_p99_ms column: the "
+             "threshold must lie above the first and below the second",
+        traps=((lambda: 500.0, "500 ms is above the storm's worst p99: the alert would never "
+                               "fire"),
+               (lambda: 100.0, "100 ms is below the healthy p99: the alert would fire all day")),
+    ),
+    Exercise(
+        id="ch04-whatif-fp8",
+        question="preemptions in the incident with an FP8 KV cache",
+        kind="int", unit="preemptions", solve=_fp8_preemptions, abs_tol=0,
+        hint="kvsim.run_scenario('incident-day', kv_dtype='fp8').summary()['preemptions']",
+        traps=((_bf16_preemptions, "that is the fp16 run; pass kv_dtype='fp8'"),),
+    ),
+]
+
+PREDICTIONS: list[Prediction] = [
+    Prediction(id="ch04-predict-mean", unit="x the healthy mean",
+               question="the storm's highest 5-minute mean inter-token latency as a multiple of "
+                        "the healthy one", solve=_mean_ratio),
+    Prediction(id="ch04-predict-slack", unit="tokens",
+               question="token slots the KV gauge counts as used at minute 22 that hold no KV",
+               solve=_slack_tokens, rel_tol=0.15),
+    Prediction(id="ch04-predict-queue", unit="requests",
+               question="the peak of vllm:num_requests_waiting in the incident",
+               solve=_peak_waiting, rel_tol=0.15),
+    Prediction(id="ch04-predict-alert-delay", unit="minutes",
+               question="minutes from the first preemption to seed 003's preemption alert",
+               solve=_alert_delay_min),
+    Prediction(id="ch04-predict-lint", unit="findings",
+               question="findings of the rule linter on seed 003's two rules, on a V1 server",
+               solve=_lint_findings),
+    Prediction(id="ch04-predict-compute-bound", unit="% of the pool",
+               question="the peak KV usage of a compute-bound overload on an H100",
+               solve=_compute_bound_kv),
+]
+
+__all__ = ["EXERCISES", "PREDICTIONS", "SCRAPE_S", "WINDOW_S", "RATE_WINDOW_S", "GAUGE_AT_S",
+           "HEALTHY_S", "STORM_END_S", "scraped", "dashboard", "gauge_breakdown",
+           "healthy_p99_max", "storm_p99_max", "seed_rule_onset_s", "first_preemption_s"]

@@ -1,0 +1,277 @@
+"""Chapter 5, *Belgavi's Book Store*: its exercises and predictions.
+
+Every expected value is a kvsim run, a :func:`kvsim.kv_budget` or a mission
+search with the chapter's own settings, so a change to the engine changes the
+answers with it.
+"""
+from __future__ import annotations
+
+from functools import lru_cache
+from statistics import median
+
+from .base import Exercise, Prediction
+from .setups import BELGAVI, belgavi_budget
+
+#: Seeds of the case (the spread over ten days of traffic is the lesson).
+CASE_SEEDS = tuple(range(10))
+#: Seeds of each fix (five days each).
+FIX_SEEDS = (0, 1, 2, 3, 4)
+#: The answers after the prompt change (seed 000's ~600) and the cap the product needs.
+LONG_OUTPUT, CAP = 600, 400
+#: The fixes in the source article's order, then each memory fix alone, as belgavi-long overrides.
+FIXES = {
+    "as it is": {},
+    "1. max_tokens 400": {"max_tokens": CAP},
+    "2. + FP8 KV": {"max_tokens": CAP, "kv_dtype": "fp8"},
+    "FP8 KV alone": {"kv_dtype": "fp8"},
+    "3. memory 0.80 alone": {"gpu_memory_utilization": 0.80},
+    "4. max_num_seqs 12 alone": {"max_num_seqs": 12},
+}
+#: The "what happens if" traffic: fewer requests per second on the long answers.
+WHATIF_RATE = 1.2
+#: Mission 2's link and victim (the ticket's figures).
+SLOW_PCIE_BYTES_PER_S, VICTIM_TOKENS = 4e9, 1_300
+#: The lab prediction's corner of the twin.
+LAB_UTIL, LAB_ANSWER = 0.80, 400
+
+
+@lru_cache(maxsize=None)
+def _summaries(scenario: str, seeds: tuple, **overrides) -> tuple:
+    from kvsim.runs.scenarios import run_scenario
+
+    return tuple(run_scenario(scenario, seed=s, **overrides).summary() for s in seeds)
+
+
+def _median(scenario, seeds, key, **overrides) -> float:
+    return float(median(s[key] for s in _summaries(scenario, tuple(seeds), **overrides)))
+
+
+def _fix(name: str) -> dict:
+    return FIXES[name]
+
+
+# --- predictions ------------------------------------------------------------------------
+
+def _running():
+    values = [s["mean_running"] for s in _summaries("belgavi", CASE_SEEDS)]
+    return (round(median(values), 1),
+            f"1.5 requests/s, each in the running batch for about {median(values) / 1.5:.0f} s, keep "
+            f"about {median(values):.0f} running (Little's law); the days range from "
+            f"{min(values):.1f} to {max(values):.1f}, below the {belgavi_budget().max_concurrent(1100)} "
+            f"that fit")
+
+
+def _paused():
+    v = 100 * _median("belgavi-long", CASE_SEEDS, "share_paused_over_1s")
+    return (round(v, 1), "with 600-token answers the cache is pinned and the queue never "
+                         "empties: every admission evicts someone mid-answer, and the victim "
+                         "waits for blocks to free before its recompute")
+
+
+def _cap_share():
+    base = _median("belgavi-long", FIX_SEEDS, "preemptions_per_1k")
+    cap = _median("belgavi-long", FIX_SEEDS, "preemptions_per_1k", **_fix("1. max_tokens 400"))
+    return (round(100 * cap / base, 1),
+            f"a cap at {CAP} shortens only the answers above it, so requests hold less KV and "
+            f"finish sooner: the server is no longer overloaded, but its cache still fills "
+            f"at peaks ({cap:.0f} against {base:.0f} per 1,000)")
+
+
+def _lab_ttft():
+    from kvsim.lab.replay import run_lab
+
+    s = run_lab(gpu_memory_utilization=LAB_UTIL, output_mean=LAB_ANSWER).summary()
+    return (round(s["ttft_p95_s"], 1),
+            f"400-token answers need {-(-(850 + LAB_ANSWER) // 16)} blocks each: even at "
+            f"{LAB_UTIL} the offered load exceeds what the cache turns over, so the queue "
+            f"grows for the whole run")
+
+
+def _storm_memory():
+    from kvsim.lab.missions import expert_settings
+
+    v = expert_settings(1)["gpu_memory_utilization"]
+    return (v, "the least gpu_memory_utilization on the grid that meets the SLO on all five "
+               "days; a lucky day passes with far less, the worst day needs this much")
+
+
+# --- exercises --------------------------------------------------------------------------
+
+def _long_capacity():
+    b = belgavi_budget()
+    seq = BELGAVI["prompt_tokens"] + LONG_OUTPUT
+    n = b.max_concurrent(seq)
+    return n, (f"{b.blocks:,} blocks // ceil({seq:,} / 16) = {b.blocks:,} // {b.blocks_for(seq)} "
+               f"= {n}")
+
+
+def _least_util_for(n_requests: int, seq: int) -> float:
+    from kvsim.model.memory import kv_budget
+
+    for k in range(60, 99):
+        u = k / 100
+        if kv_budget(BELGAVI["gpu"], BELGAVI["model"], gpu_memory_utilization=u) \
+                .max_concurrent(seq) >= n_requests:
+            return u
+    raise AssertionError("no utilisation up to 0.98 fits")
+
+
+def _memory_back():
+    old = belgavi_budget().max_concurrent(BELGAVI["prompt_tokens"] + BELGAVI["output_tokens"])
+    u = _least_util_for(old, BELGAVI["prompt_tokens"] + LONG_OUTPUT)
+    return u, (f"the weights and activations stay fixed, so only the pool grows with the "
+               f"fraction: {u:.2f} is the least that holds {old} requests of 1,450 tokens")
+
+
+def _memory_proportional():
+    import math
+
+    old = 0.60 * (BELGAVI["prompt_tokens"] + LONG_OUTPUT) / (BELGAVI["prompt_tokens"]
+                                                             + BELGAVI["output_tokens"])
+    return math.ceil(old * 100) / 100
+
+
+def _spread_ratio():
+    values = [s["preemptions_per_1k"] for s in _summaries("belgavi", CASE_SEEDS)]
+    r = max(values) / median(values)
+    return (round(r, 2), f"the worst day has {max(values):.0f} preemptions per 1,000, the "
+                         f"median day {median(values):.0f}")
+
+
+def _spread_ratio_mean():
+    values = [s["preemptions_per_1k"] for s in _summaries("belgavi", CASE_SEEDS)]
+    return max(values) / (sum(values) / len(values))
+
+
+def _little():
+    s = _summaries("belgavi", (5,))[0]
+    w = s["mean_running"] / 1.5
+    return (round(w, 1), f"Little's law: {s['mean_running']:.1f} running / 1.5 requests per "
+                         f"second = {w:.1f} s in the running batch")
+
+
+def _little_times():
+    return _summaries("belgavi", (5,))[0]["mean_running"] * 1.5
+
+
+def _swap_ms():
+    from kvsim.engine.costs import swap_time_s
+    from kvsim.model.memory import kv_bytes_per_token
+
+    ms = 1e3 * swap_time_s(VICTIM_TOKENS, kv_bytes_per_token(BELGAVI["model"]),
+                           SLOW_PCIE_BYTES_PER_S)
+    return (round(ms, 1), f"ceil(1,300 / 16) = 82 blocks = 1,312 tokens x 524,288 B / 4e9 B/s = "
+                          f"{ms:.0f} ms, during which no stream moves")
+
+
+def _swap_gib():
+    return _swap_ms()[0] * 4e9 / (4 * 2**30)
+
+
+def _swap_no_blocks():
+    return 1e3 * VICTIM_TOKENS * 524_288 / SLOW_PCIE_BYTES_PER_S
+
+
+def _whatif_rate():
+    s = _summaries("belgavi-long", (5,), rate_per_s=WHATIF_RATE)[0]
+    return (round(s["preemptions_per_1k"], 1),
+            f"{s['preemptions_per_1k']:.0f} per 1,000: at {WHATIF_RATE} requests/s the server "
+            f"is still overloaded (at most {s['max_waiting']:,} waiting), so the cache stays "
+            f"pinned and preempts as often, over fewer requests")
+
+
+def _whatif_rate_default():
+    return _summaries("belgavi-long", (5,))[0]["preemptions_per_1k"]
+
+
+EXERCISES: list[Exercise] = [
+    Exercise(
+        id="ch05-long-capacity",
+        question="how many requests of 850 + 600 tokens fit Belgavi's pool at once",
+        kind="int", unit="requests", solve=_long_capacity,
+        hint="kvsim.kv_budget('a40-48gb', 'llama-2-7b', gpu_memory_utilization=0.60)"
+             ".max_concurrent(850 + 600)",
+        traps=((lambda: round(26_600 / 1_450),
+                "that is the seed's decimal reading of the pool (26,600 tokens); use kvsim's "
+                "pool as vLLM V1 budgets it on the A40"),
+               (lambda: belgavi_budget().max_concurrent(1_100),
+                "that is the old 250-token answers; the prompt change made them 600"),
+               (lambda: belgavi_budget().blocks / belgavi_budget().blocks_for(1_450),
+                "a request runs whole or not at all: round the quotient down")),
+    ),
+    Exercise(
+        id="ch05-memory-back",
+        question="the least gpu_memory_utilization (two decimals) at which Belgavi's pool holds "
+                 "as many 1,450-token requests as it held 1,100-token ones at 0.60",
+        kind="float", unit="fraction of GPU memory", solve=_memory_back, abs_tol=0.005,
+        hint="try kvsim.kv_budget(..., gpu_memory_utilization=u).max_concurrent(1450) for u "
+             "from 0.60 up in steps of 0.01",
+        traps=((_memory_proportional,
+                "scaling 0.60 by 1,450 / 1,100 grows the weights too; only the KV pool "
+                "grows with the fraction"),),
+    ),
+    Exercise(
+        id="ch05-spread-ratio",
+        question="the worst of the chapter's ten days of normal traffic: its preemptions per "
+                 "1,000 as a multiple of the median day's",
+        kind="float", unit="times the median", solve=_spread_ratio, rel_tol=0.02,
+        hint="sweep 'belgavi' over seeds 0-9 and divide the largest preemptions_per_1k by "
+             "their median",
+        traps=((_spread_ratio_mean, "that divides by the mean; the chapter reports the median"),
+               (lambda: 1 / _spread_ratio()[0],
+                "that is the median over the worst; the question asks the worst over the "
+                "median")),
+    ),
+    Exercise(
+        id="ch05-little",
+        question="the mean time a request spends in Belgavi's running batch (seed 5), from its mean "
+                 "running requests and the arrival rate",
+        kind="float", unit="s", solve=_little, rel_tol=0.05,
+        hint="Little's law: requests running = arrival rate x time each one runs",
+        traps=((_little_times, "that multiplies; divide the running requests by the rate"),
+               (lambda: _little()[0] * 1e3, "that is in milliseconds; the answer is in seconds")),
+    ),
+    Exercise(
+        id="ch05-swap-freeze",
+        question="milliseconds one swap-out of a 1,300-token victim freezes every stream on "
+                 "mission 2's 4 GB/s link",
+        kind="float", unit="ms", solve=_swap_ms, rel_tol=0.005,
+        hint="round the victim up to blocks of 16, multiply by 0.5 MiB per token and divide by "
+             "4e9 bytes per second",
+        traps=((_swap_gib, "4 GB/s is 4e9 bytes per second, not 4 GiB/s"),
+               (lambda: 2 * _swap_ms()[0],
+                "that is out and back in; the question asks one swap-out"),
+               (_swap_no_blocks, "a swap moves whole blocks: round 1,300 tokens up to 82 "
+                                 "blocks")),
+    ),
+    Exercise(
+        id="ch05-whatif-rate",
+        question="preemptions per 1,000 requests in belgavi-long if traffic falls to 1.2 "
+                 "requests per second",
+        kind="float", unit="per 1,000 requests", solve=_whatif_rate, abs_tol=0.5,
+        hint="kvsim.run_scenario('belgavi-long', rate_per_s=1.2).summary()"
+             "['preemptions_per_1k']",
+        traps=((_whatif_rate_default, "that is the 1.5 requests/s run; pass rate_per_s=1.2"),),
+    ),
+]
+
+PREDICTIONS: list[Prediction] = [
+    Prediction(id="ch05-predict-running", unit="requests",
+               question="median running requests in Belgavi's steady state over ten days",
+               solve=_running),
+    Prediction(id="ch05-predict-paused", unit="% of users",
+               question="the share of users paused over 1 s with 600-token answers",
+               solve=_paused, rel_tol=0.15),
+    Prediction(id="ch05-predict-cap", unit="% of the uncapped",
+               question="preemptions per 1,000 with max_tokens 400, as a share of the uncapped",
+               solve=_cap_share, rel_tol=0.15),
+    Prediction(id="ch05-predict-lab", unit="s",
+               question="the lab's p95 TTFT at 0.80 of memory with 400-token answers",
+               solve=_lab_ttft, rel_tol=0.2),
+    Prediction(id="ch05-predict-storm", unit="of GPU memory",
+               question="the least gpu_memory_utilization that ends mission 1's storm on all "
+                        "five days", solve=_storm_memory, rel_tol=0.03),
+]
+
+__all__ = ["EXERCISES", "PREDICTIONS", "CASE_SEEDS", "FIX_SEEDS", "LONG_OUTPUT", "CAP", "FIXES",
+           "WHATIF_RATE", "SLOW_PCIE_BYTES_PER_S", "VICTIM_TOKENS", "LAB_UTIL", "LAB_ANSWER"]

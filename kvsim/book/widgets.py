@@ -1,0 +1,226 @@
+"""Interactive widgets for the book (need a running Jupyter kernel).
+
+Explained in chapter 1, *Bytes per token and capacity*.
+
+:func:`capacity_calculator` answers "how many requests fit?" for a model, a
+KV dtype, a GPU, a utilisation and a request length. Every number comes from
+:func:`kvsim.model.memory.kv_budget`; the widget only arranges controls and prints.
+A combination that cannot work (the weights alone exceed the budget) shows
+kvsim's one-line error inside the widget instead of a traceback. Its static
+twin, for readers without a kernel, is :func:`kvsim.book.charts.capacity_chart`;
+the book's cell that draws it is tagged ``kvbook-live-widget``, so no saved
+copy of it (controls with no kernel behind them) reaches the static site.
+
+:func:`scheduler_stepper` (chapter 2) walks the real engine one step per
+slider tick (:func:`kvsim.runs.stepper.scheduler_frames`) for a pool, a batch
+size and an answer length the reader picks; its static twin is
+:func:`kvsim.book.charts.stepper_chart` over precomputed frames.
+"""
+from __future__ import annotations
+
+import html
+
+from kvsim.errors import KvsimError, check_int
+from kvsim.units import format_bytes
+
+__all__ = ["capacity_report", "report_html", "capacity_calculator", "frame_html", "scheduler_stepper"]
+
+_AUTO = "model dtype"
+
+
+def capacity_report(model, gpu, *, gpu_memory_utilization: float, kv_dtype=None,
+                    prompt_tokens: int, output_tokens: int, block_size: int = 16) -> dict:
+    """The calculator's numbers as a dict (raises :class:`KvsimError` on bad input).
+
+    Keys: ``kv_bytes_per_token``, ``kv_bytes``, ``tokens``, ``blocks``,
+    ``seq_len``, ``blocks_per_request``, ``max_concurrent``, ``weight_bytes``,
+    ``activation_bytes``, ``usable_bytes`` (bytes are ints).
+    """
+    from kvsim.model.memory import kv_budget
+
+    prompt_tokens = check_int("prompt_tokens", prompt_tokens, min=1)
+    output_tokens = check_int("output_tokens", output_tokens, min=0)
+    b = kv_budget(gpu, model, gpu_memory_utilization=gpu_memory_utilization,
+                  kv_dtype=kv_dtype, block_size=block_size)
+    seq = prompt_tokens + output_tokens
+    return {
+        "kv_bytes_per_token": b.kv_bytes_per_token,
+        "usable_bytes": b.usable_bytes,
+        "weight_bytes": b.weight_bytes,
+        "activation_bytes": b.activation_bytes,
+        "kv_bytes": b.kv_bytes,
+        "tokens": b.tokens,
+        "blocks": b.blocks,
+        "block_size": b.block_size,
+        "seq_len": seq,
+        "blocks_per_request": b.blocks_for(seq),
+        "max_concurrent": b.max_concurrent(seq),
+    }
+
+
+def report_html(report: dict) -> str:
+    """An HTML table of a :func:`capacity_report`, every byte count with its unit."""
+    r = report
+    rows = [
+        ("KV bytes per token", f"{r['kv_bytes_per_token']:,} B "
+                               f"({format_bytes(r['kv_bytes_per_token'], 'KiB', 0)})"),
+        ("Memory given to the engine", f"{format_bytes(r['usable_bytes'], 'GB')} "
+                                       f"= {format_bytes(r['usable_bytes'], 'GiB')}"),
+        ("minus weights", f"{format_bytes(r['weight_bytes'], 'GB')}"),
+        ("minus activations and runtime", f"{format_bytes(r['activation_bytes'], 'GB')}"),
+        ("KV pool", f"<b>{format_bytes(r['kv_bytes'], 'GB')} = {format_bytes(r['kv_bytes'], 'GiB')}</b>"),
+        ("Blocks", f"{r['blocks']:,} of {r['block_size']} tokens"),
+        ("Tokens", f"{r['tokens']:,}"),
+        ("One request", f"{r['seq_len']:,} tokens = {r['blocks_per_request']:,} blocks"),
+        ("Concurrent requests that fit", f"<b>{r['max_concurrent']:,}</b>"),
+    ]
+    body = "".join(f"<tr><td style='padding:2px 12px 2px 0'>{html.escape(k)}</td>"
+                   f"<td style='text-align:right'>{v}</td></tr>" for k, v in rows)
+    return f"<table>{body}</table>"
+
+
+def _error_html(message: str) -> str:
+    return ("<div style='color:#a00;border-left:4px solid #a00;padding:4px 8px'>"
+            f"{html.escape(message)}</div>")
+
+
+def capacity_calculator(model: str = "llama-2-7b", gpu: str = "a40-48gb", *,
+                        gpu_memory_utilization: float = 0.60, kv_dtype: str | None = None,
+                        prompt_tokens: int = 850, output_tokens: int = 250):
+    """An ipywidgets calculator: model, KV dtype, GPU, utilisation, prompt and answer length.
+
+    Returns an ``ipywidgets.VBox`` whose last child is an ``Output`` widget
+    holding the result (or kvsim's one-line error); display it as a cell's
+    last expression. The defaults are the Belgavi set-up of chapter 1, with
+    kvsim's default activation reserve.
+    """
+    import ipywidgets as w
+
+    from kvsim.model.hardware import list_gpus
+    from kvsim.model.memory import KV_DTYPES
+    from kvsim.model.spec import list_models
+
+    style = {"description_width": "170px"}
+    layout = w.Layout(width="480px")
+    c_model = w.Dropdown(options=list_models(), value=model, description="Model",
+                         style=style, layout=layout)
+    c_dtype = w.Dropdown(options=[_AUTO] + list(KV_DTYPES), value=kv_dtype or _AUTO,
+                         description="KV cache dtype", style=style, layout=layout)
+    c_gpu = w.Dropdown(options=list_gpus(), value=gpu, description="GPU", style=style, layout=layout)
+    c_util = w.FloatSlider(value=gpu_memory_utilization, min=0.05, max=1.0, step=0.01,
+                           description="gpu_memory_utilization", readout_format=".2f",
+                           continuous_update=False, style=style, layout=layout)
+    c_prompt = w.BoundedIntText(value=prompt_tokens, min=1, max=10_000_000, step=50,
+                                description="Prompt tokens", style=style, layout=layout)
+    c_answer = w.BoundedIntText(value=output_tokens, min=0, max=10_000_000, step=50,
+                                description="Answer tokens", style=style, layout=layout)
+    # An Output widget whose outputs are set directly, so each change replaces the
+    # result. The book never saves this widget (scripts/execute_notebooks.py clears
+    # cells tagged kvbook-live-widget): with no kernel it would show stale numbers.
+    out = w.Output()
+
+    def show(html_text: str, plain: str) -> None:
+        out.outputs = ({"output_type": "display_data", "metadata": {},
+                        "data": {"text/html": html_text, "text/plain": plain}},)
+
+    def update(_change=None):
+        try:
+            rep = capacity_report(c_model.value, c_gpu.value,
+                                  gpu_memory_utilization=c_util.value,
+                                  kv_dtype=None if c_dtype.value == _AUTO else c_dtype.value,
+                                  prompt_tokens=c_prompt.value, output_tokens=c_answer.value)
+            show(report_html(rep), f"{rep['max_concurrent']} concurrent requests fit")
+        except KvsimError as exc:
+            show(_error_html(str(exc)), str(exc))
+
+    controls = [c_model, c_dtype, c_gpu, c_util, c_prompt, c_answer]
+    for c in controls:
+        c.observe(update, names="value")
+    update()
+    return w.VBox(controls + [out])
+
+
+_STATE_COLOURS = {"decoding": "#0072B2", "prefilling": "#56B4E9", "waiting": "#E69F00",
+                  "preempted": "#D55E00", "finished": "#BBBBBB", "not arrived": "#E0E0E0"}
+
+
+def frame_html(frame: dict) -> str:
+    """One stepper frame as HTML: the step's story, then a bar of blocks per request."""
+    total = max(1, frame["total_blocks"])
+    rows = []
+    for r in frame["requests"] + [dict(name="free", state="free", blocks=frame["free_blocks"],
+                                       tokens=0, needs_block=False, preemptions=0)]:
+        colour = "#009E73" if r["state"] == "free" else _STATE_COLOURS[r["state"]]
+        width = 260 * r["blocks"] / total
+        note = r["state"] if r["state"] != "free" else f"{r['blocks']} free blocks"
+        if r["state"] not in ("free",) and r["blocks"]:
+            note += f", {r['blocks']} blocks ({r['tokens']} tokens)"
+        if r.get("needs_block"):
+            note += ", needs a block"
+        if r["preemptions"]:
+            note += f", preempted {r['preemptions']}x"
+        rows.append(f"<tr><td style='padding-right:8px'>{html.escape(r['name'])}</td>"
+                    f"<td><span style='display:inline-block;height:14px;width:{width:.0f}px;"
+                    f"background:{colour}'></span> {html.escape(note)}</td></tr>")
+    queue = ", ".join(frame["waiting"]) or "empty"
+    return (f"<p>{html.escape(frame['story'])}</p>"
+            f"<p><b>Waiting queue (front first):</b> {html.escape(queue)}</p>"
+            f"<table>{''.join(rows)}</table>")
+
+
+def scheduler_stepper(*, num_gpu_blocks: int = 20, requests: int = 5, prompt_tokens: int = 40,
+                      output_tokens: int = 80, model: str = "llama-3.1-8b", gpu: str = "a40-48gb"):
+    """An ipywidgets stepper: pick the pool, the batch and the lengths, then walk the steps.
+
+    Every frame comes from :func:`kvsim.runs.stepper.scheduler_frames` (the real
+    engine, one step at a time); a set-up that cannot run (a prompt larger
+    than the pool, say) shows kvsim's one-line error instead.
+    """
+    import ipywidgets as w
+
+    from kvsim.runs.stepper import scheduler_frames, toy_requests
+
+    style = {"description_width": "150px"}
+    layout = w.Layout(width="480px")
+    c_blocks = w.IntSlider(value=num_gpu_blocks, min=4, max=60, description="Pool (blocks of 16)",
+                           continuous_update=False, style=style, layout=layout)
+    c_n = w.IntSlider(value=requests, min=1, max=12, description="Requests at t = 0",
+                      continuous_update=False, style=style, layout=layout)
+    c_prompt = w.IntSlider(value=prompt_tokens, min=1, max=400, step=1, description="Prompt tokens",
+                           continuous_update=False, style=style, layout=layout)
+    c_answer = w.IntSlider(value=output_tokens, min=1, max=400, step=1, description="Answer tokens",
+                           continuous_update=False, style=style, layout=layout)
+    c_step = w.IntSlider(value=1, min=1, max=1, description="Engine step", style=style,
+                         layout=layout)
+    out = w.Output()
+    state = {"frames": []}
+
+    def show(html_text: str, plain: str) -> None:
+        out.outputs = ({"output_type": "display_data", "metadata": {},
+                        "data": {"text/html": html_text, "text/plain": plain}},)
+
+    def draw(_change=None):
+        frames = state["frames"]
+        if frames:
+            f = frames[min(c_step.value, len(frames)) - 1]
+            show(frame_html(f), f["story"])
+
+    def rerun(_change=None):
+        try:
+            state["frames"] = scheduler_frames(
+                toy_requests(c_n.value, prompt_tokens=c_prompt.value, output_tokens=c_answer.value),
+                num_gpu_blocks=c_blocks.value, model=model, gpu=gpu)
+        except KvsimError as exc:
+            state["frames"] = []
+            show(_error_html(str(exc)), str(exc))
+            return
+        c_step.max = len(state["frames"])
+        first = next((f["step"] for f in state["frames"] if f["preempted"]), 1)
+        c_step.value = first
+        draw()
+
+    for c in (c_blocks, c_n, c_prompt, c_answer):
+        c.observe(rerun, names="value")
+    c_step.observe(draw, names="value")
+    rerun()
+    return w.VBox([c_blocks, c_n, c_prompt, c_answer, c_step, out])

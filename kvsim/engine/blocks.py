@@ -1,0 +1,351 @@
+"""The block pool and the prefix cache: the only place that counts KV blocks.
+
+Explained in chapter 2, *Optimistic admission and preemption* (blocks on
+demand) and chapter 3, *Swap versus recompute* (what the prefix cache rescues).
+
+The scheduler asks :class:`KVCacheManager` "can this request have the blocks
+for n more tokens?" and never counts blocks itself, as in vLLM V1
+(vllm/v1/core/kv_cache_manager.py over block_pool.py). What is modelled:
+
+* **A free-block queue in LRU order.** Blocks nobody holds are free. Freed
+  blocks that carry a hash (full blocks, with prefix caching on) go to the
+  *tail*; freed blocks without one go to the *front*, and new blocks are taken
+  from the front, so an unhashed block is reused first and a cached block
+  survives as long as possible (vLLM's ``FreeKVCacheBlockQueue``). A request's
+  blocks are freed in reverse order, so its last blocks are evicted first.
+* **Lazy eviction.** A freed block keeps its hash until it is taken for new
+  data; only then does the prefix cache forget it. Cached-free blocks count as
+  free (vLLM's ``kv_cache_usage`` does not count them).
+* **Hits by hash chain.** A block is identified by the hash of its tokens and
+  of every token before it, so a request hits the longest run of cached
+  blocks from its first token, never a block whose tokens differ, and at most
+  ``num_tokens - 1`` tokens (one is always computed). Touching a cached-free
+  block takes it out of the free queue.
+
+How kvsim names token content without tokens: a request's tokens are a
+*shared prefix* of ``prefix_tokens`` (a system prompt, identical in every
+request of ``prefix_group``) and then a *stream* (``stream_key``): a
+conversation whose next turn resends the whole history, or the request's own
+content. Block ``i`` of a request (tokens ``i*bs .. (i+1)*bs - 1``) is
+therefore identified by ``(prefix_group, i)`` when it lies inside the shared
+prefix, else ``(stream_key, i)`` — the same equality a hash chain gives.
+Shared-prefix blocks are kept one by one (:class:`_GroupBlock`, with a
+reference count: many running requests hold them at once); a stream's blocks
+are only ever held by one request at a time, so a freed run of them is one
+entry (:class:`_Run`) that loses blocks from its end as they are evicted.
+
+NOTE (deliberate simplification): vLLM may hold two cached copies of the
+same block (two requests compute the same prefix block at once, or a request
+recomputes a block whose copy is still cached); both stay in its hash map and
+lookups return the first one inserted (``get_one_block``), the older copy.
+kvsim indexes only that older copy: a duplicate is never found, not even
+after the older copy is evicted (vLLM would then find the newer one).
+"""
+from __future__ import annotations
+
+from collections import OrderedDict
+
+__all__ = ["BlockPool", "KVCacheManager", "Hit"]
+
+
+class _Run:
+    """Cached-free blocks ``lo .. hi-1`` of one stream, in the free queue; evicted from ``hi`` down.
+
+    ``key`` is None for a run nobody can hit again (a finished request's own
+    content): it still occupies the queue and counts as cached, but is not
+    indexed. ``eid`` is its place in the queue.
+    """
+
+    __slots__ = ("key", "lo", "hi", "eid")
+
+    def __init__(self, key, lo: int, hi: int):
+        self.key, self.lo, self.hi, self.eid = key, lo, hi, -1
+
+
+class _GroupBlock:
+    """One block of a shared prefix: ``(group, index)``, held by ``refs`` requests.
+
+    ``eid`` is its place in the free queue while nobody holds it (-1 otherwise);
+    ``indexed`` says whether lookups find it (False for a duplicate, see the
+    module docstring).
+    """
+
+    __slots__ = ("group", "index", "refs", "eid", "indexed")
+
+    def __init__(self, group: int, index: int):
+        self.group, self.index, self.refs, self.eid, self.indexed = group, index, 1, -1, False
+
+
+class Hit:
+    """A prefix-cache lookup: shared-prefix blocks, a stream run, and how many are free."""
+
+    __slots__ = ("group_blocks", "run", "run_blocks", "blocks", "evictable")
+
+    def __init__(self, group_blocks, run, run_blocks):
+        self.group_blocks, self.run, self.run_blocks = group_blocks, run, run_blocks
+        self.blocks = len(group_blocks) + run_blocks
+        self.evictable = sum(1 for b in group_blocks if b.refs == 0) + run_blocks
+
+
+_NO_HIT = Hit((), None, 0)
+
+
+class BlockPool:
+    """Free blocks in LRU order and the index of cached ones (see the module docstring).
+
+    ``blank`` counts free blocks without a hash (the front of the queue);
+    ``queue`` holds the cached-free entries in LRU order, oldest first;
+    ``runs`` and ``group_index`` find cached blocks by their identity.
+    """
+
+    def __init__(self, num_blocks: int):
+        self.num_blocks = num_blocks
+        self.blank = num_blocks
+        self.queue: OrderedDict[int, object] = OrderedDict()
+        self.cached_free = 0
+        self.runs: dict = {}                 # stream key -> its _Run in the queue
+        self.group_index: dict = {}          # (group, index) -> _GroupBlock
+        self.evicted = 0                     # cached blocks reused for new data
+        self._next_eid = 0
+        self._dead_tail = None               # the last unreachable run, if at the queue's tail
+
+    @property
+    def free(self) -> int:
+        return self.blank + self.cached_free
+
+    def take(self, n: int) -> None:
+        """Take ``n`` free blocks for new data: unhashed ones first, then evict the oldest cached."""
+        if n <= self.blank:
+            self.blank -= n
+            return
+        n -= self.blank
+        self.blank = 0
+        self.cached_free -= n
+        self.evicted += n
+        queue = self.queue
+        while n:
+            eid, entry = next(iter(queue.items()))
+            if type(entry) is _Run:
+                size = entry.hi - entry.lo
+                if size > n:
+                    entry.hi -= n
+                    return
+                del queue[eid]
+                if entry.key is not None:
+                    del self.runs[entry.key]
+                n -= size
+            else:
+                del queue[eid]
+                entry.eid = -1
+                if entry.indexed:
+                    del self.group_index[(entry.group, entry.index)]
+                n -= 1
+
+    def _enqueue(self, entry) -> None:
+        entry.eid = self._next_eid
+        self._next_eid += 1
+        self.queue[entry.eid] = entry
+
+    def release_blank(self, n: int) -> None:
+        self.blank += n
+
+    def release_run(self, key, lo: int, hi: int) -> None:
+        """Free a stream's full blocks ``lo .. hi-1`` (cached until evicted)."""
+        if hi <= lo:
+            return
+        tail = self._dead_tail
+        if key is None and tail is not None and tail.eid == self._next_eid - 1 and tail.eid in self.queue:
+            # unreachable blocks after unreachable blocks: one entry, longer
+            tail.hi += hi - lo
+            self.cached_free += hi - lo
+            return
+        run = _Run(key, lo, hi)
+        if key is None:
+            self._dead_tail = run
+        if key is not None:
+            old = self.runs.get(key)
+            if old is not None:         # NOTE: keep the newer copy only (module docstring)
+                old.key = None
+            self.runs[key] = run
+        self._enqueue(run)
+        self.cached_free += hi - lo
+
+    def touch_run(self, run: _Run, upto: int) -> None:
+        """A hit on ``run``'s blocks below ``upto``: they leave the free queue; the rest is forgotten."""
+        del self.runs[run.key]
+        del self.queue[run.eid]
+        self.cached_free -= run.hi - run.lo
+        self.blank += run.hi - min(run.hi, upto)
+
+    def touch_group_block(self, block: _GroupBlock) -> None:
+        if block.refs == 0:
+            del self.queue[block.eid]
+            block.eid = -1
+            self.cached_free -= 1
+        block.refs += 1
+
+    def release_group_block(self, block: _GroupBlock) -> None:
+        block.refs -= 1
+        if block.refs == 0:
+            self._enqueue(block)
+            self.cached_free += 1
+
+    def new_group_block(self, group: int, index: int) -> _GroupBlock:
+        """Index a freshly computed shared-prefix block (its block was taken by the caller).
+
+        If a copy is already cached (held, or free in the queue), lookups keep
+        finding that older copy and the new one is never indexed (the module
+        docstring's NOTE). Registering a block never moves a free block.
+        """
+        block = _GroupBlock(group, index)
+        if (group, index) not in self.group_index:
+            block.indexed = True
+            self.group_index[(group, index)] = block
+        return block
+
+
+class KVCacheManager:
+    """Per-request block tables over a :class:`BlockPool` (vLLM's ``KVCacheManager``).
+
+    Args:
+        num_blocks: usable blocks.
+        block_size: tokens per block.
+        prefix_caching: keep freed full blocks cached (vLLM V1's default).
+        watermark_blocks: blocks admission leaves free (V0: 1 % of the pool).
+    """
+
+    def __init__(self, num_blocks: int, block_size: int, *, prefix_caching: bool,
+                 watermark_blocks: int = 0):
+        self.pool = BlockPool(num_blocks)
+        self.num_blocks = num_blocks
+        self.block_size = block_size
+        self.caching = prefix_caching
+        self.watermark_blocks = watermark_blocks
+        self.held: dict[int, int] = {}               # blocks of non-decoding requests
+        self.group_refs: dict[int, list] = {}        # shared-prefix blocks each request holds
+        self.identity: dict[int, tuple] = {}         # rid -> (group, prefix_tokens, stream key)
+
+    # --------------------------------------------------------------- queries
+    @property
+    def free(self) -> int:
+        pool = self.pool
+        return pool.blank + pool.cached_free
+
+    @property
+    def cached_free(self) -> int:
+        return self.pool.cached_free
+
+    def blocks_for(self, tokens: int) -> int:
+        return -(-tokens // self.block_size)
+
+    def register(self, rid: int, group: int, prefix_tokens: int, stream_key) -> None:
+        """Say what ``rid``'s tokens are: ``prefix_tokens`` of ``group`` (-1: none), then ``stream_key``."""
+        self.identity[rid] = (group, prefix_tokens, stream_key)
+        self.held[rid] = 0
+
+    def lookup(self, rid: int, num_tokens: int) -> Hit:
+        """The cached blocks ``rid`` would hit now (its first ``num_tokens`` tokens, at most all but one)."""
+        if not self.caching:
+            return _NO_HIT
+        group, prefix_tokens, key = self.identity[rid]
+        bs = self.block_size
+        max_blocks = (num_tokens - 1) // bs
+        in_prefix = min(prefix_tokens // bs, max_blocks) if group >= 0 else 0
+        blocks = []
+        index = self.pool.group_index
+        for i in range(in_prefix):
+            b = index.get((group, i))
+            if b is None:
+                return Hit(blocks, None, 0) if blocks else _NO_HIT
+            blocks.append(b)
+        run = self.pool.runs.get(key)
+        first = prefix_tokens // bs if group >= 0 else 0
+        if run is None or run.lo != first or max_blocks <= first:
+            return Hit(blocks, None, 0) if blocks else _NO_HIT
+        return Hit(blocks, run, min(run.hi, max_blocks) - run.lo)
+
+    def can_allocate(self, new_blocks: int, hit: Hit = _NO_HIT, headroom: int = 0) -> bool:
+        """Would ``new_blocks`` fresh blocks (plus the hit's free blocks) leave ``headroom`` free?"""
+        return new_blocks + hit.evictable + headroom <= self.pool.free
+
+    # ----------------------------------------------------------- allocation
+    def admit(self, rid: int, hit: Hit, tokens: int) -> None:
+        """Give ``rid`` its hit blocks and fresh blocks up to ``tokens`` (checked by the caller)."""
+        pool = self.pool
+        refs = self.group_refs.setdefault(rid, [])
+        for b in hit.group_blocks:
+            pool.touch_group_block(b)
+            refs.append(b)
+        held = hit.blocks
+        if hit.run is not None:
+            pool.touch_run(hit.run, hit.run.lo + hit.run_blocks)
+        self.held[rid] = held
+        self.grow(rid, tokens)
+
+    def grow(self, rid: int, tokens: int) -> int:
+        """Take blocks so that ``rid`` holds ``ceil(tokens / bs)``; returns how many were taken."""
+        need = -(-tokens // self.block_size) - self.held[rid]
+        if need > 0:
+            self.pool.take(need)
+            self.held[rid] += need
+            return need
+        return 0
+
+    def shortfall(self, rid: int, tokens: int) -> int:
+        """Blocks ``rid`` still needs to hold ``tokens`` tokens, beyond what is free (0: it fits)."""
+        need = -(-tokens // self.block_size) - self.held[rid]
+        return max(0, need - self.pool.free)
+
+    def registers_prefix(self, rid: int, computed: int) -> bool:
+        """Would :meth:`cache_prefix` index new shared-prefix blocks for ``rid`` now?"""
+        if not self.caching:
+            return False
+        group, prefix_tokens, _ = self.identity[rid]
+        return group >= 0 and min(computed, prefix_tokens) // self.block_size > \
+            len(self.group_refs.get(rid, ()))
+
+    def cache_prefix(self, rid: int, computed: int) -> None:
+        """Register the shared-prefix blocks ``rid`` has filled once ``computed`` tokens are in."""
+        if not self.caching:
+            return
+        group, prefix_tokens, _ = self.identity[rid]
+        if group < 0:
+            return
+        refs = self.group_refs.setdefault(rid, [])
+        full = min(computed, prefix_tokens) // self.block_size
+        for i in range(len(refs), full):
+            refs.append(self.pool.new_group_block(group, i))
+
+    def take(self, n: int) -> None:
+        """Blocks for decoding requests, counted by :class:`kvsim.engine.decoding.DecodeGroup`."""
+        self.pool.take(n)
+
+    def set_held(self, rid: int, blocks: int) -> None:
+        self.held[rid] = blocks
+
+    def release(self, rid: int, stored_tokens: int, *, reachable: bool) -> None:
+        """Free every block of ``rid``, which holds KV for ``stored_tokens`` tokens.
+
+        Full blocks stay cached (prefix caching); ``reachable=False`` says no
+        request can ever hit the stream's blocks again (they still occupy the
+        queue as cached blocks, but are not indexed).
+        """
+        pool = self.pool
+        held = self.held.pop(rid)
+        refs = self.group_refs.pop(rid, ())
+        if not self.caching:
+            pool.release_blank(held)
+            return
+        group, prefix_tokens, key = self.identity[rid]
+        first = prefix_tokens // self.block_size if group >= 0 else 0
+        full = stored_tokens // self.block_size
+        stream_full = max(0, full - max(first, len(refs)))
+        pool.release_blank(held - len(refs) - stream_full)
+        if stream_full:
+            lo = max(first, len(refs))
+            pool.release_run(key if reachable else None, lo, lo + stream_full)
+        for b in reversed(refs):
+            pool.release_group_block(b)
+
+    def forget(self, rid: int) -> None:
+        self.identity.pop(rid, None)

@@ -1,0 +1,400 @@
+"""The cost model: how long one engine step takes, and what a swap or a recompute costs.
+
+Explained in chapter 3, *Swap versus recompute*, and used by the engine for
+every step. One formula, in one place (:class:`StepCost`); everything else
+(:func:`recompute_time_s`, :func:`swap_time_s`, the calibration tables of
+:mod:`kvsim.engine.calibration`) calls it.
+
+A step is one forward pass over a batch of ``n_tokens`` new tokens from
+``n_seqs`` sequences (decodes contribute one token each, prefill chunks their
+length). Its time is a sum, because a GPU runs the kernels of a forward pass
+one after another (:eq:`step-time` in chapter 3)::
+
+    step_s = cpu_s(n_seqs)                    # scheduler, input preparation, sampling
+           + linear_s(n_tokens)               # the matmuls of every layer
+           + elementwise_s(n_tokens)          # norms, rotary embeddings, activations, adds
+           + lm_head_s(n_seqs)                # the output head, once per sequence
+           + allreduce_s(n_tokens)            # tensor parallelism: two all-reduces a layer
+           + attention_s(pairs, kv_tokens)    # prefill: quadratic; decode: reads the KV cache
+           + swap_s                           # blocking PCIe copies (V0 swap), if any
+
+Each kernel costs ``kernel_latency_s + flops / (peak_flops x matmul_efficiency)
++ bytes / (hbm_bytes_per_s x memory_efficiency)``: compute time plus memory
+time plus a launch latency, *added*, not the larger of the two. Summing is what
+the measured kernels show between the two limits (a batch of 128-512 tokens
+takes about the sum), and it is what makes a mixed batch cost what it costs:
+a prefill chunk in a step lengthens that step for every decoding stream.
+
+Calibration (:mod:`kvsim.engine.calibration`, ``make bench``): ``matmul_efficiency``,
+``memory_efficiency`` and ``kernel_latency_s`` of each GPU preset are fitted
+to measured per-layer matmul times of Vidur's profiles (A100, H100, A40;
+batches of 1 to 4,096 tokens, tensor parallelism 1 to 8), one set of three
+numbers per GPU for every model. The other constants are documented below.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, fields, replace
+
+from kvsim.errors import KvsimError, check_float, check_int
+from kvsim.model.vllm_defaults import ACTIVATION_BYTES
+
+__all__ = ["CostModel", "StepCost", "swap_time_s", "recompute_time_s", "transfer_copies",
+           "attention_pairs", "ATTENTION_EFFICIENCY", "CPU_OVERHEAD"]
+
+#: Fraction of dense peak FLOPs that FlashAttention-style attention kernels
+#: reach. FlashAttention-2 reports "50-73% of the theoretical maximum FLOPs/s
+#: on A100" (Dao, 2023); serving batches (causal, variable length) sit at the
+#: low end, so kvsim uses 0.5 on every GPU.
+ATTENTION_EFFICIENCY = 0.5
+
+#: Per-step CPU time by engine mode, ``(fixed_s, per_sequence_s)``: the
+#: scheduler, input preparation and sampling (and, in V0, output processing
+#: and detokenisation, which V1 moves to another process and overlaps with the
+#: GPU). Fitted to the medians of Vidur's measured vLLM CPU overheads
+#: (``data/profiling/a100/cpu_overheads.csv``, Llama-2-7B, batches 8-64):
+#: schedule + sampler + prepare inputs is about 1.0 ms + 0.038 ms per sequence,
+#: and adding the output processing gives 1.2 ms + 0.100 ms per sequence.
+CPU_OVERHEAD = {"v1": (1.0e-3, 38e-6), "v0": (1.2e-3, 100e-6)}
+
+#: Element-wise kernels per decoder layer (two norms, two residual adds, the
+#: rotary embedding, the MLP activation). Each moves its widths
+#: ``ELEMENTWISE_PASSES`` times (a read and a write, plus the norms' extra
+#: reads), and is a short kernel: half a matmul's launch latency. Both factors
+#: are fitted to the same profiles' element-wise operators (about 10 % of a
+#: step; :mod:`kvsim.engine.calibration` prints their errors).
+ELEMENTWISE_KERNELS_PER_LAYER = 6
+ELEMENTWISE_PASSES = 2.25
+ELEMENTWISE_LATENCY_FACTOR = 0.5
+
+#: Tensor-parallel all-reduce: a fixed latency per call (NCCL's small-message
+#: latency within one node is a few microseconds; vLLM's custom all-reduce is
+#: in the same range) plus a ring's 2 (tp - 1) / tp of the bytes over the link.
+ALLREDUCE_LATENCY_S = 8e-6
+
+@dataclass(frozen=True)
+class CostModel:
+    """Constants of the step-time model that are not properties of a GPU.
+
+    Every one is also an engine option of :func:`kvsim.simulate`. ``None``
+    means "the default": the GPU preset's calibrated figure, or the engine
+    mode's CPU overhead.
+
+    Attributes:
+        step_overhead_s: fixed CPU time of every step; default by engine mode
+            (:data:`CPU_OVERHEAD`).
+        seq_overhead_s: CPU time per scheduled sequence per step.
+        matmul_efficiency: override the GPU's fitted matmul efficiency.
+        memory_efficiency: override the GPU's fitted HBM efficiency.
+        kernel_latency_s: override the GPU's fitted per-kernel latency.
+        attention_efficiency: fraction of peak FLOPs attention kernels reach.
+        swap_copy_overhead_s: fixed cost of one GPU<->CPU block copy (one
+            block of one layer's K or V): a ``cudaMemcpyAsync`` call, a few
+            microseconds.
+        pcie_bytes_per_s: effective one-direction PCIe bandwidth; ``None``
+            uses the GPU preset's figure.
+    """
+
+    step_overhead_s: float | None = None
+    seq_overhead_s: float | None = None
+    matmul_efficiency: float | None = None
+    memory_efficiency: float | None = None
+    kernel_latency_s: float | None = None
+    attention_efficiency: float = ATTENTION_EFFICIENCY
+    swap_copy_overhead_s: float = 3e-6
+    pcie_bytes_per_s: float | None = None
+
+    def __post_init__(self):
+        for name, lo, hi in (("step_overhead_s", 0, 10), ("seq_overhead_s", 0, 1),
+                             ("kernel_latency_s", 0, 1)):
+            if getattr(self, name) is not None:
+                check_float(name, getattr(self, name), min=lo, max=hi)
+        for name in ("matmul_efficiency", "memory_efficiency"):
+            if getattr(self, name) is not None:
+                check_float(name, getattr(self, name), min=0, max=1, min_open=True)
+        check_float("attention_efficiency", self.attention_efficiency, min=0, max=1, min_open=True)
+        check_float("swap_copy_overhead_s", self.swap_copy_overhead_s, min=0, max=1)
+        if self.pcie_bytes_per_s is not None:
+            check_float("pcie_bytes_per_s", self.pcie_bytes_per_s, min=0, min_open=True)
+
+    @classmethod
+    def names(cls) -> list[str]:
+        """The constants' names (each is also an engine option of ``simulate``)."""
+        return [f.name for f in fields(cls)]
+
+    def with_options(self, **overrides) -> "CostModel":
+        unknown = set(overrides) - set(self.names())
+        if unknown:
+            raise KvsimError(f"cost-model constant {sorted(unknown)[0]!r} is not known: "
+                             f"expected one of {', '.join(self.names())}")
+        return replace(self, **overrides)
+
+
+def attention_pairs(context_before: int, chunk: int) -> int:
+    """(query, key) pairs of causal attention for ``chunk`` new tokens after ``context_before``.
+
+    The token at position x attends to x + 1 positions (itself included), so a
+    chunk costs ``chunk x context_before + chunk (chunk + 1) / 2`` pairs:
+    quadratic in the prompt, which is why re-prefilling a long request costs
+    more than linearly.
+    """
+    c, s = int(chunk), int(context_before)
+    return c * s + c * (c + 1) // 2
+
+
+class StepCost:
+    """Step times for one model on one GPU (or TP group): the formula of the module docstring.
+
+    Built once per simulation. Every time kvsim reports comes from
+    :meth:`step_s` (or :meth:`fixed_s` plus ``decode_s_per_token`` times the
+    decode context, which is the same sum for a pure decode step).
+
+    Args:
+        model, gpu: a :class:`kvsim.ModelSpec` and a :class:`kvsim.GPUSpec`.
+        cost: a :class:`CostModel` (overrides).
+        tensor_parallel_size: GPUs sharing the model.
+        kv_bytes_per_token: KV bytes a token costs the whole group.
+        engine: ``"v1"`` or ``"v0"`` (decides the CPU overhead default).
+    """
+
+    def __init__(self, model, gpu, cost: CostModel | None = None, *, tensor_parallel_size: int = 1,
+                 kv_bytes_per_token: int | None = None, engine: str = "v1"):
+        from kvsim.model.memory import kv_bytes_per_token as _kv_bytes
+        from kvsim.model.spec import DTYPE_BYTES
+
+        cost = cost or CostModel()
+        tp = check_int("tensor_parallel_size", tensor_parallel_size, min=1, max=1024)
+        if engine not in CPU_OVERHEAD:
+            raise KvsimError(f"engine={engine!r} is not known: expected one of v1, v0")
+        self.model, self.gpu, self.cost, self.tp = model, gpu, cost, tp
+        shape = model.compute_shape()
+        self.shape = shape
+        fixed_cpu, per_seq_cpu = CPU_OVERHEAD[engine]
+        self.cpu_fixed_s = float(cost.step_overhead_s if cost.step_overhead_s is not None else fixed_cpu)
+        self.cpu_per_seq_s = float(cost.seq_overhead_s if cost.seq_overhead_s is not None
+                                   else per_seq_cpu)
+        ec = cost.matmul_efficiency or gpu.matmul_efficiency
+        em = cost.memory_efficiency or gpu.memory_efficiency
+        self.latency_s = float(cost.kernel_latency_s if cost.kernel_latency_s is not None
+                               else gpu.kernel_latency_s)
+        # seconds per FLOP and per byte, one GPU of the group
+        self.s_per_flop = 1.0 / (gpu.peak_flops * ec)
+        self.s_per_byte = 1.0 / (gpu.hbm_bytes_per_s * em)
+        self.s_per_attn_flop = 1.0 / (gpu.peak_flops * cost.attention_efficiency)
+        self.weight_bytes_per_param = DTYPE_BYTES[model.weight_dtype or model.dtype]
+        self.pcie_bytes_per_s = float(cost.pcie_bytes_per_s or gpu.pcie_bytes_per_s)
+        self.swap_copy_s = float(cost.swap_copy_overhead_s)
+
+        kvb = int(kv_bytes_per_token if kv_bytes_per_token is not None else _kv_bytes(model))
+        # attention: per (query, key) pair, 2 FLOPs for QK^T and 2 for AV per head dim
+        heads_per_gpu = model.num_attention_heads / tp
+        self.attn_flops_per_pair = 4.0 * model.kv_layers * heads_per_gpu * model.head_dim
+        self.kv_read_bytes_per_token = kvb / tp          # the group's KV, sharded
+        self.attention_kernels = model.kv_layers
+        #: seconds per token of decode context (each decoding sequence reads its
+        #: whole KV and attends to it): the slope of a pure decode step.
+        self.decode_s_per_token = (self.attn_flops_per_pair * self.s_per_attn_flop
+                                   + self.kv_read_bytes_per_token * self.s_per_byte)
+        self._fixed: dict[tuple[int, int], float] = {}
+
+    # ------------------------------------------------------------------ parts
+    def linear_work(self, n_tokens: int) -> tuple[int, float, float]:
+        """(kernels, FLOPs, bytes) of the decoder layers' matmuls for ``n_tokens`` tokens.
+
+        Per GPU of the group: tensor parallelism splits the sharded weights,
+        FLOPs and activations; replicated weights are read whole by every GPU.
+        """
+        s, tp, n = self.shape, self.tp, n_tokens
+        expert_weights = 0.0
+        if s.num_experts:
+            # distinct experts a batch touches when each token picks k of E uniformly
+            touched = s.num_experts * (1.0 - (1.0 - s.experts_per_token / s.num_experts) ** n)
+            expert_weights = touched * s.expert_params / tp
+        flops = 2.0 * n * (s.dense_params / tp + s.replicated_params
+                           + s.experts_per_token * s.expert_params / tp)
+        weights = (s.dense_params / tp + s.replicated_params + expert_weights) \
+            * self.weight_bytes_per_param
+        act = n * (s.act_replicated + s.act_sharded / tp) * ACTIVATION_BYTES
+        return s.gemms, flops, weights + act
+
+    def linear_s(self, n_tokens: int) -> float:
+        """All matmuls of the decoder layers for ``n_tokens`` tokens (one GPU of the group)."""
+        kernels, flops, nbytes = self.linear_work(n_tokens)
+        return kernels * self.latency_s + flops * self.s_per_flop + nbytes * self.s_per_byte
+
+    def elementwise_s(self, n_tokens: int) -> float:
+        """Norms, rotary embeddings, activations and residual adds (memory-bound)."""
+        s = self.shape
+        kernels = ELEMENTWISE_KERNELS_PER_LAYER * self.model.num_layers
+        moved = n_tokens * (s.norm_width + s.mix_width / self.tp) * ACTIVATION_BYTES \
+            * ELEMENTWISE_PASSES
+        return kernels * self.latency_s * ELEMENTWISE_LATENCY_FACTOR + moved * self.s_per_byte
+
+    def lm_head_s(self, n_seqs: int) -> float:
+        """The output head: one row per sequence (vLLM computes logits only at each last token)."""
+        p = self.shape.lm_head_params / self.tp
+        if p == 0 or n_seqs == 0:
+            return 0.0
+        width = self.model.hidden_size + self.shape.lm_head_params / self.model.hidden_size / self.tp
+        return (self.latency_s + 2.0 * n_seqs * p * self.s_per_flop
+                + (p * self.weight_bytes_per_param + n_seqs * width * ACTIVATION_BYTES)
+                * self.s_per_byte)
+
+    def allreduce_s(self, n_tokens: int) -> float:
+        """Two all-reduces of the hidden state per layer under tensor parallelism."""
+        if self.tp == 1:
+            return 0.0
+        nbytes = n_tokens * self.model.hidden_size * ACTIVATION_BYTES
+        ring = 2.0 * (self.tp - 1) / self.tp * nbytes / self.gpu.interconnect_bytes_per_s
+        return 2 * self.model.num_layers * (ALLREDUCE_LATENCY_S + ring)
+
+    def cpu_s(self, n_seqs: int) -> float:
+        return self.cpu_fixed_s + self.cpu_per_seq_s * n_seqs
+
+    def _fixed_uncached(self, n_tokens: int, n_seqs: int) -> float:
+        return (self.cpu_s(n_seqs) + self.linear_s(n_tokens) + self.elementwise_s(n_tokens)
+                + self.lm_head_s(n_seqs) + self.allreduce_s(n_tokens)
+                + self.attention_kernels * self.latency_s)
+
+    # --------------------------------------------------------------- the step
+    def fixed_s(self, n_tokens: int, n_seqs: int) -> float:
+        """Everything in a step but the context-dependent attention (memoised)."""
+        key = (n_tokens, n_seqs)
+        t = self._fixed.get(key)
+        if t is None:
+            t = self._fixed[key] = self._fixed_uncached(n_tokens, n_seqs)
+        return t
+
+    def prefill_attention_s(self, pairs: int, kv_tokens: int) -> float:
+        """Attention of prefill chunks: ``pairs`` (query, key) pairs, ``kv_tokens`` read."""
+        return pairs * self.attn_flops_per_pair * self.s_per_attn_flop \
+            + kv_tokens * self.kv_read_bytes_per_token * self.s_per_byte
+
+    def swap_s(self, nbytes: int, copies: int) -> float:
+        """Blocking swap copies inside a step: bytes over PCIe plus a fixed cost per copy."""
+        if nbytes == 0 and copies == 0:
+            return 0.0
+        return nbytes / self.pcie_bytes_per_s + copies * self.swap_copy_s
+
+    def step_s(self, n_tokens: int, n_seqs: int, decode_context: int = 0,
+               prefill_pairs: int = 0, prefill_kv_tokens: int = 0, swap_bytes: int = 0,
+               swap_copies: int = 0) -> float:
+        """Duration of one step (the formula of the module docstring).
+
+        ``decode_context``: the sum over decoding sequences of the tokens each
+        attends to; ``prefill_pairs``/``prefill_kv_tokens``: the prefill
+        chunks' attention pairs and the KV tokens they read. A pure decode
+        step is exactly ``fixed_s(n, n) + decode_s_per_token * decode_context``.
+        """
+        t = self.fixed_s(n_tokens, n_seqs) + self.decode_s_per_token * decode_context
+        if prefill_pairs or prefill_kv_tokens:
+            t = t + self.prefill_attention_s(prefill_pairs, prefill_kv_tokens)
+        if swap_bytes or swap_copies:
+            t = t + self.swap_s(swap_bytes, swap_copies)
+        return t
+
+    def prefill_s(self, tokens: int, context_before: int = 0) -> float:
+        """One step that only prefills ``tokens`` tokens of one sequence after ``context_before``."""
+        return self.step_s(tokens, 1, prefill_pairs=attention_pairs(context_before, tokens),
+                           prefill_kv_tokens=context_before + tokens)
+
+
+def transfer_copies(blocks: int, kv_layers: int, kv_factor: int = 2) -> int:
+    """Number of block copies a swap issues: one per block, per layer, for K and for V."""
+    return blocks * kv_layers * kv_factor
+
+
+def swap_time_s(tokens: int, kv_bytes_per_token: int, pcie_bytes_per_s: float, *,
+                block_size: int = 16, kv_layers: int = 0, kv_factor: int = 2,
+                copy_overhead_s: float = 0.0) -> float:
+    """One-way time to copy a sequence's KV between GPU and CPU.
+
+    ``tokens`` are rounded up to whole blocks (a swap moves blocks). With
+    ``copy_overhead_s=0`` this is the pure bandwidth figure of seeds 000/001
+    (1,100 tokens x 0.5 MiB at 20 GB/s ~ 30 ms; 4K tokens x 128 KiB over PCIe
+    4.0 ~ 17 ms each way, 34 ms round trip). Explained in chapter 3.
+    """
+    blocks = -(-int(tokens) // int(block_size))
+    nbytes = blocks * block_size * int(kv_bytes_per_token)
+    copies = transfer_copies(blocks, kv_layers, kv_factor)
+    return nbytes / float(pcie_bytes_per_s) + copies * copy_overhead_s
+
+
+def recompute_time_s(tokens: int, model, gpu, cost: CostModel | None = None, *,
+                     tensor_parallel_size: int = 1, engine: str = "v1") -> float:
+    """Time of re-prefilling ``tokens`` tokens of one request alone, as one step.
+
+    The same formula as every engine step (:meth:`StepCost.prefill_s`): the
+    CPU overhead, every matmul, the quadratic attention and one output-head
+    row. Explained in chapter 3.
+    """
+    from kvsim.model.hardware import get_gpu
+    from kvsim.model.spec import get_model
+
+    n = check_int("tokens", tokens, min=1)
+    return StepCost(get_model(model), get_gpu(gpu), cost, tensor_parallel_size=tensor_parallel_size,
+                    engine=engine).prefill_s(n)
+
+
+def seconds_per_prefill_token(model, gpu, *, tokens: int = 2048, cost: CostModel | None = None,
+                              tensor_parallel_size: int = 1) -> float:
+    """Average prefill time per token of a ``tokens``-long prompt in one step."""
+    return recompute_time_s(tokens, model, gpu, cost, tensor_parallel_size=tensor_parallel_size) \
+        / tokens
+
+
+
+# --------------------------------------------------------------- chapter 3: the crossover
+
+def swap_round_trip_s(tokens: int, model, gpu, cost: CostModel | None = None, *,
+                      block_size: int = 16) -> float:
+    """Out and back in: twice :func:`swap_time_s` with the blocks' copies, as the engine charges it.
+
+    ``cost`` may set ``pcie_bytes_per_s`` (else the GPU preset's) and
+    ``swap_copy_overhead_s``. Explained in chapter 3.
+    """
+    from kvsim.model.hardware import get_gpu
+    from kvsim.model.memory import kv_bytes_per_token
+    from kvsim.model.spec import get_model
+
+    n = check_int("tokens", tokens, min=1)
+    bs = check_int("block_size", block_size, min=1, max=4096)
+    m, g, cost = get_model(model), get_gpu(gpu), cost or CostModel()
+    kv_factor = 1 if m.attention_kind == "mla" else 2
+    return 2 * swap_time_s(n, kv_bytes_per_token(m), cost.pcie_bytes_per_s or g.pcie_bytes_per_s,
+                           block_size=bs, kv_layers=m.kv_layers, kv_factor=kv_factor,
+                           copy_overhead_s=cost.swap_copy_overhead_s)
+
+
+def crossover_tokens(model, gpu, cost: CostModel | None = None, *, block_size: int = 16,
+                     min_tokens: int = 16, max_tokens: int = 65_536) -> list[int]:
+    """Sequence lengths at which recompute and a swap round trip cost the same.
+
+    Each entry is the first length (in tokens, between ``min_tokens`` and
+    ``max_tokens``) at which :func:`recompute_time_s` and
+    :func:`swap_round_trip_s` change order; an empty list means one of them is
+    cheaper at every length in the range. Recompute has a fixed part (a whole
+    forward pass reads every weight) and a quadratic one (attention), a swap
+    neither, so there can be two crossings. Explained in chapter 3.
+    """
+    lo_n = check_int("min_tokens", min_tokens, min=1)
+    hi_n = check_int("max_tokens", max_tokens, min=lo_n + 1, max=1_048_576)
+
+    def gap(n: int) -> float:
+        return recompute_time_s(n, model, gpu, cost) - swap_round_trip_s(n, model, gpu, cost,
+                                                                         block_size=block_size)
+
+    grid = sorted({lo_n, hi_n} | {int(round(lo_n * 2 ** (k / 4))) for k in range(200)
+                                   if lo_n * 2 ** (k / 4) < hi_n})
+    signs = [(n, gap(n) > 0) for n in grid]
+    found = []
+    for (a, sa), (b, sb) in zip(signs, signs[1:]):
+        if sa == sb:
+            continue
+        while b - a > 1:                      # bisect to the first length of the new order
+            mid = (a + b) // 2
+            if (gap(mid) > 0) == sa:
+                a = mid
+            else:
+                b = mid
+        found.append(b)
+    return found

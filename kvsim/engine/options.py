@@ -1,0 +1,265 @@
+"""Engine options: names, defaults, validation, and the frozen :class:`EngineConfig`.
+
+``simulate`` takes vLLM's engine-argument names where one exists
+(``gpu_memory_utilization``, ``block_size``, ``max_num_seqs``,
+``enable_prefix_caching``, ``long_prefill_token_threshold``,
+``scheduler_reserve_full_isl``, ...), kvsim's own (``engine``, ``admission``,
+``seed``, ``until_s``, ``warmup_s``, ...) and the cost-model constants of
+:class:`kvsim.CostModel`. :func:`resolve_options` checks every one, fills the
+defaults of the chosen ``engine`` mode (:mod:`kvsim.model.vllm_defaults`) and
+returns the engine's configuration. Explained in chapter 2.
+
+Defaults that depend on the mode (``None`` in :data:`ENGINE_DEFAULTS`):
+
+====================================  ==========================  ===============
+option                                ``engine="v1"`` (default)   ``engine="v0"``
+====================================  ==========================  ===============
+``max_num_seqs``                      by GPU class (256 or 1024)  256
+``max_num_batched_tokens``            by GPU class (2048/8192)    2048
+``watermark``                         0                           0.01
+``enable_prefix_caching``             True                        False
+``scheduler_reserve_full_isl``        True                        (whole prompt)
+``step_overhead_s``/``seq_overhead_s`` V1's CPU overhead          V0's
+====================================  ==========================  ===============
+"""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+import numpy as np
+
+from kvsim.errors import KvsimError, check_choice, check_float, check_int
+from kvsim.model.hardware import get_gpu
+from kvsim.model.memory import kv_budget, pinned_budget
+from kvsim.model.spec import get_model
+from kvsim.model.vllm_defaults import (
+    ENGINES,
+    USAGE_CONTEXTS,
+    batch_defaults,
+    max_num_batched_tokens_default,
+    watermark_default,
+)
+from kvsim.units import GiB
+
+from .costs import CostModel
+from .policies import ADMISSIONS
+
+__all__ = ["ENGINE_DEFAULTS", "EngineConfig", "resolve_options"]
+
+#: Engine options and their defaults (``None``: the engine mode decides; see the table above).
+ENGINE_DEFAULTS = {
+    "engine": "v1",
+    "usage_context": "server",
+    "gpu_memory_utilization": 0.90,
+    "kv_dtype": None,
+    "block_size": 16,
+    "num_gpu_blocks": None,
+    "kv_cache_tokens": None,
+    "max_num_seqs": None,
+    "max_num_batched_tokens": None,
+    "max_model_len": None,
+    "enable_chunked_prefill": True,
+    "long_prefill_token_threshold": 0,
+    "scheduler_reserve_full_isl": None,
+    "enable_prefix_caching": None,
+    "watermark": None,
+    "preemption_mode": "recompute",
+    "swap_space_bytes": 4 * GiB,
+    "swap_space_full": "abort",
+    "scheduling_policy": "fcfs",
+    "max_tokens": None,
+    "admission": "optimistic",
+    "seed": 0,
+    "until_s": None,
+    "warmup_s": 0.0,
+    "tensor_parallel_size": 1,
+    "activation_bytes": None,
+    "weight_bytes": None,
+    "init_new_token_ratio": 0.7,
+    "min_new_token_ratio": 0.1,
+    "new_token_ratio_decay": None,
+    "step_by_step": False,
+}
+_COST_OPTIONS = set(CostModel.names())
+
+
+@dataclass(frozen=True)
+class EngineConfig:
+    """Every resolved option of one simulation (see :data:`ENGINE_DEFAULTS`).
+
+    Derived figures: ``num_gpu_blocks`` (usable blocks), ``watermark_blocks``,
+    ``kv_bytes_per_token`` (for the whole TP group), ``block_bytes``,
+    ``weight_bytes``, ``swap_space_blocks``.
+    """
+
+    engine: str
+    usage_context: str
+    gpu_memory_utilization: float
+    kv_dtype: str
+    block_size: int
+    num_gpu_blocks: int
+    kv_cache_tokens: int | None
+    max_num_seqs: int
+    max_num_batched_tokens: int
+    max_model_len: int
+    enable_chunked_prefill: bool
+    long_prefill_token_threshold: int
+    scheduler_reserve_full_isl: bool
+    enable_prefix_caching: bool
+    watermark: float
+    preemption_mode: str
+    swap_space_bytes: int
+    swap_space_full: str
+    scheduling_policy: str
+    max_tokens: int | None
+    admission: str
+    seed: int
+    until_s: float | None
+    warmup_s: float
+    tensor_parallel_size: int
+    activation_bytes: int | None
+    weight_bytes: int
+    init_new_token_ratio: float
+    min_new_token_ratio: float
+    new_token_ratio_decay: float | None
+    step_by_step: bool
+    watermark_blocks: int
+    kv_bytes_per_token: int
+    block_bytes: int
+    swap_space_blocks: int
+
+    @property
+    def whole_prompt_allocation(self) -> bool:
+        """V0 takes blocks for a whole prefill at admission; V1 for each chunk it schedules."""
+        return self.engine == "v0"
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def _check_bool(name, v):
+    if isinstance(v, (bool, np.bool_)):
+        return bool(v)
+    if isinstance(v, str) and v.lower() in ("true", "false"):
+        return v.lower() == "true"
+    raise KvsimError(f"{name}={v!r} is not a boolean: expected true or false")
+
+
+def resolve_options(model, gpu, options):
+    """Validate ``options``; return ``(model, gpu, budget, cost_model, EngineConfig)``."""
+    unknown = set(options) - set(ENGINE_DEFAULTS) - _COST_OPTIONS
+    if unknown:
+        name = sorted(unknown)[0]
+        raise KvsimError(f"engine option {name!r} is not known: expected one of "
+                         f"{', '.join(sorted(set(ENGINE_DEFAULTS) | _COST_OPTIONS))}")
+    o = dict(ENGINE_DEFAULTS)
+    o.update({k: v for k, v in options.items() if k in ENGINE_DEFAULTS})
+    cost = CostModel().with_options(**{k: v for k, v in options.items() if k in _COST_OPTIONS})
+
+    check_choice("engine", o["engine"], ENGINES)
+    check_choice("usage_context", o["usage_context"], USAGE_CONTEXTS)
+    engine = o["engine"]
+    check_choice("preemption_mode", o["preemption_mode"], ["recompute", "swap"])
+    if o["preemption_mode"] == "swap" and engine == "v1":
+        raise KvsimError("preemption_mode='swap' is not available with engine='v1': vLLM V1 "
+                         "only recomputes; expected engine='v0' to simulate swap")
+    check_choice("swap_space_full", o["swap_space_full"], ["abort", "recompute"])
+    check_choice("scheduling_policy", o["scheduling_policy"], ["fcfs", "priority"])
+    check_choice("admission", o["admission"], list(ADMISSIONS))
+    for name in ("enable_chunked_prefill", "step_by_step"):
+        o[name] = _check_bool(name, o[name])
+    if o["enable_prefix_caching"] is None:
+        o["enable_prefix_caching"] = engine == "v1"
+    o["enable_prefix_caching"] = _check_bool("enable_prefix_caching", o["enable_prefix_caching"])
+    if o["preemption_mode"] == "swap" and o["enable_prefix_caching"]:
+        raise KvsimError("preemption_mode='swap' with enable_prefix_caching=True is not "
+                         "modelled: expected enable_prefix_caching=False with swap")
+    if o["scheduler_reserve_full_isl"] is None:
+        o["scheduler_reserve_full_isl"] = engine == "v1"
+    o["scheduler_reserve_full_isl"] = _check_bool("scheduler_reserve_full_isl",
+                                                  o["scheduler_reserve_full_isl"])
+    if o["watermark"] is None:
+        o["watermark"] = watermark_default(engine)
+    o["watermark"] = check_float("watermark", o["watermark"], min=0, max=1, max_open=True)
+    o["long_prefill_token_threshold"] = check_int(
+        "long_prefill_token_threshold", o["long_prefill_token_threshold"], min=0, max=10**8)
+    o["seed"] = check_int("seed", o["seed"], min=0)
+    o["swap_space_bytes"] = check_int("swap_space_bytes", o["swap_space_bytes"], min=0)
+    o["warmup_s"] = check_float("warmup_s", o["warmup_s"], min=0)
+    if o["until_s"] is not None:
+        o["until_s"] = check_float("until_s", o["until_s"], min=0, min_open=True)
+    if o["max_tokens"] is not None:
+        o["max_tokens"] = check_int("max_tokens", o["max_tokens"], min=1)
+    model = get_model(model)
+    gpu = get_gpu(gpu)
+    o["gpu_memory_utilization"] = check_float("gpu_memory_utilization", o["gpu_memory_utilization"],
+                                              min=0, max=1, min_open=True)
+    o["tensor_parallel_size"] = check_int("tensor_parallel_size", o["tensor_parallel_size"],
+                                          min=1, max=1024)
+    for name in ("activation_bytes", "weight_bytes"):
+        if o[name] is not None:
+            o[name] = check_int(name, o[name], min=0)
+    # SGLang's constants are checked whatever the policy, so a typo never hides.
+    o["init_new_token_ratio"] = check_float("init_new_token_ratio", o["init_new_token_ratio"],
+                                            min=0, max=1)
+    o["min_new_token_ratio"] = check_float("min_new_token_ratio", o["min_new_token_ratio"],
+                                           min=0, max=o["init_new_token_ratio"])
+    if o["new_token_ratio_decay"] is not None:
+        o["new_token_ratio_decay"] = check_float("new_token_ratio_decay",
+                                                 o["new_token_ratio_decay"], min=0, max=1)
+    if o["until_s"] is not None and o["warmup_s"] >= o["until_s"]:
+        raise KvsimError(f"warmup_s={o['warmup_s']} is out of range: expected a number in "
+                         f"[0, until_s={o['until_s']}) (the warm-up must end before the run does)")
+    if o["max_model_len"] is None:
+        o["max_model_len"] = model.max_model_len
+    o["max_model_len"] = check_int("max_model_len", o["max_model_len"], min=1,
+                                   max=model.max_model_len)
+
+    tokens_default, seqs_default = batch_defaults(gpu, o["usage_context"], engine)
+    if o["max_num_seqs"] is None:
+        o["max_num_seqs"] = seqs_default
+    o["max_num_seqs"] = check_int("max_num_seqs", o["max_num_seqs"], min=1, max=1_000_000)
+    if o["max_num_batched_tokens"] is None:
+        o["max_num_batched_tokens"] = max_num_batched_tokens_default(
+            gpu, usage_context=o["usage_context"], engine=engine,
+            chunked=o["enable_chunked_prefill"], max_model_len=o["max_model_len"],
+            max_num_seqs=o["max_num_seqs"])
+    o["max_num_batched_tokens"] = check_int("max_num_batched_tokens", o["max_num_batched_tokens"],
+                                            min=1, max=10**8)
+    if o["max_num_batched_tokens"] < o["max_num_seqs"]:
+        raise KvsimError(f"max_num_batched_tokens={o['max_num_batched_tokens']} is out of range: "
+                         f"expected >= max_num_seqs ({o['max_num_seqs']}), as vLLM requires")
+
+    budget = _pool(model, gpu, o)
+    o["block_size"] = budget.block_size
+    o["kv_dtype"] = budget.kv_dtype
+    if o["weight_bytes"] is None:
+        o["weight_bytes"] = budget.weight_bytes if o["num_gpu_blocks"] is None else model.weight_bytes
+    block_bytes = budget.kv_bytes_per_token * budget.block_size
+    o.update(watermark_blocks=int(o["watermark"] * o["num_gpu_blocks"]),
+             kv_bytes_per_token=budget.kv_bytes_per_token, block_bytes=block_bytes,
+             swap_space_blocks=o["swap_space_bytes"] // block_bytes)
+    return model, gpu, budget, cost, EngineConfig(**o)
+
+
+def _pool(model, gpu, o):
+    """The KV budget, and ``o["num_gpu_blocks"]`` (usable blocks) from memory or from the user."""
+    if o["num_gpu_blocks"] is not None and o["kv_cache_tokens"] is not None:
+        raise KvsimError("num_gpu_blocks and kv_cache_tokens are both set: expected at most one "
+                         "(both pin the pool)")
+    common = dict(kv_dtype=o["kv_dtype"], block_size=o["block_size"],
+                  tensor_parallel_size=o["tensor_parallel_size"], engine=o["engine"])
+    if o["num_gpu_blocks"] is None and o["kv_cache_tokens"] is None:
+        budget = kv_budget(gpu, model, gpu_memory_utilization=o["gpu_memory_utilization"],
+                           activation_bytes=o["activation_bytes"], weight_bytes=o["weight_bytes"],
+                           max_num_batched_tokens=o["max_num_batched_tokens"],
+                           max_num_seqs=o["max_num_seqs"], usage_context=o["usage_context"],
+                           **common)
+        o["num_gpu_blocks"] = budget.blocks
+        return budget
+    # An explicit pool (vLLM's num_gpu_blocks_override, or its start-up log line):
+    # the memory split is not needed, only bytes per token.
+    budget = pinned_budget(gpu, model, num_gpu_blocks=o["num_gpu_blocks"],
+                           kv_cache_tokens=o["kv_cache_tokens"], **common)
+    o["num_gpu_blocks"] = budget.blocks
+    return budget

@@ -1,0 +1,211 @@
+"""Admission and victim choice: one class per real engine's behaviour.
+
+Explained in chapter 2, *Optimistic admission and preemption*.
+
+* :class:`OptimisticAdmission` — vLLM (and TensorRT-LLM's MAX_UTILIZATION):
+  admit a waiting request when the blocks it needs now fit, leaving the
+  watermark free; the answer is not reserved. What "needs now" means is the
+  engine mode's (V1: the whole prompt when ``scheduler_reserve_full_isl``,
+  else the first chunk; V0: the whole prompt). When a running request cannot
+  get a block, the victim is the *last admitted* running request (priority
+  scheduling: the lowest priority, then the latest arrival), as vLLM's
+  ``schedule()`` does.
+* :class:`GuaranteedAdmission` — TensorRT-LLM ``GUARANTEED_NO_EVICT``: admit
+  only if prompt + ``max_tokens`` blocks, for it and for everything running,
+  fit in the pool. It never preempts.
+* :class:`SGLangAdmission` — SGLang's conservative middle way: admit while
+  prompt + ``new_token_ratio`` x (remaining answer budget) of every request
+  fits; the ratio starts at ``init_new_token_ratio``, decays by
+  ``new_token_ratio_decay`` per step down to ``min_new_token_ratio`` and
+  resets when a request is retracted. Before each step it retracts, while the
+  decoding requests need more blocks than are free, the request with the
+  fewest generated tokens (ties: the longest prompt).
+
+The engine asks a policy: may this request be admitted (:meth:`admits`),
+which running request is the victim (:meth:`victim`), is there anything to do
+before a step (:meth:`before_step`), and does a blocked queue stay blocked
+while the batch only decodes (``stays_blocked``, which lets the engine jump
+over steps).
+"""
+from __future__ import annotations
+
+import heapq
+
+from kvsim.errors import check_float
+
+__all__ = ["OptimisticAdmission", "GuaranteedAdmission", "SGLangAdmission", "make_policy",
+           "ADMISSIONS"]
+
+
+class _Policy:
+    name = "base"
+    #: a queue that cannot be admitted stays blocked during pure-decode steps
+    #: (free blocks only shrink, the batch is fixed), so the engine may jump.
+    stays_blocked = True
+    #: the policy wants :meth:`stepped` after every step
+    counts_steps = False
+    #: the policy has something to do in :meth:`before_step`
+    acts_before_step = False
+
+    def bind(self, eng) -> None:
+        self.eng = eng
+        self._victims: list = []           # priority mode: heap of running requests' keys
+        self._admissions = 0
+        self._admitted_at: dict[int, int] = {}
+        self._by_priority = eng.cfg.scheduling_policy == "priority"
+
+    def planned_answer(self, rid: int) -> int:
+        """The answer length the scheduler plans for: ``max_tokens`` when the engine
+        sets it, else the request's own length (a client that knows it)."""
+        e = self.eng
+        return e.cfg.max_tokens if e.cfg.max_tokens is not None else e.requests.output[rid]
+
+    # the engine's questions
+    def admits(self, rid: int, new_blocks: int, hit, headroom: int) -> bool:
+        return self.eng.kv.can_allocate(new_blocks, hit, headroom)
+
+    def victim(self, requester: int) -> int:
+        """The running request to preempt so that ``requester`` can grow."""
+        e = self.eng
+        if e.cfg.scheduling_policy == "fcfs":
+            return next(reversed(e.running))
+        heap = self._victims
+        while True:
+            rid = heap[0][3]
+            if rid in e.running and self._admitted_at.get(rid) == heap[0][2]:
+                return rid
+            heapq.heappop(heap)
+
+    def before_step(self) -> None:
+        pass
+
+    # notifications
+    def admitted(self, rid: int) -> None:
+        if self._by_priority:
+            # vLLM: max(running, key=(priority, arrival_time)); among ties, the first
+            # in the running list (the earliest admitted)
+            e = self.eng
+            self._admissions += 1
+            self._admitted_at[rid] = self._admissions
+            reqs = e.requests
+            heapq.heappush(self._victims, (-reqs.priority[rid], -reqs.arrival[rid], self._admissions, rid))
+
+    def released(self, rid: int) -> None:
+        pass
+
+    def stepped(self, n_steps: int) -> None:
+        pass
+
+
+class OptimisticAdmission(_Policy):
+    """vLLM's check: the blocks needed now, plus the headroom, are free."""
+
+    name = "optimistic"
+
+
+class GuaranteedAdmission(_Policy):
+    """Reserve prompt + max_tokens for every admitted request; never preempt.
+
+    The reservation uses the engine's ``max_tokens`` when it is set; without it
+    each request reserves its own true answer length, as if every client sent
+    an exact ``max_tokens`` (the best case for this policy).
+    """
+
+    name = "guaranteed"
+
+    def bind(self, eng):
+        super().bind(eng)
+        self.reserved = 0
+        self.resv: dict[int, int] = {}
+
+    def reservation(self, rid: int) -> int:
+        e = self.eng
+        return e.kv.blocks_for(e.requests.prompt[rid] + self.planned_answer(rid))
+
+    def admits(self, rid, new_blocks, hit, headroom):
+        return (self.reserved + self.reservation(rid) <= self.eng.kv.num_blocks
+                and self.eng.kv.can_allocate(new_blocks, hit, 0))
+
+    def victim(self, requester):
+        raise RuntimeError("kvsim: guaranteed admission ran out of blocks (internal error: its "
+                           "reservations should make that impossible)")
+
+    def admitted(self, rid):
+        super().admitted(rid)
+        r = self.reservation(rid)
+        self.resv[rid] = r
+        self.reserved += r
+
+    def released(self, rid):
+        self.reserved -= self.resv.pop(rid)
+
+
+class SGLangAdmission(_Policy):
+    """SGLang-style admission by a decaying ``new_token_ratio``."""
+
+    name = "sglang"
+    stays_blocked = False  # the ratio decays every step, so a blocked queue may open
+    counts_steps = True
+    acts_before_step = True
+
+    def __init__(self, init_new_token_ratio=0.7, min_new_token_ratio=0.1,
+                 new_token_ratio_decay=None):
+        self.init = check_float("init_new_token_ratio", init_new_token_ratio, min=0, max=1)
+        self.min = check_float("min_new_token_ratio", min_new_token_ratio, min=0, max=self.init)
+        if new_token_ratio_decay is None:
+            new_token_ratio_decay = (self.init - self.min) / 600
+        self.decay = check_float("new_token_ratio_decay", new_token_ratio_decay, min=0, max=1)
+
+    def bind(self, eng):
+        super().bind(eng)
+        self.steps_since_reset = 0
+
+    @property
+    def ratio(self) -> float:
+        return max(self.min, self.init - self.steps_since_reset * self.decay)
+
+    def admits(self, rid, new_blocks, hit, headroom):
+        e = self.eng
+        if not e.kv.can_allocate(new_blocks, hit, 0):
+            return False
+        if not e.running:  # an idle server admits whatever fits (the ratio cannot decay idle)
+            return True
+        r = self.ratio
+        remaining = sum(max(self.planned_answer(x) - e.generated_now(x), 0) for x in e.running)
+        need_tokens = new_blocks * e.kv.block_size + r * self.planned_answer(rid)
+        return need_tokens + remaining * r <= (e.kv.free - hit.evictable) * e.kv.block_size
+
+    def _fewest_generated(self):
+        e = self.eng
+        prompt = e.requests.prompt
+        return min(e.running, key=lambda x: (e.generated_now(x), -prompt[x], -x))
+
+    def victim(self, requester):
+        self.steps_since_reset = 0
+        return self._fewest_generated()
+
+    def before_step(self):
+        """Retract decoding requests until every decode of this step fits."""
+        e = self.eng
+        retracted = False
+        while e.decode_blocks_needed() > e.kv.free:
+            e.preempt(self._fewest_generated())
+            retracted = True
+        if retracted:
+            self.steps_since_reset = 0
+
+    def stepped(self, n_steps):
+        self.steps_since_reset += n_steps
+
+
+ADMISSIONS = {"optimistic": OptimisticAdmission, "guaranteed": GuaranteedAdmission,
+              "sglang": SGLangAdmission}
+
+
+def make_policy(cfg) -> _Policy:
+    """The policy ``cfg.admission`` names, with its parameters from the engine config."""
+    if cfg.admission == "sglang":
+        return SGLangAdmission(init_new_token_ratio=cfg.init_new_token_ratio,
+                               min_new_token_ratio=cfg.min_new_token_ratio,
+                               new_token_ratio_decay=cfg.new_token_ratio_decay)
+    return ADMISSIONS[cfg.admission]()

@@ -1,0 +1,90 @@
+"""Per-request state of one run: columns indexed by request id, in arrival order.
+
+The engine keeps every request's state in plain lists (one per quantity, the
+request id is the index) rather than in per-request objects: the loop touches
+a few fields of a few requests per step, and lists keep that cheap.
+
+Legend (tokens unless said otherwise):
+
+* set when the request arrives: ``prompt``, ``output`` (its answer length,
+  capped at ``max_tokens`` and by ``max_model_len``), ``priority``,
+  ``arrival`` (s), ``truncated`` (1 if ``max_model_len`` cut the answer);
+* ``target`` — tokens to compute before its next token: the prompt, or after
+  a recompute the prompt and everything generated so far;
+* ``computed`` — tokens of ``target`` computed so far (while it prefills);
+* ``generated`` — tokens emitted so far (lags for members of the decode
+  group, see :meth:`kvsim.engine.scheduler.Scheduler.generated_now`);
+* ``high`` — the most tokens whose KV it ever held before a preemption (what
+  a recompute computes *again*);
+* counters: ``preemptions``, ``recomputed``, ``rescued`` (found in the prefix
+  cache on resume), ``swaps``, ``lookup_tokens`` / ``hit_tokens`` (its prefix
+  cache query at first admission);
+* times (s, NaN until they happen): ``first_token``, ``last_token``,
+  ``finish``; ``max_gap`` and ``paused`` (s) from its pauses.
+
+An open loop knows every request up front, so its columns are filled at once
+(:meth:`RequestTable.add_all`) and ``count`` says how many have arrived; a
+closed loop adds each request as its user sends it (:meth:`RequestTable.add`).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["RequestTable"]
+
+_NAN = float("nan")
+#: Columns set from the request itself.
+ARRIVAL_COLUMNS = ("prompt", "output", "priority", "arrival", "target", "truncated")
+#: Columns that start at zero.
+ZERO_COLUMNS = ("generated", "computed", "high", "preemptions", "recomputed", "rescued", "swaps",
+                "max_gap", "paused", "lookup_tokens", "hit_tokens")
+#: Times that start as NaN.
+NAN_COLUMNS = ("first_token", "finish", "last_token")
+
+
+class RequestTable:
+    """The per-request columns (see the module docstring); ``count`` requests have arrived."""
+
+    def __init__(self, max_model_len: int):
+        self.max_model_len = max_model_len
+        for name in ARRIVAL_COLUMNS + ZERO_COLUMNS + NAN_COLUMNS:
+            setattr(self, name, [])
+        self.count = 0
+
+    def add(self, arrival_s: float, prompt: int, output: int, priority: int) -> int:
+        """A request that arrives now; returns its id."""
+        rid = len(self.prompt)
+        out = min(output, self.max_model_len - prompt)
+        self.prompt.append(prompt)
+        self.output.append(out)
+        self.priority.append(priority)
+        self.arrival.append(arrival_s)
+        self.target.append(prompt)
+        self.truncated.append(int(out < output))
+        for name in ZERO_COLUMNS:
+            getattr(self, name).append(0)
+        for name in NAN_COLUMNS:
+            getattr(self, name).append(_NAN)
+        self.count = rid + 1
+        return rid
+
+    def add_all(self, arrival_s, prompt, output, priority) -> None:
+        """Every request of an open loop, before any arrives (arrays in arrival order)."""
+        prompt = np.asarray(prompt, dtype=np.int64)
+        output = np.asarray(output, dtype=np.int64)
+        capped = np.minimum(output, self.max_model_len - prompt)
+        n = len(prompt)
+        self.prompt.extend(prompt.tolist())
+        self.output.extend(capped.tolist())
+        self.priority.extend(np.asarray(priority).tolist())
+        self.arrival.extend(np.asarray(arrival_s, dtype=float).tolist())
+        self.target.extend(prompt.tolist())
+        self.truncated.extend((capped < output).astype(np.int64).tolist())
+        for name in ZERO_COLUMNS:
+            getattr(self, name).extend([0] * n)
+        for name in NAN_COLUMNS:
+            getattr(self, name).extend([_NAN] * n)
+
+    def column(self, name: str, dtype) -> np.ndarray:
+        """The column of the ``count`` requests that arrived, as an array."""
+        return np.array(getattr(self, name)[:self.count], dtype=dtype)

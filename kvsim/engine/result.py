@@ -1,0 +1,287 @@
+"""Simulation results: per-request and per-step tables, pauses, and the summary.
+
+``SimResult.summary()`` returns exactly the keys of the public contract
+(design §4). Definitions, all over the measurement window ``[warmup_s, end]``:
+
+* ``throughput_tok_s`` — every token the engine *processed* per second: prefill
+  tokens (recomputed ones included) plus decode tokens.
+* ``goodput_tok_s`` — output tokens delivered to clients per second. Most of
+  the gap between the two is prompt tokens, which throughput counts; a
+  recompute adds to throughput and delivers nothing new, and its tokens are
+  ``recomputed_tokens`` below (the "preemption tax": report it on its own).
+* ``preemptions_per_1k`` — preemptions per 1,000 requests that arrived in the
+  window.
+* ``ttft_*`` — time to first token over the requests that arrived in the
+  window; a request still waiting for its first token when the run stops
+  counts with the time it has waited so far (a lower bound), so an overloaded
+  server can never report a small TTFT just because its queue never moved.
+* ``itl_*`` — inter-token latency over every streamed token after the first
+  (a resumed request's first token after a pause counts as one long gap).
+* ``max_gap_s`` and ``share_paused_over_1s`` (the share of requests that
+  started streaming whose longest gap exceeded one second) come from the same
+  gaps; a pause still open when the run stops counts up to the end.
+* requests belong to the window by *arrival* time (their TTFT, gaps and
+  recomputed tokens count in it), preemptions and tokens by the *time they
+  happen*;
+* ``kv_usage_mean`` and ``mean_running`` are time-weighted (idle time counts as
+  an empty cache); ``kv_usage_max`` and ``max_waiting`` are per-step maxima.
+  KV usage counts blocks held by requests, partly filled ones included;
+  cached-free blocks count as free (vLLM's ``kv_cache_usage_perc``).
+* ``engine`` — the mode that ran (``"v1"`` or ``"v0"``).
+* ``recomputed_tokens`` — tokens computed again after a preemption;
+  ``rescued_tokens`` — tokens a resumed request found in the prefix cache
+  instead (its own blocks, freed but not yet reused);
+  ``recompute_rescued_share`` = rescued / (rescued + recomputed).
+* ``prefix_cache_hit_rate`` — prompt tokens found cached at first admission,
+  over the prompt tokens looked up (vLLM's prefix-cache hits / queries, which
+  also leave resumed requests out).
+
+Explained in chapter 4, *Detection*.
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from kvsim.errors import KvsimError, check_float
+
+__all__ = ["Table", "SimResult", "SUMMARY_KEYS", "weighted_quantile", "build_result"]
+
+SUMMARY_KEYS = (
+    "requests_arrived", "requests_finished", "preemptions", "preemptions_per_1k",
+    "recomputed_tokens", "swapped_out_bytes", "ttft_p50_s", "ttft_p95_s", "ttft_p99_s",
+    "itl_p50_s", "itl_p99_s", "max_gap_s", "share_paused_over_1s", "throughput_tok_s",
+    "goodput_tok_s", "kv_usage_mean", "kv_usage_max", "max_waiting", "mean_running",
+    "simulated_s", "engine", "rescued_tokens", "prefix_cache_hit_rate", "recompute_rescued_share",
+)
+
+
+class Table(Mapping):
+    """Read-only columns of equal length: ``table["t_s"]`` is a numpy array."""
+
+    def __init__(self, columns: dict[str, np.ndarray]):
+        lengths = {len(v) for v in columns.values()}
+        if len(lengths) > 1:
+            raise ValueError(f"columns of unequal length: {sorted(lengths)}")
+        self._cols = {}
+        for k, v in columns.items():
+            a = np.asarray(v)
+            a.setflags(write=False)
+            self._cols[k] = a
+        self._n = lengths.pop() if lengths else 0
+
+    def __getitem__(self, name: str) -> np.ndarray:
+        try:
+            return self._cols[name]
+        except KeyError:
+            raise KeyError(f"no column {name!r}: columns are {', '.join(self._cols)}") from None
+
+    def __iter__(self):
+        return iter(self._cols)
+
+    def __len__(self) -> int:
+        return len(self._cols)
+
+    @property
+    def columns(self) -> list[str]:
+        return list(self._cols)
+
+    @property
+    def num_rows(self) -> int:
+        return self._n
+
+    def to_dict(self) -> dict[str, list]:
+        """Plain Python lists (JSON-ready)."""
+        return {k: v.tolist() for k, v in self._cols.items()}
+
+    def __repr__(self) -> str:
+        return f"Table({self._n} rows: {', '.join(self._cols)})"
+
+
+def weighted_quantile(values: np.ndarray, weights: np.ndarray, q: float) -> float:
+    """The smallest value whose cumulative weight reaches ``q`` of the total.
+
+    (The "inverted CDF" definition: an actual sample, never an interpolation.)
+    """
+    values = np.asarray(values, dtype=float)
+    weights = np.asarray(weights, dtype=float)
+    keep = weights > 0
+    values, weights = values[keep], weights[keep]
+    if values.size == 0:
+        return 0.0
+    order = np.argsort(values, kind="stable")
+    cw = np.cumsum(weights[order])
+    idx = int(np.searchsorted(cw, q * cw[-1], side="left"))
+    return float(values[order][min(idx, values.size - 1)])
+
+
+@dataclass(frozen=True)
+class SimResult:
+    """What one simulation produced.
+
+    Attributes:
+        requests: per-request columns (``arrival_s``, ``first_token_s``,
+            ``finish_s``, ``prompt_tokens``, ``output_tokens``,
+            ``generated_tokens``, ``preemptions``, ``recomputed_tokens``,
+            ``max_gap_s``, ``ttft_s``, ``priority``, ``swaps``, ``paused_s``);
+            NaN where a request has not reached that point.
+        timeline: one row per engine step, state *after* the step (``t_s``,
+            ``dt_s``, ``kv_blocks_used``, ``kv_blocks_cached``, ``running``,
+            ``waiting``, ``swapped``, ``preemptions``, ``decoding``,
+            ``prefill_tokens``, ``decode_tokens``, ``emitted_tokens``,
+            ``swap_out_bytes``, ``swap_in_bytes``, ``gap_s``, ``recomputed_tokens``:
+            the step's prefill tokens that had been computed before a preemption).
+        pauses: every pause of every request (``request``, ``start_s``,
+            ``end_s``, ``mode`` 0 = recompute, 1 = swap); ``end_s`` is NaN while
+            a request is still paused when the run stops.
+        events: every preemption (``t_s``, ``request``, ``mode``).
+        config: the resolved engine options (block counts, limits, costs).
+    """
+
+    requests: Table
+    timeline: Table
+    pauses: Table
+    events: Table
+    config: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def total_blocks(self) -> int:
+        return int(self.config["num_gpu_blocks"])
+
+    def summary(self, warmup_s: float | None = None) -> dict[str, float | int]:
+        """The contract's summary (design §4) over ``[warmup_s, end]``.
+
+        ``warmup_s`` defaults to the run's ``warmup_s`` option (0 unless set):
+        requests that arrived before it and steps that ended before it are left
+        out, so a warmed-up server's steady state can be measured.
+        """
+        if warmup_s is None:
+            warmup_s = float(self.config.get("warmup_s", 0.0))
+        end = float(self.config["simulated_s"])
+        warmup_s = check_float("warmup_s", warmup_s, min=0)
+        if warmup_s > 0 and warmup_s >= end:
+            raise KvsimError(f"warmup_s={warmup_s} is out of range: expected a number in [0, {end}) "
+                             "(the simulated time)")
+        rq, tl, pz = self.requests, self.timeline, self.pauses
+        in_win = rq["arrival_s"] >= warmup_s
+        n_arr = int(in_win.sum())
+        fin = in_win & ~np.isnan(rq["finish_s"])
+        n_fin = int(fin.sum())
+        ev_in = self.events["t_s"] > warmup_s if self.events.num_rows else np.zeros(0, bool)
+        n_pre = int(ev_in.sum())
+
+        step_in = tl["t_s"] > warmup_s
+        # Part of the first step in the window may lie before warmup_s; clip.
+        dt = np.where(step_in, np.minimum(tl["dt_s"], tl["t_s"] - warmup_s), 0.0)
+        window = end - warmup_s
+
+        def per_s(x) -> float:
+            return float(x) / window if window > 0 else 0.0
+        total_blocks = self.total_blocks
+
+        started = ~np.isnan(rq["first_token_s"])
+        ttft = np.where(started, rq["first_token_s"], end)[in_win] - rq["arrival_s"][in_win]
+
+        # Inter-token gaps: regular decode tokens (one per decoding sequence per
+        # step, each seeing that step's gap) plus one sample per resume.
+        gaps = [tl["gap_s"][step_in]]
+        wts = [tl["decoding"][step_in].astype(float)]
+        resumed = ~np.isnan(pz["end_s"])
+        if pz.num_rows:
+            pz_in = resumed & (pz["end_s"] > warmup_s)
+            gaps.append(pz["end_s"][pz_in] - pz["start_s"][pz_in])
+            wts.append(np.ones(int(pz_in.sum())))
+        gaps_v, wts_v = np.concatenate(gaps), np.concatenate(wts)
+
+        # longest gap per request, open pauses counted up to the end
+        longest = rq["max_gap_s"].copy()
+        if pz.num_rows and (~resumed).any():
+            open_ = ~resumed
+            np.maximum.at(longest, pz["request"][open_], end - pz["start_s"][open_])
+        maxgap = longest[in_win]
+        maxgap_started = longest[in_win & started]
+
+        recomputed = int(rq["recomputed_tokens"][in_win].sum())
+        rescued = int(rq["rescued_tokens"][in_win].sum())
+        looked_up = int(rq["prefix_lookup_tokens"][in_win].sum())
+
+        def q(a, p):
+            return float(np.quantile(a, p, method="inverted_cdf")) if a.size else 0.0
+
+        return {
+            "requests_arrived": n_arr,
+            "requests_finished": n_fin,
+            "preemptions": n_pre,
+            "preemptions_per_1k": 1000.0 * n_pre / n_arr if n_arr else 0.0,
+            "recomputed_tokens": recomputed,
+            "swapped_out_bytes": int(tl["swap_out_bytes"][step_in].sum()),
+            "ttft_p50_s": q(ttft, 0.50),
+            "ttft_p95_s": q(ttft, 0.95),
+            "ttft_p99_s": q(ttft, 0.99),
+            "itl_p50_s": weighted_quantile(gaps_v, wts_v, 0.50),
+            "itl_p99_s": weighted_quantile(gaps_v, wts_v, 0.99),
+            "max_gap_s": float(maxgap.max()) if maxgap.size else 0.0,
+            "share_paused_over_1s": float(np.mean(maxgap_started > 1.0)) if maxgap_started.size else 0.0,
+            "throughput_tok_s": per_s(tl["prefill_tokens"][step_in].sum()
+                                      + tl["decode_tokens"][step_in].sum()),
+            "goodput_tok_s": per_s(tl["emitted_tokens"][step_in].sum()),
+            "kv_usage_mean": per_s((tl["kv_blocks_used"] * dt).sum() / total_blocks),
+            "kv_usage_max": float(tl["kv_blocks_used"][step_in].max() / total_blocks) if step_in.any() else 0.0,
+            "max_waiting": int(tl["waiting"][step_in].max()) if step_in.any() else 0,
+            "mean_running": per_s((tl["running"] * dt).sum()),
+            "simulated_s": end,
+            "engine": str(self.config.get("engine", "v1")),
+            "rescued_tokens": rescued,
+            "prefix_cache_hit_rate": (int(rq["prefix_hit_tokens"][in_win].sum()) / looked_up
+                                      if looked_up else 0.0),
+            "recompute_rescued_share": rescued / (rescued + recomputed)
+            if rescued + recomputed else 0.0,
+        }
+
+    def kv_usage(self) -> np.ndarray:
+        """KV blocks in use after each step as a fraction of the pool."""
+        return self.timeline["kv_blocks_used"] / self.total_blocks
+
+    def __repr__(self) -> str:
+        s = self.summary(warmup_s=0.0)  # whatever the run's warm-up, a repr never raises
+        return (f"SimResult({s['requests_finished']}/{s['requests_arrived']} requests finished in "
+                f"{s['simulated_s']:.1f} s, {s['preemptions']} preemptions, "
+                f"{self.timeline.num_rows} steps)")
+
+
+def build_result(engine) -> SimResult:
+    """Assemble a :class:`SimResult` from a finished engine's per-request table and recorder."""
+    tl = engine.rec.timeline()
+    reqs = engine.requests
+    n = reqs.count
+    max_gap = np.maximum(reqs.column("max_gap", float),
+                         engine.rec.longest_stint_gaps(tl["gap_s"], n))
+    arrival = reqs.column("arrival", float)
+    first = reqs.column("first_token", float)
+
+    def ints(name):
+        return reqs.column(name, np.int64)
+
+    requests = {
+        "arrival_s": arrival, "first_token_s": first,
+        "finish_s": reqs.column("finish", float), "ttft_s": first - arrival,
+        "prompt_tokens": ints("prompt"), "output_tokens": ints("output"),
+        "generated_tokens": ints("generated"), "preemptions": ints("preemptions"),
+        "recomputed_tokens": ints("recomputed"), "rescued_tokens": ints("rescued"),
+        "swaps": ints("swaps"), "max_gap_s": max_gap,
+        "paused_s": reqs.column("paused", float), "priority": ints("priority"),
+        "truncated": ints("truncated"), "prefix_lookup_tokens": ints("lookup_tokens"),
+        "prefix_hit_tokens": ints("hit_tokens"),
+    }
+    config = engine.cfg.to_dict()
+    config.update(model=engine.model.name, gpu=engine.gpu.name, simulated_s=float(engine.t),
+                  prefix_cache_queries=engine.cache_queries[0],
+                  prefix_cache_hits=engine.cache_hits[0],
+                  prefix_cache_resumed_queries=engine.cache_queries[1],
+                  prefix_cache_resumed_hits=engine.cache_hits[1],
+                  prefix_cache_evicted_blocks=engine.kv.pool.evicted)
+    return SimResult(Table(requests), Table(tl), Table(engine.rec.pause_table()),
+                     Table(engine.rec.event_table()), config)

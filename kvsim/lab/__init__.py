@@ -1,0 +1,23 @@
+"""Chapter 5's lab: the missions, their scoring and tickets, the lab's day, a learner's progress.
+
+``missions`` (tickets, grids, scoring), ``replay`` (the lab's day of traffic
+and the on-call numbers) and ``progress`` (the progress file, completion codes,
+export and import). No charts and no widgets: those are :mod:`kvsim.book`'s.
+"""
+
+from .replay import (
+                     LAB_BASE,
+                     LAB_DEFAULTS,
+                     TWIN_GRID,
+                     commit_guess,
+                     lab_settings,
+                     oncall_numbers,
+                     oncall_text,
+                     run_lab,
+                     show,
+                     twin_runs,
+                     wrapped,
+)
+
+__all__ = ["LAB_BASE", "LAB_DEFAULTS", "TWIN_GRID", "commit_guess", "lab_settings", "oncall_numbers",
+           "oncall_text", "run_lab", "show", "twin_runs", "wrapped"]

@@ -1,0 +1,693 @@
+"""The lab's four missions: incident tickets, and the one function that scores them.
+
+Explained in chapter 5, *Belgavi's Book Store*. Each mission is a ticket on
+one of the lab's scenarios (:mod:`kvsim.runs.scenarios`, ``mission-1-storm`` ...
+``mission-4-burst``): a pager line, a dashboard snapshot and a log excerpt
+(all three computed from the scenario's own run, never typed in), an explicit
+SLO, and the settings (*levers*) the on-call engineer may change::
+
+    from . import missions
+    print(missions.ticket(1))
+    missions.score(1, {"gpu_memory_utilization": 0.75})
+
+:func:`score` is the only judge; the notebook calls it and the static site
+shows what :func:`mission_grid` precomputed *with it*, so the two cannot
+disagree. Stars:
+
+1. the settings meet the SLO on **every** one of :data:`SEEDS` (five
+   independent days of traffic); passing on a lucky seed earns nothing;
+2. and they use no more of the mission's resource (memory, headroom; for
+   mission 3 the extra memory after the cap and the cache dtype) than the least
+   that kvsim's own search finds: :func:`search` runs :func:`kvsim.sweep` over
+   every lever's grid and every seed;
+3. and the prediction committed before running named the root cause (or, in
+   mission 4, the band of headroom) correctly.
+
+Everything is deterministic: the same settings always earn the same stars.
+Bad settings raise a one-line :class:`~kvsim.KvsimError` naming the value and
+the valid range. Progress, completion codes and the leaderboard live in
+:mod:`kvsim.lab.progress`.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+
+from kvsim.errors import KvsimError, check_choice, check_float, check_int
+
+__all__ = ["SEEDS", "SLO", "Lever", "Mission", "MISSIONS", "Score", "get_mission",
+           "list_missions", "normalise_settings", "evaluate", "search", "score",
+           "mission_grid", "ticket", "ticket_facts", "expert_settings", "pass_band",
+           "incident_seed", "check_prediction"]
+
+#: The days of traffic every setting is scored on (a pass on all of them is one star).
+SEEDS = (0, 1, 2, 3, 4)
+
+
+@dataclass(frozen=True)
+class SLO:
+    """The ticket's targets; ``None`` leaves a metric out."""
+
+    ttft_p95_s: float | None = None
+    preemptions_per_1k: float | None = None
+    share_paused_over_1s: float | None = None
+    itl_p99_s: float | None = None
+
+    #: (summary key, label, unit scale, unit) in the order tickets print them
+    _FIELDS = (("ttft_p95_s", "p95 time to first token", 1.0, "s"),
+               ("preemptions_per_1k", "preemptions per 1,000 requests", 1.0, ""),
+               ("share_paused_over_1s", "share of users paused > 1 s", 100.0, "%"),
+               ("itl_p99_s", "p99 inter-token gap", 1e3, "ms"))
+
+    def items(self):
+        """``(key, limit, label, scale, unit)`` for every target that is set."""
+        for key, label, scale, unit in self._FIELDS:
+            limit = getattr(self, key)
+            if limit is not None:
+                yield key, limit, label, scale, unit
+
+    def failures(self, summary: Mapping[str, Any]) -> list[str]:
+        """The targets one run's summary misses, as short phrases (empty: it meets the SLO)."""
+        out = []
+        for key, limit, label, scale, unit in self.items():
+            value = float(summary[key])
+            if value > limit + 1e-12:
+                out.append(f"{label} {_fmt(value * scale)}{unit} > {_fmt(limit * scale)}{unit}")
+        return out
+
+    def describe(self) -> str:
+        return "; ".join(f"{label} <= {_fmt(limit * scale)}{(' ' + unit) if unit == 's' else unit}"
+                         for _, limit, label, scale, unit in self.items())
+
+
+def _fmt(x: float) -> str:
+    if float(x).is_integer():
+        return f"{int(x):,}"
+    return f"{x:,.3g}" if abs(x) < 100 else f"{x:,.0f}"
+
+
+@dataclass(frozen=True)
+class Lever:
+    """One setting the learner may change: its valid range and the grid kvsim searches.
+
+    ``kind`` is ``"float"``, ``"int"`` (``allow_none``: ``None`` means "no
+    cap") or ``"choice"``. ``start`` is the value in the ticket's config.
+    """
+
+    name: str
+    kind: str
+    start: Any
+    grid: tuple
+    lo: float | None = None
+    hi: float | None = None
+    choices: tuple = ()
+    allow_none: bool = False
+    label: str = ""
+
+    def check(self, value):
+        """``value`` as this lever's type, or a one-line KvsimError naming the valid range."""
+        if self.kind == "choice":
+            return check_choice(self.name, value, self.choices)
+        if value is None and self.allow_none:
+            return None
+        if self.kind == "int":
+            try:
+                value = check_int(self.name, value, min=int(self.lo), max=int(self.hi))
+            except KvsimError as e:
+                if self.allow_none:
+                    raise KvsimError(f"{e} (or None for no cap)") from None
+                raise
+        else:
+            value = round(check_float(self.name, value, min=self.lo, max=self.hi), 6)
+        if not any(g is not None and abs(value - g) < 1e-9 for g in self.grid):
+            # a verdict between grid points would be one day's noise, not a finer answer
+            raise KvsimError(f"{self.name}={value} is not one of the mission's settings: expected "
+                             f"{self.grid_text()}")
+        return value
+
+    def grid_text(self) -> str:
+        """The grid in words: ``0.6 to 0.95 in steps of 0.05``, or the values listed."""
+        values = [g for g in self.grid if g is not None]
+        steps = {round(b - a, 9) for a, b in zip(values, values[1:])}
+        if len(values) >= 5 and len(steps) == 1:
+            text = f"{_fmt(values[0])} to {_fmt(values[-1])} in steps of {_fmt(steps.pop())}"
+        else:
+            text = ", ".join(_fmt(v) for v in values)
+        return text + (" (or None for no cap)" if None in self.grid else "")
+
+    def describe(self) -> str:
+        if self.kind == "choice":
+            return f"{self.name}: one of {', '.join(self.choices)}"
+        rng = f"{_fmt(self.lo)} to {_fmt(self.hi)}"
+        return f"{self.name}: {rng}" + (" or None (no cap)" if self.allow_none else "")
+
+
+@dataclass(frozen=True)
+class Mission:
+    """One incident ticket (see the module docstring)."""
+
+    number: int
+    key: str
+    scenario: str
+    title: str
+    pager: str
+    complaint: str
+    slo: SLO
+    levers: tuple[Lever, ...]
+    resource: str              # the lever the two-star search minimises (or maximises)
+    direction: str             # "min" or "max"
+    causes: Mapping[str, str]  # root-cause key -> the sentence a learner picks
+    cause: str                 # the right key
+    fixed: Mapping[str, Any] = field(default_factory=dict)
+    band: bool = False         # mission 4: the prediction is the pass band of the resource
+    debrief: str = ""
+    flags: str = ""            # the vllm serve flags / request field the fix corresponds to
+
+    def lever(self, name: str) -> Lever:
+        for lv in self.levers:
+            if lv.name == name:
+                return lv
+        raise KvsimError(f"mission {self.number}: setting {name!r} is not a lever: expected one "
+                         f"of {', '.join(lv.name for lv in self.levers)}")
+
+    @property
+    def start(self) -> dict:
+        return {lv.name: lv.start for lv in self.levers}
+
+    @property
+    def step(self) -> float:
+        """The grid step of the resource (the tolerance of a band prediction)."""
+        g = [v for v in self.lever(self.resource).grid if v is not None]
+        return float(min(np.diff(sorted(g)))) if len(g) > 1 else 0.0
+
+
+def _frange(lo: float, hi: float, step: float) -> tuple:
+    n = int(round((hi - lo) / step))
+    return tuple(round(lo + i * step, 6) for i in range(n + 1))
+
+
+_UTIL = dict(kind="float", lo=0.60, hi=0.95, label="memory for the server (gpu_memory_utilization)")
+
+MISSIONS: dict[int, Mission] = {}
+
+
+def _add(m: Mission) -> None:
+    MISSIONS[m.number] = m
+
+
+_add(Mission(
+    1, "storm", "mission-1-storm", "Preemption storm after the lunch rush",
+    pager="[P2] kvsim-belgavi: {preemptions_per_1k:.0f} preemptions per 1,000 requests over 2 minutes",
+    complaint=("Answers have grown to about 350 tokens. Streams stop mid-answer and restart; "
+               "the embedding team can give back memory, but every point of "
+               "gpu_memory_utilization they give is one they lose."),
+    slo=SLO(ttft_p95_s=2.0, preemptions_per_1k=10.0, share_paused_over_1s=0.01),
+    levers=(Lever("gpu_memory_utilization", start=0.60, grid=_frange(0.60, 0.95, 0.01), **_UTIL),),
+    resource="gpu_memory_utilization", direction="min",
+    causes={"kv-too-small": "the KV cache is too small for the traffic: memory-bound",
+            "compute-bound": "the GPU is out of compute: batches are too big to run fast",
+            "swap-link": "swap copies over PCIe freeze the streams",
+            "queue-cap": "max_num_seqs is too low, so requests queue"},
+    cause="kv-too-small",
+    flags="--gpu-memory-utilization (vllm serve); the co-located service must shrink by as much",
+    debrief=("KV usage pinned at the top while the waiting queue grows is the memory-bound "
+             "signature: every preemption frees one request's blocks for another. Only added "
+             "capacity escapes the trade-off. Ask for memory in the smallest step that ends the "
+             "storm on every day of traffic, not on the lucky one."),
+))
+
+_add(Mission(
+    2, "slow-pcie", "mission-2-slow-pcie", "Every stream stutters when the cache is full",
+    pager="[P2] kvsim-belgavi-v0: p99 inter-token gap {itl_p99_ms:.0f} ms, every stream stutters",
+    complaint=("A legacy vLLM V0 deployment preempts by swapping to CPU memory; the host's PCIe "
+               "link is shared with a network card (about 4 GB/s effective)."),
+    slo=SLO(ttft_p95_s=25.0, preemptions_per_1k=80.0, share_paused_over_1s=0.05,
+            itl_p99_s=0.18),
+    levers=(Lever("preemption_mode", kind="choice", start="swap", grid=("swap", "recompute"),
+                  choices=("swap", "recompute"), label="preemption mode"),
+            # 5-point steps: the p99 gap of one day swings by tens of ms between neighbouring
+            # 1-point settings (one long resume chunk more or less), finer than a ticket can act on
+            Lever("gpu_memory_utilization", start=0.60, grid=_frange(0.60, 0.95, 0.05), **_UTIL)),
+    resource="gpu_memory_utilization", direction="min",
+    causes={"swap-link": "swap copies over the slow link freeze every stream",
+            "kv-too-small": "the KV cache is simply too small (and swap has nothing to do with it)",
+            "compute-bound": "the GPU is out of compute",
+            "answers-longer": "the answers got longer"},
+    cause="swap-link",
+    flags="--preemption-mode recompute (vLLM V0 only; V1 always recomputes and has no swap), "
+          "then --gpu-memory-utilization",
+    debrief=("Swap copies run inside the step: on a shared 4 GB/s link one victim's blocks "
+             "take longer to copy than several decode steps, and every stream waits for them "
+             "(chapter 3 computes the freeze). Recompute spends GPU time instead, chunked "
+             "into steps that were running anyway, so the tail of every stream shortens; memory "
+             "then ends the queue. vLLM V1 removed swap: upgrading is the same fix."),
+))
+
+_add(Mission(
+    3, "longer-answers", "mission-3-longer-answers", "Answers grew overnight",
+    pager="[P1] kvsim-belgavi: {paused_pct:.0f}% of users paused > 1 s since the prompt release",
+    complaint=("Last night's prompt release made answers more detailed: about 600 tokens on "
+               "average, with no cap. Traffic is unchanged. Product says answers longer than "
+               "400 tokens are never needed; FP8 KV passed the accuracy check this morning."),
+    slo=SLO(ttft_p95_s=2.0, preemptions_per_1k=10.0, share_paused_over_1s=0.01),
+    levers=(Lever("max_tokens", kind="int", start=None, allow_none=True, lo=400, hi=4096,
+                  grid=(400, 500, 600, 800, None), label="max_tokens (the product needs 400)"),
+            Lever("kv_dtype", kind="choice", start="fp16", grid=("fp16", "fp8"),
+                  choices=("fp16", "fp8"), label="KV cache dtype"),
+            Lever("gpu_memory_utilization", start=0.60, grid=_frange(0.60, 0.95, 0.05), **_UTIL)),
+    resource="gpu_memory_utilization", direction="min",
+    causes={"answers-longer": "the answers got longer: each request now holds more KV",
+            "memory-lost": "the GPU lost memory overnight (the same traffic, a smaller pool)",
+            "traffic-up": "traffic went up",
+            "compute-bound": "the GPU is out of compute"},
+    cause="answers-longer",
+    flags="max_tokens on every request (or --max-model-len / a client default), then "
+          "--kv-cache-dtype fp8, then --gpu-memory-utilization, and only then --max-num-seqs",
+    debrief=("A prompt change that doubles the answer length halves effective concurrency with "
+             "no change in traffic. Fix it in the source's order: cap max_tokens at what the "
+             "product needs, then FP8 KV (twice the tokens per byte), then memory, and only "
+             "then a lower max_num_seqs, which trades preemption for queueing."),
+))
+
+_add(Mission(
+    4, "burst", "mission-4-burst", "A burst on the shared GPU",
+    pager="[P2] kvsim-belgavi: {preemptions_per_1k:.0f} preemptions per 1,000 requests in the 09:00 burst",
+    complaint=("A campaign email triples traffic for 30 seconds. Memory is fixed at 60% (the "
+               "embedding service cannot give any back). The only knob left is how much of the "
+               "cache admission keeps free (the headroom, V0's watermark). The burst cannot be "
+               "served without queueing; the business accepts a p95 TTFT of 36 s through it."),
+    slo=SLO(ttft_p95_s=36.0, preemptions_per_1k=10.0, share_paused_over_1s=0.01),
+    levers=(Lever("watermark", kind="float", start=0.0, lo=0.0, hi=0.30,
+                  grid=_frange(0.0, 0.30, 0.01), label="admission headroom (watermark)"),),
+    resource="watermark", direction="min", band=True,
+    causes={"headroom": "admission fills the cache to the brim, so running requests are evicted"},
+    cause="headroom",
+    flags="V0's block manager kept a 1% watermark; vLLM V1 had none until a `watermark` "
+          "scheduler option (PR #44594, mid-2026, off by default): on older V1 releases "
+          "approximate it with --max-num-seqs, stepped down from the value that preempts",
+    debrief=("Too little headroom and running requests are evicted mid-answer; too much and "
+             "new requests queue while blocks sit free. Between them lies a band; its edges "
+             "move with the burst and the answer lengths, which is why another team's limits "
+             "rarely fit. In a real server, step max_num_seqs down from the value that preempts "
+             "and stop at the first that holds the preemption counter near zero."),
+))
+
+
+def list_missions() -> list[int]:
+    return list(MISSIONS)
+
+
+def get_mission(mission) -> Mission:
+    """A mission by number (1-4), by key (``"storm"``) or as itself."""
+    if isinstance(mission, Mission):
+        return mission
+    if isinstance(mission, str):
+        for m in MISSIONS.values():
+            if mission in (m.key, str(m.number), m.scenario):
+                return m
+    elif isinstance(mission, (int, np.integer)) and not isinstance(mission, bool):
+        if int(mission) in MISSIONS:
+            return MISSIONS[int(mission)]
+    raise KvsimError(f"mission={mission!r} is not known: expected 1, 2, 3 or 4 "
+                     f"({', '.join(m.key for m in MISSIONS.values())})")
+
+
+def normalise_settings(mission, settings: Mapping[str, Any] | None) -> dict:
+    """Every lever's value (the ticket's own where ``settings`` leaves one out), checked."""
+    m = get_mission(mission)
+    if settings is None:
+        settings = {}
+    if not isinstance(settings, Mapping):
+        raise KvsimError(f"settings={settings!r} is a {type(settings).__name__}: expected a dict "
+                         f"such as {{{m.levers[0].name!r}: {m.levers[0].start!r}}}")
+    out = m.start
+    for name, value in settings.items():
+        out[name] = m.lever(name).check(value)
+    return out
+
+
+def _base(m: Mission, settings: Mapping[str, Any]) -> dict:
+    return dict(m.fixed, scenario=m.scenario, **settings)
+
+
+def _rows(table) -> list[dict]:
+    cols = table.columns
+    return [{k: (table[k][i].item() if hasattr(table[k][i], "item") else table[k][i])
+             for k in cols} for i in range(table.num_rows)]
+
+
+def _sweep(*args, **kwargs):
+    from kvsim.runs.sweeps import sweep
+
+    return sweep(*args, **kwargs)
+
+
+def evaluate(mission, settings=None, *, executor=None) -> list[dict]:
+    """One summary per seed of :data:`SEEDS` for ``settings`` (run with :func:`kvsim.sweep`)."""
+    sweep = _sweep
+
+    m = get_mission(mission)
+    s = normalise_settings(m, settings)
+    return _rows(sweep(_base(m, s), None, seeds=SEEDS, executor=executor, progress=False))
+
+
+_SEARCH: dict[int, list[dict]] = {}
+
+
+def search(mission, *, executor=None) -> list[dict]:
+    """kvsim's own search: every point of every lever's grid, on every seed.
+
+    Returns one row per run (the levers, ``seed`` and the summary keys), in
+    grid order. The result is kept for the session (it is deterministic).
+    """
+    sweep = _sweep
+    m = get_mission(mission)
+    if m.number not in _SEARCH:
+        grid = {lv.name: list(lv.grid) for lv in m.levers}
+        # max_tokens=None cannot ride in a numpy column beside ints: sweep it as its own point
+        table_rows: list[dict] = []
+        none_levers = [lv for lv in m.levers if None in lv.grid]
+        if none_levers:
+            lv = none_levers[0]
+            for value in lv.grid:
+                sub = dict(grid, **{lv.name: [value]})
+                if value is None:
+                    sub.pop(lv.name)
+                rows = _rows(sweep(_base(m, {lv.name: value} if value is None else {}), sub,
+                                   seeds=SEEDS, executor=executor, progress=False))
+                for r in rows:
+                    r[lv.name] = value
+                table_rows.extend(rows)
+            order = [lv_.name for lv_ in m.levers]
+            key = {v: i for i, v in enumerate(lv.grid)}
+
+            def sort_key(r):
+                return tuple(key[r[n]] if n == lv.name else m.lever(n).grid.index(r[n])
+                             for n in order) + (r["seed"],)
+            table_rows.sort(key=sort_key)
+        else:
+            table_rows = _rows(sweep(_base(m, {}), grid, seeds=SEEDS, executor=executor,
+                                     progress=False))
+        _SEARCH[m.number] = table_rows
+    return [dict(r) for r in _SEARCH[m.number]]
+
+
+def _points(m: Mission, rows: Sequence[Mapping]) -> list[tuple[dict, list[dict]]]:
+    """Group search rows into ``(settings, per-seed summaries)`` in grid order."""
+    names = [lv.name for lv in m.levers]
+    out: list[tuple[dict, list[dict]]] = []
+    index: dict[tuple, int] = {}
+    for r in rows:
+        k = tuple(r[n] for n in names)
+        if k not in index:
+            index[k] = len(out)
+            out.append(({n: r[n] for n in names}, []))
+        out[index[k]][1].append(dict(r))
+    return out
+
+
+def _best(m: Mission, rows: Sequence[Mapping]) -> float | None:
+    passing = [s[m.resource] for s, runs in _points(m, rows)
+               if all(not m.slo.failures(r) for r in runs)]
+    if not passing:
+        return None
+    return min(passing) if m.direction == "min" else max(passing)
+
+
+def pass_band(mission, *, executor=None) -> list[tuple[float, float]]:
+    """The resource's values where the best choice of the other levers passes, as intervals."""
+    m = get_mission(mission)
+    rows = search(m, executor=executor)
+    ok: dict[float, bool] = {}
+    for s, runs in _points(m, rows):
+        v = s[m.resource]
+        ok[v] = ok.get(v, False) or all(not m.slo.failures(r) for r in runs)
+    values = [v for v in m.lever(m.resource).grid if v is not None]
+    bands, start, prev = [], None, None
+    for v in values:
+        if ok.get(v):
+            start = v if start is None else start
+            prev = v
+        elif start is not None:
+            bands.append((start, prev))
+            start = None
+    if start is not None:
+        bands.append((start, prev))
+    return bands
+
+
+@dataclass(frozen=True)
+class Score:
+    """What :func:`score` found: ``stars`` (0-3) and why."""
+
+    mission: int
+    settings: dict
+    stars: int
+    seeds_passed: int
+    seeds: int
+    failures: dict            # seed -> list of missed targets
+    best: float | None        # kvsim's least (or most) resource that passes
+    prediction_right: bool | None
+    message: str
+    runs: list = field(default_factory=list, repr=False)
+
+    def __str__(self) -> str:
+        return self.message
+
+
+def check_prediction(mission, prediction):
+    """``prediction`` checked (a one-line KvsimError if it is not one this mission takes)."""
+    m = get_mission(mission)
+    _judge_prediction(m, prediction, None)
+    if prediction is not None and "band" in prediction:
+        lo, hi = prediction["band"]
+        return {"band": (m.lever(m.resource).check(lo), m.lever(m.resource).check(hi))}
+    return None if prediction is None else dict(prediction)
+
+
+def _judge_prediction(m: Mission, prediction, band) -> bool | None:
+    if prediction is None:
+        return None
+    if not isinstance(prediction, Mapping) or len(prediction) != 1:
+        raise KvsimError(f"prediction={prediction!r}: expected {{'cause': one of "
+                         f"{', '.join(m.causes)}}}" + (" or {'band': (low, high)}" if m.band else ""))
+    (kind, value), = prediction.items()
+    if kind == "cause":
+        check_choice("prediction cause", value, list(m.causes))
+        return value == m.cause
+    if kind == "band" and m.band:
+        if (not isinstance(value, (tuple, list)) or len(value) != 2):
+            raise KvsimError(f"prediction band={value!r}: expected (low, high) in "
+                             f"{m.lever(m.resource).describe()}")
+        lo, hi = (m.lever(m.resource).check(v) for v in value)
+        if lo > hi:
+            raise KvsimError(f"prediction band=({lo}, {hi}): expected low <= high")
+        if not band:
+            return False
+        tol = m.step + 1e-9
+        widest = max(band, key=lambda b: b[1] - b[0])
+        return abs(lo - widest[0]) <= tol and abs(hi - widest[1]) <= tol
+    raise KvsimError(f"prediction kind {kind!r} is not known for mission {m.number}: expected "
+                     + ("'cause' or 'band'" if m.band else "'cause'"))
+
+
+def score(mission, settings=None, *, prediction=None, runs=None, executor=None) -> Score:
+    """Score ``settings`` for ``mission`` (0-3 stars; see the module docstring).
+
+    ``prediction`` is what the learner committed before running: ``{"cause":
+    key}`` (one of the mission's ``causes``) or, for mission 4, ``{"band":
+    (low, high)}`` (right within one grid step of each edge). ``runs`` may pass
+    the per-seed summaries when they were already computed (as
+    :func:`mission_grid` does, from the same search): the verdict is the same.
+    """
+    m = get_mission(mission)
+    s = normalise_settings(m, settings)
+    if runs is None:
+        runs = evaluate(m, s, executor=executor)
+    rows = search(m, executor=executor)
+    best = _best(m, rows)
+    band = pass_band(m) if m.band else None
+    right = _judge_prediction(m, prediction, band)
+    fails = {int(r["seed"]): m.slo.failures(r) for r in runs}
+    passed = sum(1 for f in fails.values() if not f)
+    stars = 0
+    value = s[m.resource]
+    if passed == len(runs):
+        stars = 1
+        if best is not None and value is not None and (
+                value <= best + 1e-9 if m.direction == "min" else value >= best - 1e-9):
+            stars = 2
+            if right:
+                stars = 3
+    res = m.lever(m.resource)
+    if stars == 0:
+        worst = next(sd for sd, f in fails.items() if f)
+        msg = (f"Mission {m.number}: 0 stars. The SLO holds on {passed} of {len(runs)} days of "
+               f"traffic; on seed {worst}: {fails[worst][0]}.")
+        if passed:
+            msg += " A pass on some days is luck, not a fix."
+    elif stars == 1:
+        msg = (f"Mission {m.number}: 1 star. The SLO holds on all {len(runs)} days; kvsim's search "
+               f"passes with {res.name}={_fmt(best)}, {'less' if m.direction == 'min' else 'more'} "
+               f"than your {_fmt(value)}.")
+    else:
+        msg = (f"Mission {m.number}: {stars} stars. The SLO holds on all {len(runs)} days with "
+               f"{res.name}={_fmt(value)}, the least kvsim's search finds.")
+        if stars == 2 and prediction is None:
+            msg += " Commit a prediction before running for the third."
+        elif stars == 2:
+            msg += " Your prediction was not right: see the debrief."
+    return Score(m.number, s, stars, passed, len(runs), fails, best, right, msg, list(runs))
+
+
+def expert_settings(mission) -> dict:
+    """The settings an expert lands on: the least resource kvsim's search passes with.
+
+    Among the passing points with that resource, the first in grid order (so
+    for mission 3 the cap at what the product needs and FP8 before memory).
+    """
+    m = get_mission(mission)
+    rows = search(m)
+    best = _best(m, rows)
+    if best is None:
+        raise KvsimError(f"mission {m.number}: no setting on the grid meets the SLO")
+    for s, runs in _points(m, rows):
+        if abs(s[m.resource] - best) < 1e-9 and all(not m.slo.failures(r) for r in runs):
+            return s
+    raise AssertionError("unreachable")
+
+
+def mission_grid(mission, *, executor=None) -> list[dict]:
+    """Rows for the static twin: every grid point scored by :func:`score` itself.
+
+    One row per grid point: the levers, ``stars`` (0-2; the third needs a
+    prediction), ``seeds_passed``, ``passes`` and, for each SLO metric, the
+    worst and median value over the seeds (``<key>_worst``, ``<key>_median``).
+    """
+    m = get_mission(mission)
+    rows = search(m, executor=executor)
+    out = []
+    for s, runs in _points(m, rows):
+        sc = score(m, s, runs=runs)
+        row = dict(s)
+        row.update(stars=sc.stars, seeds_passed=sc.seeds_passed, passes=sc.stars >= 1)
+        for key, *_ in m.slo.items():
+            vals = [float(r[key]) for r in runs]
+            row[f"{key}_worst"] = round(max(vals), 4)
+            row[f"{key}_median"] = round(float(np.median(vals)), 4)
+        out.append(row)
+    return out
+
+
+# ---------------------------------------------------------------------------- tickets
+
+def incident_seed(mission) -> int:
+    """The day the pager went off: of :data:`SEEDS`, the one whose run with the ticket's
+    settings misses the SLO by the most (the first on a tie)."""
+    m = get_mission(mission)
+    runs = evaluate(m, m.start)
+
+    def badness(r):
+        return max((float(r[k]) / limit if limit else float(r[k]))
+                   for k, limit, *_ in m.slo.items())
+    return int(max(runs, key=badness)["seed"])
+
+
+def ticket_facts(mission) -> dict:
+    """The dashboard snapshot: the incident day's run (:func:`incident_seed`) with the
+    ticket's settings.
+
+    Keys: ``summary`` (that run's summary), ``peak`` (the 10-second window with
+    the most preemptions: ``t_s``, ``running``, ``waiting``, ``kv_usage``) and
+    ``log`` (lines in the form vLLM prints them).
+    """
+    from kvsim.runs.scenarios import run_scenario
+
+    m = get_mission(mission)
+    seed = incident_seed(m)
+    result = run_scenario(m.scenario, **dict(m.fixed, **m.start, seed=seed))
+    summary = result.summary()
+    tl = result.timeline
+    t = tl["t_s"]
+    window = 10.0      # vLLM logs its stats every 10 s (VLLM_LOG_STATS_INTERVAL)
+    edges = np.arange(window, float(t[-1]) + window, window)
+    idx = np.searchsorted(t, edges, side="right") - 1
+    lines, peak, best_pre = [], None, -1
+    prev = 0
+    for e, i in zip(edges, idx):
+        i = int(max(i, 0))
+        sl = slice(prev, i + 1)
+        prompt = float(tl["prefill_tokens"][sl].sum()) / window
+        gen = float(tl["emitted_tokens"][sl].sum()) / window
+        pre = int(tl["preemptions"][sl].sum())
+        kv = float(tl["kv_blocks_used"][i]) / result.total_blocks
+        row = dict(t_s=float(e), running=int(tl["running"][i]), waiting=int(tl["waiting"][i]),
+                   swapped=int(tl["swapped"][i]), kv_usage=kv, preemptions=pre,
+                   prompt_tok_s=prompt, gen_tok_s=gen)
+        if pre > best_pre:
+            best_pre, peak = pre, row
+        lines.append(row)
+        prev = i + 1
+    k = lines.index(peak)
+    shown = lines[max(k - 1, 0):k + 2]
+    log = []
+    if summary["engine"] == "v1":
+        hit = 100 * summary["prefix_cache_hit_rate"]
+        for r in shown:
+            log.append(f"[t={r['t_s']:4.0f} s] INFO loggers.py: Engine 000: Avg prompt throughput: "
+                       f"{r['prompt_tok_s']:.1f} tokens/s, Avg generation throughput: "
+                       f"{r['gen_tok_s']:.1f} tokens/s, Running: {r['running']} reqs, Waiting: "
+                       f"{r['waiting']} reqs, GPU KV cache usage: {100 * r['kv_usage']:.1f}%, "
+                       f"Prefix cache hit rate: {hit:.1f}%")
+    else:
+        ev = result.events
+        mode = "SWAP" if m.start.get("preemption_mode", "recompute") == "swap" else "RECOMPUTE"
+        for n in range(0, ev.num_rows, 50):     # V0 warns on every 50th preemption
+            log.append(f"[t={float(ev['t_s'][n]):4.0f} s] WARNING scheduler.py: Sequence group "
+                       f"{int(ev['request'][n])} is preempted by PreemptionMode.{mode} mode "
+                       f"because there is not enough KV cache space. This can affect the "
+                       f"end-to-end performance. Increase gpu_memory_utilization or "
+                       f"tensor_parallel_size to provide more KV cache memory. "
+                       f"total_num_cumulative_preemption={n + 1}")
+            if len(log) == 2:
+                break
+        for r in shown[:2]:
+            log.append(f"[t={r['t_s']:4.0f} s] INFO metrics.py: Avg prompt throughput: "
+                       f"{r['prompt_tok_s']:.1f} tokens/s, Avg generation throughput: "
+                       f"{r['gen_tok_s']:.1f} tokens/s, Running: {r['running']} reqs, Swapped: "
+                       f"{r['swapped']} reqs, Pending: {r['waiting']} reqs, GPU KV cache usage: "
+                       f"{100 * r['kv_usage']:.1f}%")
+    pager = m.pager.format(preemptions_per_1k=summary["preemptions_per_1k"],
+                           itl_p99_ms=1e3 * summary["itl_p99_s"],
+                           paused_pct=100 * summary["share_paused_over_1s"])
+    return dict(summary=summary, peak=peak, log=log, seed=seed, pager=pager)
+
+
+def ticket(mission) -> str:
+    """The incident ticket as text: pager, complaint, dashboard, log, SLO, levers."""
+    m = get_mission(mission)
+    f = ticket_facts(m)
+    s, peak = f["summary"], f["peak"]
+    dash = (f"preemptions per 1,000: {s['preemptions_per_1k']:.0f} | p95 TTFT: "
+            f"{s['ttft_p95_s']:.1f} s | p99 inter-token gap: {1e3 * s['itl_p99_s']:.0f} ms | "
+            f"paused > 1 s: {100 * s['share_paused_over_1s']:.1f}% of users | KV usage at the "
+            f"worst 10 s: {100 * peak['kv_usage']:.0f}% with {peak['running']} running and "
+            f"{peak['waiting']} waiting")
+    config = ", ".join(f"{k}={v}" for k, v in m.start.items())
+    levers = "; ".join(lv.describe() for lv in m.levers)
+    return "\n".join([
+        f"Mission {m.number}: {m.title}",
+        f"PAGER  {f['pager']}",
+        f"WHAT   {m.complaint}",
+        f"NOW    {config} (scenario {m.scenario}, vLLM {s['engine'].upper()}; the dashboard "
+        f"shows seed {f['seed']}, the worst of the {len(SEEDS)} days)",
+        f"DASH   {dash}",
+        "LOG",
+        *(f"  {line}" for line in f["log"]),
+        f"SLO    on every one of {len(SEEDS)} days of traffic (seeds "
+        f"{', '.join(map(str, SEEDS))}): {m.slo.describe()}",
+        f"LEVERS {levers}",
+    ])
+

@@ -1,0 +1,624 @@
+"""The lab's progress file, completion codes and the room's leaderboard.
+
+Explained in chapter 5 (the lab) and the workshop guide. Scoring itself is
+:func:`kvsim.lab.missions.score`; this module only remembers it.
+
+**Progress** is a small JSON file, by default ``~/.kvsim/missions.json``
+(outside any checkout); the environment variable ``KVSIM_MISSIONS_FILE`` or
+the ``path`` argument moves it. :func:`commit_prediction` stores a guess;
+it counts for the third star only if it was stored before the first run of
+that mission. :func:`attempt` scores settings and keeps the best result;
+:func:`reset` forgets everything. ``kvsim missions`` shows it at a terminal.
+
+The file belongs to one machine and one session's home directory: nothing
+syncs it. **On Binder (mybinder.org) the home directory is thrown away when
+the session ends, and the progress with it.** :func:`export_progress`
+(``kvsim missions --export [FILE]``) writes it, with its completion codes in
+a header a teacher can read, to ``kvsim-missions-export.json`` in the current
+folder (in Jupyter, the notebook's: download it from JupyterLab's file
+browser). :func:`import_progress` (``kvsim missions --import FILE``) reads
+such a file in a later session or on a laptop: it checks every record,
+re-scores every starred one, and *merges* it into the progress there, keeping
+each mission's better record; a failed import changes nothing.
+
+**Completion codes** such as ``M1/2/0.89/-/4KQ7M`` name the mission, the
+stars, the settings, the prediction and a checksum of the rest. ``kvsim
+missions --verify CODE`` recomputes the checksum *and re-scores the settings*
+(the scoring is deterministic), so a teacher can check a room's results
+offline. The checksum is a SHA-256 prefix with no secret: it catches typos and
+casual edits, not a learner who reads this file. It is not a security
+measure; the re-scoring is what makes a code believable.
+"""
+from __future__ import annotations
+
+import base64
+import contextlib
+import hashlib
+import json
+import os
+import secrets
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Iterable, Mapping
+
+from kvsim.errors import KvsimError
+
+from .missions import MISSIONS, get_mission, normalise_settings, score
+
+__all__ = ["ENV_VAR", "progress_path", "load", "reset", "commit_prediction", "attempt",
+           "completion_code", "verify", "leaderboard", "progress_text", "leaderboard_text",
+           "EXPORT_NAME", "export_progress", "import_progress"]
+
+#: The environment variable that moves the progress file.
+ENV_VAR = "KVSIM_MISSIONS_FILE"
+_SALT = "kvsim-missions-v1"
+_VERSION = 1
+
+
+def progress_path(path=None) -> Path:
+    """Where progress is kept: ``path``, else ``$KVSIM_MISSIONS_FILE``, else ``~/.kvsim/missions.json``."""
+    if path is not None:
+        return Path(path)
+    env = os.environ.get(ENV_VAR)
+    if env:
+        return Path(env)
+    return Path.home() / ".kvsim" / "missions.json"
+
+
+def _empty() -> dict:
+    return {"version": _VERSION, "missions": {}}
+
+
+def load(path=None) -> dict:
+    """The progress record (an empty one if the file does not exist)."""
+    p = progress_path(path)
+    if not p.exists():
+        return _empty()
+    try:
+        data = json.loads(p.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as e:
+        raise KvsimError(f"progress file {str(p)!r} is not readable JSON ({type(e).__name__}): "
+                         f"expected the file kvsim wrote; `kvsim missions --reset` starts over")
+    if not isinstance(data, dict) or data.get("version") != _VERSION or \
+            not isinstance(data.get("missions"), dict):
+        raise KvsimError(f"progress file {str(p)!r} is not a kvsim progress file (version "
+                         f"{_VERSION}): `kvsim missions --reset` starts over")
+    return data
+
+
+def _save(data: dict, path=None) -> Path:
+    p = progress_path(path)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    _write_atomic(p, json.dumps(data, indent=1, sort_keys=True))
+    return p
+
+
+def reset(path=None) -> Path:
+    """Forget all progress (the file is removed); returns its path."""
+    p = progress_path(path)
+    if p.exists():
+        p.unlink()
+    return p
+
+
+def _new_entry() -> dict:
+    return {"attempts": 0, "stars": 0, "settings": None, "prediction": None,
+            "prediction_counts": False, "code": None}
+
+
+def _entry(data: dict, n: int) -> dict:
+    return data["missions"].setdefault(str(n), _new_entry())
+
+
+def _improves(entry: Mapping[str, Any], stars: int) -> bool:
+    """The best-attempt order: a result with ``stars`` replaces ``entry``'s best attempt
+    when it has more stars, or when the entry has none yet (on a tie the first stays)."""
+    return stars > entry["stars"] or entry["settings"] is None
+
+
+def commit_prediction(mission, prediction, path=None) -> str:
+    """Store a prediction (``{"cause": key}`` or ``{"band": (lo, hi)}``); returns one line saying
+    whether it can still earn the third star (only if no run of the mission came first)."""
+    from .missions import check_prediction
+
+    m = get_mission(mission)
+    prediction = check_prediction(m, prediction)
+    data = load(path)
+    e = _entry(data, m.number)
+    counts = e["attempts"] == 0
+    e["prediction"] = _jsonable(prediction)
+    e["prediction_counts"] = counts
+    _save(data, path)
+    if counts:
+        return (f"Mission {m.number}: prediction committed before any run; it counts toward "
+                f"the third star.")
+    return (f"Mission {m.number}: prediction stored, but the mission has already been run: "
+            f"it cannot earn the third star (reset to start over).")
+
+
+def _jsonable(prediction):
+    if prediction is None:
+        return None
+    (k, v), = prediction.items()
+    return {k: list(v) if isinstance(v, (tuple, list)) else v}
+
+
+def attempt(mission, settings=None, path=None, *, executor=None):
+    """Score ``settings`` (with the stored prediction, if it came first), record the best result,
+    and return the :class:`~kvsim.lab.missions.Score`."""
+    m = get_mission(mission)
+    settings = normalise_settings(m, settings)
+    data = load(path)
+    e = _entry(data, m.number)
+    pred = e["prediction"] if e["prediction_counts"] else None
+    if pred is not None and "band" in pred:
+        pred = {"band": tuple(pred["band"])}
+    sc = score(m, settings, prediction=pred)
+    e["attempts"] += 1
+    if _improves(e, sc.stars):
+        e["stars"] = sc.stars
+        e["settings"] = settings
+        e["code"] = completion_code(m.number, sc.stars, settings, pred) if sc.stars else None
+    _save(data, path)
+    return sc
+
+
+# ----------------------------------------------------------------------------- codes
+
+def _enc_value(v) -> str:
+    if v is None:
+        return "none"
+    if isinstance(v, float):
+        return f"{v:g}"
+    return str(v)
+
+
+def _enc_prediction(pred) -> str:
+    if not pred:
+        return "-"
+    (k, v), = pred.items()
+    if k == "band":
+        return f"{_enc_value(float(v[0]))}:{_enc_value(float(v[1]))}"
+    return str(v)
+
+
+def _checksum(body: str) -> str:
+    digest = hashlib.sha256(f"{_SALT}|{body}".encode()).digest()
+    return base64.b32encode(digest).decode()[:5]
+
+
+def completion_code(mission, stars: int, settings: Mapping[str, Any], prediction=None) -> str:
+    """``M<n>/<stars>/<settings in lever order>/<prediction or ->/<checksum>``."""
+    m = get_mission(mission)
+    s = normalise_settings(m, settings)
+    if stars not in (0, 1, 2, 3):
+        raise KvsimError(f"stars={stars!r} is out of range: expected 0, 1, 2 or 3")
+    body = (f"M{m.number}/{stars}/{','.join(_enc_value(s[lv.name]) for lv in m.levers)}/"
+            f"{_enc_prediction(prediction)}")
+    return f"{body}/{_checksum(body)}"
+
+
+def _parse_value(lever, text: str):
+    if text == "none":
+        return lever.check(None)
+    if lever.kind == "choice":
+        return lever.check(text)
+    try:
+        x = float(text)
+    except ValueError:
+        raise KvsimError(f"setting {lever.name}={text!r} is not a number: expected "
+                         f"{lever.describe()}") from None
+    return lever.check(int(x) if lever.kind == "int" and x.is_integer() else x)
+
+
+def verify(code: str, *, rescore: bool = True) -> dict:
+    """Check a completion code; with ``rescore``, score its settings again.
+
+    Returns ``mission``, ``stars`` (claimed), ``settings``, ``prediction``,
+    ``checksum_ok`` and, with ``rescore``, ``rescored`` (the stars kvsim gives
+    now) and ``ok`` (checksum right and the claim confirmed). A code that
+    cannot be parsed raises a one-line KvsimError.
+    """
+    text = str(code).strip()
+    parts = text.split("/")
+    if len(parts) != 5 or not parts[0].startswith("M"):
+        raise KvsimError(f"completion code {text!r} is malformed: expected "
+                         f"M<mission>/<stars>/<settings>/<prediction>/<checksum>, e.g. "
+                         f"M1/2/0.89/-/ABCDE")
+    head, stars_t, settings_t, pred_t, check = parts
+    m = get_mission(head[1:])
+    if stars_t not in ("0", "1", "2", "3"):
+        raise KvsimError(f"completion code {text!r}: stars {stars_t!r} out of range: expected 0-3")
+    values = settings_t.split(",")
+    if len(values) != len(m.levers):
+        raise KvsimError(f"completion code {text!r}: mission {m.number} has {len(m.levers)} "
+                         f"setting(s) ({', '.join(lv.name for lv in m.levers)}), the code {len(values)}")
+    settings = {lv.name: _parse_value(lv, v) for lv, v in zip(m.levers, values)}
+    if pred_t == "-":
+        prediction = None
+    elif m.band and ":" in pred_t:
+        lo, _, hi = pred_t.partition(":")
+        lv = m.lever(m.resource)
+        prediction = {"band": (_parse_value(lv, lo), _parse_value(lv, hi))}
+    else:
+        prediction = {"cause": pred_t}
+    stars = int(stars_t)
+    ok_sum = _checksum("/".join(parts[:4])) == check
+    out = dict(code=text, mission=m.number, stars=stars, settings=settings,
+               prediction=prediction, checksum_ok=ok_sum)
+    if rescore:
+        again = score(m, settings, prediction=prediction).stars if ok_sum else None
+        out.update(rescored=again, ok=ok_sum and again == stars)
+    else:
+        out.update(ok=ok_sum)
+    return out
+
+
+# --------------------------------------------------------------------- export, import
+
+#: The file :func:`export_progress` writes when it is given no destination.
+EXPORT_NAME = "kvsim-missions-export.json"
+_FORMAT = "kvsim-missions-export"
+_EXPORT_VERSION = 1
+_WRITTEN_BY = "a file written by `kvsim missions --export` (export_progress)"
+_EXPECTED = f"expected {_WRITTEN_BY}"
+_FIELDS = ("attempts", "stars", "settings", "prediction", "prediction_counts", "code")
+_HEADER = {"format", "version", "kvsim_version", "exported_at", "codes", "note", "progress"}
+_NOTE = ("kvsim lab progress (chapter 5). Load it in another session with "
+         "`kvsim missions --import FILE` or kvsim.lab.progress.import_progress(FILE); "
+         "check a code with `kvsim missions --verify CODE`.")
+
+
+def _show(value) -> str:
+    """``repr`` of a bad value, short enough for a one-line error."""
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _kvsim_version() -> str:
+    from kvsim import __version__
+
+    return __version__
+
+
+def _write_atomic(target: Path, text: str) -> None:
+    """Write ``text`` to ``target`` through a temporary file in the same folder (a name unique
+    to this process and call) and :func:`os.replace`: a reader sees the old file or the whole
+    new one, never half of it. The file gets the usual permissions (0666 less the umask)."""
+    tmp = target.parent / f".{target.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+def export_progress(dest=None, *, path=None) -> str:
+    """Write this machine's progress to ``dest`` as one JSON document; return the path written.
+
+    ``dest`` defaults to :data:`EXPORT_NAME` in the current folder (a folder
+    given as ``dest`` gets that name inside it); an existing file is replaced.
+    The document is ``{"format": "kvsim-missions-export", "version": 1,
+    "kvsim_version", "exported_at", "note", "codes": {mission: code} (every
+    mission with a star), "progress": <the progress file as it is>}``. The
+    progress file (``path``, see :func:`progress_path`) is only read.
+    """
+    src = progress_path(path)
+    data = load(path)
+    target = Path(dest) if dest is not None else Path.cwd() / EXPORT_NAME
+    if target.is_dir():
+        target = target / EXPORT_NAME
+    target = Path(os.path.abspath(target))
+    if target.resolve() == src.resolve():
+        raise KvsimError(f"export to {str(target)!r}: that is the progress file itself: expected "
+                         f"another file name, e.g. {EXPORT_NAME}")
+    if not target.parent.is_dir():
+        raise KvsimError(f"export to {str(target)!r}: folder {str(target.parent)!r} does not "
+                         f"exist: expected an existing folder")
+    missions = data["missions"]
+    codes = {}
+    for key in sorted(missions, key=lambda k: (len(k), k)):
+        e = missions[key]
+        if isinstance(e, dict) and e.get("stars") and e.get("code"):
+            codes[key] = e["code"]
+    doc = {"format": _FORMAT, "version": _EXPORT_VERSION, "kvsim_version": _kvsim_version(),
+           "exported_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+           "note": _NOTE, "codes": codes, "progress": data}
+    try:
+        _write_atomic(target, json.dumps(doc, indent=1, sort_keys=True) + "\n")
+    except OSError as e:
+        reason = e.strerror or type(e).__name__
+        raise KvsimError(f"export to {str(target)!r}: cannot write it ({reason}): expected a "
+                         f"writable folder") from None
+    return str(target)
+
+
+def _check_record(where: str, key, rec) -> dict:
+    """One mission's record checked field by field and against its own code (not re-scored);
+    returns it with settings and prediction in kvsim's normal form. ``where`` starts every
+    error (the file's name)."""
+    from .missions import check_prediction
+
+    if not isinstance(key, str) or key not in {str(n) for n in MISSIONS}:
+        raise KvsimError(f"{where}: mission {_show(key)} is not known: expected one of "
+                         f"{', '.join(repr(str(n)) for n in MISSIONS)}")
+    m = MISSIONS[int(key)]
+    at = f"{where}: mission {m.number}"
+    if not isinstance(rec, dict):
+        raise KvsimError(f"{at}: record {_show(rec)} is a {type(rec).__name__}: expected an "
+                         f"object with {', '.join(_FIELDS)}")
+    missing = [f for f in _FIELDS if f not in rec]
+    extra = sorted(set(rec) - set(_FIELDS), key=str)
+    if missing or extra:
+        what = f"lacks {missing[0]!r}" if missing else f"has an unknown field {_show(extra[0])}"
+        raise KvsimError(f"{at}: the record {what}: expected exactly {', '.join(_FIELDS)}")
+    out = dict(rec)
+    for name, lo, hi in (("attempts", 0, None), ("stars", 0, 3)):
+        v = rec[name]
+        if type(v) is not int or v < lo or (hi is not None and v > hi):
+            rng = f"{lo} to {hi}" if hi is not None else f">= {lo}"
+            raise KvsimError(f"{at}: {name}={_show(v)}: expected an integer {rng}")
+    if type(rec["prediction_counts"]) is not bool:
+        raise KvsimError(f"{at}: prediction_counts={_show(rec['prediction_counts'])}: "
+                         f"expected true or false")
+    if rec["code"] is not None and not isinstance(rec["code"], str):
+        raise KvsimError(f"{at}: code={_show(rec['code'])}: expected a completion code or null")
+    s = rec["settings"]
+    if s is not None:
+        levers = [lv.name for lv in m.levers]
+        if not isinstance(s, dict) or sorted(s) != sorted(levers):
+            raise KvsimError(f"{at}: settings={_show(s)}: expected an object with exactly "
+                             f"{', '.join(levers)}")
+        try:
+            out["settings"] = normalise_settings(m, s)
+        except KvsimError as e:
+            raise KvsimError(f"{at}: settings: {e}") from None
+    pred = rec["prediction"]
+    try:
+        out["prediction"] = _jsonable(check_prediction(m, pred))
+    except (KvsimError, TypeError, ValueError) as e:
+        raise KvsimError(f"{at}: prediction: {e}") from None
+    if (rec["attempts"] == 0) != (s is None):
+        raise KvsimError(f"{at}: attempts={rec['attempts']} with settings={_show(s)}: expected "
+                         f"settings null before the first run and the best run's settings after")
+    if (rec["stars"] > 0) != (rec["code"] is not None):
+        raise KvsimError(f"{at}: stars={rec['stars']} with code={_show(rec['code'])}: expected "
+                         f"a completion code exactly when the record has a star")
+    if rec["code"] is not None:
+        try:
+            v = verify(rec["code"], rescore=False)
+        except KvsimError as e:
+            raise KvsimError(f"{at}: code {_show(rec['code'])}: {e}") from None
+        if not v["checksum_ok"]:
+            raise KvsimError(f"{at}: code {rec['code']!r} fails its checksum: expected the code "
+                             f"kvsim wrote (a character was changed)")
+        claims = dict(mission=m.number, stars=rec["stars"], settings=out["settings"])
+        for name, want in claims.items():
+            if v[name] != want:
+                raise KvsimError(f"{at}: code {rec['code']!r} says {name} {_show(v[name])}, the "
+                                 f"record {_show(want)}: expected the code of the record's "
+                                 f"best run")
+        # a prediction that counts was stored before the first run, so every code since used it
+        if rec["prediction_counts"] and _jsonable(v["prediction"]) != out["prediction"]:
+            raise KvsimError(f"{at}: prediction_counts is true but code {rec['code']!r} was "
+                             f"scored with prediction {_show(_jsonable(v['prediction']))}, not "
+                             f"{_show(out['prediction'])}: expected the prediction committed "
+                             f"before the first run")
+    return out
+
+
+def _rescore(where: str, n: int, rec: dict) -> None:
+    """Score a starred record's settings again: its stars must be what kvsim gives now."""
+    v = verify(rec["code"])
+    if not v["ok"]:
+        raise KvsimError(f"{where}: mission {n}: stars={rec['stars']} is not confirmed: code "
+                         f"{rec['code']!r} re-scores to {v['rescored']} star(s): expected the "
+                         f"stars kvsim gives the record's settings")
+
+
+def _read_export(p: Path) -> dict:
+    """The export at ``p``, every record checked and every starred one re-scored."""
+    where = f"import file {str(p)!r}"
+    try:
+        text = p.read_text(encoding="utf-8")
+    except OSError as e:
+        raise KvsimError(f"{where} cannot be read ({e.strerror or type(e).__name__}): "
+                         f"{_EXPECTED}") from None
+    except UnicodeDecodeError:
+        raise KvsimError(f"{where} is not JSON (not UTF-8 text): {_EXPECTED}") from None
+    try:
+        doc = json.loads(text)
+    except (ValueError, RecursionError) as e:
+        detail = (f"{e.msg} at line {e.lineno} column {e.colno}" if hasattr(e, "msg")
+                  else type(e).__name__)
+        raise KvsimError(f"{where} is not JSON ({detail}): {_EXPECTED}") from None
+    if not isinstance(doc, dict):
+        raise KvsimError(f"{where} holds a JSON {type(doc).__name__}, not an object: {_EXPECTED}")
+    if "format" not in doc and "missions" in doc:
+        raise KvsimError(f"{where} is a progress file, not an export (it has no 'format'): "
+                         f"{_EXPECTED}, or set {ENV_VAR} to use that file as it is")
+    if doc.get("format") != _FORMAT:
+        raise KvsimError(f"{where}: format={_show(doc.get('format'))}: expected {_FORMAT!r} "
+                         f"({_WRITTEN_BY})")
+    version = doc.get("version")
+    if type(version) is not int or version != _EXPORT_VERSION:
+        raise KvsimError(f"{where}: version={_show(version)}: expected {_EXPORT_VERSION} "
+                         f"(the export version this kvsim reads)")
+    missing = sorted({"kvsim_version", "codes", "progress"} - set(doc))
+    extra = sorted(set(doc) - _HEADER, key=str)
+    if missing or extra:
+        what = f"lacks {missing[0]!r}" if missing else f"has an unknown field {_show(extra[0])}"
+        raise KvsimError(f"{where}: the export {what}: expected the fields "
+                         f"{', '.join(sorted(_HEADER))}")
+    for name in ("kvsim_version", "exported_at", "note"):
+        if name in doc and not isinstance(doc[name], str):
+            raise KvsimError(f"{where}: {name}={_show(doc[name])}: expected a string")
+    prog = doc["progress"]
+    if not isinstance(prog, dict) or sorted(prog) != ["missions", "version"] or \
+            type(prog["version"]) is not int or prog["version"] != _VERSION or \
+            not isinstance(prog["missions"], dict):
+        raise KvsimError(f"{where}: progress={_show(prog)}: expected an object "
+                         f"{{\"version\": {_VERSION}, \"missions\": {{...}}}}")
+    records = {}
+    for key, rec in prog["missions"].items():
+        checked = _check_record(where, key, rec)     # the key first: a known mission number
+        records[int(key)] = checked
+    codes = doc["codes"]
+    if not isinstance(codes, dict):
+        raise KvsimError(f"{where}: codes={_show(codes)}: expected an object mission -> code")
+    want = {str(n): r["code"] for n, r in records.items() if r["stars"]}
+    for key in sorted(set(codes) | set(want), key=str):
+        if codes.get(key) != want.get(key):
+            raise KvsimError(f"{where}: codes[{key!r}]={_show(codes.get(key))} does not match "
+                             f"the progress records (code {_show(want.get(key))}): expected the "
+                             f"code of every mission with a star, as its record has it")
+    for n in sorted(records):           # the slow part last, once everything else holds
+        if records[n]["stars"]:
+            _rescore(where, n, records[n])
+    return records
+
+
+def _still_counts(side: dict, other: dict) -> bool:
+    """Whether ``side``'s prediction still came before the first run once ``other``'s runs are
+    added: it did in its own file and ``other`` has no runs, or ``other`` committed the same
+    prediction before its own runs too. A merge can take eligibility away, never grant it."""
+    if not side["prediction_counts"]:
+        return False
+    return other["attempts"] == 0 or (other["prediction_counts"]
+                                      and other["prediction"] == side["prediction"])
+
+
+def _merge(cur: dict | None, imp: dict) -> tuple[dict, str]:
+    """One mission's merged record and what happened (``imported``, ``kept``, ``unchanged``)."""
+    base = cur if cur is not None else _new_entry()
+    take = imp["settings"] is not None and _improves(base, imp["stars"])
+    best = imp if take else base
+    if _still_counts(base, imp):
+        pred, counts = base["prediction"], True
+    elif _still_counts(imp, base):
+        pred, counts = imp["prediction"], True
+    else:                               # the local guess if there is one; it no longer counts
+        pred = base["prediction"] if base["prediction"] is not None else imp["prediction"]
+        counts = False
+    merged = {"attempts": max(base["attempts"], imp["attempts"]), "stars": best["stars"],
+              "settings": best["settings"], "code": best["code"], "prediction": pred,
+              "prediction_counts": counts}
+    if cur is not None and merged == cur:
+        return cur, "unchanged"
+    return merged, "imported" if (take or cur is None) else "kept"
+
+
+def import_progress(source, *, path=None) -> dict:
+    """Merge an export (:func:`export_progress`) from ``source`` into the progress at ``path``.
+
+    Everything is checked before anything is written: the header, every
+    record's fields, each code against its record, and every starred record
+    re-scored (:func:`verify`); any failure raises a one-line KvsimError naming
+    the file, the value and what was expected, and leaves the progress file as
+    it was. Per mission the better best attempt wins (more stars; on a tie the
+    one already here, the order :func:`attempt` keeps); runs are counted as the
+    larger of the two counts, and a committed prediction keeps its claim on the
+    third star only if it still precedes every run of both files (a merge never
+    makes a prediction count that did not). Returns ``{mission: "imported" |
+    "kept" | "unchanged"}`` for every mission: ``imported``, the export's best
+    attempt was taken (or the mission was new here); ``kept``, this machine's
+    best attempt stays (its run count or prediction may have been merged);
+    ``unchanged``, the export adds nothing (the mission is not in it, or its
+    record is the same as here).
+    """
+    records = _read_export(Path(source))
+    p = progress_path(path)
+    data = load(path)
+    where = f"progress file {str(p)!r}"
+    missions = dict(data["missions"])
+    summary = {}
+    for n in MISSIONS:
+        key = str(n)
+        if n not in records:
+            summary[n] = "unchanged"
+            continue
+        cur = missions.get(key)
+        if cur is not None:
+            try:
+                cur = _check_record(where, key, cur)
+            except KvsimError as e:
+                raise KvsimError(f"{e} (`kvsim missions --reset` starts over)") from None
+        missions[key], summary[n] = _merge(cur, records[n])
+    if any(v != "unchanged" for v in summary.values()):
+        _save(dict(data, missions=missions), path)
+    return summary
+
+
+# ------------------------------------------------------------------------ read-outs
+
+def progress_text(path=None) -> str:
+    """Progress at a terminal: one line per mission, then the total and the file."""
+    data = load(path)
+    lines = []
+    total = 0
+    for n, m in MISSIONS.items():
+        e = data["missions"].get(str(n))
+        stars = e["stars"] if e else 0
+        total += stars
+        bar = "*" * stars + "." * (3 - stars)
+        if not e or not e["attempts"]:
+            state = "not started"
+        else:
+            shown = ", ".join(f"{k}={v}" for k, v in e["settings"].items())
+            state = f"{e['attempts']} run(s), best: {shown}"
+            if e["code"]:
+                state += f"  code {e['code']}"
+        lines.append(f"mission {n} [{bar}] {m.title}: {state}")
+    lines.append(f"total {total} of {3 * len(MISSIONS)} stars  (progress in {progress_path(path)})")
+    return "\n".join(lines)
+
+
+def leaderboard(lines: Iterable[str]) -> list[dict]:
+    """The room's table from lines ``name CODE`` (or ``name: CODE``, or a bare code).
+
+    Every code is verified and re-scored; a bad one counts nothing and is
+    reported. Rows: ``name``, per-mission stars (``m1``..``m4``), ``total``,
+    ``rejected`` (codes that failed); sorted by total, then name.
+    """
+    board: dict[str, dict] = {}
+    for raw in lines:
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        *name_parts, code = line.split()
+        name = " ".join(name_parts).rstrip(":").strip() or "(anonymous)"
+        row = board.setdefault(name, {"name": name, **{f"m{n}": 0 for n in MISSIONS},
+                                      "rejected": []})
+        try:
+            v = verify(code.strip())
+        except KvsimError:
+            row["rejected"].append(code.strip())
+            continue
+        if v["ok"]:
+            key = f"m{v['mission']}"
+            row[key] = max(row[key], v["stars"])
+        else:
+            row["rejected"].append(code.strip())
+    rows = list(board.values())
+    for r in rows:
+        r["total"] = sum(r[f"m{n}"] for n in MISSIONS)
+    rows.sort(key=lambda r: (-r["total"], r["name"]))
+    return rows
+
+
+def leaderboard_text(rows: list[dict]) -> str:
+    head = f"{'#':>2}  {'name':<20} " + " ".join(f"m{n}" for n in MISSIONS) + "  total"
+    out = [head]
+    for i, r in enumerate(rows, 1):
+        cells = " ".join(f"{r[f'm{n}']:>2}" for n in MISSIONS)
+        line = f"{i:>2}  {r['name'][:20]:<20} {cells}  {r['total']:>5}"
+        if r["rejected"]:
+            line += f"  ({len(r['rejected'])} code(s) rejected)"
+        out.append(line)
+    return "\n".join(out)

@@ -1,0 +1,187 @@
+"""The lab's day of chapter 5, *Belgavi's Book Store*: one run, and what the pager shows.
+
+Explained in chapter 5. :func:`run_lab` runs one day of the lab's traffic
+(the ``belgavi`` scenario: one minute of warm-up, then three minutes
+measured) with the settings a reader picks; :func:`oncall_numbers` reads the
+figures an on-call engineer looks at from its summary, :func:`oncall_text`
+says them in lines. The ipywidgets panel over both is
+:func:`kvsim.book.lab_panel.lab_panel`.
+
+The static twin (no kernel) is :func:`kvsim.book.lab_charts.lab_twin_chart` over
+:func:`twin_runs`, a precomputed grid of the same runs.
+
+:func:`commit_guess` is the missions' commit-your-guess cell: it checks the
+guess and prints one line; it never writes the progress file (only
+:mod:`kvsim.lab.progress`'s functions do, when the reader calls them), so
+the chapter's outputs are the same with or without one.
+"""
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from kvsim.errors import KvsimError, check_choice, check_float, check_int
+
+__all__ = ["LAB_BASE", "LAB_DEFAULTS", "TWIN_GRID", "lab_settings", "run_lab", "oncall_numbers",
+           "oncall_text", "twin_runs", "commit_guess", "wrapped", "show"]
+
+#: The lab's day of traffic: Belgavi's scenario, one minute of warm-up, three measured.
+LAB_BASE = {"scenario": "belgavi", "warmup_s": 60.0, "duration_s": 180.0}
+
+#: The panel's starting point: Belgavi as the source article describes it (vLLM V1, A40 at 0.60).
+LAB_DEFAULTS = {"gpu_memory_utilization": 0.60, "output_mean": 250, "rate_per_s": 1.5,
+                "max_tokens": None, "kv_dtype": "fp16", "watermark": 0.0,
+                "max_num_seqs": None, "engine": "v1", "preemption_mode": "recompute",
+                "pcie_gb_s": 25.0, "seed": 5}
+
+#: The static twin's grid: memory for the server x mean answer length (one seed).
+TWIN_GRID = {"gpu_memory_utilization": (0.60, 0.70, 0.80), "output_mean": (250, 400, 600)}
+
+
+def lab_settings(**settings) -> dict:
+    """The panel's settings, checked (one-line KvsimError naming the value and its range),
+    as :func:`kvsim.run_scenario` overrides."""
+    unknown = [k for k in settings if k not in LAB_DEFAULTS]
+    if unknown:
+        raise KvsimError(f"lab setting {unknown[0]!r} is not known: expected one of "
+                         f"{', '.join(LAB_DEFAULTS)}")
+    s = dict(LAB_DEFAULTS, **settings)
+    out = dict(LAB_BASE)
+    out["gpu_memory_utilization"] = check_float("gpu_memory_utilization",
+                                                s["gpu_memory_utilization"], min=0.3, max=0.98)
+    out["output_mean"] = check_int("output_mean", s["output_mean"], min=10, max=4000)
+    out["rate_per_s"] = check_float("rate_per_s", s["rate_per_s"], min=0.1, max=10.0)
+    if s["max_tokens"] is not None:                      # the chapter's first fix: a cap
+        out["max_tokens"] = check_int("max_tokens", s["max_tokens"], min=16, max=4096)
+    # the second: an FP8 cache (Llama-2-7B's own is FP16, the scenario's default)
+    if check_choice("kv_dtype", s["kv_dtype"], ("fp16", "fp8")) == "fp8":
+        out["kv_dtype"] = "fp8"
+    out["watermark"] = check_float("watermark", s["watermark"], min=0.0, max=0.5)
+    if s["max_num_seqs"] is not None:
+        out["max_num_seqs"] = check_int("max_num_seqs", s["max_num_seqs"], min=1, max=1024)
+    out["engine"] = check_choice("engine", s["engine"], ("v1", "v0"))
+    out["preemption_mode"] = check_choice("preemption_mode", s["preemption_mode"],
+                                          ("recompute", "swap"))
+    out["pcie_bytes_per_s"] = check_float("pcie_gb_s", s["pcie_gb_s"], min=0.5, max=128.0) * 1e9
+    out["seed"] = check_int("seed", s["seed"], min=0, max=10_000)
+    return out
+
+
+def run_lab(**settings):
+    """One lab run (see :func:`lab_settings`); returns the :class:`~kvsim.engine.result.SimResult`.
+
+    Swap with ``engine="v1"`` raises kvsim's one-line error: V1 only recomputes.
+    """
+    from kvsim.runs.scenarios import run_scenario
+
+    kwargs = lab_settings(**settings)
+    return run_scenario(kwargs.pop("scenario"), **kwargs)
+
+
+def oncall_numbers(result) -> dict:
+    """What an on-call engineer reads, from one run's summary and config.
+
+    Keys: ``preemptions_per_1k``, ``ttft_p50_s``, ``ttft_p95_s``, ``itl_p99_ms``,
+    ``max_gap_s``, ``paused_pct`` (users paused > 1 s), ``kv_usage_mean_pct``,
+    ``max_waiting``, ``mean_running``, ``goodput_tok_s``, ``throughput_tok_s``,
+    ``finished_pct`` (of the arrivals), ``pool_tokens``, ``swapped_gb``.
+    """
+    s = result.summary()
+    c = result.config
+    return {
+        "preemptions_per_1k": round(float(s["preemptions_per_1k"]), 1),
+        "ttft_p50_s": round(float(s["ttft_p50_s"]), 2),
+        "ttft_p95_s": round(float(s["ttft_p95_s"]), 2),
+        "itl_p99_ms": round(1e3 * float(s["itl_p99_s"]), 0),
+        "max_gap_s": round(float(s["max_gap_s"]), 2),
+        "paused_pct": round(100 * float(s["share_paused_over_1s"]), 1),
+        "kv_usage_mean_pct": round(100 * float(s["kv_usage_mean"]), 1),
+        "max_waiting": int(s["max_waiting"]),
+        "mean_running": round(float(s["mean_running"]), 1),
+        "goodput_tok_s": round(float(s["goodput_tok_s"]), 0),
+        "throughput_tok_s": round(float(s["throughput_tok_s"]), 0),
+        "finished_pct": round(100 * s["requests_finished"] / max(1, s["requests_arrived"]), 1),
+        "pool_tokens": int(c["num_gpu_blocks"]) * int(c["block_size"]),
+        "swapped_gb": round(float(s["swapped_out_bytes"]) / 1e9, 2),
+    }
+
+
+def oncall_text(n: Mapping[str, Any]) -> list[str]:
+    """The on-call numbers as short lines (the panel and the static twin print the same)."""
+    lines = [f"preemptions: {n['preemptions_per_1k']:,.0f} per 1,000 requests",
+             f"TTFT: p50 {n['ttft_p50_s']:,.2f} s, p95 {n['ttft_p95_s']:,.1f} s",
+             f"p99 inter-token gap: {n['itl_p99_ms']:,.0f} ms; longest pause {n['max_gap_s']:,.1f} s",
+             f"users paused > 1 s: {n['paused_pct']:.1f}%",
+             f"KV in use: {n['kv_usage_mean_pct']:.0f}% on average; {n['mean_running']:.1f} running, "
+             f"at most {n['max_waiting']:,} waiting",
+             f"goodput {n['goodput_tok_s']:,.0f} of {n['throughput_tok_s']:,.0f} tokens/s processed; "
+             f"{n['finished_pct']:.0f}% of arrivals finished"]
+    if n.get("swapped_gb"):
+        lines.append(f"swapped out: {n['swapped_gb']:,.1f} GB over PCIe")
+    return lines
+
+
+def twin_runs(*, executor=None) -> dict:
+    """The static twin's runs: every point of :data:`TWIN_GRID` with the panel's defaults.
+
+    Returns ``{(gpu_memory_utilization, output_mean): SimResult}`` in grid order.
+    """
+    import itertools
+
+    points = list(itertools.product(*TWIN_GRID.values()))
+    names = list(TWIN_GRID)
+    jobs = [dict(zip(names, p)) for p in points]
+    if executor is None:
+        results = [run_lab(**j) for j in jobs]
+    else:
+        results = list(executor.map(_run_job, jobs))
+    return {p: r for p, r in zip(points, results)}
+
+
+def _run_job(job: dict):
+    return run_lab(**job)
+
+
+def wrapped(text, width: int = 88) -> str:
+    """``text`` (a ticket, a score) wrapped for a page or a phone: each line folded at ``width``,
+    continuation lines indented under the line's text."""
+    import re
+    import textwrap
+
+    out = []
+    for line in str(text).splitlines() or [""]:
+        lead = re.match(r"^(\s*(?:[A-Z]{3,6}\s+)?)", line).group(1)
+        indent = " " * len(lead) if lead.strip() else lead + "    "
+        out.append(textwrap.fill(line, width=width, subsequent_indent=indent,
+                                 break_long_words=False, break_on_hyphens=False) or line)
+    return "\n".join(out)
+
+
+def show(text, width: int = 88) -> None:
+    """Print :func:`wrapped` ``text`` (the chapter prints tickets and scores with it)."""
+    print(wrapped(text, width))
+
+
+def commit_guess(mission, prediction) -> None:
+    """Print one line: the guess checked (nothing is written anywhere).
+
+    ``prediction`` is ``None`` (not committed yet), ``{"cause": key}`` or, for
+    mission 4, ``{"band": (low, high)}``. To let it count toward the third star,
+    store it with :func:`kvsim.lab.progress.commit_prediction` before the
+    first run.
+    """
+    from .missions import check_prediction, get_mission
+
+    m = get_mission(mission)
+    if prediction is None:
+        if m.band:
+            what = (f"{{'band': (low, high)}}, the {m.resource} values you expect to meet the "
+                    f"SLO")
+        else:
+            what = f"{{'cause': one of {', '.join(m.causes)}}}"
+        show(f"Mission {m.number}: no guess committed yet: set prediction to {what} before "
+             f"you look at the chart below.")
+        return
+    checked = check_prediction(m, prediction)
+    show(f"Mission {m.number}: guess {checked} checked, not recorded (this page writes no file). "
+         f"The chart below shows where the pass band lies. For a completion code, record it "
+         f"before your first run: mission_progress.commit_prediction({m.number}, {checked}).")

@@ -1,0 +1,406 @@
+"""Bytes per token and the KV-cache budget: how many tokens and blocks fit.
+
+Explained in chapter 1, *Bytes per token and capacity*.
+
+The budget follows vLLM V1's start-up arithmetic (``determine_available_memory``
+in vllm/v1/worker/gpu_worker.py, then ``get_kv_cache_config`` in
+vllm/v1/core/kv_cache_utils.py): take ``gpu_memory_utilization`` of the memory
+CUDA reports, subtract the weights, the peak activation memory of a profiling
+pass and the non-PyTorch memory, and cut the rest into blocks::
+
+    usable       = round(memory_bytes x tensor_parallel_size x gpu_memory_utilization)
+    kv_bytes     = usable - weight_bytes - activation_bytes
+    block_bytes  = kv_bytes_per_token x block_size
+    vllm_blocks  = kv_bytes // block_bytes        # what vLLM allocates and logs
+    blocks       = vllm_blocks - 1                # V1 keeps one block as the "null block"
+    tokens       = blocks x block_size
+
+``activation_bytes`` is, when not given, the peak of vLLM's profiling run
+(:func:`peak_activation_bytes`: a forward pass of ``max_num_batched_tokens``
+tokens and the sampler's fp32 logits for ``max_num_seqs`` rows) plus
+:data:`~kvsim.model.vllm_defaults.NON_TORCH_BYTES` per GPU. Seed 000 does the sum
+loosely ("roughly 2 GB of activations and runtime overhead", and 0.5 MB per
+token where the cache takes 0.5 MiB); chapter 1 shows both. Every quantity is
+an exact integer of bytes.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from kvsim.errors import KvsimError, check_choice, check_float, check_int
+from kvsim.units import format_bytes
+
+from .hardware import GPUSpec, get_gpu
+from .spec import DTYPE_BYTES, ModelSpec, get_model
+from .vllm_defaults import (
+    ACTIVATION_BYTES,
+    ENGINES,
+    NON_TORCH_BYTES,
+    SAMPLER_LOGIT_BYTES,
+    USAGE_CONTEXTS,
+    batch_defaults,
+)
+
+__all__ = ["KV_DTYPES", "BLOCK_SIZES", "kv_bytes_per_token", "kv_budget", "KVBudget",
+           "peak_activation_bytes", "pinned_budget"]
+
+#: KV-cache element formats and their bytes.
+KV_DTYPES: dict[str, int] = dict(DTYPE_BYTES)
+
+#: Accepted ``block_size`` values. vLLM accepts 1, 8, 16, 32, 64 and 128 (and
+#: 256 in recent releases); kvsim also accepts 2 and 4 so the PagedAttention
+#: paper's block-size study (1 to 256 tokens) can be replayed.
+BLOCK_SIZES: tuple[int, ...] = (1, 2, 4, 8, 16, 32, 64, 128, 256)
+
+
+def _resolve_kv_dtype(model: ModelSpec, kv_dtype) -> str:
+    if kv_dtype is None or kv_dtype == "auto":
+        return model.dtype
+    return check_choice("kv_dtype", kv_dtype, KV_DTYPES)
+
+
+def kv_bytes_per_token(model, kv_dtype: str | None = None) -> int:
+    """KV-cache bytes one token costs across all KV layers.
+
+    ``model`` is a :class:`~kvsim.model.spec.ModelSpec`, a preset name or a path to
+    a ``config.json``; ``kv_dtype`` (one of :data:`KV_DTYPES`) defaults to the
+    model's dtype. ``2 x kv_layers x kv_heads x head_dim x`` dtype bytes, or
+    ``kv_layers x (kv_lora_rank + rope_dim) x`` dtype bytes for MLA.
+    Explained in chapter 1, *Bytes per token and capacity*.
+
+    >>> kv_bytes_per_token("llama-2-7b")
+    524288
+    >>> kv_bytes_per_token("llama-2-7b", "fp8")
+    262144
+    """
+    spec = get_model(model)
+    return spec.kv_bytes_per_token(_resolve_kv_dtype(spec, kv_dtype))
+
+
+def _tp_kv_factor(model: ModelSpec, tp: int) -> tuple[int, int]:
+    """(numerator, denominator) of the KV replication a tensor-parallel group pays.
+
+    vLLM shards KV heads over the group; when there are fewer KV heads than
+    GPUs each GPU still keeps one (``max(kv_heads, tp) / kv_heads``). The MLA
+    latent is not sharded at all: every GPU keeps the whole latent (``tp``).
+    """
+    if tp == 1:
+        return 1, 1
+    if model.attention_kind == "mla":
+        return tp, 1
+    return max(model.num_kv_heads, tp), model.num_kv_heads
+
+
+@dataclass(frozen=True)
+class KVBudget:
+    """The KV pool a configuration leaves, in exact bytes, blocks and tokens.
+
+    ``usable_bytes`` is ``gpu_memory_utilization`` of the memory of all
+    ``tensor_parallel_size`` GPUs; ``kv_bytes`` what is left after
+    ``weight_bytes`` and ``activation_bytes`` (peak activations plus
+    non-PyTorch memory: ``peak_activation_bytes + non_torch_bytes`` when
+    kvsim estimated them, 0 and 0 when a figure was given).
+    ``kv_bytes_per_token`` is what one token costs the whole group (the
+    model's figure, times the KV replication tensor parallelism forces when
+    there are fewer KV heads than GPUs or the model uses MLA).
+    ``vllm_blocks`` is what vLLM allocates and logs (its ``num_gpu_blocks``;
+    "GPU KV cache size: N tokens" is ``vllm_blocks * block_size``); ``blocks``
+    the usable ones (V1 keeps ``null_blocks = 1`` aside), which is what
+    kvsim's ``num_gpu_blocks`` engine option means; ``tokens = blocks *
+    block_size``.
+    Explained in chapter 1, *Bytes per token and capacity*.
+    """
+
+    gpu: GPUSpec
+    model: ModelSpec
+    gpu_memory_utilization: float
+    kv_dtype: str
+    block_size: int
+    tensor_parallel_size: int
+    usable_bytes: int
+    weight_bytes: int
+    activation_bytes: int
+    kv_bytes: int
+    kv_bytes_per_token: int
+    block_bytes: int
+    blocks: int
+    tokens: int
+    vllm_blocks: int = 0
+    null_blocks: int = 0
+    peak_activation_bytes: int = 0
+    non_torch_bytes: int = 0
+    engine: str = "v1"
+    pinned: bool = False
+
+    @property
+    def log_tokens(self) -> int:
+        """The token count vLLM's start-up log prints ("GPU KV cache size: N tokens")."""
+        return self.vllm_blocks * self.block_size
+
+    def log_concurrency(self, max_model_len: int | None = None) -> float:
+        """vLLM's "Maximum concurrency for N tokens per request": requests of ``max_model_len``.
+
+        ``vllm_blocks / ceil(max_model_len / block_size)`` (vLLM V1's
+        ``get_max_concurrency_for_kv_cache_config`` for full attention; it
+        counts the null block, as its log does). ``max_model_len`` defaults to
+        the model's.
+        """
+        length = self.model.max_model_len if max_model_len is None else max_model_len
+        length = check_int("max_model_len", length, min=1)
+        per_request = self.blocks_for(length) + self.state_blocks_per_request
+        return self.vllm_blocks / per_request
+
+    def startup_log(self, max_model_len: int | None = None) -> list[str]:
+        """The two lines vLLM V1 logs about the pool at start-up, as kvsim predicts them.
+
+        ``["GPU KV cache size: 27,776 tokens", "Maximum concurrency for 4,096
+        tokens per request: 6.78x"]``: compare them with your server's log.
+        """
+        length = self.model.max_model_len if max_model_len is None else max_model_len
+        return [f"GPU KV cache size: {self.log_tokens:,} tokens",
+                f"Maximum concurrency for {length:,} tokens per request: "
+                f"{self.log_concurrency(length):.2f}x"]
+
+    def blocks_for(self, seq_len: int) -> int:
+        """Blocks a sequence of ``seq_len`` tokens holds: ``ceil(seq_len / block_size)``."""
+        seq_len = check_int("seq_len", seq_len, min=1)
+        return -(-seq_len // self.block_size)
+
+    @property
+    def state_blocks_per_request(self) -> int:
+        """Blocks' worth of the fixed per-request state of hybrid models (0 for pure attention).
+
+        A hybrid such as Qwen3-Next keeps a fixed recurrent state per request
+        in its linear-attention layers (``model.state_bytes_per_request``);
+        it comes out of the same memory, so each request costs
+        ``ceil(state_bytes_per_request / block_bytes)`` blocks on top of its KV.
+        """
+        return -(-self.model.state_bytes_per_request // self.block_bytes)
+
+    def max_concurrent(self, seq_len: int) -> int:
+        """How many sequences of ``seq_len`` tokens fit at once: ``blocks // ceil(seq_len / block_size)``.
+
+        For hybrid models each request's fixed state
+        (:attr:`state_blocks_per_request`) is added to the divisor. Explained
+        in chapter 1 (how many requests fit) and chapter 2 (sizing
+        ``max_num_seqs`` from capacity at p95 length).
+        """
+        return self.blocks // (self.blocks_for(seq_len) + self.state_blocks_per_request)
+
+    def describe(self) -> str:
+        """A multi-line human summary; every byte figure names its unit (GB and GiB)."""
+        m, g = self.model, self.gpu
+        tp = f" x{self.tensor_parallel_size}" if self.tensor_parallel_size > 1 else ""
+
+        def both(n: int) -> str:
+            return f"{format_bytes(n, 'GB')} = {format_bytes(n, 'GiB')}"
+
+        if self.pinned:
+            return "\n".join([
+                f"model           {m.name} ({m.attention_kind.upper()}, {m.kv_layers} KV layers, "
+                f"KV in {self.kv_dtype})",
+                f"pool            pinned to {self.vllm_blocks:,} blocks as vLLM logs them "
+                f"({self.log_tokens:,} tokens), {self.blocks:,} usable",
+                f"KV pool         {both(self.kv_bytes)}",
+                f"KV per token    {self.kv_bytes_per_token:,} B = "
+                f"{format_bytes(self.kv_bytes_per_token, 'KiB', 1)}",
+                f"block           {self.block_size} tokens = {self.block_bytes:,} B",
+                f"tokens          {self.tokens:,}",
+            ])
+        return "\n".join([
+            f"model           {m.name} ({m.attention_kind.upper()}, {m.kv_layers} KV layers, "
+            f"KV in {self.kv_dtype})",
+            f"gpu             {g.name}{tp}: {both(g.memory_bytes * self.tensor_parallel_size)}, "
+            f"gpu_memory_utilization {self.gpu_memory_utilization:g}",
+            f"usable          {both(self.usable_bytes)}",
+            f"weights         {both(self.weight_bytes)}",
+            f"activations     {both(self.activation_bytes)}" + (
+                f" (profiling peak {format_bytes(self.peak_activation_bytes, 'GiB')} + "
+                f"non-torch {format_bytes(self.non_torch_bytes, 'GiB')})"
+                if self.peak_activation_bytes else ""),
+            f"KV pool         {both(self.kv_bytes)}",
+            f"KV per token    {self.kv_bytes_per_token:,} B = "
+            f"{format_bytes(self.kv_bytes_per_token, 'KiB', 1)} = "
+            f"{format_bytes(self.kv_bytes_per_token, 'MB', 3)}",
+            f"block           {self.block_size} tokens = {self.block_bytes:,} B = "
+            f"{format_bytes(self.block_bytes, 'MiB', 2)}",
+            f"blocks          {self.blocks:,}" + (
+                f" usable ({self.vllm_blocks:,} in vLLM's log, one kept as the null block)"
+                if self.null_blocks else ""),
+            f"tokens          {self.tokens:,}",
+        ] + ([f"state/request   {format_bytes(m.state_bytes_per_request, 'MB')} = "
+              f"{self.state_blocks_per_request:,} blocks (linear-attention layers)"]
+             if m.state_bytes_per_request else []))
+
+
+def _least_utilisation(mem_total: int, needed: int) -> float | None:
+    """Smallest utilisation (rounded up to 0.01) whose usable bytes cover ``needed``, or None."""
+    u = math.ceil(needed / mem_total * 100) / 100
+    while u <= 1.0 and round(mem_total * u) < needed:
+        u = round(u + 0.01, 2)
+    return u if u <= 1.0 else None
+
+
+def _least_tp(gpu: GPUSpec, model: ModelSpec, util: float, kv_dtype: str, block_size: int,
+              weight_bytes: int, activation_per_gpu: int) -> int | None:
+    """Smallest tensor-parallel size (dividing the heads, up to 64) that leaves one block."""
+    for tp in range(1, 65):
+        if model.num_attention_heads % tp:
+            continue
+        num, den = _tp_kv_factor(model, tp)
+        block = model.kv_bytes_per_token(kv_dtype) * num // den * block_size
+        if round(gpu.memory_bytes * tp * util) - weight_bytes - activation_per_gpu * tp >= block:
+            return tp
+    return None
+
+
+def peak_activation_bytes(model, *, max_num_batched_tokens: int, max_num_seqs: int,
+                          tensor_parallel_size: int = 1) -> int:
+    """Peak activation memory of vLLM's profiling run, per GPU (an estimate).
+
+    vLLM measures it by running one forward pass of ``max_num_batched_tokens``
+    dummy tokens and one sampler pass over ``max_num_seqs`` rows. kvsim counts
+    the widest tensors alive at once: per token the MLP's gate/up output and
+    activation (3 x ``intermediate_size``, split by tensor parallelism) and two
+    hidden-size buffers, in 16 bits; plus fp32 logits of the vocabulary per
+    sequence. For Llama-3.1-8B on an H100 (8,192 tokens, 1,024 sequences) that
+    is 1.27 GiB; vLLM logs print "PyTorch activation peak memory takes
+    1.19-1.24GiB" for that server. For mixture-of-experts models the config's
+    ``intermediate_size`` (its dense layers or one expert) stands in for the
+    MLP width.
+    """
+    spec = get_model(model)
+    tp = check_int("tensor_parallel_size", tensor_parallel_size, min=1, max=1024)
+    tokens = check_int("max_num_batched_tokens", max_num_batched_tokens, min=1)
+    seqs = check_int("max_num_seqs", max_num_seqs, min=1)
+    inter = spec.intermediate_size or (8 * spec.hidden_size) // 3
+    per_token = (3 * inter // tp + 2 * spec.hidden_size) * ACTIVATION_BYTES
+    vocab = spec.vocab_size or 0
+    return tokens * per_token + seqs * (vocab // tp) * SAMPLER_LOGIT_BYTES
+
+
+def kv_budget(gpu, model, *, gpu_memory_utilization, kv_dtype: str | None = None,
+              block_size: int = 16, activation_bytes: int | None = None,
+              weight_bytes: int | None = None, tensor_parallel_size: int = 1,
+              max_num_batched_tokens: int | None = None, max_num_seqs: int | None = None,
+              engine: str = "v1", usage_context: str = "server") -> KVBudget:
+    """The KV pool left on ``gpu`` for ``model`` at ``gpu_memory_utilization``.
+
+    ``gpu`` is a :class:`~kvsim.model.hardware.GPUSpec` or preset name; ``model`` a
+    spec, preset name or ``config.json`` path. ``weight_bytes`` defaults to
+    ``model.weight_bytes``. ``activation_bytes`` (everything but weights and
+    KV: activations, CUDA context, buffers) defaults to vLLM's profiling peak
+    for the batch limits (``max_num_batched_tokens`` and ``max_num_seqs``,
+    by default vLLM's for this GPU class, ``usage_context`` and ``engine``)
+    plus the non-PyTorch memory of every GPU. ``engine="v1"`` keeps one block
+    aside as the null block, as vLLM V1 does.
+    Raises :class:`KvsimError` when weights and activations do not leave room
+    for a single block, saying both figures and the least utilisation that
+    would. Explained in chapter 1, *Bytes per token and capacity*.
+    """
+    gpu = get_gpu(gpu)
+    model = get_model(model)
+    util = check_float("gpu_memory_utilization", gpu_memory_utilization, min=0, max=1,
+                       min_open=True)
+    kv_dtype = _resolve_kv_dtype(model, kv_dtype)
+    if isinstance(block_size, bool) or block_size not in BLOCK_SIZES:
+        raise KvsimError(f"block_size={block_size!r} is not valid: expected one of "
+                         f"{', '.join(map(str, BLOCK_SIZES))}")
+    block_size = int(block_size)
+    check_choice("engine", engine, ENGINES)
+    check_choice("usage_context", usage_context, USAGE_CONTEXTS)
+    tp = check_int("tensor_parallel_size", tensor_parallel_size, min=1, max=1024)
+    if model.num_attention_heads % tp:
+        raise KvsimError(f"tensor_parallel_size={tp} does not divide the "
+                         f"{model.num_attention_heads} attention heads of {model.name}: "
+                         f"expected a divisor of {model.num_attention_heads}")
+    if weight_bytes is None:
+        weight_bytes = model.weight_bytes
+    weight_bytes = check_int("weight_bytes", weight_bytes, min=0)
+    peak = non_torch = 0
+    if activation_bytes is None:
+        tokens_default, seqs_default = batch_defaults(gpu, usage_context, engine)
+        peak = tp * peak_activation_bytes(
+            model, max_num_batched_tokens=max_num_batched_tokens or tokens_default,
+            max_num_seqs=max_num_seqs or seqs_default, tensor_parallel_size=tp)
+        non_torch = tp * NON_TORCH_BYTES
+        activation_bytes = peak + non_torch
+    activation_bytes = check_int("activation_bytes", activation_bytes, min=0)
+
+    mem_total = gpu.memory_bytes * tp
+    usable = round(mem_total * util)
+    num, den = _tp_kv_factor(model, tp)
+    per_token = model.kv_bytes_per_token(kv_dtype) * num // den
+    block_bytes = per_token * block_size
+    null_blocks = 1 if engine == "v1" else 0
+    kv_bytes = usable - weight_bytes - activation_bytes
+    if kv_bytes < block_bytes * (1 + null_blocks):
+        fixed = weight_bytes + activation_bytes
+        least = _least_utilisation(mem_total, fixed + block_bytes * (1 + null_blocks))
+        if least is None:
+            tp_fit = _least_tp(gpu, model, util, kv_dtype, block_size, weight_bytes,
+                               activation_bytes // tp)
+            more = f"tensor_parallel_size >= {tp_fit} at this utilisation" if tp_fit else "more GPUs"
+            hint = (f"no gpu_memory_utilization in (0, 1] fits on {tp} x {gpu.name}: expected "
+                    f"{more}, a larger GPU or smaller weights")
+        else:
+            hint = f"expected gpu_memory_utilization >= {least:.2f}"
+        what = ("leaves no KV memory" if kv_bytes <= 0 else
+                f"leaves {format_bytes(kv_bytes, 'GB')}, less than "
+                f"{'two blocks' if null_blocks else 'one block'} of "
+                f"{format_bytes(block_bytes, 'MB')}")
+        raise KvsimError(
+            f"gpu_memory_utilization={util:g} {what} for {model.name} on {tp} x {gpu.name}: "
+            f"usable {format_bytes(usable, 'GB')} vs weights {format_bytes(weight_bytes, 'GB')} "
+            f"+ activations {format_bytes(activation_bytes, 'GB')} = "
+            f"{format_bytes(fixed, 'GB')}; {hint}")
+    vllm_blocks = kv_bytes // block_bytes
+    blocks = vllm_blocks - null_blocks
+    return KVBudget(gpu=gpu, model=model, gpu_memory_utilization=util, kv_dtype=kv_dtype,
+                    block_size=block_size, tensor_parallel_size=tp, usable_bytes=usable,
+                    weight_bytes=weight_bytes, activation_bytes=activation_bytes,
+                    kv_bytes=kv_bytes, kv_bytes_per_token=per_token, block_bytes=block_bytes,
+                    blocks=blocks, tokens=blocks * block_size, vllm_blocks=vllm_blocks,
+                    null_blocks=null_blocks, peak_activation_bytes=peak,
+                    non_torch_bytes=non_torch, engine=engine)
+
+
+def pinned_budget(gpu, model, *, num_gpu_blocks: int | None = None,
+                  kv_cache_tokens: int | None = None, kv_dtype: str | None = None,
+                  block_size: int = 16, tensor_parallel_size: int = 1,
+                  engine: str = "v1") -> KVBudget:
+    """The KV pool of a real server, pinned to what it reports instead of computed from memory.
+
+    Give exactly one of ``num_gpu_blocks`` (usable blocks, as kvsim's
+    ``simulate`` option means it) or ``kv_cache_tokens`` (vLLM's start-up line
+    "GPU KV cache size: N tokens", which counts every block: V1's null block
+    included, so the usable pool is one block less). Explained in chapter 1
+    (*calibrating on your own server*).
+    """
+    if (num_gpu_blocks is None) == (kv_cache_tokens is None):
+        raise KvsimError("pinned_budget needs exactly one of num_gpu_blocks or kv_cache_tokens: "
+                         "expected the figure from your server's start-up log")
+    base = kv_budget(gpu, model, gpu_memory_utilization=1.0, kv_dtype=kv_dtype,
+                     block_size=block_size, activation_bytes=0, weight_bytes=0,
+                     tensor_parallel_size=tensor_parallel_size, engine=engine)
+    bs = base.block_size
+    if kv_cache_tokens is not None:
+        kv_cache_tokens = check_int("kv_cache_tokens", kv_cache_tokens,
+                                    min=(1 + base.null_blocks) * bs, max=10**12)
+        if kv_cache_tokens % bs:
+            raise KvsimError(f"kv_cache_tokens={kv_cache_tokens:,} is not a multiple of block_size="
+                             f"{bs}: expected the N of vLLM's 'GPU KV cache size: N tokens', "
+                             f"which counts whole blocks (check the block size)")
+        blocks = kv_cache_tokens // bs - base.null_blocks
+    else:
+        blocks = check_int("num_gpu_blocks", num_gpu_blocks, min=1, max=10**9)
+    total = blocks + base.null_blocks
+    kv_bytes = total * base.block_bytes
+    return KVBudget(gpu=base.gpu, model=base.model, gpu_memory_utilization=1.0,
+                    kv_dtype=base.kv_dtype, block_size=bs,
+                    tensor_parallel_size=base.tensor_parallel_size, usable_bytes=kv_bytes,
+                    weight_bytes=0, activation_bytes=0, kv_bytes=kv_bytes,
+                    kv_bytes_per_token=base.kv_bytes_per_token, block_bytes=base.block_bytes,
+                    blocks=blocks, tokens=blocks * bs, vllm_blocks=total,
+                    null_blocks=base.null_blocks, engine=engine, pinned=True)

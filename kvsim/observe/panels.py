@@ -1,0 +1,222 @@
+"""Dashboard panels and alert conditions, computed from scraped vLLM series.
+
+Explained in chapter 4, *Detecting preemption*. A Grafana board and an alert
+rule never see kvsim's tables: they see what Prometheus scraped, every
+``interval_s`` seconds (:func:`kvsim.observe.metrics.scrape`). This module computes,
+with numpy on those samples, what the usual PromQL queries return, one
+function per query shape, each named after it:
+
+* :func:`increase` -- ``increase(counter[w])``: the counter now minus the
+  counter ``w`` seconds ago (Prometheus also extrapolates to the window's
+  edges; on evenly spaced scrapes that changes values by at most one scrape's
+  worth, and the tests check every alert onset computed here against
+  ``promtool``);
+* :func:`avg_over_time` / :func:`min_over_time` -- of a gauge over ``w``;
+* :func:`histogram_quantile_over` -- ``histogram_quantile(q,
+  rate(h_bucket[w]))``;
+* :func:`mean_over` -- ``rate(h_sum[w]) / rate(h_count[w])``, the mean a
+  dashboard shows;
+* :func:`firing` -- when ``condition`` has held for ``for_s`` seconds (an
+  alert's ``for:``), at each rule evaluation.
+
+:func:`dashboard_rows` puts the panels of chapter 4's board side by side per
+scrape; :func:`longest_gap_over` is what the users felt and no metric shows:
+the longest pause between two tokens of any stream in the window.
+"""
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+
+from kvsim.engine.result import SimResult, Table
+from kvsim.errors import KvsimError, check_float
+
+from .metrics import ITL_BUCKETS, _le, histogram_quantile
+
+__all__ = ["increase", "avg_over_time", "min_over_time", "deriv", "histogram_quantile_over",
+           "mean_over", "firing", "onset", "longest_gap_over", "dashboard_rows", "book_rules"]
+
+
+def _times(tab: Table) -> np.ndarray:
+    if "t_s" not in tab:
+        raise KvsimError("the table has no t_s column: expected kvsim.observe.metrics.scrape(...)")
+    return np.asarray(tab["t_s"], dtype=float)
+
+
+def _column(tab: Table, name: str) -> np.ndarray:
+    if name not in tab:
+        raise KvsimError(f"series {name!r} is not in the scrape: expected one of "
+                         f"{', '.join(c for c in tab.columns if 'bucket' not in c)}")
+    return np.asarray(tab[name], dtype=float)
+
+
+def _lag(t: np.ndarray, window_s: float) -> np.ndarray:
+    """Index of the sample ``window_s`` before each sample (clipped at the first)."""
+    window_s = check_float("window_s", window_s, min=0.0, min_open=True)
+    return np.clip(np.searchsorted(t, t - window_s - 1e-9, side="left"), 0, len(t) - 1)
+
+
+def increase(tab: Table, counter: str, window_s: float) -> np.ndarray:
+    """``increase(counter[window])`` at every scrape (the first samples see a shorter window)."""
+    t = _times(tab)
+    values = _column(tab, counter)
+    return values - values[_lag(t, window_s)]
+
+
+def _over(tab: Table, gauge: str, window_s: float, reduce) -> np.ndarray:
+    t = _times(tab)
+    values = _column(tab, gauge)
+    lag = _lag(t, window_s)
+    return np.array([reduce(values[lag[i]:i + 1]) for i in range(len(t))])
+
+
+def avg_over_time(tab: Table, gauge: str, window_s: float) -> np.ndarray:
+    """``avg_over_time(gauge[window])``: the mean of the samples in the window."""
+    return _over(tab, gauge, window_s, np.mean)
+
+
+def min_over_time(tab: Table, gauge: str, window_s: float) -> np.ndarray:
+    """``min_over_time(gauge[window])``."""
+    return _over(tab, gauge, window_s, np.min)
+
+
+def deriv(tab: Table, gauge: str, window_s: float) -> np.ndarray:
+    """``deriv(gauge[window])``: the least-squares slope of the samples in the window (per s)."""
+    t = _times(tab)
+    values = _column(tab, gauge)
+    lag = _lag(t, window_s)
+    out = np.zeros(len(t))
+    for i in range(len(t)):
+        x, y = t[lag[i]:i + 1], values[lag[i]:i + 1]
+        if len(x) >= 2:
+            x = x - x.mean()
+            out[i] = float((x * (y - y.mean())).sum() / (x * x).sum())
+    return out
+
+
+def histogram_quantile_over(tab: Table, histogram: str, q: float, window_s: float,
+                            edges: Sequence[float] = ITL_BUCKETS) -> np.ndarray:
+    """``histogram_quantile(q, rate(histogram_bucket[window]))`` at every scrape (NaN when
+    the window saw no observation)."""
+    t = _times(tab)
+    lag = _lag(t, window_s)
+    names = [f'{histogram}_bucket{{le="{_le(e)}"}}' for e in edges] + \
+            [f'{histogram}_bucket{{le="+Inf"}}']
+    buckets = np.stack([_column(tab, n) for n in names])
+    delta = buckets - buckets[:, lag]
+    return np.array([histogram_quantile(q, edges, delta[:, i]) for i in range(len(t))])
+
+
+def mean_over(tab: Table, histogram: str, window_s: float) -> np.ndarray:
+    """``rate(h_sum[window]) / rate(h_count[window])``: the mean a dashboard plots."""
+    d_sum = increase(tab, histogram + "_sum", window_s)
+    d_count = increase(tab, histogram + "_count", window_s)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(d_count > 0, d_sum / np.where(d_count > 0, d_count, 1), np.nan)
+
+
+def firing(t: np.ndarray, condition: np.ndarray, for_s: float) -> np.ndarray:
+    """Whether an alert fires at each evaluation: ``condition`` has been true at every
+    evaluation for at least ``for_s`` seconds (``for: 0`` fires at once)."""
+    t = np.asarray(t, dtype=float)
+    condition = np.asarray(condition, dtype=bool)
+    for_s = check_float("for_s", for_s, min=0.0)
+    out = np.zeros(len(t), dtype=bool)
+    since = None
+    for i, ok in enumerate(condition):
+        if not ok:
+            since = None
+            continue
+        since = t[i] if since is None else since
+        out[i] = t[i] - since >= for_s
+    return out
+
+
+def onset(t: np.ndarray, fires: np.ndarray) -> float | None:
+    """The first evaluation time at which an alert fires, or None."""
+    idx = np.flatnonzero(np.asarray(fires, dtype=bool))
+    return float(np.asarray(t, dtype=float)[idx[0]]) if idx.size else None
+
+
+def longest_gap_over(result: SimResult, t: np.ndarray, window_s: float) -> np.ndarray:
+    """The longest pause between two tokens of one stream that ended in each window
+    (seconds; 0 with none): what users felt, which no vLLM metric reports."""
+    if not isinstance(result, SimResult):
+        raise KvsimError(f"result={type(result).__name__} is not supported: expected a "
+                         "kvsim.SimResult")
+    t = np.asarray(t, dtype=float)
+    window_s = check_float("window_s", window_s, min=0.0, min_open=True)
+    pauses = result.pauses
+    end = np.asarray(pauses["end_s"], dtype=float)
+    length = end - np.asarray(pauses["start_s"], dtype=float)
+    ok = ~np.isnan(end)
+    end, length = end[ok], length[ok]
+    out = np.zeros(len(t))
+    for i, now in enumerate(t):
+        inside = (end > now - window_s) & (end <= now)
+        if inside.any():
+            out[i] = float(length[inside].max())
+    return out
+
+
+def dashboard_rows(result: SimResult, tab: Table, *, run: str, window_s: float = 300.0,
+                   rate_window_s: float = 600.0) -> list[dict]:
+    """One row per scrape with chapter 4's panels (rounded for a compact chart).
+
+    ``kv_pct`` (``vllm:kv_cache_usage_perc`` x 100), ``waiting``, ``running``,
+    ``per_1k`` (preemptions per 1,000 finished requests over ``rate_window_s``),
+    ``itl_mean_ms`` and ``itl_p99_ms`` (over ``window_s``), ``gap_max_ms`` (the
+    longest pause in ``window_s``, from the run itself), ``t_min``.
+    """
+    t = _times(tab)
+    finished = sum(increase(tab, f'vllm:request_success_total{{finished_reason="{r}"}}',
+                            rate_window_s) for r in ("stop", "length", "abort"))
+    pre = increase(tab, "vllm:num_preemptions_total", rate_window_s)
+    per_1k = 1000.0 * pre / np.maximum(finished, 1.0)
+    mean = mean_over(tab, "vllm:inter_token_latency_seconds", window_s)
+    p99 = histogram_quantile_over(tab, "vllm:inter_token_latency_seconds", 0.99, window_s)
+    gap = longest_gap_over(result, t, window_s)
+    kv = _column(tab, "vllm:kv_cache_usage_perc")
+    waiting = _column(tab, "vllm:num_requests_waiting")
+    running = _column(tab, "vllm:num_requests_running")
+
+    def r(x, nd=1):
+        return None if np.isnan(x) else round(float(x), nd)
+
+    return [{"run": run, "t_min": round(float(t[i]) / 60.0, 3), "kv_pct": r(100 * kv[i]),
+             "waiting": int(waiting[i]), "running": int(running[i]), "per_1k": r(per_1k[i]),
+             "itl_mean_ms": r(1e3 * mean[i]), "itl_p99_ms": r(1e3 * p99[i]),
+             "gap_max_ms": r(1e3 * gap[i], 0)} for i in range(len(t))]
+
+
+def book_rules(tab: Table) -> dict[str, tuple[np.ndarray, float]]:
+    """Every alert of ``book/alerts/kvsim-preemption.rules.yml`` as ``{name: (condition at
+    each scrape, for_s)}``, the expressions written with this module's functions.
+
+    Pass each pair to :func:`firing`. The tests run the rule file through
+    ``promtool`` on the same series and find the same alerts firing at every
+    evaluation away from a transition.
+    """
+    from .metrics import REQUEST_NUM_PREEMPTIONS_BUCKETS
+
+    finished = sum(increase(tab, f'vllm:request_success_total{{finished_reason="{r}"}}', 600.0)
+                   for r in ("stop", "length", "abort"))
+    per_1k = 1000.0 * increase(tab, "vllm:num_preemptions_total", 600.0) / np.maximum(finished, 1)
+    with np.errstate(invalid="ignore"):
+        repeated = histogram_quantile_over(tab, "vllm:request_num_preemptions", 0.99, 600.0,
+                                           REQUEST_NUM_PREEMPTIONS_BUCKETS) > 1
+        itl_tail = histogram_quantile_over(tab, "vllm:inter_token_latency_seconds", 0.99,
+                                           300.0) > 0.2
+    return {
+        "VLLMKVCachePreemption": (increase(tab, "vllm:num_preemptions_total", 300.0) > 0, 600.0),
+        "VLLMKVCacheNearFull": (avg_over_time(tab, "vllm:kv_cache_usage_perc", 300.0) > 0.85,
+                                900.0),
+        "VLLMKVCachePinned": (avg_over_time(tab, "vllm:kv_cache_usage_perc", 120.0) > 0.9, 120.0),
+        "VLLMPreemptionsPer1k": (per_1k > 50, 300.0),
+        "VLLMRequestsPreemptedRepeatedly": (repeated, 300.0),
+        "VLLMInterTokenLatencyTail": (itl_tail, 300.0),
+        "VLLMQueueGrowingWhileKVPinned": (
+            (avg_over_time(tab, "vllm:kv_cache_usage_perc", 300.0) > 0.9)
+            & (deriv(tab, "vllm:num_requests_waiting", 300.0) > 0), 300.0),
+    }

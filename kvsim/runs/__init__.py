@@ -1,0 +1,1 @@
+"""Runs of the engine: named scenarios, sweeps over grids and seeds, the step-by-step stepper."""

@@ -1,0 +1,205 @@
+"""The scheduler, one step at a time: what every request holds after each engine step.
+
+Explained in chapter 2, *Optimistic admission and preemption* (the stepper and
+its static twin). The frames come from the real engine (:mod:`kvsim.engine.loop`,
+run with ``step_by_step=True``), watched after every step, so the stepper
+cannot disagree with :func:`kvsim.simulate`::
+
+    from . import stepper
+    frames = stepper.scheduler_frames(stepper.toy_requests(), num_gpu_blocks=20)
+    frames[0]["free_blocks"], frames[0]["admitted"]
+
+Each frame is a dict:
+
+``step``
+    steps executed so far (1 = after the first step).
+``t_ms``
+    simulated time at the end of the step, in milliseconds.
+``free_blocks``, ``total_blocks``
+    the pool after the step (``free_blocks`` counts cached free blocks too:
+    they are reusable).
+``requests``
+    one dict per request, in id order: ``name`` ("R1", "R2", ...), ``state``
+    (one of :data:`STATES`), ``blocks`` held, ``tokens`` whose KV is stored,
+    ``generated`` answer tokens, ``output`` answer length, ``preemptions``
+    so far, ``recomputed`` and ``rescued`` tokens (prefilled again after a
+    preemption; found in the prefix cache instead), ``needs_block`` (its next
+    token starts a new block).
+``admitted``, ``preempted``, ``finished``
+    names of the requests admitted, preempted or finished in this step.
+``waiting``
+    names in the waiting queue, front first.
+``story``
+    one line that says what happened in the step.
+"""
+from __future__ import annotations
+
+import math
+
+from kvsim.engine.loop import build_engine
+from kvsim.errors import KvsimError, check_int
+from kvsim.traffic.workload import Request, Workload
+
+__all__ = ["STATES", "scheduler_frames", "toy_requests", "frame_rows"]
+
+#: Request states a frame can show, in the order a request meets them.
+STATES = ("not arrived", "waiting", "prefilling", "decoding", "preempted", "finished")
+
+#: The most frames one call records (a stepper, not a simulator).
+MAX_FRAMES = 5_000
+
+
+def toy_requests(n: int = 5, *, prompt_tokens: int = 40, output_tokens=(90, 70, 100, 60, 80)
+                 ) -> list[Request]:
+    """``n`` requests that all arrive at t = 0: the stepper's default batch.
+
+    ``output_tokens`` is one length for all or a sequence cycled over the
+    requests. With the default 20-block pool (blocks of 16) all five prompts
+    fit at once and the answers do not: the batch grows into a preemption.
+    """
+    n = check_int("n", n, min=1, max=26)
+    lengths = [output_tokens] if isinstance(output_tokens, int) else list(output_tokens)
+    if not lengths:
+        raise KvsimError("output_tokens=() is empty: expected a length or a sequence of lengths")
+    return [Request(0.0, prompt_tokens, lengths[i % len(lengths)]) for i in range(n)]
+
+
+def _name(rid: int) -> str:
+    return f"R{rid + 1}"
+
+
+class _Watcher:
+    """Called by the engine after every step; turns its state into a frame."""
+
+    def __init__(self, max_frames: int):
+        self.frames: list[dict] = []
+        self.max_frames = max_frames
+        self.events_seen = 0
+        self.running_before: set[int] = set()
+
+    def __call__(self, eng) -> None:
+        if len(self.frames) >= self.max_frames:
+            raise _Enough
+        bs, T = eng.bs, eng.T
+        waiting = list(eng.waiting)
+        reqs = eng.requests
+        queue_set = set(waiting)
+        new_events = eng.rec.events[self.events_seen:]
+        self.events_seen = len(eng.rec.events)
+        preempted = [rid for _t, rid, _mode in new_events]
+        requests = []
+        finished = []
+        for rid in range(reqs.count):
+            needs_block = False
+            if rid in eng.decoding:
+                tokens = eng.decoding.stored(rid, T)
+                blocks = eng.kv.blocks_for(tokens)
+                state = "decoding"
+                needs_block = tokens % bs == 0
+            elif rid in eng.running:
+                tokens = eng._stored(rid)
+                blocks = eng.kv.held.get(rid, 0)
+                state = "prefilling" if rid in eng.prefilling else "decoding"
+            else:
+                tokens = blocks = 0
+                if not math.isnan(reqs.finish[rid]):
+                    state = "finished"
+                    if reqs.finish[rid] == eng.t:
+                        finished.append(_name(rid))
+                elif rid in queue_set:
+                    state = "preempted" if reqs.preemptions[rid] else "waiting"
+                else:
+                    state = "not arrived"
+            requests.append(dict(name=_name(rid), state=state, blocks=int(blocks),
+                                 tokens=int(tokens), generated=int(eng.generated_now(rid)),
+                                 output=int(reqs.output[rid]),
+                                 preemptions=int(reqs.preemptions[rid]),
+                                 recomputed=int(reqs.recomputed[rid]),
+                                 rescued=int(reqs.rescued[rid]),
+                                 needs_block=bool(needs_block)))
+        running = set(eng.running)
+        admitted = [_name(r) for r in sorted(running - self.running_before)]
+        self.running_before = running
+        frame = dict(step=T, t_ms=eng.t * 1e3, free_blocks=int(eng.kv.free),
+                     total_blocks=int(eng.kv.num_blocks), requests=requests, admitted=admitted,
+                     preempted=[_name(r) for r in preempted], finished=finished,
+                     waiting=[_name(r) for r in waiting])
+        previous = self.frames[-1]["requests"] if self.frames else None
+        frame["story"] = _story(frame, previous)
+        self.frames.append(frame)
+
+
+class _Enough(Exception):
+    pass
+
+
+def _story(frame: dict, previous: list[dict] | None) -> str:
+    parts = []
+    if frame["preempted"]:
+        victims = ", ".join(frame["preempted"])
+        parts.append(f"no free block for the batch's next tokens: {victims} (the last admitted) "
+                     f"is preempted, its blocks freed, and it goes to the front of the waiting "
+                     f"queue")
+    by_name = {r["name"]: r for r in frame["requests"]}
+    fresh = [n for n in frame["admitted"] if not by_name[n]["preemptions"]]
+    if fresh:
+        parts.append(f"admitted {', '.join(fresh)}: the prompt's blocks fit")
+    for name in frame["admitted"]:
+        r = by_name[name]
+        if not r["preemptions"]:
+            continue
+        before = next(p for p in previous if p["name"] == name) if previous else r
+        redo = r["recomputed"] - before["recomputed"]
+        found = r["rescued"] - before["rescued"]
+        parts.append(f"{name} is re-admitted: its {redo + found:,} tokens are restored, "
+                     + (f"{found:,} found in the prefix cache and {redo:,} prefilled again"
+                        if found else "every one prefilled again"))
+    if frame["finished"]:
+        parts.append(f"{', '.join(frame['finished'])} finished and freed its blocks")
+    if not parts:
+        growing = [r["name"] for r in frame["requests"] if r["needs_block"]]
+        parts.append("every running request gained a token" +
+                     (f"; {', '.join(growing)} will need a new block next step" if growing else ""))
+    return f"Step {frame['step']}: " + "; ".join(parts) + f". Free blocks: {frame['free_blocks']}."
+
+
+def scheduler_frames(requests, *, model="llama-3.1-8b", gpu="a40-48gb", num_gpu_blocks: int = 20,
+                     max_frames: int = 1_000, **engine_options) -> list[dict]:
+    """Run ``requests`` step by step and return one frame per engine step (see the module doc).
+
+    ``requests`` is a list of :class:`kvsim.Request` or a :class:`kvsim.Workload`;
+    ``num_gpu_blocks`` sets the pool (a small one makes every block visible);
+    other keyword arguments are engine options, as for :func:`kvsim.simulate`.
+    Stops after ``max_frames`` frames (at most 5,000).
+    """
+    max_frames = check_int("max_frames", max_frames, min=1, max=MAX_FRAMES)
+    if isinstance(requests, Workload):
+        workload = requests
+    elif isinstance(requests, (list, tuple)) and requests and \
+            all(isinstance(r, Request) for r in requests):
+        workload = Workload.from_requests(list(requests))
+    else:
+        raise KvsimError(f"requests={type(requests).__name__} is not supported: expected a "
+                         "non-empty list of kvsim.Request or a kvsim.Workload")
+    if engine_options.get("step_by_step") is False:
+        raise KvsimError("step_by_step=False is not supported by the stepper: it shows every step")
+    options = dict(engine_options, step_by_step=True, num_gpu_blocks=num_gpu_blocks)
+    engine = build_engine(workload, model, gpu, options)
+    watcher = _Watcher(max_frames)
+    try:
+        engine.run(after_step=watcher)
+    except _Enough:
+        pass
+    return watcher.frames
+
+
+def frame_rows(frames: list[dict]) -> list[dict]:
+    """Flat rows (one per request per frame) for a chart: step, request, state, blocks, ..."""
+    rows = []
+    for f in frames:
+        for r in f["requests"]:
+            rows.append(dict(step=f["step"], request=r["name"], state=r["state"],
+                             blocks=r["blocks"], tokens=r["tokens"], generated=r["generated"],
+                             output=r["output"], preemptions=r["preemptions"],
+                             needs_block=r["needs_block"]))
+    return rows

@@ -1,0 +1,770 @@
+"""Requests and workloads: what reaches the engine, when, and how long it is.
+
+Explained in chapter 2, *Optimistic admission and preemption* (the closed-loop
+load test at 40, 80 and 120 concurrent users) and chapter 5, *Belgavi's Book
+Store* (open-loop Poisson traffic, a burst, and replaying a real trace).
+
+A :class:`Workload` is either
+
+* **open loop** — arrivals fixed in advance, whatever the server does:
+  :meth:`Workload.poisson`, :meth:`Workload.piecewise` (bursts),
+  :meth:`Workload.from_trace` (the Azure LLM inference trace, or your own
+  ``arrival_s`` file), :meth:`Workload.from_requests`, :meth:`Workload.from_arrays`.
+  It holds read-only numpy arrays ``arrival_s`` (float64, sorted),
+  ``prompt_tokens``, ``output_tokens`` and ``priority`` (int64);
+* **closed loop** — :meth:`Workload.closed_loop`: ``users`` clients, each
+  sending its next request ``think_s`` after its previous one finished. The
+  engine drives it and asks :meth:`Workload.next_lengths` for the lengths of
+  the k-th request it issues.
+
+**Determinism and common random numbers.** Everything is a pure function of
+its arguments and ``seed``: the same call gives byte-identical arrays. Random
+numbers come from independent streams (arrival gaps, prompt lengths, output
+lengths), each cut into fixed chunks of :data:`CHUNK` draws seeded by
+``(seed, stream, chunk index)``. Hence request ``k`` gets the same uniforms
+however many requests are generated, in whatever order they are asked for;
+a longer window only appends arrivals; doubling the rate compresses the same
+arrivals in time; and changing the output distribution changes no arrival
+and no prompt, while every answer moves monotonically (sampling is by
+inversion, see :mod:`kvsim.traffic.lengths`). So "the same traffic with longer
+answers" is literally the same traffic.
+"""
+from __future__ import annotations
+
+import csv
+import io
+import math
+import os
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+
+from kvsim.errors import KvsimError, check_float, check_int
+
+from . import libm
+from .lengths import MAX_LENGTH, LengthDist, as_lengths
+
+__all__ = ["Request", "Workload", "CHUNK", "MAX_REQUESTS", "TRACE_HEADERS"]
+
+#: Random draws per seeded chunk of a stream (request ``k`` uses chunk ``k // CHUNK``).
+CHUNK = 1024
+#: Largest number of requests one generated workload may hold.
+MAX_REQUESTS = 10_000_000
+
+_ARRIVALS, _PROMPT, _OUTPUT, _FOLLOWUP, _TURNS = 0, 1, 2, 3, 4
+
+#: Trace headers :meth:`Workload.from_trace` understands (the header decides the format).
+TRACE_HEADERS = (
+    "TIMESTAMP,ContextTokens,GeneratedTokens",
+    "arrival_s,prompt_tokens,output_tokens",
+    "arrival_s,prompt_tokens,output_tokens,priority",
+)
+
+
+# ---------------------------------------------------------------------------------------------
+# Requests
+
+
+@dataclass(frozen=True)
+class Request:
+    """One request: when it arrives, how long its prompt is, how many tokens it will generate.
+
+    ``priority``: a lower value is served first (as in vLLM's priority
+    scheduling); it only matters with ``scheduling_policy="priority"``.
+    """
+
+    arrival_s: float
+    prompt_tokens: int
+    output_tokens: int
+    priority: int = 0
+
+    def __post_init__(self):
+        object.__setattr__(self, "arrival_s", check_float("arrival_s", self.arrival_s, min=0.0))
+        object.__setattr__(self, "prompt_tokens",
+                           check_int("prompt_tokens", self.prompt_tokens, min=1, max=MAX_LENGTH))
+        object.__setattr__(self, "output_tokens",
+                           check_int("output_tokens", self.output_tokens, min=1, max=MAX_LENGTH))
+        object.__setattr__(self, "priority",
+                           check_int("priority", self.priority, min=-2**62, max=2**62))
+
+
+# ---------------------------------------------------------------------------------------------
+# Seeded streams
+
+
+def _check_seed(seed) -> int:
+    return check_int("seed", seed, min=0, max=2**63 - 1)
+
+
+def _chunk_uniforms(seed: int, stream: int, j: int) -> np.ndarray:
+    return np.random.default_rng([seed, stream, j]).random(CHUNK)
+
+
+def _uniforms(seed: int, stream: int, start: int, count: int) -> np.ndarray:
+    """Uniforms number ``start .. start+count-1`` of a stream (independent of chunking)."""
+    if count <= 0:
+        return np.empty(0)
+    j0, j1 = start // CHUNK, (start + count - 1) // CHUNK
+    u = np.concatenate([_chunk_uniforms(seed, stream, j) for j in range(j0, j1 + 1)])
+    off = start - j0 * CHUNK
+    return u[off:off + count]
+
+
+def _lengths(seed: int, prompt: LengthDist, output: LengthDist, start: int, count: int):
+    p = prompt.ppf(_uniforms(seed, _PROMPT, start, count)).astype(np.int64)
+    o = output.ppf(_uniforms(seed, _OUTPUT, start, count)).astype(np.int64)
+    return p, o
+
+
+def _unit_epochs(seed: int, total: float) -> np.ndarray:
+    """Arrival epochs of a rate-1 Poisson process that fall in ``[0, total)``."""
+    if total <= 0:
+        return np.empty(0)
+    gaps, acc, j = [], 0.0, 0
+    while acc <= total * (1 + 1e-9) + 1.0:     # margin: the exact cumsum is taken below
+        g = -libm.log1p(-_chunk_uniforms(seed, _ARRIVALS, j))
+        gaps.append(g)
+        acc += float(g.sum())
+        j += 1
+    epochs = np.cumsum(np.concatenate(gaps))
+    return epochs[:np.searchsorted(epochs, total, side="left")]
+
+
+def _readonly(a: np.ndarray) -> np.ndarray:
+    a = np.ascontiguousarray(a)
+    if a.flags.writeable:
+        a = a.copy() if a.base is not None else a
+        a.setflags(write=False)
+    return a
+
+
+def _fmt_n(x: float) -> str:
+    return f"{x:,.0f}" if abs(x) >= 100 else f"{x:,.3g}"
+
+
+# ---------------------------------------------------------------------------------------------
+# Workload
+
+
+class Workload:
+    """Open- or closed-loop traffic for :func:`kvsim.simulate` (see the module docstring).
+
+    Build one with :meth:`poisson`, :meth:`piecewise`, :meth:`closed_loop`,
+    :meth:`from_trace`, :meth:`from_requests` or :meth:`from_arrays`.
+
+    Attributes (``None`` where they do not apply):
+
+    * ``is_closed_loop`` — ``False`` for open loop.
+    * open loop: ``arrival_s`` (float64, sorted), ``prompt_tokens``,
+      ``output_tokens``, ``priority`` (int64) — read-only arrays.
+    * closed loop: ``users``, ``think_s``, ``ramp_s``, ``user_start_s``
+      (user ``i`` sends its first request at ``i * ramp_s / users``),
+      ``request_priority`` (the priority of every request).
+    * both: ``duration_s`` (open loop: the arrival window; closed loop: no
+      request is sent at or after it), ``prompt`` and ``output`` (the length
+      distributions, when the workload was generated from them), ``seed``,
+      ``source`` (a short description of where it came from);
+      ``prefix_tokens`` and ``prefix_groups`` (a shared system prompt: the
+      first ``prefix_tokens`` of every prompt are identical within each of
+      ``prefix_groups`` groups; 0 = none, see :meth:`with_shared_prefix`).
+    * closed loop with conversations: ``turns`` (the distribution of turns
+      per conversation) and ``followup`` (the length of each later turn's new
+      message).
+    """
+
+    def __init__(self, *args, **kwargs):
+        raise KvsimError("Workload(...) is not called directly: expected one of Workload.poisson, "
+                         "Workload.piecewise, Workload.closed_loop, Workload.from_trace, "
+                         "Workload.from_requests, Workload.from_arrays")
+
+    @classmethod
+    def _make(cls, **fields) -> "Workload":
+        w = object.__new__(cls)
+        state = dict(is_closed_loop=False, arrival_s=None, prompt_tokens=None, output_tokens=None,
+                     priority=None, users=None, think_s=None, ramp_s=None, user_start_s=None,
+                     request_priority=None, duration_s=None, prompt=None, output=None, seed=None,
+                     source="", prefix_tokens=0, prefix_groups=1, turns=None, followup=None)
+        state.update(fields)
+        w.__dict__.update(state)
+        w.__dict__["_cache"] = {}
+        return w
+
+    def __setstate__(self, state):          # pickling keeps the arrays read-only
+        for k, v in state.items():
+            self.__dict__[k] = _readonly(v) if isinstance(v, np.ndarray) else v
+
+    def __setattr__(self, name, value):
+        raise AttributeError(f"Workload is immutable; {name!r} cannot be set "
+                             "(use capped(), scaled() or a constructor to make a new one)")
+
+    # ---- open loop -------------------------------------------------------------------------
+
+    @classmethod
+    def from_arrays(cls, arrival_s, prompt_tokens, output_tokens, priority=None, *,
+                    duration_s: float | None = None, source: str = "arrays") -> "Workload":
+        """An open-loop workload from equal-length arrays (sorted stably by arrival).
+
+        ``duration_s`` (the arrival window) defaults to the last arrival.
+        """
+        a = np.array(arrival_s, dtype=np.float64, ndmin=1)
+        n = a.size
+        cols = {}
+        for name, col in (("prompt_tokens", prompt_tokens), ("output_tokens", output_tokens),
+                          ("priority", np.zeros(n, np.int64) if priority is None else priority)):
+            raw = np.array(col, ndmin=1)
+            if raw.shape != (n,):
+                raise KvsimError(f"{name} has shape {raw.shape}: expected ({n},) like arrival_s")
+            if raw.dtype.kind == "f":
+                bad = np.flatnonzero(~np.isfinite(raw) | (raw != np.floor(raw)))
+                if bad.size:
+                    i = int(bad[0])
+                    raise KvsimError(f"{name}[{i}]={raw[i].item()!r} is not a whole number: "
+                                     "expected integers")
+            elif raw.dtype.kind not in "iu" and n:
+                raise KvsimError(f"{name} has dtype {raw.dtype}: expected integers")
+            cols[name] = raw.astype(np.int64) if n else np.zeros(0, np.int64)
+        if a.ndim != 1:
+            raise KvsimError(f"arrival_s has shape {a.shape}: expected a 1-d array")
+        bad = np.flatnonzero(~np.isfinite(a) | (a < 0))
+        if bad.size:
+            i = int(bad[0])
+            raise KvsimError(f"arrival_s[{i}]={a[i].item()!r} is out of range: "
+                             "expected a finite number >= 0")
+        for name in ("prompt_tokens", "output_tokens"):
+            col = cols[name]
+            bad = np.flatnonzero((col < 1) | (col > MAX_LENGTH))
+            if bad.size:
+                i = int(bad[0])
+                raise KvsimError(f"{name}[{i}]={int(col[i])} is out of range: "
+                                 f"expected an integer [1, {MAX_LENGTH}]")
+        order = np.argsort(a, kind="stable")
+        if n and not (order == np.arange(n)).all():
+            a = a[order]
+            cols = {k: v[order] for k, v in cols.items()}
+        if duration_s is None:
+            duration_s = float(a[-1]) if n else 0.0
+        return cls._make(arrival_s=_readonly(a), prompt_tokens=_readonly(cols["prompt_tokens"]),
+                         output_tokens=_readonly(cols["output_tokens"]),
+                         priority=_readonly(cols["priority"]),
+                         duration_s=float(duration_s), source=source)
+
+    @classmethod
+    def from_requests(cls, requests) -> "Workload":
+        """An open-loop workload from a list of :class:`Request`, tuples or dicts.
+
+        Tuples are ``(arrival_s, prompt_tokens, output_tokens[, priority])``;
+        dicts use those names. The result is sorted stably by arrival, so
+        requests arriving at the same instant keep the given order.
+        """
+        if isinstance(requests, (str, bytes)) or not hasattr(requests, "__iter__"):
+            raise KvsimError(f"requests={requests!r:.60} is not a list: expected a list of "
+                             "Request or (arrival_s, prompt_tokens, output_tokens[, priority])")
+        rows = []
+        for i, r in enumerate(requests):
+            try:
+                if isinstance(r, Request):
+                    req = r
+                elif isinstance(r, dict):
+                    req = Request(**r)
+                elif isinstance(r, (tuple, list)) and len(r) in (3, 4):
+                    req = Request(*r)
+                else:
+                    raise KvsimError(f"{r!r:.60} is not a request: expected a Request, a dict "
+                                     "or a tuple (arrival_s, prompt_tokens, output_tokens"
+                                     "[, priority])")
+            except KvsimError as e:
+                raise KvsimError(f"requests[{i}]: {e}") from None
+            except TypeError as e:
+                raise KvsimError(f"requests[{i}]={r!r:.60} is not a request: {e}") from None
+            rows.append((req.arrival_s, req.prompt_tokens, req.output_tokens, req.priority))
+        if not rows:
+            return cls.from_arrays([], [], [], [], source="requests")
+        a, p, o, pr = zip(*rows)
+        return cls.from_arrays(a, p, o, pr, source="requests")
+
+    @classmethod
+    def poisson(cls, rate_per_s: float, duration_s: float, prompt=850, output=250, seed: int = 0,
+                priority: int = 0) -> "Workload":
+        """Poisson arrivals at ``rate_per_s`` in ``[0, duration_s)`` (exponential gaps).
+
+        ``prompt`` and ``output`` are token counts or distributions from
+        :mod:`kvsim.traffic.lengths` (defaults: Belgavi's 850-token prompts and
+        250-token answers). Arrival ``k`` at rate ``r`` is arrival ``k`` at
+        rate 1 divided by ``r``.
+        """
+        rate = check_float("rate_per_s", rate_per_s, min=0.0)
+        duration = check_float("duration_s", duration_s, min=0.0, min_open=True)
+        w = cls._piecewise([(duration, rate)], prompt, output, seed, priority)
+        w.__dict__["source"] = f"Poisson arrivals at {rate:g} req/s"
+        return w
+
+    @classmethod
+    def piecewise(cls, segments, prompt=850, output=250, seed: int = 0,
+                  priority: int = 0) -> "Workload":
+        """Poisson arrivals with a piecewise-constant rate: ``[(duration_s, rate_per_s), ...]``.
+
+        Segments follow each other from t = 0; a rate of 0 is a quiet spell.
+        ``[(60, 1.5), (20, 6.0), (60, 1.5)]`` is a 20-second burst at four
+        times the base rate. A single segment gives exactly :meth:`poisson`.
+        """
+        if isinstance(segments, (str, bytes)) or not hasattr(segments, "__iter__"):
+            raise KvsimError(f"segments={segments!r:.60} is not a list: expected "
+                             "[(duration_s, rate_per_s), ...]")
+        segs = []
+        for i, seg in enumerate(segments):
+            if not isinstance(seg, (tuple, list)) or len(seg) != 2:
+                raise KvsimError(f"segments[{i}]={seg!r:.60} is not a pair: expected "
+                                 "(duration_s, rate_per_s)")
+            segs.append((check_float(f"segments[{i}] duration_s", seg[0], min=0.0, min_open=True),
+                         check_float(f"segments[{i}] rate_per_s", seg[1], min=0.0)))
+        if not segs:
+            raise KvsimError("segments=[] is empty: expected at least one (duration_s, rate_per_s)")
+        w = cls._piecewise(segs, prompt, output, seed, priority)
+        w.__dict__["source"] = "piecewise Poisson arrivals (" + ", ".join(
+            f"{r:g} req/s for {d:g} s" for d, r in segs) + ")"
+        return w
+
+    @classmethod
+    def _piecewise(cls, segs, prompt, output, seed, priority) -> "Workload":
+        prompt = as_lengths(prompt, "prompt")
+        output = as_lengths(output, "output")
+        seed = _check_seed(seed)
+        priority = check_int("priority", priority, min=-2**62, max=2**62)
+        durations = np.array([d for d, _ in segs], dtype=np.float64)
+        rates = np.array([r for _, r in segs], dtype=np.float64)
+        t_start = np.concatenate([[0.0], np.cumsum(durations)])        # segment boundaries
+        lam = np.concatenate([[0.0], np.cumsum(durations * rates)])    # cumulative intensity
+        total, end = float(lam[-1]), float(t_start[-1])
+        if total > MAX_REQUESTS:
+            raise KvsimError(f"rate x duration = {total:,.0f} expected requests is out of range: "
+                             f"expected at most {MAX_REQUESTS:,}")
+        e = _unit_epochs(seed, total)
+        # Invert the cumulative intensity; side="right" skips zero-rate segments.
+        seg = np.clip(np.searchsorted(lam, e, side="right") - 1, 0, len(segs) - 1)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            t = t_start[seg] + (e - lam[seg]) / rates[seg]
+        t = np.maximum.accumulate(t) if t.size else t
+        t = t[t < end]
+        p, o = _lengths(seed, prompt, output, 0, t.size)
+        return cls._make(arrival_s=_readonly(t), prompt_tokens=_readonly(p),
+                         output_tokens=_readonly(o),
+                         priority=_readonly(np.full(t.size, priority, dtype=np.int64)),
+                         duration_s=end, prompt=prompt, output=output, seed=seed)
+
+    # ---- traces ----------------------------------------------------------------------------
+
+    @classmethod
+    def from_trace(cls, path_or_file, *, time_scale: float = 1.0, start_s: float | None = None,
+                   duration_s: float | None = None, limit: int | None = None) -> "Workload":
+        """Replay a trace CSV; its header decides the format (see :data:`TRACE_HEADERS`).
+
+        * ``TIMESTAMP,ContextTokens,GeneratedTokens`` — the Azure LLM inference
+          trace (timestamps such as ``2023-11-16 18:15:46.6805900``); arrivals
+          are measured from the first row, which arrives at 0.0 s.
+        * ``arrival_s,prompt_tokens,output_tokens[,priority]`` — your own
+          trace, arrival times in seconds (>= 0), used as given.
+
+        Rows must be in time order (equal times allowed): an out-of-order row
+        is an error naming its line, never silently re-sorted, because a
+        shuffled log usually means a merge went wrong. Blank lines are
+        skipped; token counts must be whole numbers >= 1. Every bad row is a
+        :class:`KvsimError` naming the line number and the value.
+
+        ``start_s`` and ``duration_s`` pick the window ``[start_s, start_s +
+        duration_s)`` in the trace's own seconds, and the window's start
+        becomes t = 0; ``limit`` then keeps at most that many requests;
+        finally ``time_scale`` divides every arrival time (2.0 replays the
+        traffic twice as fast: the same requests at double the rate).
+        """
+        time_scale = check_float("time_scale", time_scale, min=0.0, min_open=True)
+        if start_s is not None:
+            start_s = check_float("start_s", start_s, min=0.0)
+        if duration_s is not None:
+            duration_s = check_float("duration_s", duration_s, min=0.0, min_open=True)
+        if limit is not None:
+            limit = check_int("limit", limit, min=1)
+        name, t, p, o, pr = _read_trace(path_or_file)
+        t_all, span = t, float(t[-1])
+        if start_s is not None or duration_s is not None:
+            lo = start_s or 0.0
+            hi = lo + duration_s if duration_s is not None else math.inf
+            i0 = int(np.searchsorted(t, lo, side="left"))
+            i1 = int(np.searchsorted(t, hi, side="left"))
+            t, p, o, pr = t[i0:i1] - lo, p[i0:i1], o[i0:i1], pr[i0:i1]
+            if t.size == 0:
+                raise KvsimError(f"start_s={lo:g} with duration_s={duration_s} selects no request "
+                                 f"of trace {name}: expected a window overlapping its arrivals, "
+                                 f"[{float(t_all[0]):g}, {span:g}] s")
+        if limit is not None:
+            t, p, o, pr = t[:limit], p[:limit], o[:limit], pr[:limit]
+        window = duration_s if duration_s is not None else float(t[-1])
+        if time_scale != 1.0:
+            t = t / time_scale
+            window = window / time_scale
+        src = f"trace {name}"
+        if time_scale != 1.0:
+            src += f" at {time_scale:g}x speed"
+        return cls._make(arrival_s=_readonly(t), prompt_tokens=_readonly(p),
+                         output_tokens=_readonly(o), priority=_readonly(pr),
+                         duration_s=float(window), source=src)
+
+    def to_csv(self, path_or_file) -> None:
+        """Write an open-loop workload as an ``arrival_s,prompt_tokens,output_tokens`` trace.
+
+        A ``priority`` column is added when any priority is not 0. Arrival
+        times are written exactly, so :meth:`from_trace` reads back the same
+        arrays.
+        """
+        self._need_open("to_csv()")
+        with_pr = bool(self.priority.size and self.priority.any())
+        head = TRACE_HEADERS[2] if with_pr else TRACE_HEADERS[1]
+        cols = [map(repr, self.arrival_s.tolist()), self.prompt_tokens.tolist(),
+                self.output_tokens.tolist()]
+        if with_pr:
+            cols.append(self.priority.tolist())
+        body = "".join(",".join(map(str, row)) + "\n" for row in zip(*cols))
+        text = head + "\n" + body
+        if hasattr(path_or_file, "write"):
+            path_or_file.write(text)
+        else:
+            with open(path_or_file, "w", encoding="utf-8", newline="") as f:
+                f.write(text)
+
+    # ---- closed loop -----------------------------------------------------------------------
+
+    @classmethod
+    def closed_loop(cls, users: int, duration_s: float, prompt=850, output=250,
+                    think_s: float = 0.0, ramp_s: float = 0.0, seed: int = 0,
+                    priority: int = 0, turns=None, followup=None) -> "Workload":
+        """``users`` concurrent clients, the way load tests "at 40, 80, 120 concurrent" run.
+
+        User ``i`` sends its first request at ``i * ramp_s / users``; each
+        following one ``think_s`` after its previous request finished; no
+        request is sent at or after ``duration_s``. The engine issues the
+        requests and asks :meth:`next_lengths` for their lengths.
+
+        ``turns`` (a count or a length distribution; default: every request
+        stands alone) makes each user's requests conversations: a later
+        turn's prompt is the previous prompt and answer plus a new message of
+        ``followup`` tokens (default: drawn like ``prompt``), so the history is
+        resent and can hit the prefix cache (chapter 3).
+        """
+        users = check_int("users", users, min=1, max=1_000_000)
+        duration = check_float("duration_s", duration_s, min=0.0, min_open=True)
+        think = check_float("think_s", think_s, min=0.0)
+        ramp = check_float("ramp_s", ramp_s, min=0.0)
+        prompt = as_lengths(prompt, "prompt")
+        output = as_lengths(output, "output")
+        seed = _check_seed(seed)
+        priority = check_int("priority", priority, min=-2**62, max=2**62)
+        starts = np.arange(users, dtype=np.float64) * ramp / users
+        source = f"closed loop of {users} users"
+        if turns is not None:
+            turns = as_lengths(turns, "turns")
+            followup = as_lengths(followup if followup is not None else prompt, "followup")
+            source += f", conversations of {turns.describe()} turns"
+        elif followup is not None:
+            raise KvsimError("followup is set without turns: expected turns (a count or a "
+                             "distribution) when later turns carry new messages")
+        return cls._make(is_closed_loop=True, users=users, think_s=think, ramp_s=ramp,
+                         user_start_s=_readonly(starts), request_priority=priority,
+                         duration_s=duration, prompt=prompt, output=output, seed=seed,
+                         source=source, turns=turns, followup=followup)
+
+    def next_lengths(self, k: int) -> tuple[int, int]:
+        """``(prompt_tokens, output_tokens)`` of the k-th request issued (k = 0, 1, 2, ...).
+
+        Closed loop only. The answer depends on ``seed`` and ``k`` alone, not
+        on how many requests were asked for before or in which order.
+        """
+        if not self.is_closed_loop:
+            raise KvsimError("next_lengths() is for closed-loop workloads: an open-loop workload "
+                             "holds its lengths in prompt_tokens and output_tokens")
+        if type(k) is not int or k < 0:
+            k = check_int("k", k, min=0)
+        j, i = divmod(k, CHUNK)
+        chunk = self._cache.get(j)
+        if chunk is None:
+            chunk = self._cache[j] = tuple(a.tolist() for a in _lengths(
+                self.seed, self.prompt, self.output, j * CHUNK, CHUNK))
+        return chunk[0][i], chunk[1][i]
+
+    def next_followup(self, k: int) -> int:
+        """The new message of the k-th issued request when it continues a conversation."""
+        return self._draw("followup", _FOLLOWUP, self.followup, k)
+
+    def turns_of(self, conversation: int) -> int:
+        """How many turns conversation number ``conversation`` (0, 1, ...) lasts."""
+        return self._draw("turns", _TURNS, self.turns, conversation)
+
+    def _draw(self, name: str, stream: int, dist, k: int) -> int:
+        """Draw number ``k`` of ``stream`` from ``dist`` (chunked and cached like the lengths)."""
+        j, i = divmod(k, CHUNK)
+        chunk = self._cache.get((name, j))
+        if chunk is None:
+            chunk = self._cache[(name, j)] = dist.ppf(
+                _uniforms(self.seed, stream, j * CHUNK, CHUNK)).astype(np.int64).tolist()
+        return chunk[i]
+
+    def with_shared_prefix(self, tokens: int, groups: int = 1) -> "Workload":
+        """The same traffic where the first ``tokens`` of every prompt are a shared system prompt.
+
+        Requests fall into ``groups`` groups (open loop: request ``i`` in group
+        ``i % groups``; closed loop: user ``u`` in group ``u % groups``), each
+        with its own prefix; a prompt shorter than the prefix shares all of
+        itself. Lengths and arrivals are unchanged: only what the prefix
+        cache can find changes (chapter 3).
+        """
+        tokens = check_int("tokens", tokens, min=1, max=MAX_LENGTH)
+        groups = check_int("groups", groups, min=1, max=MAX_REQUESTS)
+        state = {k: v for k, v in self.__dict__.items() if k != "_cache"}
+        state.update(prefix_tokens=tokens, prefix_groups=groups,
+                     source=f"{self.source}, a shared prefix of {tokens:,} tokens"
+                            + (f" in {groups:,} groups" if groups > 1 else ""))
+        return Workload._make(**state)
+
+    def lengths_for(self, n: int) -> tuple[np.ndarray, np.ndarray]:
+        """Arrays of ``(prompt_tokens, output_tokens)`` for the first ``n`` issued requests.
+
+        Closed loop only; element ``k`` equals ``next_lengths(k)``.
+        """
+        if not self.is_closed_loop:
+            raise KvsimError("lengths_for() is for closed-loop workloads: an open-loop workload "
+                             "holds its lengths in prompt_tokens and output_tokens")
+        n = check_int("n", n, min=0, max=MAX_REQUESTS)
+        p, o = _lengths(self.seed, self.prompt, self.output, 0, n)
+        return _readonly(p), _readonly(o)
+
+    # ---- transformations -------------------------------------------------------------------
+
+    def capped(self, max_tokens: int) -> "Workload":
+        """A new workload whose outputs are ``min(output, max_tokens)`` (the ``max_tokens`` fix).
+
+        Arrivals and prompts are unchanged; a closed loop caps what
+        :meth:`next_lengths` returns.
+        """
+        c = check_int("max_tokens", max_tokens, min=1, max=MAX_LENGTH)
+        state = {k: v for k, v in self.__dict__.items() if k != "_cache"}
+        if self.output is not None:
+            state["output"] = self.output.capped(c)
+        state["source"] = f"{self.source}, outputs capped at {c:,} tokens"
+        if not self.is_closed_loop:
+            state["output_tokens"] = _readonly(np.minimum(self.output_tokens, c))
+        return Workload._make(**state)
+
+    def scaled(self, time_scale: float) -> "Workload":
+        """The same open-loop requests with arrival times divided by ``time_scale``.
+
+        ``time_scale`` 2.0 is twice the rate. A closed loop is paced by the
+        engine, so it cannot be scaled (change ``users`` or ``think_s``).
+        """
+        s = check_float("time_scale", time_scale, min=0.0, min_open=True)
+        self._need_open("scaled()")
+        state = {k: v for k, v in self.__dict__.items() if k != "_cache"}
+        state["arrival_s"] = _readonly(self.arrival_s / s)
+        state["duration_s"] = self.duration_s / s
+        state["source"] = f"{self.source}, time scaled {s:g}x"
+        return Workload._make(**state)
+
+    # ---- inspection ------------------------------------------------------------------------
+
+    def _need_open(self, what: str) -> None:
+        if self.is_closed_loop:
+            raise KvsimError(f"{what} needs an open-loop workload: a closed loop's requests only "
+                             "exist once the engine issues them (use next_lengths(k))")
+
+    def __len__(self) -> int:
+        """Number of requests (open loop only)."""
+        self._need_open("len()")
+        return int(self.arrival_s.size)
+
+    def requests(self) -> list[Request]:
+        """The requests as a list of :class:`Request` (open loop; handy for small workloads)."""
+        self._need_open("requests()")
+        return [Request(a, p, o, q) for a, p, o, q in zip(
+            self.arrival_s.tolist(), self.prompt_tokens.tolist(), self.output_tokens.tolist(),
+            self.priority.tolist())]
+
+    def describe(self) -> str:
+        """One paragraph: what arrives, how often, and how long prompts and answers are."""
+        if self.is_closed_loop:
+            return (f"Closed loop: {self.users:,} users for {_fmt_n(self.duration_s)} s, each "
+                    f"sending its next request {_fmt_n(self.think_s)} s after the previous one "
+                    f"finished (first requests spread over {_fmt_n(self.ramp_s)} s); "
+                    f"prompts: {self.prompt.describe()}; answers: {self.output.describe()}; "
+                    f"seed {self.seed}.")
+        n = len(self)
+        if n == 0:
+            return f"No requests in {_fmt_n(self.duration_s)} s ({self.source})."
+        rate = f" ({n / self.duration_s:.2f} req/s)" if self.duration_s > 0 else ""
+
+        def stats(col: np.ndarray) -> str:
+            p50, p95 = np.quantile(col, [0.5, 0.95], method="inverted_cdf").tolist()
+            return f"mean {_fmt_n(col.mean())}, p50 {p50:,}, p95 {p95:,} tokens"
+
+        text = (f"{n:,} requests over {_fmt_n(self.duration_s)} s{rate}, {self.source}; "
+                f"prompts: {stats(self.prompt_tokens)}; answers: {stats(self.output_tokens)}")
+        if self.prompt is not None:
+            text += f"; drawn from prompts {self.prompt._params()}, answers {self.output._params()}"
+        if self.seed is not None:
+            text += f", seed {self.seed}"
+        return text + "."
+
+    def __repr__(self) -> str:
+        if self.is_closed_loop:
+            return (f"<Workload closed loop: {self.users:,} users, {_fmt_n(self.duration_s)} s, "
+                    f"seed {self.seed}>")
+        return f"<Workload open loop: {len(self):,} requests, {self.source}>"
+
+
+# ---------------------------------------------------------------------------------------------
+# Trace reading
+
+
+def _row_error(name: str, lineno: int, msg: str) -> KvsimError:
+    return KvsimError(f"trace {name} line {lineno}: {msg}")
+
+
+def _read_trace(path_or_file):
+    """Parse a trace; returns ``(name, arrival_s, prompt, output, priority)`` arrays."""
+    if hasattr(path_or_file, "read"):
+        name = os.path.basename(str(getattr(path_or_file, "name", "<file>")))
+        data = path_or_file.read()
+        if isinstance(data, str):
+            data = data.encode("utf-8")
+    else:
+        if not isinstance(path_or_file, (str, os.PathLike)):
+            raise KvsimError(f"trace={path_or_file!r:.60} is not a path: expected a file path or "
+                             "an open file")
+        name = os.path.basename(os.fspath(path_or_file))
+        try:
+            with open(path_or_file, "rb") as f:
+                data = f.read()
+        except OSError as e:
+            raise KvsimError(f"trace={os.fspath(path_or_file)!r} cannot be read: {e.strerror}; "
+                             "expected a readable CSV file") from None
+    if data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]
+    lines = data.splitlines()
+    h = next((i for i, line in enumerate(lines) if line.strip()), None)
+    if h is None:
+        raise KvsimError(f"trace {name} is empty: expected a header, one of "
+                         + " | ".join(TRACE_HEADERS))
+    header = tuple(c.strip().strip(b'"').decode("utf-8", "replace").lower()
+                   for c in lines[h].split(b","))
+    known = {tuple(x.lower().split(",")): x for x in TRACE_HEADERS}
+    if header not in known:
+        shown = lines[h].decode("utf-8", "replace")[:80]
+        raise KvsimError(f"trace {name} line {h + 1}: header {shown!r} is not known: expected one "
+                         "of " + " | ".join(TRACE_HEADERS))
+    ncol = len(header)
+    colnames = known[header].split(",")
+    azure = header[0] == "timestamp"
+
+    body = lines[h + 1:]
+    first = h + 2                                    # line number of body[0]
+    if b'"' in data:                                 # quoted fields: let the csv module parse
+        text = b"\n".join(body).decode("utf-8", "replace")
+        reader = csv.reader(io.StringIO(text))
+        rows, linenos = [], []
+        for row in reader:
+            if row:
+                rows.append(row)
+                linenos.append(first + reader.line_num - 1)
+    elif all(body):
+        rows = [line.split(b",") for line in body]
+        linenos = None                               # row i is on line first + i
+    else:                                            # skip blank lines, remember line numbers
+        keep = [i for i, line in enumerate(body) if line]
+        rows = [body[i].split(b",") for i in keep]
+        linenos = [first + i for i in keep]
+
+    def line_of(i: int) -> int:
+        return first + i if linenos is None else linenos[i]
+
+    def show(v) -> str:
+        return repr(v.decode("utf-8", "replace") if isinstance(v, bytes) else v)
+
+    if not rows:
+        raise KvsimError(f"trace {name} has a header but no rows: expected at least one request")
+    if set(map(len, rows)) != {ncol}:
+        i = next(i for i, r in enumerate(rows) if len(r) != ncol)
+        raise _row_error(name, line_of(i), f"{len(rows[i])} columns: expected {ncol} "
+                         f"({known[header]})")
+    cols = list(zip(*rows))
+
+    def int_col(j: int, lo: int, hi: int) -> np.ndarray:
+        try:
+            vals = np.array(list(map(int, cols[j])), dtype=np.int64)
+            bad = np.flatnonzero((vals < lo) | (vals > hi))
+            i = int(bad[0]) if bad.size else None
+        except (ValueError, OverflowError):
+            i = next(i for i, v in enumerate(cols[j]) if not _int_within(v, lo, hi))
+        if i is None:
+            return vals
+        raise _row_error(name, line_of(i), f"{colnames[j]}={show(cols[j][i])} is not valid: "
+                         f"expected an integer in [{lo}, {hi}]")
+
+    prompt = int_col(1, 1, MAX_LENGTH)
+    output = int_col(2, 1, MAX_LENGTH)
+    priority = (int_col(3, -2**62, 2**62) if ncol == 4 else np.zeros(len(rows), np.int64))
+
+    if azure:
+        stamps = [v.strip() for v in cols[0]]
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("error")
+                ns = np.array(stamps).astype("datetime64[ns]")
+            ok = not np.isnat(ns).any()
+        except (ValueError, TypeError, Warning):
+            ok = False
+        if not ok:
+            i = next(i for i, v in enumerate(stamps) if not _parses(_parse_stamp, v))
+            raise _row_error(name, line_of(i), f"TIMESTAMP={show(cols[0][i])} is not a time: "
+                             "expected a time such as '2023-11-16 18:15:46.6805900'")
+        ticks = ns.astype(np.int64)
+        t = (ticks - ticks[0]) / 1e9
+        order_values = ticks
+    else:
+        try:
+            t = np.array(list(map(float, cols[0])), dtype=np.float64)
+            bad = np.flatnonzero(~np.isfinite(t) | (t < 0))
+            i = int(bad[0]) if bad.size else None
+        except ValueError:
+            i = next(i for i, v in enumerate(cols[0]) if not _parses(float, v))
+        if i is not None:
+            raise _row_error(name, line_of(i), f"arrival_s={show(cols[0][i])} is not valid: "
+                             "expected a finite number of seconds >= 0")
+        order_values = t
+    back = np.flatnonzero(np.diff(order_values) < 0)
+    if back.size:
+        i = int(back[0]) + 1
+        raise _row_error(name, line_of(i), f"{colnames[0]}={show(cols[0][i])} is earlier than the "
+                         f"row before it ({show(cols[0][i - 1])}): expected rows in time order "
+                         "(sort the file by time)")
+    return name, t, prompt, output, priority
+
+
+def _int_within(v, lo: int, hi: int) -> bool:
+    try:
+        return lo <= int(v) <= hi
+    except ValueError:
+        return False
+
+
+def _parse_stamp(v):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        x = np.datetime64(v.decode() if isinstance(v, bytes) else v, "ns")
+    if np.isnat(x):
+        raise ValueError("not a time")
+    return x
+
+
+def _parses(fn, v) -> bool:
+    try:
+        fn(v)
+        return True
+    except (ValueError, TypeError, OverflowError, Warning):
+        return False

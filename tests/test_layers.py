@@ -1,0 +1,152 @@
+"""kvsim's packages are layers, and imports run one way only.
+
+The folders of ``kvsim/`` are its layers, bottom to top::
+
+    errors, units  <  model  <  traffic  <  engine  <  runs  <  observe  <  lab  <  book  <  cli
+
+A module may import its own layer and the layers below it, never one above
+(the engine never imports a chart, a widget or the lab), and no set of modules
+imports each other in a loop. Every import counts: at the top of a module or
+inside a function, absolute or relative, and ``from kvsim import name`` counts
+as an import of the module that defines ``name`` (``kvsim/__init__.py`` only
+hands names on, lazily, and is not itself a layer).
+"""
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+import kvsim
+
+PACKAGE = Path(kvsim.__file__).resolve().parent
+LAYERS = [("errors", "units"), ("model",), ("traffic",), ("engine",), ("runs",), ("observe",),
+          ("lab",), ("book",), ("cli", "__main__")]
+RANK = {name: i for i, names in enumerate(LAYERS) for name in names}
+
+
+def module_name(path: Path) -> str:
+    rel = path.relative_to(PACKAGE.parent).with_suffix("")
+    parts = list(rel.parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+MODULES = {module_name(p): p for p in sorted(PACKAGE.rglob("*.py"))}
+
+
+def layer(module: str) -> int | None:
+    """The layer of ``kvsim.x...``; ``None`` for the package's face, ``kvsim`` itself."""
+    parts = module.split(".")
+    return None if len(parts) == 1 else RANK[parts[1]]
+
+
+def _resolve(name: str) -> str:
+    """The module ``name`` refers to: itself, or its package when it is a name in one."""
+    while name not in MODULES and "." in name:
+        name = name.rsplit(".", 1)[0]
+    return name
+
+
+def imports_of(module: str) -> set[str]:
+    """Every kvsim module ``module`` imports, anywhere in its file."""
+    path = MODULES[module]
+    package = module if path.name == "__init__.py" else module.rsplit(".", 1)[0]
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found |= {_resolve(a.name) for a in node.names if a.name.split(".")[0] == "kvsim"}
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")
+                base = base[: len(base) - (node.level - 1)]
+                source = ".".join(base + ([node.module] if node.module else []))
+            else:
+                source = node.module or ""
+            if source.split(".")[0] != "kvsim":
+                continue
+            for alias in node.names:
+                full = f"{source}.{alias.name}"
+                if full in MODULES:                                   # a submodule
+                    found.add(full)
+                elif source == "kvsim" and alias.name in kvsim._EXPORTS:   # a name the face hands on
+                    found.add("kvsim." + kvsim._EXPORTS[alias.name])
+                elif source == "kvsim" and alias.name in kvsim._MODULES:
+                    found.add("kvsim." + kvsim._MODULES[alias.name])
+                else:
+                    found.add(_resolve(source))
+    found.discard(module)
+    return found
+
+
+GRAPH = {m: imports_of(m) for m in MODULES}
+
+
+def test_every_module_has_a_layer():
+    unknown = sorted(m for m in MODULES if m != "kvsim" and m.split(".")[1] not in RANK)
+    assert not unknown, f"modules outside every layer (add the package to LAYERS): {unknown}"
+
+
+@pytest.mark.parametrize("module", sorted(m for m in MODULES if m != "kvsim"))
+def test_imports_run_downward_only(module):
+    mine = layer(module)
+    upward = sorted(t for t in GRAPH[module] if layer(t) is not None and layer(t) > mine)
+    assert not upward, (f"{module} (layer {LAYERS[mine][0]}) imports a higher layer: "
+                        + ", ".join(f"{t} ({LAYERS[layer(t)][0]})" for t in upward))
+
+
+def test_no_import_cycles():
+    index, low, stack, on_stack, cycles = {}, {}, [], set(), []
+    counter = [0]
+
+    def visit(v):                     # Tarjan's strongly connected components
+        index[v] = low[v] = counter[0]
+        counter[0] += 1
+        stack.append(v)
+        on_stack.add(v)
+        for w in GRAPH.get(v, ()):
+            if w not in MODULES or w == "kvsim":
+                continue
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                cycles.append(sorted(component))
+
+    for m in MODULES:
+        if m not in index and m != "kvsim":
+            visit(m)
+    assert not cycles, f"modules that import each other in a loop: {cycles}"
+
+
+def test_the_checker_sees_an_upward_import(tmp_path, monkeypatch):
+    """A planted engine -> book import is caught (the test above can fail)."""
+    fake = tmp_path / "kvsim"
+    (fake / "engine").mkdir(parents=True)
+    (fake / "book").mkdir()
+    for f in ("__init__.py", "engine/__init__.py", "book/__init__.py", "book/charts.py"):
+        (fake / f).write_text("")
+    (fake / "engine" / "loop.py").write_text("def f():\n    from ..book import charts\n")
+    monkeypatch.setattr(__import__(__name__), "PACKAGE", fake)
+    monkeypatch.setattr(__import__(__name__), "MODULES", {module_name(p): p for p in fake.rglob("*.py")})
+    assert imports_of("kvsim.engine.loop") == {"kvsim.book.charts"}
+    assert layer("kvsim.book.charts") > layer("kvsim.engine.loop")
+
+
+def test_kvsim_and_the_books_short_names_still_import():
+    for name in sorted(kvsim._EXPORTS):
+        assert getattr(kvsim, name) is not None, name
+    for name, target in sorted(kvsim._MODULES.items()):
+        assert getattr(kvsim, name).__name__ == "kvsim." + target
