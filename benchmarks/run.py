@@ -61,7 +61,13 @@ def main(argv=None) -> int:
     row("scenario belgavi (2 min warm-up + 10 min)", median_time(lambda: kvsim.run_scenario("belgavi"), rep))
     row("scenario belgavi-long (storm)", median_time(lambda: kvsim.run_scenario("belgavi-long"), rep))
     ref = dict(belgavi, step_by_step=True)
-    row("Belgavi 2 min, step_by_step=True (no jumps)", median_time(lambda: kvsim.simulate(cold, **ref), rep))
+    plain = median_time(lambda: kvsim.simulate(cold, **ref), rep)
+    row("Belgavi 2 min, step_by_step=True (no jumps)", plain)
+    checked = median_time(lambda: kvsim.simulate(cold, check=True, **ref), rep)
+    row("  the same with check=True (invariants)", checked, extra=f"[{checked / plain:.2f} x unchecked]")
+    jumps = median_time(lambda: kvsim.simulate(cold, **belgavi), rep)
+    jumps_checked = median_time(lambda: kvsim.simulate(cold, check=True, **belgavi), rep)
+    row("Belgavi 2 min with jumps, check=True", jumps_checked, extra=f"[{jumps_checked / jumps:.2f} x unchecked]")
     for u in (40, 120):
         row(f"scenario load-test-{u} (closed loop, 10 min)",
             median_time(lambda: kvsim.run_scenario(f"load-test-{u}"), max(3, rep // 3)))

@@ -1,10 +1,13 @@
-"""Byte units and the one formatter that always names its unit.
+"""Byte units, the one formatter that always names its unit, and integer ceilings.
 
 kvsim counts bytes as Python ``int`` everywhere. Decimal (GB = 10**9, as on
 GPU datasheets) and binary (GiB = 2**30, as in PyTorch and vLLM logs) units
 are never mixed silently: :func:`format_bytes` always prints which one it
 uses. Chapter 1 of the book explains why the difference matters (4.9 % at
 MiB-vs-MB scale, 7.4 % at GiB-vs-GB scale).
+
+:func:`cdiv` is the one ceiling division (tokens to blocks, above all), and
+:data:`UNLIMITED` the one stand-in for "no limit" in integer counts.
 """
 from __future__ import annotations
 
@@ -18,7 +21,20 @@ UNITS: dict[str, int] = {
     "KiB": KiB, "MiB": MiB, "GiB": GiB, "TiB": TiB,
 }
 
-__all__ = ["KB", "MB", "GB", "TB", "KiB", "MiB", "GiB", "TiB", "UNITS", "format_bytes", "to_unit"]
+__all__ = ["KB", "MB", "GB", "TB", "KiB", "MiB", "GiB", "TiB", "UNITS", "format_bytes", "to_unit",
+           "cdiv", "UNLIMITED"]
+
+#: An integer larger than any count kvsim meets (tokens, steps, blocks): "no limit".
+UNLIMITED = 1 << 62
+
+
+def cdiv(a: int, b: int) -> int:
+    """``ceil(a / b)`` of integers, exactly (vLLM's ``cdiv``): e.g. the blocks ``a`` tokens fill.
+
+    >>> cdiv(1_100, 16), cdiv(1_104, 16), cdiv(0, 16)
+    (69, 69, 0)
+    """
+    return -(-a // b)
 
 
 def to_unit(n_bytes: int, unit: str) -> float:

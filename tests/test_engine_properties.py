@@ -388,11 +388,13 @@ def run(workload, **opts):
 
 
 def three_engines(workload, model=MODEL, gpu=GPU, **opts):
-    """``(fast, step_by_step, reference, reference stats)``; each a SimResult or a KvsimError."""
+    """``(fast, step_by_step, reference, reference stats)``; each a SimResult or a KvsimError
+    (kvsim's two with ``check=True``: a broken invariant fails the example)."""
     kw = dict(model=model, gpu=gpu, **opts)
     stats: dict = {}
-    fast = _attempt(kvsim.simulate, workload, **kw)
-    slow = _attempt(kvsim.simulate, workload, step_by_step=True, **kw)
+    # both of kvsim's modes assert the engine's invariants after every step (check=True)
+    fast = _attempt(kvsim.simulate, workload, check=True, **kw)
+    slow = _attempt(kvsim.simulate, workload, step_by_step=True, check=True, **kw)
     ref = _attempt(simulate_reference, workload, stats=stats, **kw)
     return fast, slow, ref, stats
 
@@ -422,8 +424,9 @@ def assert_same_result(a, b, what, *, config=True):
                                      f"{x[i]!r} vs {y[i]!r}")
     if not config:
         return
-    ca = {k: v for k, v in a.config.items() if k != "step_by_step"}
-    cb = {k: v for k, v in b.config.items() if k != "step_by_step"}
+    how = ("step_by_step", "check")            # how a run was made, not what it ran
+    ca = {k: v for k, v in a.config.items() if k not in how}
+    cb = {k: v for k, v in b.config.items() if k not in how}
     assert ca == cb, f"{what}: config differs: " + ", ".join(
         f"{k}={ca.get(k)!r} vs {cb.get(k)!r}" for k in sorted(set(ca) | set(cb))
         if ca.get(k) != cb.get(k))

@@ -163,6 +163,8 @@ BAD_OPTIONS = [
     ("weight_bytes", NAN, ">= 0"),
     ("step_by_step", "x", "true or false"),
     ("step_by_step", 3, "true or false"),
+    ("check", "yes", "true or false"),
+    ("check", 1, "true or false"),
     ("step_overhead_s", -1, "[0, 10]"),
     ("step_overhead_s", NAN, "[0, 10]"),
     ("step_overhead_s", 11, "[0, 10]"),

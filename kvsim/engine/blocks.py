@@ -34,7 +34,7 @@ reference count: many running requests hold them at once); a stream's blocks
 are only ever held by one request at a time, so a freed run of them is one
 entry (:class:`_Run`) that loses blocks from its end as they are evicted.
 
-NOTE (deliberate simplification): vLLM may hold two cached copies of the
+NOTE(duplicate-cached-blocks), a deliberate simplification: vLLM may hold two cached copies of the
 same block (two requests compute the same prefix block at once, or a request
 recomputes a block whose copy is still cached); both stay in its hash map and
 lookups return the first one inserted (``get_one_block``), the older copy.
@@ -44,6 +44,8 @@ after the older copy is evicted (vLLM would then find the newer one).
 from __future__ import annotations
 
 from collections import OrderedDict
+
+from kvsim.units import cdiv
 
 __all__ = ["BlockPool", "KVCacheManager", "Hit"]
 
@@ -164,7 +166,7 @@ class BlockPool:
             self._dead_tail = run
         if key is not None:
             old = self.runs.get(key)
-            if old is not None:         # NOTE: keep the newer copy only (module docstring)
+            if old is not None:         # NOTE(duplicate-cached-blocks): keep the newer copy only
                 old.key = None
             self.runs[key] = run
         self._enqueue(run)
@@ -195,7 +197,7 @@ class BlockPool:
 
         If a copy is already cached (held, or free in the queue), lookups keep
         finding that older copy and the new one is never indexed (the module
-        docstring's NOTE). Registering a block never moves a free block.
+        docstring's NOTE(duplicate-cached-blocks)). Registering a block never moves a free block.
         """
         block = _GroupBlock(group, index)
         if (group, index) not in self.group_index:
@@ -212,15 +214,18 @@ class KVCacheManager:
         block_size: tokens per block.
         prefix_caching: keep freed full blocks cached (vLLM V1's default).
         watermark_blocks: blocks admission leaves free (V0: 1 % of the pool).
+        watermark_when_alone: keep the watermark even when nothing else is
+            scheduled (V0); V1 keeps it only beside other requests.
     """
 
     def __init__(self, num_blocks: int, block_size: int, *, prefix_caching: bool,
-                 watermark_blocks: int = 0):
+                 watermark_blocks: int = 0, watermark_when_alone: bool = False):
         self.pool = BlockPool(num_blocks)
         self.num_blocks = num_blocks
         self.block_size = block_size
         self.caching = prefix_caching
         self.watermark_blocks = watermark_blocks
+        self.watermark_when_alone = watermark_when_alone
         self.held: dict[int, int] = {}               # blocks of non-decoding requests
         self.group_refs: dict[int, list] = {}        # shared-prefix blocks each request holds
         self.identity: dict[int, tuple] = {}         # rid -> (group, prefix_tokens, stream key)
@@ -236,7 +241,24 @@ class KVCacheManager:
         return self.pool.cached_free
 
     def blocks_for(self, tokens: int) -> int:
-        return -(-tokens // self.block_size)
+        return cdiv(tokens, self.block_size)
+
+    def admission_headroom(self, others_scheduled: bool) -> int:
+        """Blocks an admission (or a V0 swap-in) must leave free: the watermark, the one rule.
+
+        V0 keeps it always (vllm/core/block_manager.py, ``can_allocate`` and
+        ``can_swap_in``); V1 only when another request is already scheduled in
+        the step (vllm/v1/core/kv_cache_manager.py, ``has_scheduled_reqs``).
+        NOTE(watermark-running): kvsim reads "scheduled" as "running" (the caller passes whether
+        any request runs), see :func:`kvsim.model.vllm_defaults.watermark_default`.
+        Growth of running requests never pays it.
+        """
+        return self.watermark_blocks if (self.watermark_when_alone or others_scheduled) else 0
+
+    @property
+    def most_blocks_alone(self) -> int:
+        """The most blocks one request may ever hold: the pool less the watermark it keeps alone."""
+        return self.num_blocks - (self.watermark_blocks if self.watermark_when_alone else 0)
 
     def register(self, rid: int, group: int, prefix_tokens: int, stream_key) -> None:
         """Say what ``rid``'s tokens are: ``prefix_tokens`` of ``group`` (-1: none), then ``stream_key``."""
@@ -284,7 +306,7 @@ class KVCacheManager:
 
     def grow(self, rid: int, tokens: int) -> int:
         """Take blocks so that ``rid`` holds ``ceil(tokens / bs)``; returns how many were taken."""
-        need = -(-tokens // self.block_size) - self.held[rid]
+        need = cdiv(tokens, self.block_size) - self.held[rid]
         if need > 0:
             self.pool.take(need)
             self.held[rid] += need
@@ -293,7 +315,7 @@ class KVCacheManager:
 
     def shortfall(self, rid: int, tokens: int) -> int:
         """Blocks ``rid`` still needs to hold ``tokens`` tokens, beyond what is free (0: it fits)."""
-        need = -(-tokens // self.block_size) - self.held[rid]
+        need = cdiv(tokens, self.block_size) - self.held[rid]
         return max(0, need - self.pool.free)
 
     def registers_prefix(self, rid: int, computed: int) -> bool:

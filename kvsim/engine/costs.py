@@ -37,6 +37,7 @@ from dataclasses import dataclass, fields, replace
 
 from kvsim.errors import KvsimError, check_float, check_int
 from kvsim.model.vllm_defaults import ACTIVATION_BYTES
+from kvsim.units import cdiv
 
 __all__ = ["CostModel", "StepCost", "swap_time_s", "recompute_time_s", "transfer_copies",
            "attention_pairs", "ATTENTION_EFFICIENCY", "CPU_OVERHEAD"]
@@ -207,6 +208,7 @@ class StepCost:
         expert_weights = 0.0
         if s.num_experts:
             # distinct experts a batch touches when each token picks k of E uniformly
+            # NOTE(moe-uniform-routing): real routers are skewed (a batch touches fewer experts)
             touched = s.num_experts * (1.0 - (1.0 - s.experts_per_token / s.num_experts) ** n)
             expert_weights = touched * s.expert_params / tp
         flops = 2.0 * n * (s.dense_params / tp + s.replicated_params
@@ -312,8 +314,11 @@ def swap_time_s(tokens: int, kv_bytes_per_token: int, pcie_bytes_per_s: float, *
     ``copy_overhead_s=0`` this is the pure bandwidth figure of seeds 000/001
     (1,100 tokens x 0.5 MiB at 20 GB/s ~ 30 ms; 4K tokens x 128 KiB over PCIe
     4.0 ~ 17 ms each way, 34 ms round trip). Explained in chapter 3.
+
+    NOTE(swap-clean-pcie): the copies run at the clean effective bandwidth plus a
+    fixed overhead per copy, with no link contention and no staging buffer.
     """
-    blocks = -(-int(tokens) // int(block_size))
+    blocks = cdiv(int(tokens), int(block_size))
     nbytes = blocks * block_size * int(kv_bytes_per_token)
     copies = transfer_copies(blocks, kv_layers, kv_factor)
     return nbytes / float(pcie_bytes_per_s) + copies * copy_overhead_s
@@ -359,9 +364,8 @@ def swap_round_trip_s(tokens: int, model, gpu, cost: CostModel | None = None, *,
     n = check_int("tokens", tokens, min=1)
     bs = check_int("block_size", block_size, min=1, max=4096)
     m, g, cost = get_model(model), get_gpu(gpu), cost or CostModel()
-    kv_factor = 1 if m.attention_kind == "mla" else 2
     return 2 * swap_time_s(n, kv_bytes_per_token(m), cost.pcie_bytes_per_s or g.pcie_bytes_per_s,
-                           block_size=bs, kv_layers=m.kv_layers, kv_factor=kv_factor,
+                           block_size=bs, kv_layers=m.kv_layers, kv_factor=m.kv_tensors,
                            copy_overhead_s=cost.swap_copy_overhead_s)
 
 

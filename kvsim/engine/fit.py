@@ -12,7 +12,9 @@ from __future__ import annotations
 import numpy as np
 
 from kvsim.errors import KvsimError
-from kvsim.units import format_bytes
+from kvsim.units import cdiv, format_bytes
+
+from .policies import GuaranteedAdmission
 
 __all__ = ["check_requests_fit"]
 
@@ -37,7 +39,7 @@ def check_requests_fit(cfg, model_name: str, prompts, outputs, *, first: int = 0
                          f"expected fewer than max_model_len={cfg.max_model_len:,} "
                          f"({model_name} leaves room for at least one output token)")
     outputs = np.minimum(outputs, cfg.max_model_len - prompts)
-    need = -(-(prompts + outputs - 1) // bs)     # the longest prefill a resume can need
+    need = cdiv(prompts + outputs - 1, bs)       # the longest prefill a resume can need
     bad = np.flatnonzero(need > max_blocks)
     if bad.size:
         i = int(bad[0])
@@ -52,17 +54,7 @@ def check_requests_fit(cfg, model_name: str, prompts, outputs, *, first: int = 0
             f"{format_bytes(blocks * cfg.block_bytes, 'GB')}): expected prompt + output <= "
             f"{cap:,} tokens")
     if cfg.admission == "guaranteed":
-        out = cfg.max_tokens if cfg.max_tokens is not None else outputs
-        resv = -(-(prompts + out) // bs)
-        bad = np.flatnonzero(resv > cfg.num_gpu_blocks)
-        if bad.size:
-            i = int(bad[0])
-            raise KvsimError(
-                f"request {first + i} (prompt {int(prompts[i])} tokens + max_tokens "
-                f"{cfg.max_tokens if cfg.max_tokens is not None else int(outputs[i])}) can never "
-                f"be admitted under guaranteed admission: it reserves {int(resv[i])} blocks but "
-                f"the pool has {cfg.num_gpu_blocks}: expected prompt + max_tokens <= "
-                f"{cfg.num_gpu_blocks * bs:,} tokens")
+        GuaranteedAdmission.check_fits(cfg, prompts, outputs, first=first)
     if not cfg.enable_chunked_prefill:
         bad = np.flatnonzero(prompts + outputs - 1 > cfg.max_num_batched_tokens)
         if bad.size:

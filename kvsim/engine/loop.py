@@ -27,9 +27,11 @@ from itertools import accumulate
 from kvsim.errors import KvsimError
 from kvsim.traffic.arrivals import make_arrivals
 from kvsim.traffic.workload import Request, Workload
+from kvsim.units import UNLIMITED
 
 from .costs import StepCost, attention_pairs
 from .fit import check_requests_fit
+from .invariants import check_finished, check_invariants
 from .options import ENGINE_DEFAULTS, resolve_options
 from .result import SimResult, build_result
 from .scheduler import Scheduler
@@ -87,9 +89,8 @@ class _Engine(Scheduler):
                                  max_model_len=cfg.max_model_len)
         super().__init__(cfg, model, arrivals, Recorder())
         self.gpu, self.cost, self.until = gpu, cost, until
-        self.max_jump = 1 if cfg.step_by_step else 1 << 62
-        # the blocks a request alone may need (V1 keeps its watermark only while others run)
-        self.max_prefill = cfg.num_gpu_blocks - (cfg.watermark_blocks if cfg.engine == "v0" else 0)
+        self.max_jump = 1 if cfg.step_by_step else UNLIMITED
+        self.max_prefill = self.kv.most_blocks_alone    # the most one request may ever hold
         self.closed_loop = wl.is_closed_loop
         if not wl.is_closed_loop:               # every request is known: check and table them
             check_requests_fit(cfg, model.name, arrivals.prompt, arrivals.output,
@@ -124,7 +125,7 @@ class _Engine(Scheduler):
     # ------------------------------------------------------------------ run
     def run(self, after_step=None) -> SimResult:
         """Run to the end; ``after_step(engine)``, when given, is called after every step."""
-        arrivals, until = self.arrivals, self.until
+        arrivals, until, check = self.arrivals, self.until, self.cfg.check
         while True:
             arrival = arrivals.next_time()
             if not (self.running or self.waiting or self.swapped):
@@ -137,9 +138,13 @@ class _Engine(Scheduler):
             if arrival <= self.t:
                 self._pull_arrivals(self.t)
             self.step()
+            if check:
+                check_invariants(self)
             if after_step is not None:
                 after_step(self)
         self._pull_arrivals(min(self.t, math.nextafter(self.until, 0.0)))
+        if check:
+            check_finished(self)
         return self._result()
 
     def step(self) -> None:
@@ -178,6 +183,7 @@ class _Engine(Scheduler):
             # Everything that could run was evicted: a step that computes
             # nothing and lasts as long as its swap copies, if any.
             dt = self.cost.swap_s(self.swap.out_bytes, self.swap.copies)
+            self.step_tokens = 0
             self.t, self.T = self.t + dt, self.T + 1
             self._requeue_stalled()
             self._record(self.t, dt, dt, 0, 0, 0, 0)
@@ -202,6 +208,7 @@ class _Engine(Scheduler):
             kv_tokens += start + c
             prefill_tokens += c
         swap = self.swap
+        self.step_tokens = decode_seqs + prefill_tokens
         dt = self.cost.step_s(decode_seqs + prefill_tokens, decode_seqs + len(chunks), context,
                               pairs, kv_tokens, swap.out_bytes + swap.in_bytes, swap.copies)
         t1 = t0 + dt
@@ -253,6 +260,7 @@ class _Engine(Scheduler):
         kv, group, bs = self.kv, self.decoding, self.bs
         pool = kv.pool
         T, n = self.T, group.size
+        self.step_tokens = n                       # each of the k steps: one token per member
         k = group.next_finish()[0] - T + 1
         if k > self.max_jump or ((self.waiting or self.swapped) and not self._policy_stays_blocked):
             k = 1
@@ -269,6 +277,9 @@ class _Engine(Scheduler):
         if self.until < lim:
             lim = self.until
         if k > 1 and lim < _INF:
+            # Steps only lengthen as the context grows, so no more than (lim - t0) / (first
+            # step's time) of them end before lim: + 1 for the step that straddles lim, + 1
+            # for the division's rounding. The exact cut is the bisect below.
             kt = int((lim - t0) / (fixed + slope * context)) + 2
             if kt < k:
                 k = kt

@@ -31,10 +31,13 @@ from __future__ import annotations
 
 import heapq
 
-from kvsim.errors import check_float
+import numpy as np
+
+from kvsim.errors import KvsimError, check_float
+from kvsim.units import cdiv
 
 __all__ = ["OptimisticAdmission", "GuaranteedAdmission", "SGLangAdmission", "make_policy",
-           "ADMISSIONS"]
+           "ADMISSIONS", "check_sglang_constants"]
 
 
 class _Policy:
@@ -118,9 +121,31 @@ class GuaranteedAdmission(_Policy):
         self.reserved = 0
         self.resv: dict[int, int] = {}
 
+    @staticmethod
+    def reservations(cfg, prompts, outputs):
+        """Blocks each request reserves, for arrays (or ints) of prompt and answer tokens:
+        prompt + the planned answer (``max_tokens`` when set, else the request's own)."""
+        answers = cfg.max_tokens if cfg.max_tokens is not None else outputs
+        return cdiv(prompts + answers, cfg.block_size)
+
+    @classmethod
+    def check_fits(cls, cfg, prompts, outputs, *, first: int = 0) -> None:
+        """Raise a KvsimError naming the first request (number ``first + i``) whose reservation
+        alone exceeds the pool: it could never be admitted."""
+        resv = cls.reservations(cfg, prompts, outputs)
+        bad = np.flatnonzero(resv > cfg.num_gpu_blocks)
+        if bad.size:
+            i = int(bad[0])
+            answer = cfg.max_tokens if cfg.max_tokens is not None else int(outputs[i])
+            raise KvsimError(
+                f"request {first + i} (prompt {int(prompts[i])} tokens + max_tokens {answer}) can "
+                f"never be admitted under guaranteed admission: it reserves {int(resv[i])} blocks "
+                f"but the pool has {cfg.num_gpu_blocks}: expected prompt + max_tokens <= "
+                f"{cfg.num_gpu_blocks * cfg.block_size:,} tokens")
+
     def reservation(self, rid: int) -> int:
         e = self.eng
-        return e.kv.blocks_for(e.requests.prompt[rid] + self.planned_answer(rid))
+        return self.reservations(e.cfg, e.requests.prompt[rid], e.requests.output[rid])
 
     def admits(self, rid, new_blocks, hit, headroom):
         return (self.reserved + self.reservation(rid) <= self.eng.kv.num_blocks
@@ -140,6 +165,19 @@ class GuaranteedAdmission(_Policy):
         self.reserved -= self.resv.pop(rid)
 
 
+def check_sglang_constants(init_new_token_ratio, min_new_token_ratio, new_token_ratio_decay):
+    """SGLang's three constants, checked (a one-line error names the bad one); the one check.
+
+    ``new_token_ratio_decay=None`` stays ``None``: the policy then decays from
+    the initial to the minimum ratio in 600 steps.
+    """
+    init = check_float("init_new_token_ratio", init_new_token_ratio, min=0, max=1)
+    minimum = check_float("min_new_token_ratio", min_new_token_ratio, min=0, max=init)
+    decay = None if new_token_ratio_decay is None else \
+        check_float("new_token_ratio_decay", new_token_ratio_decay, min=0, max=1)
+    return init, minimum, decay
+
+
 class SGLangAdmission(_Policy):
     """SGLang-style admission by a decaying ``new_token_ratio``."""
 
@@ -150,11 +188,9 @@ class SGLangAdmission(_Policy):
 
     def __init__(self, init_new_token_ratio=0.7, min_new_token_ratio=0.1,
                  new_token_ratio_decay=None):
-        self.init = check_float("init_new_token_ratio", init_new_token_ratio, min=0, max=1)
-        self.min = check_float("min_new_token_ratio", min_new_token_ratio, min=0, max=self.init)
-        if new_token_ratio_decay is None:
-            new_token_ratio_decay = (self.init - self.min) / 600
-        self.decay = check_float("new_token_ratio_decay", new_token_ratio_decay, min=0, max=1)
+        self.init, self.min, decay = check_sglang_constants(
+            init_new_token_ratio, min_new_token_ratio, new_token_ratio_decay)
+        self.decay = (self.init - self.min) / 600 if decay is None else decay
 
     def bind(self, eng):
         super().bind(eng)

@@ -32,11 +32,14 @@ One step:
 Decoding requests live in a :class:`kvsim.engine.decoding.DecodeGroup` (their
 stored tokens follow from the step counter ``T``); every other request's state
 is in :class:`kvsim.engine.requests.RequestTable`. Where kvsim deliberately differs
-from the engine it models, the line says ``NOTE``.
+from the engine it models, the line carries a ``NOTE(tag)`` that
+``book/engine-reference.md`` lists.
 """
 from __future__ import annotations
 
 import math
+
+from kvsim.units import UNLIMITED
 
 from .blocks import KVCacheManager
 from .costs import transfer_copies
@@ -67,20 +70,22 @@ class Scheduler:
         self.T = 0
         self.kv = KVCacheManager(cfg.num_gpu_blocks, cfg.block_size,
                                  prefix_caching=cfg.enable_prefix_caching,
-                                 watermark_blocks=cfg.watermark_blocks)
+                                 watermark_blocks=cfg.watermark_blocks,
+                                 watermark_when_alone=cfg.whole_prompt_allocation)
         self.decoding = DecodeGroup(cfg.block_size)
         self.requests = reqs = RequestTable(cfg.max_model_len)
         self.running: dict[int, None] = {}      # admission order
         self.prefilling: dict[int, None] = {}   # running, still in prefill (same order)
         self.waiting = make_waiting_queue(cfg.scheduling_policy, reqs.priority, reqs.arrival)
         self.swap = SwapSpace(cfg.swap_space_blocks, cfg.block_bytes,
-                              transfer_copies(1, model.kv_layers, 1 if model.mla_kv_lora_rank else 2),
+                              transfer_copies(1, model.kv_layers, model.kv_tensors),
                               cfg.swap_space_full)
         self.swapped = self.swap.queue
         self.stalled: list[int] = []            # decoders that get no token in this step
         self.unstalled: list[int] = []          # re-joined the decode group after a stall
         self.stall_ends = 0                     # stall pauses closed in this step
         self.step_preemptions = self.step_recomputed = 0
+        self.step_tokens = 0                    # tokens scheduled in the last step
         self.cache_queries = [0, 0]             # [fresh, resumed] tokens looked up
         self.cache_hits = [0, 0]
         self.policy = make_policy(cfg)
@@ -201,7 +206,7 @@ class Scheduler:
         kv, computed = self.kv, self.requests.computed
         for rid in self.prefilling:
             c = self._chunk_of(rid, budget)
-            if c < self._chunk_of(rid, 1 << 62) or c <= 0:
+            if c < self._chunk_of(rid, UNLIMITED) or c <= 0:
                 return None
             start = computed[rid]
             plan.append((rid, start, c))
@@ -225,6 +230,9 @@ class Scheduler:
     def _schedule_in_order(self, budget: int):
         """The exact pass: one request at a time, preempting on a shortage (see the module doc)."""
         kv = self.kv
+        # NOTE(v0-priority-preemption): V0's priority scheduler also re-sorts its running queue
+        # by priority and may preempt a low-priority request for a waiting high-priority one;
+        # kvsim keeps admission order and preempts only on a block shortage.
         if self.cfg.engine == "v0":   # V0's chunked-prefill policy: decodes first
             order = [r for r in self.running if r not in self.prefilling] + list(self.prefilling)
         else:
@@ -286,9 +294,7 @@ class Scheduler:
             # the blocks the gate asks for: V1 the whole prompt (scheduler_reserve_full_isl)
             gate = tokens if cfg.scheduler_reserve_full_isl else upto
             new_blocks = kv.blocks_for(gate) - hit.blocks
-            # V1 keeps its watermark only while other requests run (PR #44594)
-            headroom = cfg.watermark_blocks if cfg.whole_prompt_allocation or self.running else 0
-            if not self.policy.admits(rid, new_blocks, hit, headroom):
+            if not self.policy.admits(rid, new_blocks, hit, kv.admission_headroom(bool(self.running))):
                 break
             waiting.pop_head()
             kv.admit(rid, hit, upto)

@@ -57,7 +57,7 @@ class SwapSpace:
                     f"CPU swap space is full ({self.used} of {self.capacity} blocks): vLLM V0 "
                     f"aborts here ('Aborted due to the lack of CPU swap space'); expected a larger "
                     f"swap_space_bytes, or swap_space_full='recompute'")
-            return False                   # NOTE: kvsim's named option; V0 aborts instead
+            return False                   # NOTE(swap-space-full): kvsim's named option; V0 aborts
         self.used += blocks
         self.blocks[rid] = blocks
         self.out_bytes += blocks * self.block_bytes
@@ -72,7 +72,8 @@ class SwapSpace:
         while self.queue and len(eng.running) < cfg.max_num_seqs and budget >= 1:
             rid = self.queue[0]
             tokens = reqs.prompt[rid] + reqs.generated[rid]    # its KV and this step's token
-            if not kv.can_allocate(kv.blocks_for(tokens), headroom=cfg.watermark_blocks):
+            if not kv.can_allocate(kv.blocks_for(tokens),
+                                   headroom=kv.admission_headroom(bool(eng.running))):
                 break
             self.queue.popleft()
             blocks = self.blocks.pop(rid)

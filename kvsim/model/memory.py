@@ -29,7 +29,7 @@ import math
 from dataclasses import dataclass
 
 from kvsim.errors import KvsimError, check_choice, check_float, check_int
-from kvsim.units import format_bytes
+from kvsim.units import cdiv, format_bytes
 
 from .hardware import GPUSpec, get_gpu
 from .spec import DTYPE_BYTES, ModelSpec, get_model
@@ -165,7 +165,7 @@ class KVBudget:
     def blocks_for(self, seq_len: int) -> int:
         """Blocks a sequence of ``seq_len`` tokens holds: ``ceil(seq_len / block_size)``."""
         seq_len = check_int("seq_len", seq_len, min=1)
-        return -(-seq_len // self.block_size)
+        return cdiv(seq_len, self.block_size)
 
     @property
     def state_blocks_per_request(self) -> int:
@@ -176,7 +176,7 @@ class KVBudget:
         it comes out of the same memory, so each request costs
         ``ceil(state_bytes_per_request / block_bytes)`` blocks on top of its KV.
         """
-        return -(-self.model.state_bytes_per_request // self.block_bytes)
+        return cdiv(self.model.state_bytes_per_request, self.block_bytes)
 
     def max_concurrent(self, seq_len: int) -> int:
         """How many sequences of ``seq_len`` tokens fit at once: ``blocks // ceil(seq_len / block_size)``.

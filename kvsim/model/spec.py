@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from kvsim.errors import KvsimError, check_int
+from kvsim.units import cdiv
 
 __all__ = [
     "DTYPE_BYTES", "LAYER_KINDS", "ModelSpec", "ComputeShape", "ParamEstimate", "estimate_params",
@@ -201,6 +202,15 @@ class ModelSpec:
             return "mqa"
         return "gqa"
 
+    @property
+    def kv_tensors(self) -> int:
+        """Tensors cached per token in each KV layer: 2 (a key and a value), 1 for MLA (one latent).
+
+        What a swap copies per block and layer, and the factor 2 of
+        :meth:`kv_bytes_per_token` that MLA does not pay.
+        """
+        return 1 if self.attention_kind == "mla" else 2
+
     def compute_shape(self) -> "ComputeShape":
         """The matmul and element-wise work of a forward pass (see :class:`ComputeShape`).
 
@@ -261,8 +271,9 @@ class ModelSpec:
 
         ``2 x kv_layers x num_kv_heads x head_dim x`` dtype bytes; for MLA
         ``kv_layers x (kv_lora_rank + rope_dim) x`` dtype bytes. ``kv_dtype``
-        defaults to the model's ``dtype``. Sliding-window layers are charged
-        like full-attention ones, as vLLM's V0 block manager does; see
+        defaults to the model's ``dtype``. NOTE(sliding-window-full-context):
+        sliding-window layers are charged like full-attention ones, as vLLM's
+        V0 block manager does (V1's hybrid allocator frees what leaves the window); see
         :meth:`kv_bytes_for_sequence` for what a window-aware allocator needs.
         Explained in chapter 1, *Bytes per token and capacity*.
 
@@ -835,7 +846,7 @@ def _mamba_dims(cfg: dict, hidden: int) -> _MambaDims:
         if mt != "jamba" and cfg.get("intermediate_size") is not None:
             inner = _strict_int("intermediate_size", cfg["intermediate_size"], min=1)
         key, rank = _first(cfg, ("mamba_dt_rank", "time_step_rank"))
-        dt_rank = -(-hidden // 16) if rank in (None, "auto") else _strict_int(key, rank, min=1)
+        dt_rank = cdiv(hidden, 16) if rank in (None, "auto") else _strict_int(key, rank, min=1)
         return _MambaDims(version=1, inner=inner, state=state, conv=conv, dt_rank=dt_rank)
     plain = ("num_heads",) if mt == "mamba2" else ()
     heads = _first_int(cfg, ("mamba_n_heads", "mamba_num_heads", "n_mamba_heads") + plain, 0, min=0)
@@ -1370,7 +1381,7 @@ def _dense_ffn_width(cfg: dict, mt: str, inter_key: str) -> int:
             multiplier = cfg.get("block_ffn_dim_multiplier", 1.0)
             if multiplier is not None:
                 step = _opt(cfg, "block_multiple_of", 256, min=1)
-                width = step * -(-int(multiplier * width) // step)
+                width = step * cdiv(int(multiplier * width), step)
         return width
     if mt.startswith("granitemoe") and cfg.get("shared_intermediate_size"):
         return _req(cfg, "shared_intermediate_size")

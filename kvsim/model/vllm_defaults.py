@@ -95,7 +95,8 @@ def watermark_default(engine: str) -> float:
     only for a waiting or preempted request and only when another request is
     already scheduled in the step (``has_scheduled_reqs``), in the full-prompt
     gate as in the chunk's allocation. kvsim's condition is "another request is
-    running" (NOTE: a running request the budget left out of the step counts).
+    running" (NOTE(watermark-running): a running request the budget left out of the
+    step counts).
     """
     check_choice("engine", engine, ENGINES)
     return 0.01 if engine == "v0" else 0.0

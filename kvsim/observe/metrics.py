@@ -50,7 +50,7 @@ deprecated names), ``"v1-0.10"`` (the 0.10 logger: the deprecated
 names, ``vllm:time_per_output_token_seconds`` for the inter-token histogram),
 ``"v0"`` (the V0 engine).
 
-NOTE (where kvsim differs from a real server):
+NOTE(metrics-export), where kvsim differs from a real server:
 
 * a real counter starts at the process start; here at the run's start
   (``_created`` is ``start_unix_s``, default 0, plus nothing);

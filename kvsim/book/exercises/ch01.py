@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import math
 
-from kvsim.units import GB, MB, GiB, MiB, format_bytes
+from kvsim.units import GB, MB, GiB, MiB, cdiv, format_bytes
 
 from .base import Exercise, Prediction
 from .setups import BELGAVI, H100_8B, belgavi_budget, h100_budget
@@ -206,7 +206,7 @@ def _block_32_requests():
     n = b.max_concurrent(seq)
     per = b.blocks_for(seq)
     return n, (f"{b.blocks:,} blocks of 32 // ceil({seq:,} / 32) = {per} per request = {n}: "
-               f"a request now holds {per * 32:,} slots against {-(-seq // 16) * 16:,} with "
+               f"a request now holds {per * 32:,} slots against {cdiv(seq, 16) * 16:,} with "
                f"blocks of 16, so the last, part-empty block wastes more")
 
 

@@ -11,7 +11,7 @@ appears above its question.
 """
 from __future__ import annotations
 
-from kvsim.units import GB, GiB
+from kvsim.units import GB, GiB, cdiv
 
 from .base import Exercise, Prediction
 from .setups import BELGAVI
@@ -55,7 +55,7 @@ def _kvb(model) -> int:
 
 
 def _blocks(tokens: int, block_size: int = 16) -> int:
-    return -(-tokens // block_size)
+    return cdiv(tokens, block_size)
 
 
 # ------------------------------------------------------------------------- exercises

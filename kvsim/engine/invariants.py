@@ -1,0 +1,155 @@
+"""The scheduler's invariants, asserted after every step with ``simulate(..., check=True)``.
+
+vLLM's ``Scheduler.schedule()`` ends by asserting that the tokens it scheduled
+fit the step's budget and that no more requests run than ``max_num_seqs``
+(vllm/v1/core/sched/scheduler.py: ``total_num_scheduled_tokens <=
+max_num_scheduled_tokens``, ``len(self.running) <= self.max_num_running_reqs``).
+kvsim checks those and what its own bookkeeping promises, after every step (a
+run of identical decode steps counts as one):
+
+* **budget and batch**: the step's tokens fit ``max_num_batched_tokens``, the
+  running requests ``max_num_seqs``;
+* **queues**: a request is in at most one of running, waiting and swapped;
+  every prefilling or decoding request is running, and none is both;
+* **the pool**: its cached-free count is what its free queue holds, every
+  indexed run and shared-prefix block is where the index says, no block is
+  free and held at once, and free blocks never exceed the pool;
+* **blocks conserved**: the blocks in use (the pool less its free ones) are
+  exactly what the running requests hold, each shared-prefix block counted
+  once however many requests hold it; a decoding request holds the blocks of
+  its stored tokens, a prefilling one at least those of what it computed;
+* **tokens**: no request generated more than its answer, computed more than
+  its target or stores more than ``max_model_len``; at the end of the run,
+  every finished request has its whole answer (:func:`check_finished`).
+
+A broken invariant raises ``AssertionError`` naming the step, the time and
+every rule broken. The checks read the scheduler's state and change nothing,
+so a checked run gives the same result as an unchecked one (tests prove it).
+They are off by default: they make a run about 1.6-1.9 times as long
+(``make bench`` measures it), which the property tests and a test of every
+scenario pay, and a slider does not.
+"""
+from __future__ import annotations
+
+from kvsim.units import cdiv
+
+__all__ = ["check_invariants", "check_finished"]
+
+
+def check_finished(eng) -> None:
+    """Assert that every finished request emitted its whole answer (checked once, at the end)."""
+    reqs = eng.requests
+    bad = [rid for rid in range(reqs.count)
+           if reqs.finish[rid] == reqs.finish[rid] and reqs.generated[rid] != reqs.output[rid]]
+    if bad:
+        rid = bad[0]
+        raise AssertionError(f"kvsim invariant broken: request {rid} finished with "
+                             f"{reqs.generated[rid]} of {reqs.output[rid]} tokens "
+                             f"({len(bad)} such requests)")
+
+
+def check_invariants(eng) -> None:
+    """Assert every invariant of the module docstring on ``eng`` (a scheduler after a step)."""
+    problems: list[str] = []
+    _batch(eng, problems)
+    _queues(eng, problems)
+    _pool(eng.kv.pool, problems)
+    _blocks(eng, problems)
+    _tokens(eng, problems)
+    if problems:
+        raise AssertionError(f"kvsim invariant broken after step {eng.T} (t={eng.t:.6f} s): "
+                             + "; ".join(problems))
+
+
+def _batch(eng, problems: list) -> None:
+    cfg = eng.cfg
+    if eng.step_tokens > cfg.max_num_batched_tokens:
+        problems.append(f"{eng.step_tokens} tokens scheduled in one step, "
+                        f"max_num_batched_tokens={cfg.max_num_batched_tokens}")
+    if len(eng.running) > cfg.max_num_seqs:
+        problems.append(f"{len(eng.running)} requests running, max_num_seqs={cfg.max_num_seqs}")
+
+
+def _queues(eng, problems: list) -> None:
+    running, waiting, swapped = set(eng.running), set(eng.waiting), set(eng.swapped)
+    for a, b, name in ((running, waiting, "running and waiting"), (running, swapped, "running and swapped"),
+                       (waiting, swapped, "waiting and swapped")):
+        if a & b:
+            problems.append(f"requests {sorted(a & b)[:5]} are {name} at once")
+    decoding, prefilling = set(eng.decoding.offset), set(eng.prefilling)
+    if not prefilling <= running:
+        problems.append(f"prefilling requests {sorted(prefilling - running)[:5]} are not running")
+    if not decoding <= running:
+        problems.append(f"decoding requests {sorted(decoding - running)[:5]} are not running")
+    if decoding & prefilling:
+        problems.append(f"requests {sorted(decoding & prefilling)[:5]} both prefill and decode")
+    if len(eng.waiting) != len(waiting) or len(eng.swapped) != len(swapped):
+        problems.append("a request is queued twice")
+
+
+def _pool(pool, problems: list) -> None:
+    queued = 0
+    for eid, entry in pool.queue.items():
+        if entry.eid != eid:
+            problems.append(f"a free-queue entry has id {entry.eid} under {eid}")
+        if hasattr(entry, "refs"):
+            queued += 1
+            if entry.refs:
+                problems.append(f"shared-prefix block {(entry.group, entry.index)} is free and "
+                                f"held by {entry.refs} requests")
+        else:
+            queued += entry.hi - entry.lo
+            if entry.hi <= entry.lo:
+                problems.append(f"an empty cached run {entry.lo}..{entry.hi} is queued")
+    if queued != pool.cached_free:
+        problems.append(f"cached_free={pool.cached_free} but the free queue holds {queued} blocks")
+    for key, run in pool.runs.items():
+        if run.key != key or pool.queue.get(run.eid) is not run:
+            problems.append(f"the index's run for stream {key} is not in the free queue")
+    for (group, index), block in pool.group_index.items():
+        if (block.group, block.index) != (group, index) or not block.indexed:
+            problems.append(f"the index's block {(group, index)} is not itself")
+    if pool.blank < 0 or pool.free > pool.num_blocks:
+        problems.append(f"free blocks {pool.blank} blank + {pool.cached_free} cached in a pool "
+                        f"of {pool.num_blocks}")
+
+
+def _blocks(eng, problems: list) -> None:
+    kv, group, reqs, T = eng.kv, eng.decoding, eng.requests, eng.T
+    held = 0
+    holders: dict[int, list] = {}            # shared-prefix block -> [block, running holders]
+    for rid in eng.running:
+        if rid in group:
+            blocks = cdiv(group.stored(rid, T), kv.block_size)
+        else:
+            blocks = kv.held[rid]
+            stored = reqs.computed[rid] if rid in eng.prefilling else \
+                reqs.prompt[rid] + reqs.generated[rid] - 1
+            if blocks < cdiv(stored, kv.block_size):
+                problems.append(f"request {rid} stores {stored} tokens in {blocks} blocks")
+        held += blocks
+        for block in kv.group_refs.get(rid, ()):
+            holders.setdefault(id(block), [block, 0])[1] += 1
+    wrong = [(b.group, b.index, b.refs, n) for b, n in holders.values() if n != b.refs]
+    if wrong:
+        problems.append("shared-prefix blocks (group, index, refs, running holders) disagree: "
+                        f"{wrong[:3]}")
+    # a shared-prefix block is in each holder's count, and in use once
+    in_use = kv.num_blocks - kv.pool.free
+    distinct = held - sum(n - 1 for _, n in holders.values())
+    if distinct != in_use:
+        problems.append(f"{in_use} blocks in use, the running requests hold {distinct}")
+
+
+def _tokens(eng, problems: list) -> None:
+    reqs, cap = eng.requests, eng.cfg.max_model_len
+    for rid in eng.running:
+        generated = eng.generated_now(rid)
+        if generated > reqs.output[rid]:
+            problems.append(f"request {rid} generated {generated} of {reqs.output[rid]} tokens")
+        if reqs.computed[rid] > reqs.target[rid]:
+            problems.append(f"request {rid} computed {reqs.computed[rid]} of a target of "
+                            f"{reqs.target[rid]}")
+        if reqs.prompt[rid] + generated > cap + 1:
+            problems.append(f"request {rid} holds {reqs.prompt[rid] + generated} tokens, "
+                            f"max_model_len={cap}")
