@@ -107,8 +107,10 @@ def test_expected_answers_come_from_kvsim():
 
 def test_the_expected_answer_follows_kvsim_when_kvsim_changes(monkeypatch):
     # If the model's figures changed, the check would follow: nothing is hard-coded.
-    real = kvsim.model.memory.kv_bytes_per_token
-    monkeypatch.setattr(kvsim.model.memory, "kv_bytes_per_token", lambda m, d=None: real(m, d) + 2)
+    from kvsim.book.exercises import ch01
+
+    real = ch01.kv_bytes_per_token
+    monkeypatch.setattr(ch01, "kv_bytes_per_token", lambda m, d=None: real(m, d) + 2)
     assert expected("ch01-gqa-bytes") == 196_610
     assert evaluate("ch01-gqa-bytes", 196_608).status == "wrong"
 

@@ -10,7 +10,10 @@ from __future__ import annotations
 from typing import Iterable, Mapping
 
 from kvsim.book.charts.theme import DASHES, PALETTE, _alt, _finish, _need_rows
-from kvsim.lab.missions import get_mission
+from kvsim.lab.missions import expert_settings, get_mission, mission_grid
+from kvsim.lab.replay import oncall_numbers, oncall_text
+
+from .charts import timeline_data
 
 __all__ = ["mission_band_data", "mission_band_chart"]
 
@@ -20,7 +23,6 @@ def mission_band_data(mission, rows: Iterable[Mapping] | None = None,
     """Long rows for :func:`mission_band_chart`: for each value of the resource (the other
     levers at ``others``, by default the expert's), each SLO metric's worst seed as a share of
     its limit (1 = at the limit), and whether the point earns a star."""
-    from kvsim.lab.missions import expert_settings, mission_grid
 
     m = get_mission(mission)
     rows = list(rows) if rows is not None else mission_grid(m)
@@ -150,9 +152,7 @@ def lab_twin_data(runs, *, points: int = 200) -> dict:
     settings), its preemption ticks, and per run the on-call lines
     (:func:`kvsim.lab.replay.oncall_text`) that the chart prints for the chosen case.
     """
-    from kvsim.lab.replay import oncall_numbers, oncall_text
 
-    from .charts import timeline_data
 
     labels = {f"{u:g}|{a}": (u, a) for u, a in runs}
     data = timeline_data({k: runs[v] for k, v in labels.items()}, points=points)

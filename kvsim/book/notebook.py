@@ -63,6 +63,10 @@ import os
 from pathlib import Path
 from typing import Any
 
+from kvsim.errors import KvsimError
+
+from .charts import theme
+
 __all__ = ["setup", "glue_numbers", "glued", "chapter_timing", "portable", "vega_runtime_js",
            "runtime_versions", "OFFLINE_ENV_VAR", "SAVED_DIGITS"]
 
@@ -230,7 +234,6 @@ def setup(offline: bool | None = None) -> None:
     import altair as alt
     import numpy as np
 
-    from .charts import theme
 
     # No actions menu: it takes width from the chart, and its "Open in Vega
     # Editor" link leads off the (possibly offline) page.
@@ -268,7 +271,6 @@ def glue_numbers(**values: Any) -> None:
 
     from IPython.display import display
 
-    from kvsim.errors import KvsimError
 
     checked = {}
     for name, value in values.items():
@@ -288,7 +290,6 @@ def glued(reference: str) -> str:
     ``glued("b_blocks:,d")`` gives ``"1,735"``; without a spec the number's
     ``str``. The prose calls it in ``{eval}`` expressions.
     """
-    from kvsim.errors import KvsimError
 
     name, _, spec = str(reference).partition(":")
     if name not in _GLUED:
@@ -313,7 +314,6 @@ def chapter_timing(notebook: str | os.PathLike) -> str:
     notebook's folder. The workshop plan and the instructor notes are built
     from the same metadata (``book/_ext/kvbook_workshop.py``).
     """
-    from kvsim.errors import KvsimError
 
     path = Path(notebook)
     try:

@@ -21,6 +21,10 @@ from __future__ import annotations
 import html
 
 from kvsim.errors import KvsimError, check_int
+from kvsim.model.hardware import list_gpus
+from kvsim.model.memory import KV_DTYPES, kv_budget
+from kvsim.model.spec import list_models
+from kvsim.runs.stepper import scheduler_frames, toy_requests
 from kvsim.units import format_bytes
 
 __all__ = ["capacity_report", "report_html", "capacity_calculator", "frame_html", "scheduler_stepper"]
@@ -36,7 +40,6 @@ def capacity_report(model, gpu, *, gpu_memory_utilization: float, kv_dtype=None,
     ``seq_len``, ``blocks_per_request``, ``max_concurrent``, ``weight_bytes``,
     ``activation_bytes``, ``usable_bytes`` (bytes are ints).
     """
-    from kvsim.model.memory import kv_budget
 
     prompt_tokens = check_int("prompt_tokens", prompt_tokens, min=1)
     output_tokens = check_int("output_tokens", output_tokens, min=0)
@@ -96,9 +99,6 @@ def capacity_calculator(model: str = "llama-2-7b", gpu: str = "a40-48gb", *,
     """
     import ipywidgets as w
 
-    from kvsim.model.hardware import list_gpus
-    from kvsim.model.memory import KV_DTYPES
-    from kvsim.model.spec import list_models
 
     style = {"description_width": "170px"}
     layout = w.Layout(width="480px")
@@ -178,7 +178,6 @@ def scheduler_stepper(*, num_gpu_blocks: int = 20, requests: int = 5, prompt_tok
     """
     import ipywidgets as w
 
-    from kvsim.runs.stepper import scheduler_frames, toy_requests
 
     style = {"description_width": "150px"}
     layout = w.Layout(width="480px")

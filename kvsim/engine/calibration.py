@@ -24,6 +24,10 @@ from pathlib import Path
 import numpy as np
 
 from kvsim.errors import KvsimError
+from kvsim.model.hardware import get_gpu
+from kvsim.model.spec import ModelSpec
+
+from .costs import StepCost
 
 __all__ = ["ProfileRow", "read_profiles", "predict", "error_table", "fit_gpu",
            "PROFILE_GPUS", "MATMULS", "ELEMENTWISE"]
@@ -76,7 +80,6 @@ def read_profiles(folder) -> list[ProfileRow]:
 
 def _layer_model(config: tuple):
     """A one-layer Llama-shaped model with the profile's widths, parsed like any config.json."""
-    from kvsim.model.spec import ModelSpec
 
     hidden, heads, kv_heads, inter, vocab = config
     return ModelSpec.from_hf_config(dict(
@@ -89,7 +92,6 @@ _MODELS: dict = {}
 
 
 def _cost(row: ProfileRow, gpu):
-    from .costs import StepCost
 
     key = row.config
     if key not in _MODELS:
@@ -99,7 +101,6 @@ def _cost(row: ProfileRow, gpu):
 
 def predict(row: ProfileRow, gpu=None) -> tuple[float, float]:
     """kvsim's (matmul seconds, element-wise seconds) for one profile row's batch."""
-    from kvsim.model.hardware import get_gpu
 
     cost = _cost(row, get_gpu(gpu or row.gpu))
     return cost.linear_s(row.num_tokens), cost.elementwise_s(row.num_tokens)
@@ -143,7 +144,6 @@ def fit_gpu(rows: list[ProfileRow], gpu_name: str) -> dict:
     small minimax (Chebyshev) problem over the GPU's rows: a coarse grid, then
     a shrinking local search. Efficiencies are capped at 1.
     """
-    from kvsim.model.hardware import get_gpu
 
     gpu = get_gpu(gpu_name)
     mine = [r for r in rows if r.gpu == gpu.name]
@@ -179,7 +179,6 @@ def fit_gpu(rows: list[ProfileRow], gpu_name: str) -> dict:
 
 def refit(rows: list[ProfileRow]) -> dict:
     """Presets with freshly fitted constants, for every GPU the rows cover."""
-    from kvsim.model.hardware import get_gpu
 
     out = {}
     for name in sorted({r.gpu for r in rows}):

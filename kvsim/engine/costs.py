@@ -36,6 +36,10 @@ from __future__ import annotations
 from dataclasses import dataclass, fields, replace
 
 from kvsim.errors import KvsimError, check_float, check_int
+from kvsim.model.hardware import get_gpu
+from kvsim.model.memory import kv_bytes_per_token
+from kvsim.model.memory import kv_bytes_per_token as _kv_bytes
+from kvsim.model.spec import DTYPE_BYTES, get_model
 from kvsim.model.vllm_defaults import ACTIVATION_BYTES
 from kvsim.units import cdiv
 
@@ -159,8 +163,6 @@ class StepCost:
 
     def __init__(self, model, gpu, cost: CostModel | None = None, *, tensor_parallel_size: int = 1,
                  kv_bytes_per_token: int | None = None, engine: str = "v1"):
-        from kvsim.model.memory import kv_bytes_per_token as _kv_bytes
-        from kvsim.model.spec import DTYPE_BYTES
 
         cost = cost or CostModel()
         tp = check_int("tensor_parallel_size", tensor_parallel_size, min=1, max=1024)
@@ -332,8 +334,6 @@ def recompute_time_s(tokens: int, model, gpu, cost: CostModel | None = None, *,
     CPU overhead, every matmul, the quadratic attention and one output-head
     row. Explained in chapter 3.
     """
-    from kvsim.model.hardware import get_gpu
-    from kvsim.model.spec import get_model
 
     n = check_int("tokens", tokens, min=1)
     return StepCost(get_model(model), get_gpu(gpu), cost, tensor_parallel_size=tensor_parallel_size,
@@ -357,9 +357,6 @@ def swap_round_trip_s(tokens: int, model, gpu, cost: CostModel | None = None, *,
     ``cost`` may set ``pcie_bytes_per_s`` (else the GPU preset's) and
     ``swap_copy_overhead_s``. Explained in chapter 3.
     """
-    from kvsim.model.hardware import get_gpu
-    from kvsim.model.memory import kv_bytes_per_token
-    from kvsim.model.spec import get_model
 
     n = check_int("tokens", tokens, min=1)
     bs = check_int("block_size", block_size, min=1, max=4096)

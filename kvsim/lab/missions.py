@@ -36,6 +36,8 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from kvsim.errors import KvsimError, check_choice, check_float, check_int
+from kvsim.runs.scenarios import run_scenario
+from kvsim.runs.sweeps import sweep
 
 __all__ = ["SEEDS", "SLO", "Lever", "Mission", "MISSIONS", "Score", "get_mission",
            "list_missions", "normalise_settings", "evaluate", "search", "score",
@@ -339,7 +341,6 @@ def _rows(table) -> list[dict]:
 
 
 def _sweep(*args, **kwargs):
-    from kvsim.runs.sweeps import sweep
 
     return sweep(*args, **kwargs)
 
@@ -603,7 +604,6 @@ def ticket_facts(mission) -> dict:
     the most preemptions: ``t_s``, ``running``, ``waiting``, ``kv_usage``) and
     ``log`` (lines in the form vLLM prints them).
     """
-    from kvsim.runs.scenarios import run_scenario
 
     m = get_mission(mission)
     seed = incident_seed(m)

@@ -43,7 +43,7 @@ from typing import Any, Iterable, Mapping
 
 from kvsim.errors import KvsimError
 
-from .missions import MISSIONS, get_mission, normalise_settings, score
+from .missions import MISSIONS, check_prediction, get_mission, normalise_settings, score
 
 __all__ = ["ENV_VAR", "progress_path", "load", "reset", "commit_prediction", "attempt",
            "completion_code", "verify", "leaderboard", "progress_text", "leaderboard_text",
@@ -119,7 +119,6 @@ def _improves(entry: Mapping[str, Any], stars: int) -> bool:
 def commit_prediction(mission, prediction, path=None) -> str:
     """Store a prediction (``{"cause": key}`` or ``{"band": (lo, hi)}``); returns one line saying
     whether it can still earn the third star (only if no run of the mission came first)."""
-    from .missions import check_prediction
 
     m = get_mission(mission)
     prediction = check_prediction(m, prediction)
@@ -276,7 +275,7 @@ def _show(value) -> str:
 
 
 def _kvsim_version() -> str:
-    from kvsim import __version__
+    from kvsim import __version__     # read from the distribution's metadata on first use
 
     return __version__
 
@@ -343,7 +342,6 @@ def _check_record(where: str, key, rec) -> dict:
     """One mission's record checked field by field and against its own code (not re-scored);
     returns it with settings and prediction in kvsim's normal form. ``where`` starts every
     error (the file's name)."""
-    from .missions import check_prediction
 
     if not isinstance(key, str) or key not in {str(n) for n in MISSIONS}:
         raise KvsimError(f"{where}: mission {_show(key)} is not known: expected one of "

@@ -20,6 +20,9 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from kvsim.errors import KvsimError, check_choice, check_float, check_int
+from kvsim.runs.scenarios import run_scenario
+
+from .missions import check_prediction, get_mission
 
 __all__ = ["LAB_BASE", "LAB_DEFAULTS", "TWIN_GRID", "lab_settings", "run_lab", "oncall_numbers",
            "oncall_text", "twin_runs", "commit_guess", "wrapped", "show"]
@@ -71,7 +74,6 @@ def run_lab(**settings):
 
     Swap with ``engine="v1"`` raises kvsim's one-line error: V1 only recomputes.
     """
-    from kvsim.runs.scenarios import run_scenario
 
     kwargs = lab_settings(**settings)
     return run_scenario(kwargs.pop("scenario"), **kwargs)
@@ -169,7 +171,6 @@ def commit_guess(mission, prediction) -> None:
     store it with :func:`kvsim.lab.progress.commit_prediction` before the
     first run.
     """
-    from .missions import check_prediction, get_mission
 
     m = get_mission(mission)
     if prediction is None:

@@ -28,7 +28,7 @@ import numpy as np
 
 from kvsim.errors import KvsimError, check_choice, check_float
 
-from .metrics import VERSIONS, metric_defs
+from .metrics import VERSIONS, _scrape_times, metric_defs, promtool_test
 
 __all__ = ["RULES_FILE", "SEED_RULES_FILE", "Finding", "lint_promql", "lint_rules", "promtool",
            "run_promtool_test", "INSTALL_HINT"]
@@ -352,7 +352,6 @@ def firing_times(path_or_text, result, *, every_s: float = 60.0, version: str = 
     firing at that time. Returns ``{alertname: [seconds, ...]}`` (an empty list:
     the alert never fired). Needs promtool (:data:`INSTALL_HINT` otherwise).
     """
-    from .metrics import _scrape_times, promtool_test
 
     every_s = check_float("every_s", every_s, min=1.0, max=86_400.0)
     if promtool() is None:

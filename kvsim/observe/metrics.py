@@ -72,8 +72,10 @@ from typing import Any
 
 import numpy as np
 
+from kvsim.engine.loop import build_engine, simulate
 from kvsim.engine.result import SimResult, Table
 from kvsim.errors import KvsimError, check_choice, check_float, check_int
+from kvsim.runs.scenarios import get_scenario
 
 __all__ = ["VERSIONS", "MetricDef", "metric_defs", "RunMetrics", "run_metrics", "scrape",
            "exposition", "promtool_input_series", "promtool_test", "kv_usage_breakdown",
@@ -650,8 +652,6 @@ def kv_usage_breakdown(scenario: str, at_s: float, **overrides) -> dict:
     * ``blocks_cached_free`` (freed full blocks still in the prefix cache:
       evictable, so the gauge counts them as free) and ``blocks_blank``.
     """
-    from kvsim.engine.loop import build_engine, simulate
-    from kvsim.runs.scenarios import get_scenario
 
     at_s = check_float("at_s", at_s, min=0)
     kwargs = get_scenario(scenario, **overrides)

@@ -32,7 +32,7 @@ import numpy as np
 from kvsim.engine.result import SimResult, Table
 from kvsim.errors import KvsimError, check_float
 
-from .metrics import ITL_BUCKETS, _le, histogram_quantile
+from .metrics import ITL_BUCKETS, REQUEST_NUM_PREEMPTIONS_BUCKETS, _le, histogram_quantile
 
 __all__ = ["increase", "avg_over_time", "min_over_time", "deriv", "histogram_quantile_over",
            "mean_over", "firing", "onset", "longest_gap_over", "dashboard_rows", "book_rules"]
@@ -198,7 +198,6 @@ def book_rules(tab: Table) -> dict[str, tuple[np.ndarray, float]]:
     ``promtool`` on the same series and find the same alerts firing at every
     evaluation away from a transition.
     """
-    from .metrics import REQUEST_NUM_PREEMPTIONS_BUCKETS
 
     finished = sum(increase(tab, f'vllm:request_success_total{{finished_reason="{r}"}}', 600.0)
                    for r in ("stop", "length", "abort"))

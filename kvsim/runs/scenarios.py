@@ -17,6 +17,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable
 
+from kvsim.engine.costs import CostModel
+from kvsim.engine.loop import simulate
+from kvsim.engine.options import ENGINE_DEFAULTS
 from kvsim.errors import KvsimError
 from kvsim.traffic.lengths import Geometric, LogNormal
 from kvsim.traffic.workload import Workload
@@ -238,8 +241,6 @@ def get_scenario(name: str, **overrides) -> dict:
     ``model`` and ``gpu`` may be overridden too. Returns a dict with keys
     ``workload``, ``model``, ``gpu`` and engine options.
     """
-    from kvsim.engine.costs import CostModel
-    from kvsim.engine.options import ENGINE_DEFAULTS
 
     sc = _get(name)
     engine_names = set(ENGINE_DEFAULTS) | set(CostModel.names()) | {"model", "gpu"}
@@ -262,7 +263,6 @@ def get_scenario(name: str, **overrides) -> dict:
 
 def run_scenario(name: str, **overrides):
     """Run scenario ``name`` (see :func:`get_scenario`) and return the ``SimResult``."""
-    from kvsim.engine.loop import simulate
 
     kwargs = get_scenario(name, **overrides)
     workload = kwargs.pop("workload")

@@ -35,8 +35,13 @@ from typing import Any
 
 import numpy as np
 
+from kvsim.engine.costs import CostModel
+from kvsim.engine.loop import simulate
+from kvsim.engine.options import ENGINE_DEFAULTS
 from kvsim.engine.result import SUMMARY_KEYS, Table
 from kvsim.errors import KvsimError, check_int
+
+from .scenarios import get_scenario
 
 __all__ = ["sweep", "sweep_points"]
 
@@ -101,9 +106,7 @@ def _check_seeds(seeds) -> list[int]:
 def _run(task: tuple) -> dict:
     """One run, in whatever process the executor chose: its summary (module-level: picklable)."""
     scenario, fixed, point, seed = task
-    from kvsim.engine.loop import simulate
 
-    from .scenarios import get_scenario
 
     settings = dict(fixed)
     settings.update(point)
@@ -177,11 +180,8 @@ def sweep(base, grid: Mapping[str, Iterable] | None = None, *, seeds=None, execu
     if scenario is None and seed_list != [None] and "seed" in fixed:
         raise KvsimError("sweep: base sets 'seed' and seeds=... is given: expected one of them")
     # Validate every setting once, here, before any run (one line, no traceback in a worker).
-    from kvsim.engine.costs import CostModel
-    from kvsim.engine.options import ENGINE_DEFAULTS
 
     if scenario is not None:
-        from .scenarios import get_scenario
 
         for point in points[:1]:
             get_scenario(scenario, **dict(fixed, **point))

@@ -10,6 +10,8 @@ from __future__ import annotations
 from typing import Iterable, Mapping, Sequence
 
 from kvsim.errors import KvsimError, check_int
+from kvsim.model.memory import kv_budget, kv_bytes_per_token
+from kvsim.model.spec import get_model
 from kvsim.units import GB, GiB, KiB
 
 from .theme import DASHES, NEUTRAL, PALETTE, _alt, _bits, _cache_label, _finish, _need_rows, kv_dtype_label
@@ -22,8 +24,6 @@ def bytes_per_token_data(models: Iterable[str], kv_dtypes: Iterable[str | None] 
     ``None`` in ``kv_dtypes`` stands for the model's own dtype (so a row says
     ``"fp16"`` for Llama-2-7B and ``"bf16"`` for Llama-3.1-8B).
     """
-    from kvsim.model.memory import kv_bytes_per_token
-    from kvsim.model.spec import get_model
 
     rows = []
     for name in models:
@@ -215,7 +215,6 @@ def capacity_grid(models: Iterable[str], gpu: str, *, kv_dtypes: Iterable[str | 
     do not fit (kvsim raises :class:`KvsimError`) gives 0 requests. ``kv``
     names the cache dtype as used (``None`` in ``kv_dtypes`` is the model's own).
     """
-    from kvsim.model.memory import kv_budget
 
     prompt_tokens = check_int("prompt_tokens", prompt_tokens, min=1)
     answers = [check_int("output_tokens", a, min=0) for a in output_tokens]

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from typing import Iterable, Mapping, Sequence
 
-from kvsim.errors import KvsimError
+from kvsim.engine.result import SimResult
+from kvsim.errors import KvsimError, check_float
 
 from .theme import DASHES, MIN_FONT_PX, NEUTRAL, PALETTE, _alt, _finish, _need_rows
 
@@ -201,7 +202,6 @@ def work_split_data(runs: Mapping[str, object]) -> list[dict]:
     """
     import numpy as np
 
-    from kvsim.engine.result import SimResult
 
     if not isinstance(runs, Mapping) or not runs:
         raise KvsimError("work_split_data: runs must be a non-empty mapping of label to SimResult")
@@ -354,8 +354,6 @@ def work_rate_data(result, *, bin_s: float = 60.0) -> list[dict]:
     """
     import numpy as np
 
-    from kvsim.engine.result import SimResult
-    from kvsim.errors import check_float
 
     if not isinstance(result, SimResult):
         raise KvsimError(f"work_rate_data: result is a {type(result).__name__}: expected a "

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 from typing import Iterable, Mapping, Sequence
 
-from kvsim.errors import KvsimError, check_int
+from kvsim.engine.costs import CostModel, crossover_tokens, recompute_time_s, swap_round_trip_s
+from kvsim.errors import KvsimError, check_float, check_int
+from kvsim.model.hardware import get_gpu
 
 from .theme import DASHES, PALETTE, _alt, _finish, _need_rows
 
@@ -33,8 +35,6 @@ def swap_recompute_data(model, gpus: Iterable[str], *, links: Mapping[str, float
     :func:`swap_recompute_chart` draws. ``links`` maps a label to bytes per
     second, ``None`` for the GPU preset's own link.
     """
-    from kvsim.engine.costs import CostModel, crossover_tokens, recompute_time_s, swap_round_trip_s
-    from kvsim.model.hardware import get_gpu
 
     gpus = [get_gpu(g).name for g in gpus]
     ns = sorted({check_int("lengths", n, min=1) for n in lengths})
@@ -47,7 +47,6 @@ def swap_recompute_data(model, gpus: Iterable[str], *, links: Mapping[str, float
                   "ms": _ms(recompute_time_s(n, model, g))} for n in ns]
         for label, bw in links.items():
             if bw is not None:
-                from kvsim.errors import check_float
 
                 check_float(f"links[{label!r}]", bw, min=0, min_open=True)
             cost = CostModel(pcie_bytes_per_s=bw)
@@ -184,7 +183,6 @@ def block_size_data(model, gpu, *, tokens: int, block_sizes: Iterable[int]) -> l
     copies) against a recompute of the same tokens, which no block size
     changes (:func:`kvsim.engine.costs.recompute_time_s`).
     """
-    from kvsim.engine.costs import recompute_time_s, swap_round_trip_s
 
     tokens = check_int("tokens", tokens, min=1)
     sizes = [check_int("block_sizes", b, min=1, max=4096) for b in block_sizes]

@@ -21,6 +21,8 @@ from __future__ import annotations
 from typing import Sequence
 
 from kvsim.errors import KvsimError
+from kvsim.model.memory import KV_DTYPES
+from kvsim.model.spec import get_model
 
 #: Okabe & Ito's colour-blind-safe palette (blue, orange, bluish green,
 #: vermillion, reddish purple, sky blue, yellow, black), in the order series use it.
@@ -86,8 +88,6 @@ def kv_dtype_label(model, kv_dtype: str | None = None) -> str:
     ``kv_dtype_label("llama-3.1-8b")`` is ``"bf16"``: both are 16-bit, but a
     chart that calls both "bf16" is wrong about one of them.
     """
-    from kvsim.model.memory import KV_DTYPES
-    from kvsim.model.spec import get_model
 
     if kv_dtype is None:
         return get_model(model).dtype
@@ -98,7 +98,6 @@ def kv_dtype_label(model, kv_dtype: str | None = None) -> str:
 
 
 def _bits(dtype: str) -> str:
-    from kvsim.model.memory import KV_DTYPES
 
     return f"{8 * KV_DTYPES[dtype]}-bit"
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Mapping
 
+from kvsim.engine.result import SimResult
 from kvsim.errors import KvsimError, check_int
 
 from .theme import DASHES, PALETTE, _alt, _finish, _need_rows
@@ -30,7 +31,6 @@ def timeline_data(runs, *, points: int = 400) -> dict:
     """
     import numpy as np
 
-    from kvsim.engine.result import SimResult
 
     if isinstance(runs, SimResult):
         runs = {"run": runs}

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import math
 
+from kvsim.model.memory import kv_budget, kv_bytes_per_token
+from kvsim.model.spec import ModelSpec, get_model
 from kvsim.units import GB, MB, GiB, MiB, cdiv, format_bytes
 
 from .base import Exercise, Prediction
@@ -31,13 +33,11 @@ DSV2_LITE_CONFIG = {
 
 
 def _spec(config: dict, name: str):
-    from kvsim.model.spec import ModelSpec
 
     return ModelSpec.from_hf_config(config, name=name)
 
 
 def _gqa_bytes():
-    from kvsim.model.memory import kv_bytes_per_token
 
     m = _spec(QWEN_14B_CONFIG, "qwen2.5-14b")
     n = kv_bytes_per_token(m)
@@ -52,7 +52,6 @@ def _gqa_as_mha():
 
 
 def _mla_bytes():
-    from kvsim.model.memory import kv_bytes_per_token
 
     m = _spec(DSV2_LITE_CONFIG, "deepseek-v2-lite")
     n = kv_bytes_per_token(m)
@@ -76,7 +75,6 @@ POOL_GIB_UTIL = 0.50
 
 
 def _pool_budget():
-    from kvsim.model.memory import kv_budget
 
     return kv_budget(BELGAVI["gpu"], BELGAVI["model"], gpu_memory_utilization=POOL_GIB_UTIL)
 
@@ -139,8 +137,6 @@ def _max_num_seqs_bf16():
 
 
 def _bytes_8b_kib():
-    from kvsim.model.memory import kv_bytes_per_token
-    from kvsim.model.spec import get_model
 
     m = get_model("llama-3.1-8b")
     n = kv_bytes_per_token(m)
@@ -177,7 +173,6 @@ WHATIF_UTIL = 0.72
 
 
 def _util_whatif_requests():
-    from kvsim.model.memory import kv_budget
 
     b = kv_budget(BELGAVI["gpu"], BELGAVI["model"], gpu_memory_utilization=WHATIF_UTIL)
     seq = BELGAVI["prompt_tokens"] + BELGAVI["output_tokens"]
@@ -194,7 +189,6 @@ def _util_whatif_linear():
 
 
 def _block_32_budget():
-    from kvsim.model.memory import kv_budget
 
     return kv_budget(BELGAVI["gpu"], BELGAVI["model"],
                      gpu_memory_utilization=BELGAVI["gpu_memory_utilization"], block_size=32)

@@ -8,6 +8,11 @@ from __future__ import annotations
 from functools import lru_cache
 from statistics import median
 
+from kvsim.book.charts import work_split_data
+from kvsim.model.memory import kv_budget
+from kvsim.runs.scenarios import run_scenario
+from kvsim.runs.stepper import scheduler_frames, toy_requests
+
 from .base import Exercise, Prediction
 from .setups import BELGAVI
 
@@ -21,13 +26,11 @@ TOY_BLOCKS, SMALL_TOY_BLOCKS = 20, 16
 
 @lru_cache(maxsize=None)
 def _summary(scenario: str, **overrides) -> dict:
-    from kvsim.runs.scenarios import run_scenario
 
     return run_scenario(scenario, **overrides).summary()
 
 
 def _first_preemption(num_gpu_blocks: int) -> int:
-    from kvsim.runs.stepper import scheduler_frames, toy_requests
 
     frames = scheduler_frames(toy_requests(), num_gpu_blocks=num_gpu_blocks)
     return next(f["step"] for f in frames if f["preempted"])
@@ -62,7 +65,6 @@ def _guaranteed_running():
 
 
 def _capped_share():
-    from kvsim.model.memory import kv_budget
 
     cap = kv_budget("h100-80gb", "llama-3.1-8b", gpu_memory_utilization=0.90).max_concurrent(6_000)
     capped = _summary("load-test-120", max_num_seqs=cap)["goodput_tok_s"]
@@ -88,8 +90,6 @@ def _band_ttft():
 
 
 def _tax_share():
-    from kvsim.book.charts import work_split_data
-    from kvsim.runs.scenarios import run_scenario
 
     rows = work_split_data({"120": run_scenario("load-test-120")})
     share = next(r["share_pct"] for r in rows if r["kind"] == "recomputed")
@@ -100,7 +100,6 @@ def _tax_share():
 # --- exercises --------------------------------------------------------------------------
 
 def _guaranteed_slots():
-    from kvsim.model.memory import kv_budget
 
     budget = kv_budget(BELGAVI["gpu"], BELGAVI["model"],
                        gpu_memory_utilization=BELGAVI["gpu_memory_utilization"])
@@ -111,7 +110,6 @@ def _guaranteed_slots():
 
 
 def _slots_unfloored():
-    from kvsim.model.memory import kv_budget
 
     budget = kv_budget(BELGAVI["gpu"], BELGAVI["model"],
                        gpu_memory_utilization=BELGAVI["gpu_memory_utilization"])
@@ -119,7 +117,6 @@ def _slots_unfloored():
 
 
 def _slots_real_answer():
-    from kvsim.model.memory import kv_budget
 
     budget = kv_budget(BELGAVI["gpu"], BELGAVI["model"],
                        gpu_memory_utilization=BELGAVI["gpu_memory_utilization"])
@@ -127,7 +124,6 @@ def _slots_real_answer():
 
 
 def _slots_prompt_only():
-    from kvsim.model.memory import kv_budget
 
     budget = kv_budget(BELGAVI["gpu"], BELGAVI["model"],
                        gpu_memory_utilization=BELGAVI["gpu_memory_utilization"])
@@ -153,7 +149,6 @@ def _bf16_preemptions():
 
 
 def _watermark_blocks():
-    from kvsim.runs.scenarios import run_scenario
 
     config = run_scenario("load-test-120", watermark=0.02, until_s=1.0).config
     n = config["watermark_blocks"]

@@ -11,6 +11,17 @@ appears above its question.
 """
 from __future__ import annotations
 
+from kvsim.engine.costs import (
+    CostModel,
+    crossover_tokens,
+    recompute_time_s,
+    swap_round_trip_s,
+    swap_time_s,
+    transfer_copies,
+)
+from kvsim.model.memory import kv_bytes_per_token
+from kvsim.model.spec import get_model
+from kvsim.runs.scenarios import run_scenario
 from kvsim.units import GB, GiB, cdiv
 
 from .base import Exercise, Prediction
@@ -49,7 +60,6 @@ def _ms(seconds: float) -> float:
 
 
 def _kvb(model) -> int:
-    from kvsim.model.memory import kv_bytes_per_token
 
     return kv_bytes_per_token(model)
 
@@ -68,8 +78,6 @@ def _swap_bytes():
 
 
 def _copies():
-    from kvsim.engine.costs import transfer_copies
-    from kvsim.model.spec import get_model
 
     layers, blocks = get_model("llama-3.1-8b").kv_layers, _blocks(EX_TOKENS)
     n = transfer_copies(blocks, layers)
@@ -77,7 +85,6 @@ def _copies():
 
 
 def _a100_round_trip():
-    from kvsim.engine.costs import swap_round_trip_s
 
     t = _ms(swap_round_trip_s(LONG_TOKENS, SEED001["model"], "a100-80gb"))
     return t, (f"2 x ({LONG_TOKENS:,} x 128 KiB / 25 GB/s + {_blocks(LONG_TOKENS)} blocks x 32 "
@@ -89,7 +96,6 @@ def _a100_round_trip_nominal():
 
 
 def _a100_round_trip_no_copies():
-    from kvsim.engine.costs import CostModel, swap_round_trip_s
 
     return _ms(swap_round_trip_s(LONG_TOKENS, SEED001["model"], "a100-80gb",
                                  CostModel(swap_copy_overhead_s=0.0)))
@@ -102,7 +108,6 @@ def _a100_round_trip_double_copies():
 
 
 def _h100_recompute():
-    from kvsim.engine.costs import recompute_time_s
 
     t = _ms(recompute_time_s(GROWN_TOKENS, BELGAVI["model"], "h100-80gb"))
     return t, (f"kvsim.engine.costs.recompute_time_s({GROWN_TOKENS:,}, 'llama-2-7b', 'h100-80gb') = "
@@ -114,14 +119,12 @@ def _seed_rate_recompute():
 
 
 def _a40_recompute(tokens: int = BELGAVI_TOKENS):
-    from kvsim.engine.costs import recompute_time_s
 
     return _ms(recompute_time_s(tokens, BELGAVI["model"], BELGAVI["gpu"]))
 
 
 def _h100_scaled_from_table():
     """The chapter's 1,100-token H100 figure scaled in proportion to GROWN_TOKENS."""
-    from kvsim.engine.costs import recompute_time_s
 
     return _ms(recompute_time_s(BELGAVI_TOKENS, BELGAVI["model"], "h100-80gb")) \
         * GROWN_TOKENS / BELGAVI_TOKENS
@@ -150,7 +153,6 @@ def _swap_space_blocks():
 
 
 def _block64():
-    from kvsim.engine.costs import swap_round_trip_s
 
     t = _ms(swap_round_trip_s(BELGAVI_TOKENS, BELGAVI["model"], BELGAVI["gpu"],
                               block_size=WHATIF_BLOCK))
@@ -159,20 +161,17 @@ def _block64():
 
 
 def _block16():
-    from kvsim.engine.costs import swap_round_trip_s
 
     return _ms(swap_round_trip_s(BELGAVI_TOKENS, BELGAVI["model"], BELGAVI["gpu"]))
 
 
 def _block64_bytes_only():
-    from kvsim.engine.costs import CostModel, swap_round_trip_s
 
     return _ms(swap_round_trip_s(BELGAVI_TOKENS, BELGAVI["model"], BELGAVI["gpu"],
                                  CostModel(swap_copy_overhead_s=0.0), block_size=WHATIF_BLOCK))
 
 
 def _long_costs():
-    from kvsim.engine.costs import recompute_time_s, swap_round_trip_s
 
     n, m = LONG_TOKENS, SEED001["model"]
     return _ms(recompute_time_s(n, m, "a100-80gb")), _ms(swap_round_trip_s(n, m, "a100-80gb"))
@@ -304,8 +303,6 @@ EXERCISES: list[Exercise] = [
 # ----------------------------------------------------------------------- predictions
 
 def _predict_copies():
-    from kvsim.engine.costs import transfer_copies
-    from kvsim.model.spec import get_model
 
     layers, blocks = get_model(BELGAVI["model"]).kv_layers, _blocks(BELGAVI_TOKENS)
     n = transfer_copies(blocks, layers)
@@ -322,7 +319,6 @@ def _predict_recompute():
 
 def h100_crossings() -> list[int]:
     """Where recompute and swap change order for Llama-3.1-8B on the H100 (its 50 GB/s, 16-token blocks)."""
-    from kvsim.engine.costs import crossover_tokens
 
     return crossover_tokens("llama-3.1-8b", "h100-80gb", min_tokens=256, max_tokens=65_536)
 
@@ -336,7 +332,6 @@ def _predict_crossover():
 
 def block_study_ratio(block_size: int = 16) -> float:
     """kvsim's recompute / swap-round-trip ratio in the PagedAttention block-size study."""
-    from kvsim.engine.costs import recompute_time_s, swap_round_trip_s
 
     m, g, n = STUDY["model"], STUDY["gpu"], STUDY["tokens"]
     return recompute_time_s(n, m, g) / swap_round_trip_s(n, m, g, block_size=block_size)
@@ -349,8 +344,6 @@ def _predict_block_ratio():
 
 
 def _predict_slow_link():
-    from kvsim.engine.costs import swap_time_s
-    from kvsim.model.spec import get_model
 
     m = get_model(BELGAVI["model"])
     t = _ms(swap_time_s(SLOW_LINK_TOKENS, _kvb(m), SHARED_LINK, kv_layers=m.kv_layers,
@@ -361,7 +354,6 @@ def _predict_slow_link():
 
 def rescued_shares() -> list[float]:
     """V1 with the prefix cache on the slow-link traffic: the share of resume work the cache held, per seed."""
-    from kvsim.runs.scenarios import run_scenario
 
     out = []
     for seed in SEEDS:

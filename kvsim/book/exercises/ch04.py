@@ -11,6 +11,14 @@ from functools import lru_cache
 
 import numpy as np
 
+from kvsim.engine.loop import simulate
+from kvsim.observe.alerts import SEED_RULES_FILE, lint_rules
+from kvsim.observe.metrics import ITL_BUCKETS, _le, histogram_quantile, kv_usage_breakdown, scrape
+from kvsim.observe.panels import dashboard_rows, firing, increase, onset
+from kvsim.runs.scenarios import run_scenario, scenario_parameters
+from kvsim.traffic.lengths import Geometric
+from kvsim.traffic.workload import Workload
+
 from .base import Exercise, Prediction
 
 #: The chapter's scrape interval and windows (seconds).
@@ -24,14 +32,12 @@ HEALTHY_S, STORM_END_S = 900.0, 1_500.0
 
 @lru_cache(maxsize=None)
 def _run(**overrides):
-    from kvsim.runs.scenarios import run_scenario
 
     return run_scenario("incident-day", **overrides)
 
 
 def incident_parameters() -> dict:
     """The incident's shape for the prose: minutes, rates and the scrape interval."""
-    from kvsim.runs.scenarios import scenario_parameters
 
     p = scenario_parameters("incident-day")
     return dict(inc_quiet_min=p["healthy_s"] / 60, inc_base=p["base_rate_per_s"],
@@ -42,14 +48,12 @@ def incident_parameters() -> dict:
 @lru_cache(maxsize=None)
 def scraped(**overrides):
     """The incident as Prometheus scraped it (cached: the chapter and its checks share it)."""
-    from kvsim.observe.metrics import scrape
 
     return scrape(_run(**overrides), interval_s=SCRAPE_S)
 
 
 @lru_cache(maxsize=None)
 def dashboard(**overrides) -> tuple:
-    from kvsim.observe.panels import dashboard_rows
 
     return tuple(dashboard_rows(_run(**overrides), scraped(**overrides), run="incident",
                                 window_s=WINDOW_S, rate_window_s=RATE_WINDOW_S))
@@ -72,14 +76,12 @@ def storm_p99_max() -> float:
 @lru_cache(maxsize=None)
 def gauge_breakdown(at_s: float = GAUGE_AT_S) -> dict:
     """What the KV gauge counts at ``at_s`` in the incident, as a scrape then sees it."""
-    from kvsim.observe.metrics import kv_usage_breakdown
 
     return kv_usage_breakdown("incident-day", at_s)
 
 
 def seed_rule_onset_s():
     """When seed 003's preemption alert (rate > 0 over 5m, for 10m) first fires."""
-    from kvsim.observe.panels import firing, increase, onset
 
     tab = scraped()
     t = np.asarray(tab["t_s"], dtype=float)
@@ -124,7 +126,6 @@ def _peak_waiting():
 
 
 def _lint_findings():
-    from kvsim.observe.alerts import SEED_RULES_FILE, lint_rules
 
     findings = lint_rules(SEED_RULES_FILE)
     return (len(findings), "the near-full rule watches vllm:gpu_cache_usage_perc, a name current "
@@ -132,9 +133,6 @@ def _lint_findings():
 
 
 def _compute_bound_kv():
-    from kvsim.engine.loop import simulate
-    from kvsim.traffic.lengths import Geometric
-    from kvsim.traffic.workload import Workload
 
     wl = Workload.poisson(45.0, 120.0, prompt=850, output=Geometric(100), seed=0)
     s = simulate(wl, model="llama-3.1-8b", gpu="h100-80gb", gpu_memory_utilization=0.90,
@@ -181,14 +179,12 @@ def _blocks_at_the_text_instant():
 
 
 def _bucket_edge():
-    from kvsim.observe.metrics import ITL_BUCKETS
 
     edge = min(e for e in ITL_BUCKETS if e > 10.0)
     return edge, f"V1's inter-token buckets run ... 7.5, 10.0, {edge:g}, ...: there is no le=\"15\""
 
 
 def _p99_ms():
-    from kvsim.observe.metrics import ITL_BUCKETS, _le, histogram_quantile
 
     tab = scraped()
     counts = [float(np.asarray(tab[f'vllm:inter_token_latency_seconds_bucket{{le="{_le(e)}"}}'])[-1])

@@ -9,6 +9,12 @@ from __future__ import annotations
 from functools import lru_cache
 from statistics import median
 
+from kvsim.engine.costs import swap_time_s
+from kvsim.lab.missions import expert_settings
+from kvsim.lab.replay import run_lab
+from kvsim.model.memory import kv_budget, kv_bytes_per_token
+from kvsim.runs.scenarios import run_scenario
+
 from .base import Exercise, Prediction
 from .setups import BELGAVI, belgavi_budget
 
@@ -37,7 +43,6 @@ LAB_UTIL, LAB_ANSWER = 0.80, 400
 
 @lru_cache(maxsize=None)
 def _summaries(scenario: str, seeds: tuple, **overrides) -> tuple:
-    from kvsim.runs.scenarios import run_scenario
 
     return tuple(run_scenario(scenario, seed=s, **overrides).summary() for s in seeds)
 
@@ -78,7 +83,6 @@ def _cap_share():
 
 
 def _lab_ttft():
-    from kvsim.lab.replay import run_lab
 
     s = run_lab(gpu_memory_utilization=LAB_UTIL, output_mean=LAB_ANSWER).summary()
     return (round(s["ttft_p95_s"], 1),
@@ -88,7 +92,6 @@ def _lab_ttft():
 
 
 def _storm_memory():
-    from kvsim.lab.missions import expert_settings
 
     v = expert_settings(1)["gpu_memory_utilization"]
     return (v, "the least gpu_memory_utilization on the grid that meets the SLO on all five "
@@ -106,7 +109,6 @@ def _long_capacity():
 
 
 def _least_util_for(n_requests: int, seq: int) -> float:
-    from kvsim.model.memory import kv_budget
 
     for k in range(60, 99):
         u = k / 100
@@ -155,8 +157,6 @@ def _little_times():
 
 
 def _swap_ms():
-    from kvsim.engine.costs import swap_time_s
-    from kvsim.model.memory import kv_bytes_per_token
 
     ms = 1e3 * swap_time_s(VICTIM_TOKENS, kv_bytes_per_token(BELGAVI["model"]),
                            SLOW_PCIE_BYTES_PER_S)

@@ -1,6 +1,8 @@
 """The worked set-ups the chapters' exercises share (from the seed articles)."""
 from __future__ import annotations
 
+from kvsim.model.memory import kv_budget
+
 __all__ = ["BELGAVI", "H100_8B", "belgavi_budget", "h100_budget"]
 
 
@@ -33,14 +35,12 @@ H100_8B = {
 
 
 def belgavi_budget(kv_dtype=None):
-    from kvsim.model.memory import kv_budget
 
     return kv_budget(BELGAVI["gpu"], BELGAVI["model"],
                      gpu_memory_utilization=BELGAVI["gpu_memory_utilization"], kv_dtype=kv_dtype)
 
 
 def h100_budget(kv_dtype=None):
-    from kvsim.model.memory import kv_budget
 
     return kv_budget(H100_8B["gpu"], H100_8B["model"],
                      gpu_memory_utilization=H100_8B["gpu_memory_utilization"],
