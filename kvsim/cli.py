@@ -444,11 +444,7 @@ def _cmd_simulate(args) -> str:
 def _cmd_scenarios(args) -> str:
     from .runs import scenarios
     names = scenarios.list_scenarios()
-    describe = getattr(scenarios, "describe_scenario", None)
-    rows = []
-    for n in names:
-        text = describe(n) if describe else ""
-        rows.append(dict(name=n, description=text))
+    rows = [dict(name=n, description=scenarios.describe_scenario(n)) for n in names]
     if args.json:
         return _dump(rows)
     width = max((len(n) for n in names), default=0)
@@ -642,13 +638,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KvsimError as exc:
         print(f"kvsim: error: {_one_line(exc)}", file=sys.stderr)
         return 2
-    except TypeError as exc:
-        # an unknown --set option reaches simulate() as an unexpected keyword
-        if "unexpected keyword argument" in str(exc):
-            print(f"kvsim: error: {_one_line(exc)}: expected an engine option of "
-                  f"kvsim.simulate", file=sys.stderr)
-            return 2
-        raise
     if args.command == "exporter":
         return 0
     try:

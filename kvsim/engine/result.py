@@ -241,10 +241,6 @@ class SimResult:
             if rescued + recomputed else 0.0,
         }
 
-    def kv_usage(self) -> np.ndarray:
-        """KV blocks in use after each step as a fraction of the pool."""
-        return self.timeline["kv_blocks_used"] / self.total_blocks
-
     def __repr__(self) -> str:
         s = self.summary(warmup_s=0.0)  # whatever the run's warm-up, a repr never raises
         return (f"SimResult({s['requests_finished']}/{s['requests_arrived']} requests finished in "
