@@ -48,7 +48,7 @@ serve: $(SITE)/index.html
 # built site or chromium is missing; KVBOOK_REQUIRE_PROMETHEUS=1: the alert-rule
 # tests fail instead of skipping when promtool or prometheus is missing.
 test: book
-	KVBOOK_REQUIRE_SITE=1 KVBOOK_REQUIRE_PROMETHEUS=1 $(PYTHON) -m pytest tests book $(NBVAL)
+	KVBOOK_REQUIRE_SITE=1 KVBOOK_REQUIRE_PROMETHEUS=1 $(if $(wildcard ../shared/data),KVSIM_REQUIRE_DATA=1,) $(PYTHON) -m pytest tests book $(NBVAL)
 
 # The fast loop while working: tests/ without the book build, nbval, the site
 # and JupyterLab browser tests, the promtool/prometheus tests, the wheel test and

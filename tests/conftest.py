@@ -2,7 +2,8 @@
 
 The real data (the Azure trace CSV and the Hugging Face config.json files)
 lives outside the repository in ``../shared/data``; tests that need it take
-the ``shared_data`` fixture, which skips cleanly when the folder is absent.
+the ``shared_data`` fixture, which skips cleanly when the folder is absent (and
+fails under ``KVSIM_REQUIRE_DATA=1``, which ``make test`` sets when it exists).
 
 Markers (registered in pyproject.toml; ``make unit`` deselects them all):
 
@@ -19,17 +20,34 @@ Markers (registered in pyproject.toml; ``make unit`` deselects them all):
 """
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
 SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 
 
+# Hypothesis profiles, chosen with HYPOTHESIS_PROFILE (e.g. ``HYPOTHESIS_PROFILE=explore
+# pytest tests/test_engine_units.py``). "default" is today's behaviour: the profile Hypothesis
+# itself loaded (its built-in "default", or "ci" when a CI variable is set), unchanged;
+# "explore" runs many more, freshly random examples with no deadline. A test that sets a
+# value in its own @settings keeps its own (test_engine_properties.py reads the variable
+# itself and multiplies its example counts).
+settings.register_profile("default", settings())
+settings.register_profile("explore", max_examples=2_000, derandomize=False, deadline=None)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
+
+
 @pytest.fixture(scope="session")
 def shared_data() -> Path:
-    """Path to ``../shared/data`` (skips the test when it is absent)."""
+    """Path to ``../shared/data``: skips the test when it is absent, or, under
+    ``KVSIM_REQUIRE_DATA=1`` (``make test`` sets it when the folder exists), fails it."""
     if not SHARED_DATA.is_dir():
+        if os.environ.get("KVSIM_REQUIRE_DATA") == "1":
+            pytest.fail(f"shared data folder {SHARED_DATA} is absent and KVSIM_REQUIRE_DATA=1",
+                        pytrace=False)
         pytest.skip(f"shared data folder {SHARED_DATA} is absent")
     return SHARED_DATA
 

@@ -47,6 +47,8 @@ whole file runs in well under a minute.
 """
 from __future__ import annotations
 
+import os
+
 import math
 import random
 import signal
@@ -78,6 +80,16 @@ KV_BYTES_PER_TOKEN = kvsim.kv_bytes_per_token(MODEL)   # 524,288 B for llama-2-7
 # an example database (nothing is written into the working tree).
 SETTINGS = dict(deadline=None, derandomize=True, database=None,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+#: ``HYPOTHESIS_PROFILE=explore`` (tests/conftest.py): fresh random examples, 25 times as many
+#: (a nightly-style search); otherwise the fixed, derandomized examples below.
+EXPLORE = os.environ.get("HYPOTHESIS_PROFILE") == "explore"
+if EXPLORE:
+    SETTINGS["derandomize"] = False
+
+
+def examples(n: int) -> int:
+    """``n`` examples, or 25 times as many when exploring."""
+    return 25 * n if EXPLORE else n
 
 #: Seconds one simulation may take before the test calls it a livelock.
 TIME_LIMIT_S = 30
@@ -613,7 +625,7 @@ def check_invariants(workload, opts, r):
 
 # ------------------------------------------------------------------------------------ tests
 
-@settings(max_examples=80, **SETTINGS)
+@settings(max_examples=examples(80), **SETTINGS)
 @given(configs())
 def test_invariants_hold_on_random_pools_and_workloads(cfg):
     workload, opts = cfg
@@ -624,7 +636,7 @@ def test_invariants_hold_on_random_pools_and_workloads(cfg):
         assert opts.get("swap_space_full") == "abort" or workload.is_closed_loop, r
 
 
-@settings(max_examples=80, **SETTINGS)
+@settings(max_examples=examples(80), **SETTINGS)
 @given(seeded())
 def test_jump_engine_equals_step_by_step_and_reference_engine(cfg):
     """Event jumps, one step at a time, and the reference engine: byte-identical."""
@@ -635,7 +647,7 @@ def test_jump_engine_equals_step_by_step_and_reference_engine(cfg):
         check_invariants(workload, opts, fast)
 
 
-@settings(max_examples=80, **SETTINGS)
+@settings(max_examples=examples(80), **SETTINGS)
 @given(seeded(prefix_heavy=True))
 def test_prefix_cache_matches_a_real_hash_chain(cfg):
     """kvsim's ``(group, i)`` / ``(stream, i)`` shortcut against physical blocks and a
@@ -660,7 +672,7 @@ def long_answers(draw):
     return (wl, max(r.prompt_tokens for r in reqs), max(r.output_tokens for r in reqs), None)
 
 
-@settings(max_examples=30, **SETTINGS)
+@settings(max_examples=examples(30), **SETTINGS)
 @given(configs(workload_strategy=long_answers()),
        st.sampled_from(["llama-2-7b", "llama-3.1-8b", "deepseek-v3", "gemma-2-9b"]),
        st.sampled_from([1, 2]))
@@ -674,7 +686,7 @@ def test_jump_engine_equals_reference_on_long_answers_and_other_models(cfg, mode
         check_invariants(workload, opts, fast)
 
 
-@settings(max_examples=30, **SETTINGS)
+@settings(max_examples=examples(30), **SETTINGS)
 @given(configs())
 def test_identical_inputs_give_identical_bytes(cfg):
     workload, opts = cfg
@@ -690,7 +702,7 @@ def test_identical_inputs_give_identical_bytes(cfg):
     assert repr(a.summary()) == repr(b.summary())
 
 
-@settings(max_examples=40, **SETTINGS)
+@settings(max_examples=examples(40), **SETTINGS)
 @given(configs(workload_strategy=workloads(kinds=("crowded", "open"))))
 def test_equal_priorities_make_priority_scheduling_fcfs_until_the_first_preemption(cfg):
     """With every priority equal, priority scheduling admits in arrival order, as FCFS
@@ -714,7 +726,7 @@ def test_equal_priorities_make_priority_scheduling_fcfs_until_the_first_preempti
         assert np.array_equal(a.timeline[col][:first], b.timeline[col][:first]), col
 
 
-@settings(max_examples=60, **SETTINGS)
+@settings(max_examples=examples(60), **SETTINGS)
 @given(seeded(engine="v0", swap=True, kinds=("crowded", "crowded", "open", "conversation"),
               admissions=("optimistic", "optimistic", "sglang")))
 def test_swap_preemption_equals_the_reference(cfg):
@@ -729,7 +741,7 @@ def test_swap_preemption_equals_the_reference(cfg):
         assert opts["swap_space_full"] == "abort" and "swap space" in str(fast), fast
 
 
-@settings(max_examples=40, **SETTINGS)
+@settings(max_examples=examples(40), **SETTINGS)
 @given(configs(workload_strategy=workloads(kinds=("crowded", "open", "closed"))))
 def test_guaranteed_admission_never_preempts_on_any_workload(cfg):
     """Guaranteed admission does not preempt at any pool size (and still drains)."""

@@ -154,7 +154,7 @@ BAD_OPTIONS = [
     ("tensor_parallel_size", 0, "[1, 1024]"),
     ("tensor_parallel_size", -2, "[1, 1024]"),
     ("tensor_parallel_size", 1.5, "[1, 1024]"),
-    ("tensor_parallel_size", 3, "divisor of 32"),
+    ("tensor_parallel_size", 3, "expected one of 1, 2, 4, 8, 16, 32"),
     ("activation_bytes", -1, ">= 0"),
     ("activation_bytes", 1.5, ">= 0"),
     ("activation_bytes", "2GB", ">= 0"),

@@ -234,7 +234,7 @@ def test_describe_names_units(belgavi):
     (dict(gpu_memory_utilization=0.6, activation_bytes=-1), r"activation_bytes=-1 is out of range: expected an integer >= 0"),
     (dict(gpu_memory_utilization=0.6, weight_bytes=1.5), r"weight_bytes=1.5 is not a whole number"),
     (dict(gpu_memory_utilization=0.6, tensor_parallel_size=0), r"tensor_parallel_size=0 is out of range"),
-    (dict(gpu_memory_utilization=0.6, tensor_parallel_size=3), r"tensor_parallel_size=3 does not divide the 32"),
+    (dict(gpu_memory_utilization=0.6, tensor_parallel_size=3), r"tensor_parallel_size=3 cannot split llama-2-7b: its 32 attention heads do not divide"),
 ])
 def test_bad_inputs_name_value_and_range(kwargs, pattern):
     with pytest.raises(KvsimError, match=pattern) as exc:

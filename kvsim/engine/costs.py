@@ -165,7 +165,7 @@ class StepCost:
                  kv_bytes_per_token: int | None = None, engine: str = "v1"):
 
         cost = cost or CostModel()
-        tp = check_int("tensor_parallel_size", tensor_parallel_size, min=1, max=1024)
+        tp = model.check_tensor_parallel_size(tensor_parallel_size)
         if engine not in CPU_OVERHEAD:
             raise KvsimError(f"engine={engine!r} is not known: expected one of v1, v0")
         self.model, self.gpu, self.cost, self.tp = model, gpu, cost, tp

@@ -244,9 +244,9 @@ def _least_utilisation(mem_total: int, needed: int) -> float | None:
 
 def _least_tp(gpu: GPUSpec, model: ModelSpec, util: float, kv_dtype: str, block_size: int,
               weight_bytes: int, activation_per_gpu: int) -> int | None:
-    """Smallest tensor-parallel size (dividing the heads, up to 64) that leaves one block."""
+    """Smallest tensor-parallel size (one that splits the model, up to 64) that leaves one block."""
     for tp in range(1, 65):
-        if model.num_attention_heads % tp:
+        if model.tensor_parallel_problem(tp) is not None:
             continue
         num, den = _tp_kv_factor(model, tp)
         block = model.kv_bytes_per_token(kv_dtype) * num // den * block_size
@@ -310,11 +310,7 @@ def kv_budget(gpu, model, *, gpu_memory_utilization, kv_dtype: str | None = None
     block_size = int(block_size)
     check_choice("engine", engine, ENGINES)
     check_choice("usage_context", usage_context, USAGE_CONTEXTS)
-    tp = check_int("tensor_parallel_size", tensor_parallel_size, min=1, max=1024)
-    if model.num_attention_heads % tp:
-        raise KvsimError(f"tensor_parallel_size={tp} does not divide the "
-                         f"{model.num_attention_heads} attention heads of {model.name}: "
-                         f"expected a divisor of {model.num_attention_heads}")
+    tp = model.check_tensor_parallel_size(tensor_parallel_size)
     if weight_bytes is None:
         weight_bytes = model.weight_bytes
     weight_bytes = check_int("weight_bytes", weight_bytes, min=0)

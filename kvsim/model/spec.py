@@ -202,6 +202,35 @@ class ModelSpec:
             return "mqa"
         return "gqa"
 
+    def tensor_parallel_problem(self, tp: int) -> str | None:
+        """Why ``tp`` GPUs cannot split this model as vLLM does, or ``None`` when they can.
+
+        vLLM requires the attention heads to divide evenly
+        (``ModelConfig.verify_with_parallel_config``), the KV heads to divide
+        over the GPUs or the GPUs over the KV heads (``QKVParallelLinear``:
+        ``divide``, each GPU then keeps ``tp / kv_heads`` replicas), and the
+        MLP width to divide (``MergedColumnParallelLinear``). MLA's latent is
+        not split, so its KV heads set no rule.
+        """
+        if self.num_attention_heads % tp:
+            return f"its {self.num_attention_heads} attention heads do not divide over {tp} GPUs"
+        kv = self.num_kv_heads
+        if self.attention_kind != "mla" and kv and (kv % tp if kv >= tp else tp % kv):
+            return (f"its {kv} KV heads neither divide over {tp} GPUs nor {tp} GPUs over them")
+        if self.intermediate_size and self.intermediate_size % tp:
+            return f"its MLP width {self.intermediate_size} does not divide over {tp} GPUs"
+        return None
+
+    def check_tensor_parallel_size(self, tensor_parallel_size) -> int:
+        """``tensor_parallel_size`` checked against this model (a one-line error names why not)."""
+        tp = check_int("tensor_parallel_size", tensor_parallel_size, min=1, max=1024)
+        why = self.tensor_parallel_problem(tp)
+        if why is not None:
+            fits = [n for n in range(1, 65) if self.tensor_parallel_problem(n) is None]
+            raise KvsimError(f"tensor_parallel_size={tp} cannot split {self.name}: {why}: "
+                             f"expected one of {', '.join(map(str, fits))}")
+        return tp
+
     @property
     def kv_tensors(self) -> int:
         """Tensors cached per token in each KV layer: 2 (a key and a value), 1 for MLA (one latent).
