@@ -14,13 +14,14 @@ BUILD := $(JUPYTER_BOOK) build . --all -W -n --keep-going
 NBVAL := --nbval --nbval-current-env --nbval-cell-timeout=600 \
          --nbval-sanitize-with tests/nbval_sanitize.cfg
 
-.PHONY: help book serve test unit execute bench bench-compare vendor clean
+.PHONY: help book serve test unit lint execute bench bench-compare vendor clean
 
 help:
 	@echo "make book     build the book into $(SITE)/ (clean build, -W -n)"
 	@echo "make serve    serve $(SITE)/ on http://$(HOST):$(PORT)/ (builds first if needed)"
 	@echo "make test     build, then run every test (unit, nbval, site, ...)"
-	@echo "make unit     the fast loop: engine and library tests (no build, nbval, browser, promtool)"
+	@echo "make unit     the fast loop: lint, engine and library tests (no build, nbval, browser, promtool)"
+	@echo "make lint     ruff over kvsim, the tests, scripts and benchmarks"
 	@echo "make execute  re-execute the notebooks in place (commit the result)"
 	@echo "make bench    run the benchmarks"
 	@echo "make bench-compare REV=...  the engine's speed against REV, interleaved"
@@ -47,7 +48,7 @@ serve: $(SITE)/index.html
 # KVBOOK_REQUIRE_SITE=1: the site test fails instead of skipping when the
 # built site or chromium is missing; KVBOOK_REQUIRE_PROMETHEUS=1: the alert-rule
 # tests fail instead of skipping when promtool or prometheus is missing.
-test: book
+test: lint book
 	KVBOOK_REQUIRE_SITE=1 KVBOOK_REQUIRE_PROMETHEUS=1 $(if $(wildcard ../shared/data),KVSIM_REQUIRE_DATA=1,) $(PYTHON) -m pytest tests book $(NBVAL)
 
 # The fast loop while working: tests/ without the book build, nbval, the site
@@ -55,8 +56,14 @@ test: book
 # the few single tests over ~5 s (markers: tests/conftest.py). make test runs all.
 UNIT_MARKERS := not site and not notebooks and not jupyterlab and not promtool \
                 and not packaging and not slow
-unit:
+unit: lint
 	$(PYTHON) -m pytest tests -q -m "$(UNIT_MARKERS)"
+
+# Undefined or unused names and unsorted imports (pyproject.toml's [tool.ruff]);
+# `ruff check --fix ...` sorts the imports.
+LINTED := kvsim tests scripts benchmarks book/_ext
+lint:
+	$(PYTHON) -m ruff check $(LINTED)
 
 execute:
 	$(PYTHON) scripts/execute_notebooks.py

@@ -42,9 +42,9 @@ from collections import OrderedDict, deque
 import numpy as np
 
 from kvsim.engine.costs import StepCost, attention_pairs
-from kvsim.errors import KvsimError
 from kvsim.engine.options import resolve_options
 from kvsim.engine.result import SimResult, Table
+from kvsim.errors import KvsimError
 from kvsim.traffic.workload import Request, Workload
 
 __all__ = ["simulate_reference", "STAT_NAMES", "Engine", "Pool", "Block", "Req"]

@@ -17,7 +17,7 @@ import pytest
 import kvsim
 from kvsim.book import charts, exercises, widgets
 from kvsim.book.notebook import portable
-from kvsim.units import GB, GiB, KiB, MB, MiB
+from kvsim.units import GB, MB, GiB, KiB, MiB
 
 from notebook_helpers import glued, read_chapter
 

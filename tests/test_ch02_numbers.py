@@ -16,9 +16,9 @@ import pytest
 
 import kvsim
 from kvsim.book import charts, exercises, widgets
-from kvsim.runs import stepper
-from kvsim.errors import KvsimError
 from kvsim.book.exercises import ch02
+from kvsim.errors import KvsimError
+from kvsim.runs import stepper
 
 from notebook_helpers import BOOK, glued, read_chapter
 

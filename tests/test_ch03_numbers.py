@@ -12,11 +12,16 @@ import pytest
 
 import kvsim
 from kvsim.book import exercises
-from kvsim.engine.costs import (crossover_tokens, recompute_time_s, swap_round_trip_s, swap_time_s,
-                         transfer_copies)
 from kvsim.book.exercises import ch03
 from kvsim.book.notebook import portable
-from kvsim.units import GB, GiB, KiB, MB, MiB
+from kvsim.engine.costs import (
+    crossover_tokens,
+    recompute_time_s,
+    swap_round_trip_s,
+    swap_time_s,
+    transfer_copies,
+)
+from kvsim.units import GB, MB, GiB, KiB, MiB
 
 from notebook_helpers import BOOK, glued, read_chapter
 

@@ -11,17 +11,17 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import yaml
+from test_alerts import EXTRA, LABELS, need
 
 import kvsim
-from kvsim.observe import alerts as A
 from kvsim.book import exercises
-from kvsim.observe import metrics, panels
-from kvsim.errors import KvsimError
 from kvsim.book.exercises import ch04
+from kvsim.errors import KvsimError
+from kvsim.observe import alerts as A
+from kvsim.observe import metrics, panels
 from kvsim.observe.metrics import Table
 
 from notebook_helpers import BOOK, glued, read_chapter
-from test_alerts import EXTRA, LABELS, need
 
 NOTEBOOK = BOOK / "ch04-detecting-preemption.ipynb"
 

@@ -17,10 +17,10 @@ import pytest
 
 import kvsim
 from kvsim import lab
-from kvsim.lab import missions
 from kvsim.book import lab_charts
-from kvsim.errors import KvsimError
 from kvsim.book.exercises import ch05
+from kvsim.errors import KvsimError
+from kvsim.lab import missions
 
 from notebook_helpers import BOOK, glued, read_chapter
 

@@ -10,8 +10,15 @@ import pytest
 
 import kvsim
 from kvsim.engine import calibration
-from kvsim.engine.costs import (CPU_OVERHEAD, CostModel, StepCost, attention_pairs, recompute_time_s,
-                         swap_time_s, transfer_copies)
+from kvsim.engine.costs import (
+    CPU_OVERHEAD,
+    CostModel,
+    StepCost,
+    attention_pairs,
+    recompute_time_s,
+    swap_time_s,
+    transfer_copies,
+)
 from kvsim.errors import KvsimError
 from kvsim.units import GB, KiB, MiB
 

@@ -47,9 +47,8 @@ whole file runs in well under a minute.
 """
 from __future__ import annotations
 
-import os
-
 import math
+import os
 import random
 import signal
 import sys
@@ -63,10 +62,10 @@ from hypothesis import strategies as st
 
 import kvsim
 from kvsim.engine.costs import StepCost
-from kvsim.errors import KvsimError
-from kvsim.traffic.lengths import Fixed, Uniform
 from kvsim.engine.options import resolve_options
 from kvsim.engine.result import SUMMARY_KEYS
+from kvsim.errors import KvsimError
+from kvsim.traffic.lengths import Fixed, Uniform
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import reference_engine as ref_engine  # noqa: E402

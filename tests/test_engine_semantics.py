@@ -40,9 +40,10 @@ import numpy as np
 import pytest
 
 import kvsim
-from engine_helpers import assert_drained, row_at
 from kvsim.engine.costs import StepCost, attention_pairs, swap_time_s
 from kvsim.engine.result import SUMMARY_KEYS
+
+from engine_helpers import assert_drained, row_at
 
 R = kvsim.Request
 MODEL = "llama-2-7b"

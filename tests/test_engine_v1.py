@@ -22,8 +22,9 @@ from __future__ import annotations
 import pytest
 
 import kvsim
-from engine_helpers import assert_drained, row_at
 from kvsim.engine.costs import StepCost, attention_pairs
+
+from engine_helpers import assert_drained, row_at
 
 R = kvsim.Request
 MODEL = "llama-2-7b"

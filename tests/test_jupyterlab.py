@@ -44,7 +44,15 @@ from urllib.parse import urlparse
 import nbformat
 import pytest
 
-from browser_helpers import CHROMIUM, CHROMIUM_ARGS, ROOT, SITE, require_site_and_chromium, serve, skip_or_fail
+from browser_helpers import (
+    CHROMIUM,
+    CHROMIUM_ARGS,
+    ROOT,
+    SITE,
+    require_site_and_chromium,
+    serve,
+    skip_or_fail,
+)
 
 pytestmark = pytest.mark.jupyterlab
 

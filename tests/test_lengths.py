@@ -10,8 +10,18 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kvsim.errors import KvsimError
-from kvsim.traffic.lengths import (MAX_LENGTH, BoundedPareto, Capped, Empirical, Fixed, Geometric,
-                           LengthDist, LogNormal, Uniform, as_lengths)
+from kvsim.traffic.lengths import (
+    MAX_LENGTH,
+    BoundedPareto,
+    Capped,
+    Empirical,
+    Fixed,
+    Geometric,
+    LengthDist,
+    LogNormal,
+    Uniform,
+    as_lengths,
+)
 
 N = 200_000
 SEED = 20240611

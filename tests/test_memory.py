@@ -5,17 +5,23 @@ Seed 000 = "KV Cache Preemption in vLLM"; seed 003 = "Throughput collapse under 
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import pytest
 
 import kvsim
 from kvsim.errors import KvsimError
-from dataclasses import replace
-
-from kvsim.model.memory import (BLOCK_SIZES, KV_DTYPES, KVBudget, kv_budget, kv_bytes_per_token,
-                          peak_activation_bytes, pinned_budget)
+from kvsim.model.memory import (
+    BLOCK_SIZES,
+    KV_DTYPES,
+    KVBudget,
+    kv_budget,
+    kv_bytes_per_token,
+    peak_activation_bytes,
+    pinned_budget,
+)
 from kvsim.model.spec import get_model
-from kvsim.units import GB, GiB, MB, MiB
+from kvsim.units import GB, MB, GiB, MiB
 
 A40 = kvsim.get_gpu("a40-48gb")
 #: The seeds' reading of their card: 48 GB decimal, as on the datasheet.

@@ -18,10 +18,10 @@ import os
 import pytest
 
 import kvsim
-from kvsim.lab import progress as mp
-from kvsim.lab import missions as M
 from kvsim.cli import main
 from kvsim.errors import KvsimError
+from kvsim.lab import missions as M
+from kvsim.lab import progress as mp
 
 TWO = {"preemption_mode": "recompute", "gpu_memory_utilization": 0.9}    # kvsim's least: 2 stars
 ONE = {"preemption_mode": "recompute", "gpu_memory_utilization": 0.95}   # passes, more memory

@@ -13,10 +13,10 @@ import numpy as np
 import pytest
 
 import kvsim
-from kvsim.lab import progress as mp
-from kvsim.lab import missions as M
 from kvsim.cli import main
 from kvsim.errors import KvsimError
+from kvsim.lab import missions as M
+from kvsim.lab import progress as mp
 
 
 def _passes(m, row) -> bool:

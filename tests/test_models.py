@@ -8,8 +8,15 @@ import pytest
 
 import kvsim
 from kvsim.errors import KvsimError
-from kvsim.model.spec import (DTYPE_BYTES, PUBLISHED_PARAMS, ModelSpec, estimate_params, get_model,
-                          list_models, preset_config)
+from kvsim.model.spec import (
+    DTYPE_BYTES,
+    PUBLISHED_PARAMS,
+    ModelSpec,
+    estimate_params,
+    get_model,
+    list_models,
+    preset_config,
+)
 from kvsim.units import KiB, MiB
 
 EXPECTED_PRESETS = ["llama-2-7b", "llama-3.1-8b", "llama-3.1-70b", "mistral-7b", "qwen2.5-7b",

@@ -14,8 +14,16 @@ from collections import Counter
 import pytest
 
 from kvsim.errors import KvsimError
-from kvsim.model.spec import (DTYPE_BYTES, LAYER_KINDS, ModelSpec, _layer_kinds, _text_config,
-                          estimate_params, get_model, preset_config)
+from kvsim.model.spec import (
+    DTYPE_BYTES,
+    LAYER_KINDS,
+    ModelSpec,
+    _layer_kinds,
+    _text_config,
+    estimate_params,
+    get_model,
+    preset_config,
+)
 
 
 def kinds_of(cfg: dict) -> Counter:

@@ -13,8 +13,8 @@ import pytest
 import kvsim
 from kvsim.engine.costs import CostModel
 from kvsim.engine.loop import ENGINE_DEFAULTS
-from kvsim.errors import KvsimError
 from kvsim.engine.options import resolve_options
+from kvsim.errors import KvsimError
 from kvsim.runs.scenarios import scenario_parameters
 from kvsim.traffic.workload import Workload
 

@@ -35,7 +35,15 @@ from urllib.parse import urlparse
 import nbformat
 import pytest
 
-from browser_helpers import CHROMIUM, CHROMIUM_ARGS, ROOT, SITE, require_site_and_chromium, serve, skip_or_fail
+from browser_helpers import (
+    CHROMIUM,
+    CHROMIUM_ARGS,
+    ROOT,
+    SITE,
+    require_site_and_chromium,
+    serve,
+    skip_or_fail,
+)
 
 # Console messages that are not errors of this book.
 # (The duplicate `const THEBE_JS_URL` error of design §8 is fixed at its cause, in

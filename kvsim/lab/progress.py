@@ -275,7 +275,7 @@ def _show(value) -> str:
 
 
 def _kvsim_version() -> str:
-    from kvsim import __version__     # read from the distribution's metadata on first use
+    from kvsim import __version__  # read from the distribution's metadata on first use
 
     return __version__
 
