@@ -163,7 +163,6 @@ class StepCost:
 
     def __init__(self, model, gpu, cost: CostModel | None = None, *, tensor_parallel_size: int = 1,
                  kv_bytes_per_token: int | None = None, engine: str = "v1"):
-
         cost = cost or CostModel()
         tp = model.check_tensor_parallel_size(tensor_parallel_size)
         if engine not in CPU_OVERHEAD:

@@ -106,8 +106,6 @@ def _check_seeds(seeds) -> list[int]:
 def _run(task: tuple) -> dict:
     """One run, in whatever process the executor chose: its summary (module-level: picklable)."""
     scenario, fixed, point, seed = task
-
-
     settings = dict(fixed)
     settings.update(point)
     if seed is not None:
@@ -180,9 +178,7 @@ def sweep(base, grid: Mapping[str, Iterable] | None = None, *, seeds=None, execu
     if scenario is None and seed_list != [None] and "seed" in fixed:
         raise KvsimError("sweep: base sets 'seed' and seeds=... is given: expected one of them")
     # Validate every setting once, here, before any run (one line, no traceback in a worker).
-
     if scenario is not None:
-
         for point in points[:1]:
             get_scenario(scenario, **dict(fixed, **point))
     else:

@@ -47,7 +47,6 @@ def swap_recompute_data(model, gpus: Iterable[str], *, links: Mapping[str, float
                   "ms": _ms(recompute_time_s(n, model, g))} for n in ns]
         for label, bw in links.items():
             if bw is not None:
-
                 check_float(f"links[{label!r}]", bw, min=0, min_open=True)
             cost = CostModel(pcie_bytes_per_s=bw)
             for bs in sizes:
