@@ -934,10 +934,11 @@ class Engine:
                   "mode": i([p[3] for p in self.pauses])}
         events = {"t_s": f([e[0] for e in self.events]), "request": i([e[1] for e in self.events]),
                   "mode": i([e[2] for e in self.events])}
-        config = self.cfg.to_dict()
-        config.update(model=self.model.name, gpu=self.gpu.name, simulated_s=float(self.t),
-                      prefix_cache_queries=self.queries[0], prefix_cache_hits=self.hits[0],
-                      prefix_cache_resumed_queries=self.queries[1],
-                      prefix_cache_resumed_hits=self.hits[1],
-                      prefix_cache_evicted_blocks=self.pool.evicted)
-        return SimResult(Table(requests), Table(timeline), Table(pauses), Table(events), config)
+        config = dict(self.cfg.to_dict(), model=self.model.name, gpu=self.gpu.name)
+        counters = dict(simulated_s=float(self.t),
+                        prefix_cache_queries=self.queries[0], prefix_cache_hits=self.hits[0],
+                        prefix_cache_resumed_queries=self.queries[1],
+                        prefix_cache_resumed_hits=self.hits[1],
+                        prefix_cache_evicted_blocks=self.pool.evicted)
+        return SimResult(Table(requests), Table(timeline), Table(pauses), Table(events), config,
+                         counters)

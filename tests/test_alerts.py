@@ -78,7 +78,7 @@ def test_promtool_check_rules_passes_on_the_shipped_rules():
 def test_the_storm_fires_every_preemption_alert():
     need("promtool")
     r = run("storm")
-    end = 60 * int(r.config["simulated_s"] // 60) - 60
+    end = 60 * int(r.simulated_s // 60) - 60
     ok, out = promtool_test(r, {end: SEED_AND_BETTER})
     assert ok, out
 
@@ -113,7 +113,7 @@ def test_alerts_resolve_after_the_burst():
     r = run("recovery")
     last = float(r.events["t_s"][-1])
     quiet = 60 * int(np.ceil((last + 660) / 60))
-    assert quiet < r.config["simulated_s"]
+    assert quiet < r.simulated_s
     ok, out = promtool_test(r, {600: ["VLLMKVCachePinned"], quiet: []},
                             ["VLLMKVCachePinned", "VLLMKVCachePreemption"])
     assert ok, out

@@ -416,7 +416,8 @@ def _tables(result):
 
 
 def assert_same_result(a, b, what, *, config=True):
-    """Byte-identical: every column of every table (NaN-aware), the config, the summary."""
+    """Byte-identical: every column of every table (NaN-aware), the config, the counters, the
+    summary."""
     if isinstance(a, Exception) or isinstance(b, Exception):
         assert isinstance(a, KvsimError) and isinstance(b, KvsimError), \
             f"{what}: {a!r:.200} vs {b!r:.200}"
@@ -441,6 +442,7 @@ def assert_same_result(a, b, what, *, config=True):
     assert ca == cb, f"{what}: config differs: " + ", ".join(
         f"{k}={ca.get(k)!r} vs {cb.get(k)!r}" for k in sorted(set(ca) | set(cb))
         if ca.get(k) != cb.get(k))
+    assert a.counters == b.counters, f"{what}: counters differ: {a.counters} vs {b.counters}"
     sa, sb = a.summary(), b.summary()
     assert repr(sa) == repr(sb), f"{what}: summaries differ"
 
@@ -464,7 +466,7 @@ def assert_three_agree(workload, model=MODEL, gpu=GPU, **opts):
 
 def check_invariants(workload, opts, r):
     tl, rq, pz, ev = r.timeline, r.requests, r.pauses, r.events
-    cfg = r.config
+    cfg, counters = r.config, r.counters
     total = opts["num_gpu_blocks"]
     until = opts.get("until_s")
     drained = until is None
@@ -491,7 +493,7 @@ def check_invariants(workload, opts, r):
         if until is not None:
             # Every request that arrived before the run stopped is in the table,
             # including one that arrived during the last step.
-            arrivals = [a for a in arrivals if a < until and a <= cfg["simulated_s"]]
+            arrivals = [a for a in arrivals if a < until and a <= r.simulated_s]
         assert rq.num_rows == len(arrivals), (rq.num_rows, len(arrivals))
         assert np.array_equal(rq["arrival_s"], np.array(arrivals, dtype=float))
     else:
@@ -550,7 +552,7 @@ def check_invariants(workload, opts, r):
     assert not rq["rescued_tokens"][rq["preemptions"] == rq["swaps"]].any()
 
     # The prefix cache: a hit is whole blocks and at most all tokens but one, counted
-    # at first admission only; the config's totals are the columns' sums.
+    # at first admission only; the counters' totals are the columns' sums.
     look, hit = rq["prefix_lookup_tokens"], rq["prefix_hit_tokens"]
     if not caching:
         assert not look.any() and not hit.any() and not rq["rescued_tokens"].any()
@@ -558,9 +560,9 @@ def check_invariants(workload, opts, r):
     started = ~np.isnan(rq["first_token_s"])
     if caching:
         assert np.array_equal(look[started], rq["prompt_tokens"][started])
-    assert cfg["prefix_cache_queries"] == int(look.sum())
-    assert cfg["prefix_cache_hits"] == int(hit.sum())
-    assert cfg["prefix_cache_resumed_hits"] <= cfg["prefix_cache_resumed_queries"]
+    assert counters["prefix_cache_queries"] == int(look.sum())
+    assert counters["prefix_cache_hits"] == int(hit.sum())
+    assert counters["prefix_cache_resumed_hits"] <= counters["prefix_cache_resumed_queries"]
 
     # Time moves forward.
     t, dt = tl["t_s"], tl["dt_s"]
@@ -601,7 +603,7 @@ def check_invariants(workload, opts, r):
         extra = int(tl["prefill_tokens"].sum()) - int(rq["prompt_tokens"].sum()) \
             - int(rq["recomputed_tokens"].sum())
         recomputes = int((ev["mode"] == 0).sum())
-        found = cfg["prefix_cache_hits"] + cfg["prefix_cache_resumed_hits"]
+        found = counters["prefix_cache_hits"] + counters["prefix_cache_resumed_hits"]
         assert -found <= extra <= recomputes, (extra, recomputes, found)
         if not caching:
             assert extra >= 0

@@ -165,7 +165,7 @@ def test_a_victim_resuming_before_its_blocks_are_reused_recomputes_only_what_it_
     assert s["recompute_rescued_share"] == pytest.approx(32 / 44)
     # resumed lookups are counted apart from the hit rate (vLLM leaves them out too)
     assert s["prefix_cache_hit_rate"] == 0.0
-    assert (r.config["prefix_cache_resumed_queries"], r.config["prefix_cache_resumed_hits"]) \
+    assert (r.counters["prefix_cache_resumed_queries"], r.counters["prefix_cache_resumed_hits"]) \
         == (45, 32)
     assert_drained(r, reqs)
 

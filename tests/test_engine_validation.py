@@ -496,7 +496,7 @@ def short_run():
 
 @pytest.mark.parametrize("beyond", [1.0, 100.0])
 def test_summary_warmup_beyond_the_run_is_an_error_naming_the_run_length(short_run, beyond):
-    end = short_run.config["simulated_s"]
+    end = short_run.simulated_s
     with pytest.raises(kvsim.KvsimError) as e:
         short_run.summary(warmup_s=beyond)
     msg = str(e.value)
@@ -505,7 +505,7 @@ def test_summary_warmup_beyond_the_run_is_an_error_naming_the_run_length(short_r
 
 
 def test_summary_warmup_equal_to_the_run_length_is_an_error(short_run):
-    end = short_run.config["simulated_s"]
+    end = short_run.simulated_s
     with pytest.raises(kvsim.KvsimError, match=r"warmup_s=.* is out of range"):
         short_run.summary(warmup_s=end)
     short_run.summary(warmup_s=end * 0.999)          # just inside: fine

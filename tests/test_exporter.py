@@ -59,7 +59,7 @@ def test_replays_at_speed_and_stops_at_the_end(served):
     assert preemptions(body) == at60
     clock.now = 1_000.0                                # long past the end: the final state
     assert preemptions(get(url + "/metrics")[2]) == r.events.num_rows
-    assert srv.sim_time() == r.config["simulated_s"]
+    assert srv.sim_time() == r.simulated_s
 
 
 def test_openmetrics_negotiation_head_404_405(served):

@@ -38,7 +38,7 @@ class _Stop(Exception):
 
 
 def _engine_mid_run(steps: int = 40, **overrides):
-    """A Belgavi engine (prefix caching on, V1) stopped after ``steps`` steps of its run."""
+    """The scheduler of a Belgavi engine (prefix caching on, V1) stopped after ``steps`` steps."""
     kwargs = get_scenario("belgavi", **overrides)
     workload, model, gpu = kwargs.pop("workload"), kwargs.pop("model"), kwargs.pop("gpu")
     eng = build_engine(workload, model, gpu, dict(kwargs, step_by_step=True))
@@ -51,9 +51,10 @@ def _engine_mid_run(steps: int = 40, **overrides):
 
     with pytest.raises(_Stop):
         eng.run(after_step=stop_after)
-    assert eng.running, "the planted faults need running requests"
-    invariants.check_invariants(eng)          # sound before any fault
-    return eng
+    sched = eng.scheduler
+    assert sched.running, "the planted faults need running requests"
+    invariants.check_invariants(sched)        # sound before any fault
+    return sched
 
 
 def test_a_leaked_block_is_caught():

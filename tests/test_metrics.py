@@ -81,7 +81,7 @@ def test_buckets_are_vllms():
 def test_values_match_the_run():
     r = storm()
     s = r.summary()
-    end = r.config["simulated_s"]
+    end = r.simulated_s
     fam = families(M.exposition(r, end))
     val = {(x.name, tuple(sorted(x.labels.items()))): x.value for f in fam.values()
            for x in f.samples}
@@ -110,7 +110,7 @@ def test_scrape_table_is_cumulative_and_sampled():
     r = storm()
     t = M.scrape(r, interval_s=15)
     assert t["t_s"][1] - t["t_s"][0] == 15
-    assert t.num_rows == int(r.config["simulated_s"] // 15) + 1
+    assert t.num_rows == int(r.simulated_s // 15) + 1
     for col in ("vllm:num_preemptions_total", "vllm:generation_tokens_total",
                 'vllm:inter_token_latency_seconds_bucket{le="0.5"}'):
         assert np.all(np.diff(t[col]) >= 0), col
@@ -141,7 +141,7 @@ def test_v0_and_v010_names():
             assert "engine" not in s.labels or f.name == "vllm:cache_config"
             assert not s.name.endswith("_created")            # disable_created_metrics()
     # V0 counted every scheduled prefill token, recomputed ones included
-    end = storm().config["simulated_s"]
+    end = storm().simulated_s
     v0 = families(M.exposition(storm(), end, version="v0"))["vllm:prompt_tokens"]
     assert v0.samples[0].value == int(storm().timeline["prefill_tokens"].sum())
     fam10 = families(M.exposition(storm(), 60.0, version="v1-0.10"))
@@ -157,7 +157,7 @@ def test_promtool_input_series():
     by = {s["series"]: s["values"] for s in series}
     key = 'vllm:num_preemptions_total{engine="0",job="vllm",model_name="llama-2-7b"}'
     values = [float(v) for v in by[key].split()]
-    assert len(values) == int(r.config["simulated_s"] // 30) + 1
+    assert len(values) == int(r.simulated_s // 30) + 1
     assert values[-1] == r.events.num_rows
     assert all("_created" not in s["series"] for s in series)
     doc = yaml.safe_load(M.promtool_test(r, rule_files=["x.yml"], interval_s=30))

@@ -114,7 +114,7 @@ def test_hand_counts_are_le_counts():
 ])
 def test_exposition_buckets_count_an_observation_on_an_edge_in_that_bucket(edge_run, family,
                                                                           counts, values):
-    end = float(edge_run.config["simulated_s"])
+    end = float(edge_run.simulated_s)
     fam = {f.name: f for f in text_string_to_metric_families(M.exposition(edge_run, end))}
     samples = fam[family].samples
     buckets = {s.labels["le"]: s.value for s in samples if s.name == family + "_bucket"}
@@ -135,7 +135,7 @@ def test_exposition_buckets_count_an_observation_on_an_edge_in_that_bucket(edge_
 ])
 def test_scraped_bucket_series_count_an_observation_on_an_edge_in_that_bucket(edge_run, family,
                                                                              counts):
-    end = float(edge_run.config["simulated_s"])
+    end = float(edge_run.simulated_s)
     table = M.scrape(edge_run, interval_s=1.0, until_s=math.ceil(end))
     assert table["t_s"][-1] >= end
     got = [float(table[M.series_name(family + "_bucket", {"le": le})][-1])

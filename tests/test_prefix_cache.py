@@ -60,7 +60,7 @@ def test_a_shared_system_prompt_is_hit_by_every_later_request_of_its_group(group
     assert prefilled(r) == [200 - h for h in hits]
     assert r.summary()["prefix_cache_hit_rate"] == pytest.approx(sum(hits) / 800)
     assert r.summary()["prefix_cache_hit_rate"] > 0
-    assert r.config["prefix_cache_hits"] == sum(hits) and r.config["prefix_cache_queries"] == 800
+    assert r.counters["prefix_cache_hits"] == sum(hits) and r.counters["prefix_cache_queries"] == 800
     assert rq["recomputed_tokens"].sum() == 0 and rq["rescued_tokens"].sum() == 0
     assert_drained(r)
 
@@ -195,4 +195,4 @@ def test_without_eviction_pressure_both_groups_keep_their_prefix():
         .with_shared_prefix(64, groups=3)
     r = run(wl, num_gpu_blocks=30)
     assert r.requests["prefix_hit_tokens"].tolist() == [0, 0, 0, 64, 64]
-    assert r.config["prefix_cache_evicted_blocks"] == 0
+    assert r.counters["prefix_cache_evicted_blocks"] == 0

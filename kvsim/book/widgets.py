@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import html
 
+from kvsim.book.charts.stepper import STATE_COLOURS
+from kvsim.book.charts.theme import PALETTE
 from kvsim.errors import KvsimError, check_int
 from kvsim.model.hardware import list_gpus
 from kvsim.model.memory import KV_DTYPES, kv_budget
@@ -140,17 +142,13 @@ def capacity_calculator(model: str = "llama-2-7b", gpu: str = "a40-48gb", *,
     return w.VBox(controls + [out])
 
 
-_STATE_COLOURS = {"decoding": "#0072B2", "prefilling": "#56B4E9", "waiting": "#E69F00",
-                  "preempted": "#D55E00", "finished": "#BBBBBB", "not arrived": "#E0E0E0"}
-
-
 def frame_html(frame: dict) -> str:
     """One stepper frame as HTML: the step's story, then a bar of blocks per request."""
     total = max(1, frame["total_blocks"])
     rows = []
     for r in frame["requests"] + [dict(name="free", state="free", blocks=frame["free_blocks"],
                                        tokens=0, needs_block=False, preemptions=0)]:
-        colour = "#009E73" if r["state"] == "free" else _STATE_COLOURS[r["state"]]
+        colour = PALETTE[2] if r["state"] == "free" else STATE_COLOURS[r["state"]]
         width = 260 * r["blocks"] / total
         note = r["state"] if r["state"] != "free" else f"{r['blocks']} free blocks"
         if r["state"] not in ("free",) and r["blocks"]:

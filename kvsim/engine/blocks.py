@@ -221,6 +221,10 @@ class KVCacheManager:
     def __init__(self, num_blocks: int, block_size: int, *, prefix_caching: bool,
                  watermark_blocks: int = 0, watermark_when_alone: bool = False):
         self.pool = BlockPool(num_blocks)
+        #: ``take(n)``: blocks for decoding requests, counted by
+        #: :class:`kvsim.engine.decoding.DecodeGroup`; the pool's own method, bound here to
+        #: save a call in the engine's commonest step.
+        self.take = self.pool.take
         self.num_blocks = num_blocks
         self.block_size = block_size
         self.caching = prefix_caching
@@ -337,10 +341,6 @@ class KVCacheManager:
         full = min(computed, prefix_tokens) // self.block_size
         for i in range(len(refs), full):
             refs.append(self.pool.new_group_block(group, i))
-
-    def take(self, n: int) -> None:
-        """Blocks for decoding requests, counted by :class:`kvsim.engine.decoding.DecodeGroup`."""
-        self.pool.take(n)
 
     def set_held(self, rid: int, blocks: int) -> None:
         self.held[rid] = blocks

@@ -43,6 +43,8 @@ from kvsim.model.spec import DTYPE_BYTES, get_model
 from kvsim.model.vllm_defaults import ACTIVATION_BYTES
 from kvsim.units import cdiv
 
+from .plan import EVICTED
+
 __all__ = ["CostModel", "StepCost", "swap_time_s", "recompute_time_s", "transfer_copies",
            "attention_pairs", "ATTENTION_EFFICIENCY", "CPU_OVERHEAD"]
 
@@ -294,6 +296,24 @@ class StepCost:
         if swap_bytes or swap_copies:
             t = t + self.swap_s(swap_bytes, swap_copies)
         return t
+
+    def plan_s(self, plan) -> float:
+        """Duration of one step as the scheduler planned it (a :class:`kvsim.engine.plan.StepPlan`).
+
+        A plan that runs nothing (every candidate was evicted) lasts as long as
+        its swap copies; a ``DECODE_RUN`` plan's first step is priced here too.
+        """
+        if plan.kind == EVICTED:
+            return self.swap_s(plan.swap_out_bytes, plan.swap_copies)
+        pairs = kv_tokens = prefill_tokens = 0
+        for _, start, c in plan.chunks:
+            pairs += attention_pairs(start, c)
+            kv_tokens += start + c
+            prefill_tokens += c
+        decode_seqs = plan.n_group + len(plan.solo) + len(plan.resumed)
+        return self.step_s(decode_seqs + prefill_tokens, decode_seqs + len(plan.chunks),
+                           plan.context_tokens, pairs, kv_tokens,
+                           plan.swap_out_bytes + plan.swap_in_bytes, plan.swap_copies)
 
     def prefill_s(self, tokens: int, context_before: int = 0) -> float:
         """One step that only prefills ``tokens`` tokens of one sequence after ``context_before``."""

@@ -42,9 +42,9 @@ from kvsim.model.vllm_defaults import (
 from kvsim.units import GiB
 
 from .costs import CostModel
-from .policies import ADMISSIONS, check_sglang_constants
 
-__all__ = ["ENGINE_DEFAULTS", "EngineConfig", "resolve_options"]
+__all__ = ["ENGINE_DEFAULTS", "EngineConfig", "resolve_options", "ADMISSION_NAMES",
+           "check_sglang_constants"]
 
 #: Engine options and their defaults (``None``: the engine mode decides; see the table above).
 ENGINE_DEFAULTS = {
@@ -82,6 +82,23 @@ ENGINE_DEFAULTS = {
     "check": False,
 }
 _COST_OPTIONS = set(CostModel.names())
+
+
+#: The admission policies (:mod:`kvsim.engine.policies` implements one class per name).
+ADMISSION_NAMES = ("optimistic", "guaranteed", "sglang")
+
+
+def check_sglang_constants(init_new_token_ratio, min_new_token_ratio, new_token_ratio_decay):
+    """SGLang's three constants, checked (a one-line error names the bad one); the one check.
+
+    ``new_token_ratio_decay=None`` stays ``None``: the policy then decays from
+    the initial to the minimum ratio in 600 steps.
+    """
+    init = check_float("init_new_token_ratio", init_new_token_ratio, min=0, max=1)
+    minimum = check_float("min_new_token_ratio", min_new_token_ratio, min=0, max=init)
+    decay = None if new_token_ratio_decay is None else \
+        check_float("new_token_ratio_decay", new_token_ratio_decay, min=0, max=1)
+    return init, minimum, decay
 
 
 @dataclass(frozen=True)
@@ -167,7 +184,7 @@ def resolve_options(model, gpu, options):
                          "only recomputes; expected engine='v0' to simulate swap")
     check_choice("swap_space_full", o["swap_space_full"], ["abort", "recompute"])
     check_choice("scheduling_policy", o["scheduling_policy"], ["fcfs", "priority"])
-    check_choice("admission", o["admission"], list(ADMISSIONS))
+    check_choice("admission", o["admission"], list(ADMISSION_NAMES))
     for name in ("enable_chunked_prefill", "step_by_step", "check"):
         o[name] = _check_bool(name, o[name])
     if o["enable_prefix_caching"] is None:

@@ -21,23 +21,44 @@ Explained in chapter 2, *Optimistic admission and preemption*.
   decoding requests need more blocks than are free, the request with the
   fewest generated tokens (ties: the longest prompt).
 
-The engine asks a policy: may this request be admitted (:meth:`admits`),
+The scheduler asks a policy: may this request be admitted (:meth:`admits`),
 which running request is the victim (:meth:`victim`), is there anything to do
 before a step (:meth:`before_step`), and does a blocked queue stay blocked
 while the batch only decodes (``stays_blocked``, which lets the engine jump
-over steps).
+over steps). What a policy may read of the scheduler, and the one thing it may
+do to it (preempt), is :class:`SchedulerView`.
 """
 from __future__ import annotations
 
 import heapq
+from collections.abc import Mapping
+from typing import Protocol
 
 import numpy as np
 
-from kvsim.errors import KvsimError, check_float
+from kvsim.errors import KvsimError
 from kvsim.units import cdiv
 
-__all__ = ["OptimisticAdmission", "GuaranteedAdmission", "SGLangAdmission", "make_policy",
-           "ADMISSIONS", "check_sglang_constants"]
+from .blocks import KVCacheManager
+from .options import ADMISSION_NAMES, EngineConfig, check_sglang_constants
+from .requests import RequestTable
+
+__all__ = ["SchedulerView", "OptimisticAdmission", "GuaranteedAdmission", "SGLangAdmission",
+           "make_policy", "ADMISSIONS"]
+
+
+class SchedulerView(Protocol):
+    """What a policy may read of the scheduler (:class:`kvsim.engine.scheduler.Scheduler`)
+    and do to it: nothing but :meth:`preempt`."""
+
+    cfg: EngineConfig
+    kv: KVCacheManager
+    requests: RequestTable
+    running: Mapping[int, None]         # admission order
+
+    def generated_now(self, rid: int) -> int: ...
+    def decode_blocks_needed(self) -> int: ...
+    def preempt(self, rid: int) -> None: ...
 
 
 class _Policy:
@@ -50,32 +71,32 @@ class _Policy:
     #: the policy has something to do in :meth:`before_step`
     acts_before_step = False
 
-    def bind(self, eng) -> None:
-        self.eng = eng
+    def bind(self, sched: SchedulerView) -> None:
+        self.sched = sched
         self._victims: list = []           # priority mode: heap of running requests' keys
         self._admissions = 0
         self._admitted_at: dict[int, int] = {}
-        self._by_priority = eng.cfg.scheduling_policy == "priority"
+        self._by_priority = sched.cfg.scheduling_policy == "priority"
 
     def planned_answer(self, rid: int) -> int:
         """The answer length the scheduler plans for: ``max_tokens`` when the engine
         sets it, else the request's own length (a client that knows it)."""
-        e = self.eng
-        return e.cfg.max_tokens if e.cfg.max_tokens is not None else e.requests.output[rid]
+        max_tokens = self.sched.cfg.max_tokens
+        return max_tokens if max_tokens is not None else self.sched.requests.output[rid]
 
     # the engine's questions
     def admits(self, rid: int, new_blocks: int, hit, headroom: int) -> bool:
-        return self.eng.kv.can_allocate(new_blocks, hit, headroom)
+        return self.sched.kv.can_allocate(new_blocks, hit, headroom)
 
     def victim(self, requester: int) -> int:
         """The running request to preempt so that ``requester`` can grow."""
-        e = self.eng
-        if e.cfg.scheduling_policy == "fcfs":
-            return next(reversed(e.running))
+        sched = self.sched
+        if sched.cfg.scheduling_policy == "fcfs":
+            return next(reversed(sched.running))
         heap = self._victims
         while True:
             rid = heap[0][3]
-            if rid in e.running and self._admitted_at.get(rid) == heap[0][2]:
+            if rid in sched.running and self._admitted_at.get(rid) == heap[0][2]:
                 return rid
             heapq.heappop(heap)
 
@@ -87,10 +108,10 @@ class _Policy:
         if self._by_priority:
             # vLLM: max(running, key=(priority, arrival_time)); among ties, the first
             # in the running list (the earliest admitted)
-            e = self.eng
+            sched = self.sched
             self._admissions += 1
             self._admitted_at[rid] = self._admissions
-            reqs = e.requests
+            reqs = sched.requests
             heapq.heappush(self._victims, (-reqs.priority[rid], -reqs.arrival[rid], self._admissions, rid))
 
     def released(self, rid: int) -> None:
@@ -116,8 +137,8 @@ class GuaranteedAdmission(_Policy):
 
     name = "guaranteed"
 
-    def bind(self, eng):
-        super().bind(eng)
+    def bind(self, sched):
+        super().bind(sched)
         self.reserved = 0
         self.resv: dict[int, int] = {}
 
@@ -144,12 +165,13 @@ class GuaranteedAdmission(_Policy):
                 f"{cfg.num_gpu_blocks * cfg.block_size:,} tokens")
 
     def reservation(self, rid: int) -> int:
-        e = self.eng
-        return self.reservations(e.cfg, e.requests.prompt[rid], e.requests.output[rid])
+        sched = self.sched
+        reqs = sched.requests
+        return self.reservations(sched.cfg, reqs.prompt[rid], reqs.output[rid])
 
     def admits(self, rid, new_blocks, hit, headroom):
-        return (self.reserved + self.reservation(rid) <= self.eng.kv.num_blocks
-                and self.eng.kv.can_allocate(new_blocks, hit, 0))
+        return (self.reserved + self.reservation(rid) <= self.sched.kv.num_blocks
+                and self.sched.kv.can_allocate(new_blocks, hit, 0))
 
     def victim(self, requester):
         raise RuntimeError("kvsim: guaranteed admission ran out of blocks (internal error: its "
@@ -163,19 +185,6 @@ class GuaranteedAdmission(_Policy):
 
     def released(self, rid):
         self.reserved -= self.resv.pop(rid)
-
-
-def check_sglang_constants(init_new_token_ratio, min_new_token_ratio, new_token_ratio_decay):
-    """SGLang's three constants, checked (a one-line error names the bad one); the one check.
-
-    ``new_token_ratio_decay=None`` stays ``None``: the policy then decays from
-    the initial to the minimum ratio in 600 steps.
-    """
-    init = check_float("init_new_token_ratio", init_new_token_ratio, min=0, max=1)
-    minimum = check_float("min_new_token_ratio", min_new_token_ratio, min=0, max=init)
-    decay = None if new_token_ratio_decay is None else \
-        check_float("new_token_ratio_decay", new_token_ratio_decay, min=0, max=1)
-    return init, minimum, decay
 
 
 class SGLangAdmission(_Policy):
@@ -192,8 +201,8 @@ class SGLangAdmission(_Policy):
             init_new_token_ratio, min_new_token_ratio, new_token_ratio_decay)
         self.decay = (self.init - self.min) / 600 if decay is None else decay
 
-    def bind(self, eng):
-        super().bind(eng)
+    def bind(self, sched):
+        super().bind(sched)
         self.steps_since_reset = 0
 
     @property
@@ -201,20 +210,21 @@ class SGLangAdmission(_Policy):
         return max(self.min, self.init - self.steps_since_reset * self.decay)
 
     def admits(self, rid, new_blocks, hit, headroom):
-        e = self.eng
-        if not e.kv.can_allocate(new_blocks, hit, 0):
+        sched = self.sched
+        if not sched.kv.can_allocate(new_blocks, hit, 0):
             return False
-        if not e.running:  # an idle server admits whatever fits (the ratio cannot decay idle)
+        if not sched.running:  # an idle server admits whatever fits (the ratio cannot decay idle)
             return True
         r = self.ratio
-        remaining = sum(max(self.planned_answer(x) - e.generated_now(x), 0) for x in e.running)
-        need_tokens = new_blocks * e.kv.block_size + r * self.planned_answer(rid)
-        return need_tokens + remaining * r <= (e.kv.free - hit.evictable) * e.kv.block_size
+        remaining = sum(max(self.planned_answer(x) - sched.generated_now(x), 0)
+                        for x in sched.running)
+        need_tokens = new_blocks * sched.kv.block_size + r * self.planned_answer(rid)
+        return need_tokens + remaining * r <= (sched.kv.free - hit.evictable) * sched.kv.block_size
 
     def _fewest_generated(self):
-        e = self.eng
-        prompt = e.requests.prompt
-        return min(e.running, key=lambda x: (e.generated_now(x), -prompt[x], -x))
+        sched = self.sched
+        prompt = sched.requests.prompt
+        return min(sched.running, key=lambda x: (sched.generated_now(x), -prompt[x], -x))
 
     def victim(self, requester):
         self.steps_since_reset = 0
@@ -222,10 +232,10 @@ class SGLangAdmission(_Policy):
 
     def before_step(self):
         """Retract decoding requests until every decode of this step fits."""
-        e = self.eng
+        sched = self.sched
         retracted = False
-        while e.decode_blocks_needed() > e.kv.free:
-            e.preempt(self._fewest_generated())
+        while sched.decode_blocks_needed() > sched.kv.free:
+            sched.preempt(self._fewest_generated())
             retracted = True
         if retracted:
             self.steps_since_reset = 0
@@ -236,6 +246,7 @@ class SGLangAdmission(_Policy):
 
 ADMISSIONS = {"optimistic": OptimisticAdmission, "guaranteed": GuaranteedAdmission,
               "sglang": SGLangAdmission}
+assert tuple(ADMISSIONS) == ADMISSION_NAMES, "options.ADMISSION_NAMES must name every policy"
 
 
 def make_policy(cfg) -> _Policy:

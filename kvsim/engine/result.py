@@ -138,7 +138,14 @@ class SimResult:
             ``end_s``, ``mode`` 0 = recompute, 1 = swap); ``end_s`` is NaN while
             a request is still paused when the run stops.
         events: every preemption (``t_s``, ``request``, ``mode``).
-        config: the resolved engine options (block counts, limits, costs).
+        config: the settings: the resolved engine options (block counts,
+            limits, costs), ``model`` and ``gpu``.
+        counters: the run's totals: ``simulated_s`` (the clock when it
+            stopped) and the prefix cache's ``prefix_cache_queries``,
+            ``prefix_cache_hits`` (fresh requests' tokens looked up and found),
+            ``prefix_cache_resumed_queries``, ``prefix_cache_resumed_hits``
+            (the same for requests resumed after a preemption) and
+            ``prefix_cache_evicted_blocks``.
     """
 
     requests: Table
@@ -146,6 +153,12 @@ class SimResult:
     pauses: Table
     events: Table
     config: dict[str, Any] = field(default_factory=dict)
+    counters: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def simulated_s(self) -> float:
+        """Simulated time when the run stopped."""
+        return float(self.counters["simulated_s"])
 
     @property
     def total_blocks(self) -> int:
@@ -160,7 +173,7 @@ class SimResult:
         """
         if warmup_s is None:
             warmup_s = float(self.config.get("warmup_s", 0.0))
-        end = float(self.config["simulated_s"])
+        end = self.simulated_s
         warmup_s = check_float("warmup_s", warmup_s, min=0)
         if warmup_s > 0 and warmup_s >= end:
             raise KvsimError(f"warmup_s={warmup_s} is out of range: expected a number in [0, {end}) "
@@ -248,13 +261,13 @@ class SimResult:
                 f"{self.timeline.num_rows} steps)")
 
 
-def build_result(engine) -> SimResult:
-    """Assemble a :class:`SimResult` from a finished engine's per-request table and recorder."""
-    tl = engine.rec.timeline()
-    reqs = engine.requests
+def build_result(reqs, rec, config: dict, counters: dict) -> SimResult:
+    """Assemble a :class:`SimResult` from a finished run's request table
+    (:class:`kvsim.engine.requests.RequestTable`), recorder
+    (:class:`kvsim.engine.timeline.Recorder`), settings and counters."""
+    tl = rec.timeline()
     n = reqs.count
-    max_gap = np.maximum(reqs.column("max_gap", float),
-                         engine.rec.longest_stint_gaps(tl["gap_s"], n))
+    max_gap = np.maximum(reqs.column("max_gap", float), rec.longest_stint_gaps(tl["gap_s"], n))
     arrival = reqs.column("arrival", float)
     first = reqs.column("first_token", float)
 
@@ -272,12 +285,5 @@ def build_result(engine) -> SimResult:
         "truncated": ints("truncated"), "prefix_lookup_tokens": ints("lookup_tokens"),
         "prefix_hit_tokens": ints("hit_tokens"),
     }
-    config = engine.cfg.to_dict()
-    config.update(model=engine.model.name, gpu=engine.gpu.name, simulated_s=float(engine.t),
-                  prefix_cache_queries=engine.cache_queries[0],
-                  prefix_cache_hits=engine.cache_hits[0],
-                  prefix_cache_resumed_queries=engine.cache_queries[1],
-                  prefix_cache_resumed_hits=engine.cache_hits[1],
-                  prefix_cache_evicted_blocks=engine.kv.pool.evicted)
-    return SimResult(Table(requests), Table(tl), Table(engine.rec.pause_table()),
-                     Table(engine.rec.event_table()), config)
+    return SimResult(Table(requests), Table(tl), Table(rec.pause_table()),
+                     Table(rec.event_table()), config, counters)

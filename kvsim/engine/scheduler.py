@@ -2,10 +2,13 @@
 
 Explained in chapter 2, *Optimistic admission and preemption*. It follows
 vLLM's ``Scheduler`` (V1 by default, vllm/v1/core/sched/scheduler.py;
-``engine="v0"`` for vllm/core/scheduler.py): :meth:`Scheduler._schedule_running`
-and :meth:`Scheduler._admit` are its ``schedule()``, the methods after them its
-``update_from_output()``. The clock, the step's duration and the jumps over
-identical decode steps are the engine's (:mod:`kvsim.engine.loop`).
+``engine="v0"`` for vllm/core/scheduler.py): :meth:`Scheduler.schedule` is its
+``schedule()`` and returns a :class:`kvsim.engine.plan.StepPlan` (its
+``SchedulerOutput``); :meth:`Scheduler.apply` is its ``update_from_output()``.
+The step's duration (the cost model prices the plan) and the jumps over
+identical decode steps are the engine's (:mod:`kvsim.engine.loop`). The
+scheduler asks the KV cache manager for blocks and never counts them itself;
+a policy reads it through :class:`kvsim.engine.policies.SchedulerView`.
 
 One step:
 
@@ -38,29 +41,44 @@ from the engine it models, the line carries a ``NOTE(tag)`` that
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
+from typing import NamedTuple
 
 from kvsim.units import UNLIMITED
 
 from .blocks import KVCacheManager
 from .costs import transfer_copies
 from .decoding import DecodeGroup
+from .fit import check_requests_fit
+from .plan import BATCH, DECODE_RUN, EVICTED, StepPlan
 from .policies import make_policy
 from .requests import RequestTable
 from .swapping import SwapSpace
 from .waiting import make_waiting_queue
 
-__all__ = ["Scheduler", "RECOMPUTE", "SWAP", "STALL"]
+__all__ = ["Scheduler", "SchedulerSnapshot", "RequestView", "REQUEST_STATES", "RECOMPUTE", "SWAP",
+           "STALL"]
 
 #: Pause modes in ``SimResult.pauses`` and ``events``.
 RECOMPUTE, SWAP, STALL = 0, 1, 2
 
+#: States of a request in a :class:`SchedulerSnapshot`, in the order a request meets them.
+REQUEST_STATES = ("not arrived", "waiting", "prefilling", "decoding", "preempted", "swapped",
+                  "finished")
+
 
 class Scheduler:
-    """The scheduler's state: requests, queues, blocks, the policy (see the module docstring).
+    """The scheduler: its requests, queues, blocks and policy (see the module docstring).
 
-    ``T`` (steps executed) and ``t`` (s) are the engine's clock; ``arrivals`` hears
-    when a request finishes (a closed loop's user sends the next one), ``rec``
-    records pauses, preemptions and decoding stints.
+    The engine (:mod:`kvsim.engine.loop`) drives it: :meth:`pull_arrivals`,
+    then :meth:`schedule` (a :class:`kvsim.engine.plan.StepPlan`, its blocks
+    taken), then, once the cost model has priced the plan, :meth:`apply` (or
+    :meth:`apply_decode_run` for a run of identical decode steps). Its clock is
+    the engine's: ``T`` steps executed, ``t`` seconds, advanced only by the
+    ``apply`` methods. ``arrivals`` is where requests come from, and it hears
+    when each one finishes (a closed loop's user then sends the next); ``rec``
+    records the steps, pauses, preemptions and decoding stints.
+    :meth:`snapshot` is the read-only view for whoever watches it step.
     """
 
     def __init__(self, cfg, model, arrivals, rec):
@@ -86,10 +104,51 @@ class Scheduler:
         self.stall_ends = 0                     # stall pauses closed in this step
         self.step_preemptions = self.step_recomputed = 0
         self.step_tokens = 0                    # tokens scheduled in the last step
+        self.step_victims: tuple = ()           # its preemptions, (request, mode) in order
         self.cache_queries = [0, 0]             # [fresh, resumed] tokens looked up
         self.cache_hits = [0, 0]
         self.policy = make_policy(cfg)
         self.policy.bind(self)
+        self._policy_counts_steps = self.policy.counts_steps
+        self._policy_stays_blocked = self.policy.stays_blocked
+        self._policy_acts_before_step = self.policy.acts_before_step
+        self._swapping = cfg.preemption_mode == "swap"
+        # event jumps: how many identical decode steps one plan may cover (the engine's speed-up)
+        self.max_jump = 1 if cfg.step_by_step else UNLIMITED
+        self.max_prefill = self.kv.most_blocks_alone    # the most one request may ever hold
+        self._decode_run = StepPlan(DECODE_RUN)         # reused: see the end of schedule()
+        self._closed_loop = arrivals.closed_loop
+        if not arrivals.closed_loop:            # every request is known: check and table them
+            check_requests_fit(cfg, model.name, arrivals.prompt, arrivals.output,
+                               max_blocks=self.max_prefill)
+            reqs.add_all(arrivals.times, arrivals.prompt, arrivals.output, arrivals.priority)
+
+    # ------------------------------------------------------------- arrivals
+    def pull_arrivals(self, t: float) -> None:
+        """Every request that has arrived by ``t`` joins the waiting queue."""
+        arrivals = self.arrivals
+        if not self._closed_loop:               # their columns are filled: register them
+            first = self.requests.count
+            self.requests.count = end = arrivals.pull_until(t)
+            for rid in range(first, end):
+                self.add_request(rid, *arrivals.prefix_of(rid), -(rid + 1))
+            return
+        for req, user in arrivals.pull(t):
+            check_requests_fit(self.cfg, self.model.name, [req.prompt_tokens],
+                               [req.output_tokens], first=req.index, max_blocks=self.max_prefill)
+            rid = self.requests.add(req.arrival_s, req.prompt_tokens, req.output_tokens,
+                                    req.priority)
+            arrivals.bind(rid, user)
+            self.add_request(rid, req.prefix_group, req.prefix_tokens,
+                             req.session if req.session >= 0 else -(rid + 1))
+
+    def has_work(self) -> bool:
+        """Anything running, waiting or swapped out."""
+        return bool(self.running or self.waiting or self.swapped)
+
+    def idle_until(self, t: float) -> None:
+        """Nothing to do: the clock moves on to ``t`` (the next arrival)."""
+        self.t = t
 
     def add_request(self, rid: int, prefix_group: int, prefix_tokens: int, stream) -> None:
         """Request ``rid`` (already in the table) arrives: its tokens are ``prefix_tokens`` of
@@ -160,6 +219,84 @@ class Scheduler:
             self.rec.pause_start(rid, reqs.last_token[rid], mode)
             self.rec.set_pause_mode(rid, mode)
         self.rec.event(self.t, rid, mode)
+
+    # ---------------------------------------------------------- the plan
+    def schedule(self) -> StepPlan:
+        """Decide step ``T``: the running requests first, then admission (the module docstring).
+
+        When the plan is returned its blocks are taken and its preemptions done;
+        the engine prices it and hands it back to :meth:`apply` (a ``DECODE_RUN``
+        to :meth:`apply_decode_run`).
+        """
+        cfg, kv, group = self.cfg, self.kv, self.decoding
+        self.step_preemptions = self.step_recomputed = 0
+        if self._swapping:
+            self.swap.new_step()
+        if self._policy_acts_before_step:
+            self.policy.before_step()
+        n_group = group.size
+        decodes_only = False
+        if n_group and not self.prefilling and not self.waiting and not self.swapped \
+                and not self.unstalled and n_group <= cfg.max_num_batched_tokens:
+            need = group.new_blocks(self.T)
+            if need <= kv.free:                    # the common case: only decodes, all fit
+                kv.take(need)
+                decodes_only = True
+        if not decodes_only:
+            # 1. running requests; 2. admission, only if nothing was preempted
+            chunks, solo, budget = self._schedule_running(cfg.max_num_batched_tokens)
+            n_group = group.size
+            resumed: list[int] | tuple = ()
+            admitted = False
+            if self.step_preemptions == 0 and (self.swapped or self.waiting):
+                if self.swapped:                   # V0: swapped requests come back first
+                    resumed, budget = self._swap_in(budget)
+                admitted = self._admit(chunks, budget)
+            victims = tuple((rid, mode) for _t, rid, mode in
+                            self.rec.events[len(self.rec.events) - self.step_preemptions:]) \
+                if self.step_preemptions else ()
+            if chunks or solo or resumed or (n_group and (admitted or victims or self.stalled
+                                                          or self.unstalled)):
+                return self._batch_plan(chunks, solo, resumed, n_group, victims)
+            if not n_group:
+                if not victims:
+                    raise RuntimeError("kvsim scheduler made no progress (internal error): "
+                                       f"t={self.t}, waiting={len(self.waiting)}, free={kv.free}")
+                # Everything that could run was evicted: a step that computes
+                # nothing and lasts as long as its swap copies, if any.
+                self.step_victims = victims
+                return StepPlan(EVICTED, preempted=victims, swap_out_bytes=self.swap.out_bytes,
+                                swap_copies=self.swap.copies)
+        # Only the decode group runs, its first step's blocks taken: up to the first finish,
+        # before the first step that needs more blocks than are free, and one step only when
+        # the policy might admit a waiting request in the next step (or jumps are off).
+        bs, T = self.bs, self.T
+        pool = kv.pool
+        self.step_victims = ()
+        k = group.next_finish()[0] - T + 1
+        if k > self.max_jump or ((self.waiting or self.swapped) and not self._policy_stays_blocked):
+            k = 1
+        free = pool.blank + pool.cached_free
+        if k > 1 and free < n_group * ((k - 2) // bs + 1):   # the blocks might not last k steps
+            k = 1 + group.steps_until_short(T + 1, free, k - 1)
+        # One plan object serves every decode run: it lives only until apply_decode_run,
+        # and decode runs are most of a run's plans (a new object each costs ~5% of a run).
+        plan = self._decode_run
+        plan.n_group, plan.max_steps = n_group, k
+        plan.context_tokens = group.offset_sum + n_group * (T + 1)
+        return plan
+
+    def _batch_plan(self, chunks: list, solo: list, resumed: list, n_group: int,
+                    victims: tuple) -> StepPlan:
+        reqs, swap = self.requests, self.swap
+        context = self.decoding.context(self.T) if n_group else 0
+        if solo:
+            context += sum(self._stored(r) + 1 for r in solo)
+        if resumed:
+            context += sum(reqs.prompt[r] + reqs.generated[r] for r in resumed)
+        self.step_victims = victims
+        return StepPlan(BATCH, n_group, chunks, solo, resumed, context, victims, 1,
+                        swap.out_bytes, swap.in_bytes, swap.copies)
 
     # ---------------------------------------------- 1. the running requests
     def _schedule_running(self, budget: int):
@@ -273,6 +410,26 @@ class Scheduler:
         return chunks, solo, budget
 
     # ------------------------------------------------------- 2. admission
+    def _swap_in(self, budget: int) -> tuple[list[int], int]:
+        """V0: swapped requests come back, oldest first, while each one's blocks plus the
+        watermark fit, ``max_num_seqs`` has room and the budget allows one token each."""
+        kv, reqs, swap = self.kv, self.requests, self.swap
+        resumed = []
+        while swap.queue and len(self.running) < self.cfg.max_num_seqs and budget >= 1:
+            rid = swap.queue[0]
+            tokens = reqs.prompt[rid] + reqs.generated[rid]    # its KV and this step's token
+            if not kv.can_allocate(kv.blocks_for(tokens),
+                                   headroom=kv.admission_headroom(bool(self.running))):
+                break
+            swap.swap_in(rid)
+            kv.set_held(rid, 0)
+            kv.grow(rid, tokens)
+            self.running[rid] = None
+            self.policy.admitted(rid)
+            resumed.append(rid)
+            budget -= 1
+        return resumed, budget
+
     def _admit(self, chunks: list, budget: int) -> bool:
         """Admit waiting requests in order while they fit; each one's first chunk joins ``chunks``."""
         cfg, kv, reqs, waiting = self.cfg, self.kv, self.requests, self.waiting
@@ -381,3 +538,177 @@ class Scheduler:
         self.policy.released(rid)
         reachable = self.arrivals.finished(rid, t1)
         self.kv.release(rid, reqs.prompt[rid] + reqs.generated[rid] - 1, reachable=reachable)
+
+    # ------------------------------------------------- applying a priced plan
+    def apply(self, plan: StepPlan, dt: float) -> None:
+        """Step ``T`` ran ``plan`` (``BATCH`` or ``EVICTED``) for ``dt`` seconds: its tokens,
+        finishes and record (vLLM: ``update_from_output``)."""
+        t0, T = self.t, self.T
+        t1 = t0 + dt
+        self.t, self.T = t1, T + 1
+        if plan.kind == EVICTED:
+            self.step_tokens = 0
+            self._requeue_stalled()
+            self._record(t1, dt, dt, 0, 0, 0, 0)
+            return
+        reqs, group = self.requests, self.decoding
+        self.stall_ends = 0
+        n_group, solo = plan.n_group, plan.solo
+        emitted = decode_seqs = n_group + len(solo) + len(plan.resumed)
+        for rid in plan.resumed:
+            self._emit(rid, t1)
+        for rid in solo:
+            self._emit(rid, t1)
+            self.rec.stint(rid, T, T + 1)
+        computed, target, prefilling = reqs.computed, reqs.target, self.prefilling
+        prefill_tokens = 0
+        for rid, start, c in plan.chunks:
+            prefill_tokens += c
+            if reqs.high[rid] > start:
+                self._recomputed(rid, start, c)
+            computed[rid] = start + c
+            if computed[rid] >= target[rid]:
+                del prefilling[rid]
+                emitted += 1
+                self._emit(rid, t1)
+        if n_group:
+            if self.unstalled:
+                for rid in self.unstalled:         # their first token after the stall
+                    if rid in group:
+                        self._end_pause(rid, t1)
+                self.unstalled = []
+            if group.next_finish_step() <= T:
+                self._finish_decoders(T, t1)
+        else:
+            self.unstalled = []
+        if self.stalled:
+            self._requeue_stalled()
+        if self._policy_counts_steps:
+            self.policy.stepped(1)
+        self.step_tokens = decode_seqs + prefill_tokens
+        self._record(t1, dt, t1 - t0, n_group + len(solo) - self.stall_ends, prefill_tokens,
+                     decode_seqs, emitted)
+
+    def apply_decode_run(self, plan: StepPlan, ends: list[float], dts: list[float]) -> None:
+        """``len(ends)`` (at most ``plan.max_steps``) identical decode steps of ``plan`` ran,
+        ending at ``ends`` and lasting ``dts`` (the blocks of the first are taken)."""
+        kv, group = self.kv, self.decoding
+        pool = kv.pool
+        T, n, k = self.T, plan.n_group, len(ends)
+        self.step_tokens = n                       # each step: one token per member
+        t0, t1 = self.t, ends[-1]
+        blank0, cached0 = pool.blank, pool.cached_free
+        crossings = group.crossings.copy()         # before this run's finishes change it
+        if k > 1:                                  # the blocks of steps T+1 .. T+k-1
+            pool.take(group.new_blocks_between(T + 1, T + k))
+        self.t, self.T = t1, T + k
+        if self._policy_counts_steps:
+            self.policy.stepped(k)
+        waiting, swapped = len(self.waiting), len(self.swapped)
+        if group.next_finish_step() <= T + k - 1:
+            self._finish_decoders(T + k - 1, t1)
+        self.rec.decode_run(t0, ends, dts, T, crossings, kv.num_blocks - blank0 - cached0, blank0,
+                            cached0, kv.num_blocks - pool.blank - pool.cached_free,
+                            pool.cached_free, n, waiting, swapped, len(self.running),
+                            waiting + self.arrivals.arrived_by(t1))
+
+    def _record(self, t1, dt, gap, decoding, prefill_tokens, decode_tokens, emitted) -> None:
+        pool, swap = self.kv.pool, self.swap
+        self.rec.step(t1, dt, gap, self.kv.num_blocks - pool.blank - pool.cached_free,
+                      pool.cached_free,
+                      (len(self.running), len(self.waiting) + self.arrivals.arrived_by(t1),
+                       len(self.swapped), self.step_preemptions, decoding, prefill_tokens,
+                       decode_tokens, emitted, swap.out_bytes, swap.in_bytes,
+                       self.step_recomputed))
+
+    def end_run(self) -> None:
+        """The run stops: requests still decoding get their token counts (at time ``t``)."""
+        for rid in list(self.decoding.offset):
+            self.requests.last_token[rid] = self.t
+            self._leave_decoding(rid)
+
+    # --------------------------------------------------------- read-only views
+    def counters(self) -> dict[str, float | int]:
+        """The run's totals that are not per step or per request (``SimResult.counters``)."""
+        return dict(simulated_s=float(self.t),
+                    prefix_cache_queries=self.cache_queries[0],
+                    prefix_cache_hits=self.cache_hits[0],
+                    prefix_cache_resumed_queries=self.cache_queries[1],
+                    prefix_cache_resumed_hits=self.cache_hits[1],
+                    prefix_cache_evicted_blocks=self.kv.pool.evicted)
+
+    def snapshot(self) -> SchedulerSnapshot:
+        """What the scheduler holds now, as plain values (the stepper and the KV gauge read it)."""
+        reqs, kv, group, T, bs = self.requests, self.kv, self.decoding, self.T, self.bs
+        waiting = tuple(self.waiting)
+        queued, swapped = set(waiting), set(self.swapped)
+        views = []
+        for rid in range(reqs.count):
+            needs_block = False
+            if rid in group:
+                tokens = group.stored(rid, T)
+                blocks = kv.blocks_for(tokens)
+                state = "decoding"
+                needs_block = tokens % bs == 0
+            elif rid in self.running:
+                tokens = self._stored(rid)
+                blocks = kv.held.get(rid, 0)
+                state = "prefilling" if rid in self.prefilling else "decoding"
+            else:
+                tokens = blocks = 0
+                if not math.isnan(reqs.finish[rid]):
+                    state = "finished"
+                elif rid in queued:
+                    state = "preempted" if reqs.preemptions[rid] else "waiting"
+                elif rid in swapped:
+                    state = "swapped"
+                else:
+                    state = "not arrived"
+            views.append(RequestView(rid, state, int(tokens), int(blocks),
+                                     int(self.generated_now(rid)), int(reqs.output[rid]),
+                                     int(reqs.preemptions[rid]), int(reqs.recomputed[rid]),
+                                     int(reqs.rescued[rid]), float(reqs.finish[rid]),
+                                     bool(needs_block)))
+        return SchedulerSnapshot(
+            step=T, t_s=float(self.t), block_size=bs, total_blocks=int(kv.num_blocks),
+            free_blocks=int(kv.free), cached_free_blocks=int(kv.cached_free),
+            running=tuple(self.running), waiting=waiting, swapped=tuple(self.swapped),
+            preempted=self.step_victims, requests=tuple(views))
+
+
+class RequestView(NamedTuple):
+    """One request in a :class:`SchedulerSnapshot`."""
+
+    rid: int
+    state: str              #: one of :data:`REQUEST_STATES`
+    tokens: int             #: tokens whose KV it stores
+    blocks: int             #: blocks it holds
+    generated: int          #: answer tokens so far
+    output: int             #: its answer length
+    preemptions: int
+    recomputed: int         #: tokens prefilled again after a preemption
+    rescued: int            #: tokens found in the prefix cache instead
+    finish_s: float         #: NaN until it finishes
+    needs_block: bool       #: decoding, and its next token starts a new block
+
+
+@dataclass(frozen=True)
+class SchedulerSnapshot:
+    """The scheduler's state after a step, as plain values (:meth:`Scheduler.snapshot`).
+
+    ``requests`` holds every request that has arrived, in id order; ``running``
+    is in admission order, ``waiting`` front first; ``preempted`` lists the
+    step's victims ``(request, mode)`` in the order they were evicted.
+    """
+
+    step: int
+    t_s: float
+    block_size: int
+    total_blocks: int
+    free_blocks: int        #: cached free blocks included (they are reusable)
+    cached_free_blocks: int
+    running: tuple[int, ...]
+    waiting: tuple[int, ...]
+    swapped: tuple[int, ...]
+    preempted: tuple[tuple[int, int], ...]
+    requests: tuple[RequestView, ...]

@@ -13,7 +13,7 @@ swapping and always recomputes).
 * **In.** Before any waiting request is admitted, swapped requests come back
   in the order they left, while each one's blocks plus the watermark fit, the
   running batch has room (``max_num_seqs``) and the step's token budget
-  allows one token each.
+  allows one token each. The scheduler decides; the swap space only counts.
 
 The copies and bytes of the step are what :meth:`kvsim.engine.costs.StepCost.step_s`
 charges for the transfer.
@@ -65,25 +65,17 @@ class SwapSpace:
         self.queue.append(rid)
         return True
 
-    def swap_in(self, eng, budget: int) -> tuple[list[int], int]:
-        """Bring swapped requests back into ``eng``'s batch; returns them and the budget left."""
-        kv, cfg, reqs = eng.kv, eng.cfg, eng.requests
-        resumed = []
-        while self.queue and len(eng.running) < cfg.max_num_seqs and budget >= 1:
-            rid = self.queue[0]
-            tokens = reqs.prompt[rid] + reqs.generated[rid]    # its KV and this step's token
-            if not kv.can_allocate(kv.blocks_for(tokens),
-                                   headroom=kv.admission_headroom(bool(eng.running))):
-                break
-            self.queue.popleft()
-            blocks = self.blocks.pop(rid)
-            self.used -= blocks
-            self.in_bytes += blocks * self.block_bytes
-            self.copies += blocks * self.copies_per_block
-            kv.set_held(rid, 0)
-            kv.grow(rid, tokens)
-            eng.running[rid] = None
-            eng.policy.admitted(rid)
-            resumed.append(rid)
-            budget -= 1
-        return resumed, budget
+    def swap_in(self, rid: int) -> int:
+        """Bring ``rid`` (the oldest swapped request) back; returns the blocks it held here.
+
+        The scheduler decides whether it fits (:meth:`kvsim.engine.scheduler.Scheduler._swap_in`).
+        """
+        if not self.queue or self.queue[0] != rid:
+            raise RuntimeError(f"kvsim: request {rid} is not the oldest swapped request "
+                               "(internal error: V0 swaps in oldest first)")
+        self.queue.popleft()
+        blocks = self.blocks.pop(rid)
+        self.used -= blocks
+        self.in_bytes += blocks * self.block_bytes
+        self.copies += blocks * self.copies_per_block
+        return blocks

@@ -366,7 +366,7 @@ def firing_times(path_or_text, result, *, every_s: float = 60.0, version: str = 
     names = list(rule_alerts(text))
     if not names:
         raise KvsimError("the rule file has no alerting rule: expected at least one 'alert:'")
-    end = float(_scrape_times(float(result.config["simulated_s"]), interval_s, None)[-1])
+    end = float(_scrape_times(float(result.simulated_s), interval_s, None)[-1])
     times = [float(t) for t in np.arange(every_s, end + 1e-9, every_s)]
     tests = [{"eval_time": f"{int(round(t))}s", "alertname": n, "exp_alerts": []}
              for t in times for n in names]

@@ -57,7 +57,7 @@ NOTE(metrics-export), where kvsim differs from a real server:
 * the prefix-cache counters count each request's lookup at its first
   admission, stamped at its first token (kvsim does not record the admission
   instant); vLLM also counts the lookups of resumed requests, which kvsim
-  reports only as totals (``result.config["prefix_cache_resumed_queries"]``);
+  reports only as totals (``result.counters["prefix_cache_resumed_queries"]``);
 * V0's ``vllm:cpu_cache_usage_perc`` is left out (kvsim records swapped
   requests, not swapped blocks, per step);
 * vLLM V1 serves ``/metrics`` in prometheus_client's multiprocess mode when it
@@ -484,7 +484,7 @@ def run_metrics(result: SimResult, *, version: str = "v1", model_name: str | Non
     if "engine" in labels:
         info["engine"] = labels["engine"]
     return RunMetrics(result, version, labels, defs, gauges, counters, hists, info,
-                      start_unix_s, float(cfg["simulated_s"]))
+                      start_unix_s, result.simulated_s)
 
 
 def _prepare(result, version, model_name):
@@ -666,12 +666,12 @@ def kv_usage_breakdown(scenario: str, at_s: float, **overrides) -> dict:
     seen: dict = {}
 
     def watch(e):
-        if e.T >= steps:
-            stored = 0
-            for rid in e.running:
-                stored += e.decoding.stored(rid, e.T) if rid in e.decoding else e._stored(rid)
-            seen.update(t_s=float(e.t), stored=int(stored), free=int(e.kv.free),
-                        cached=int(e.kv.cached_free), running=len(e.running))
+        if e.steps >= steps:
+            snap = e.snapshot()
+            running = set(snap.running)
+            stored = sum(r.tokens for r in snap.requests if r.rid in running)
+            seen.update(t_s=snap.t_s, stored=int(stored), free=snap.free_blocks,
+                        cached=snap.cached_free_blocks, running=len(running))
             raise _Stop
 
     try:

@@ -34,16 +34,15 @@ Each frame is a dict:
 """
 from __future__ import annotations
 
-import math
-
 from kvsim.engine.loop import build_engine
+from kvsim.engine.scheduler import REQUEST_STATES
 from kvsim.errors import KvsimError, check_int
 from kvsim.traffic.workload import Request, Workload
 
 __all__ = ["STATES", "scheduler_frames", "toy_requests", "frame_rows"]
 
 #: Request states a frame can show, in the order a request meets them.
-STATES = ("not arrived", "waiting", "prefilling", "decoding", "preempted", "finished")
+STATES = REQUEST_STATES
 
 #: The most frames one call records (a stepper, not a simulator).
 MAX_FRAMES = 5_000
@@ -74,56 +73,24 @@ class _Watcher:
     def __init__(self, max_frames: int):
         self.frames: list[dict] = []
         self.max_frames = max_frames
-        self.events_seen = 0
         self.running_before: set[int] = set()
 
-    def __call__(self, eng) -> None:
+    def __call__(self, engine) -> None:
         if len(self.frames) >= self.max_frames:
             raise _Enough
-        bs, T = eng.bs, eng.T
-        waiting = list(eng.waiting)
-        reqs = eng.requests
-        queue_set = set(waiting)
-        new_events = eng.rec.events[self.events_seen:]
-        self.events_seen = len(eng.rec.events)
-        preempted = [rid for _t, rid, _mode in new_events]
-        requests = []
-        finished = []
-        for rid in range(reqs.count):
-            needs_block = False
-            if rid in eng.decoding:
-                tokens = eng.decoding.stored(rid, T)
-                blocks = eng.kv.blocks_for(tokens)
-                state = "decoding"
-                needs_block = tokens % bs == 0
-            elif rid in eng.running:
-                tokens = eng._stored(rid)
-                blocks = eng.kv.held.get(rid, 0)
-                state = "prefilling" if rid in eng.prefilling else "decoding"
-            else:
-                tokens = blocks = 0
-                if not math.isnan(reqs.finish[rid]):
-                    state = "finished"
-                    if reqs.finish[rid] == eng.t:
-                        finished.append(_name(rid))
-                elif rid in queue_set:
-                    state = "preempted" if reqs.preemptions[rid] else "waiting"
-                else:
-                    state = "not arrived"
-            requests.append(dict(name=_name(rid), state=state, blocks=int(blocks),
-                                 tokens=int(tokens), generated=int(eng.generated_now(rid)),
-                                 output=int(reqs.output[rid]),
-                                 preemptions=int(reqs.preemptions[rid]),
-                                 recomputed=int(reqs.recomputed[rid]),
-                                 rescued=int(reqs.rescued[rid]),
-                                 needs_block=bool(needs_block)))
-        running = set(eng.running)
+        snap = engine.snapshot()
+        requests = [dict(name=_name(r.rid), state=r.state, blocks=r.blocks, tokens=r.tokens,
+                         generated=r.generated, output=r.output, preemptions=r.preemptions,
+                         recomputed=r.recomputed, rescued=r.rescued, needs_block=r.needs_block)
+                    for r in snap.requests]
+        finished = [_name(r.rid) for r in snap.requests if r.finish_s == snap.t_s]
+        running = set(snap.running)
         admitted = [_name(r) for r in sorted(running - self.running_before)]
         self.running_before = running
-        frame = dict(step=T, t_ms=eng.t * 1e3, free_blocks=int(eng.kv.free),
-                     total_blocks=int(eng.kv.num_blocks), requests=requests, admitted=admitted,
-                     preempted=[_name(r) for r in preempted], finished=finished,
-                     waiting=[_name(r) for r in waiting])
+        frame = dict(step=snap.step, t_ms=snap.t_s * 1e3, free_blocks=snap.free_blocks,
+                     total_blocks=snap.total_blocks, requests=requests, admitted=admitted,
+                     preempted=[_name(rid) for rid, _mode in snap.preempted], finished=finished,
+                     waiting=[_name(r) for r in snap.waiting])
         previous = self.frames[-1]["requests"] if self.frames else None
         frame["story"] = _story(frame, previous)
         self.frames.append(frame)

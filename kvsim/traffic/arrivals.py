@@ -47,6 +47,8 @@ class NewRequest(NamedTuple):
 class OpenArrivals:
     """A fixed list of arrivals (Poisson, piecewise, a trace, a list of requests)."""
 
+    closed_loop = False
+
     def __init__(self, wl, *, until_s: float, max_tokens: int | None):
         arr = wl.arrival_s
         if until_s < math.inf:
@@ -97,6 +99,8 @@ class OpenArrivals:
 
 class ClosedArrivals:
     """``users`` clients, each sending its next request ``think_s`` after the last finished."""
+
+    closed_loop = True
 
     def __init__(self, wl, *, until_s: float, max_tokens: int | None, max_model_len: int):
         self.wl = wl

@@ -13,9 +13,13 @@ from .theme import NEUTRAL, PALETTE, _alt, _finish
 
 # --- the scheduler stepper ------------------------------------------------------------
 
-#: The stepper's states, drawn in this order with these colours (and a text label each).
-STEPPER_STATES = ("decoding", "prefilling", "waiting", "preempted", "finished", "not arrived")
-_STATE_COLOURS = [PALETTE[0], PALETTE[5], PALETTE[1], PALETTE[3], NEUTRAL, PALETTE[6]]
+#: The stepper's states, drawn in this order with these colours (and a text label each);
+#: "swapped" only with ``engine="v0", preemption_mode="swap"``.
+STEPPER_STATES = ("decoding", "prefilling", "waiting", "preempted", "swapped", "finished",
+                  "not arrived")
+#: Each state's colour, in the chart and in the widget's HTML bars.
+STATE_COLOURS = dict(zip(STEPPER_STATES, [PALETTE[0], PALETTE[5], PALETTE[1], PALETTE[3],
+                                          PALETTE[4], NEUTRAL, PALETTE[6]]))
 
 
 def _wrap(text: str, width: int) -> str:
@@ -79,7 +83,7 @@ def stepper_chart(data: Mapping, *, title: str, subtitle: str | None = None, sta
     p_step = alt.param(name="step", value=start,
                        bind=alt.binding_range(min=1, max=steps, step=1, name="Engine step "))
     states = list(STEPPER_STATES) + ["free"]
-    colours = _STATE_COLOURS + [PALETTE[2]]
+    colours = list(STATE_COLOURS.values()) + [PALETTE[2]]
     x_max = max(data["total_blocks"], max(b["blocks"] for b in data["bars"]))
     base = (alt.Chart(alt.InlineData(values=list(data["bars"])))
             .transform_filter("datum.step == step"))

@@ -42,7 +42,7 @@ def timeline_data(runs, *, points: int = 400) -> dict:
         if not isinstance(r, SimResult):
             raise KvsimError(f"timeline_data: runs[{label!r}] is a {type(r).__name__}: "
                              f"expected a SimResult (from kvsim.simulate)")
-    t_end = max(float(r.config["simulated_s"]) for r in runs.values())
+    t_end = max(float(r.simulated_s) for r in runs.values())
     if not t_end > 0:
         raise KvsimError("timeline_data: the runs simulated no time (simulated_s = 0)")
     edges = np.linspace(0.0, t_end, points + 1)

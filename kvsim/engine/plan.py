@@ -1,0 +1,69 @@
+"""The scheduler's decision for one step: :class:`StepPlan` (vLLM: ``SchedulerOutput``).
+
+Explained in chapter 2, *Optimistic admission and preemption*. The scheduler
+(:mod:`kvsim.engine.scheduler`) makes a plan, the cost model prices it
+(:meth:`kvsim.engine.costs.StepCost.plan_s`) and the engine
+(:mod:`kvsim.engine.loop`) hands it back with the step's end time to be applied.
+By the time a plan exists its blocks are taken and its preemptions done, as in
+vLLM, where ``schedule()`` allocates the blocks of what it schedules.
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+__all__ = ["StepPlan", "BATCH", "DECODE_RUN", "EVICTED"]
+
+#: Plan kinds. ``BATCH``: one step of decodes, prefill chunks and swap-ins.
+#: ``DECODE_RUN``: only the decode group, as in the last steps, so up to
+#: ``max_steps`` identical steps may run at once (the engine's event jumps).
+#: ``EVICTED``: everything that could run was preempted; the step computes
+#: nothing and lasts as long as its swap copies.
+BATCH, DECODE_RUN, EVICTED = 0, 1, 2
+
+
+class StepPlan:
+    """What one step runs. Token counts are this step's new tokens.
+
+    ``n_group`` decode-group members and the ``solo`` decoders (scheduled one
+    by one) and ``resumed`` requests (swapped back in) decode one token each;
+    ``chunks`` are prefill chunks ``(request, first token, tokens)``;
+    ``context_tokens`` is the KV the step's decodes attend to. ``preempted``
+    lists the requests evicted while planning, ``(request, mode)`` in order;
+    ``swap_*`` is the step's PCIe transfer. ``max_steps`` (``DECODE_RUN``
+    only) is how many identical steps the blocks, the next finish and the
+    policy allow.
+    """
+
+    # A plain class with slots, not a dataclass: one is made per step, and a
+    # dataclass's default factories cost a tenth of a decode step.
+    __slots__ = ("kind", "n_group", "chunks", "solo", "resumed", "context_tokens", "preempted",
+                 "max_steps", "swap_out_bytes", "swap_in_bytes", "swap_copies")
+
+    def __init__(self, kind: int, n_group: int = 0, chunks: Sequence = (), solo: Sequence = (),
+                 resumed: Sequence = (), context_tokens: int = 0, preempted: tuple = (),
+                 max_steps: int = 1, swap_out_bytes: int = 0, swap_in_bytes: int = 0,
+                 swap_copies: int = 0):
+        self.kind, self.n_group, self.max_steps = kind, n_group, max_steps
+        self.chunks, self.solo, self.resumed = chunks, solo, resumed
+        self.context_tokens, self.preempted = context_tokens, preempted
+        self.swap_out_bytes, self.swap_in_bytes, self.swap_copies = \
+            swap_out_bytes, swap_in_bytes, swap_copies
+
+    @property
+    def decode_seqs(self) -> int:
+        """Sequences that decode one token in this step."""
+        return self.n_group + len(self.solo) + len(self.resumed)
+
+    @property
+    def prefill_tokens(self) -> int:
+        return sum(c for _, _, c in self.chunks)
+
+    @property
+    def num_tokens(self) -> int:
+        """The step's scheduled tokens (what ``max_num_batched_tokens`` bounds)."""
+        return self.decode_seqs + self.prefill_tokens
+
+    def __repr__(self) -> str:
+        kind = ("BATCH", "DECODE_RUN", "EVICTED")[self.kind]
+        return (f"StepPlan({kind}, {self.num_tokens} tokens: {self.decode_seqs} decodes, "
+                f"{len(self.chunks)} prefill chunks, {len(self.preempted)} preempted)")
