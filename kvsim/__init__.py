@@ -37,7 +37,7 @@ import importlib
 _EXPORTS = {
     "KvsimError": "errors",
     "format_bytes": "units",
-    "ModelSpec": "model.spec", "get_model": "model.spec", "list_models": "model.spec",
+    "ModelSpec": "model.spec", "get_model": "model.presets", "list_models": "model.presets",
     "GPUSpec": "model.hardware", "get_gpu": "model.hardware", "list_gpus": "model.hardware",
     "kv_bytes_per_token": "model.memory", "kv_budget": "model.memory", "KVBudget": "model.memory",
     "KV_DTYPES": "model.memory",

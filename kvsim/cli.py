@@ -334,7 +334,7 @@ def _model_arg(args):
 
 def _cmd_capacity(args) -> str:
     from kvsim.model.memory import kv_budget, pinned_budget
-    from kvsim.model.spec import get_model
+    from kvsim.model.presets import get_model
 
     model = get_model(_model_arg(args))
     if args.seq_len is not None:
@@ -458,7 +458,7 @@ def _cmd_scenarios(args) -> str:
 
 
 def _cmd_models(args) -> str:
-    from kvsim.model.spec import get_model, list_models
+    from kvsim.model.presets import get_model, list_models
 
     from .units import format_bytes
     specs = [get_model(n) for n in list_models()]

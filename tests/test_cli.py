@@ -26,7 +26,7 @@ from kvsim.cli import main, parse_set_value, parse_sets
 from kvsim.errors import KvsimError
 from kvsim.model.hardware import list_gpus
 from kvsim.model.memory import peak_activation_bytes
-from kvsim.model.spec import list_models
+from kvsim.model.presets import list_models
 
 SUMMARY_KEYS = {
     "requests_arrived", "requests_finished", "preemptions", "preemptions_per_1k",

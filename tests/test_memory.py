@@ -20,7 +20,7 @@ from kvsim.model.memory import (
     peak_activation_bytes,
     pinned_budget,
 )
-from kvsim.model.spec import get_model
+from kvsim.model.presets import get_model
 from kvsim.units import GB, MB, GiB, MiB
 
 A40 = kvsim.get_gpu("a40-48gb")

@@ -8,15 +8,10 @@ import pytest
 
 import kvsim
 from kvsim.errors import KvsimError
-from kvsim.model.spec import (
-    DTYPE_BYTES,
-    PUBLISHED_PARAMS,
-    ModelSpec,
-    estimate_params,
-    get_model,
-    list_models,
-    preset_config,
-)
+from kvsim.model.dtypes import DTYPE_BYTES
+from kvsim.model.parameters import estimate_params
+from kvsim.model.presets import PUBLISHED_PARAMS, get_model, list_models, preset_config
+from kvsim.model.spec import ModelSpec
 from kvsim.units import KiB, MiB
 
 EXPECTED_PRESETS = ["llama-2-7b", "llama-3.1-8b", "llama-3.1-70b", "mistral-7b", "qwen2.5-7b",

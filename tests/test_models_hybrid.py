@@ -14,21 +14,17 @@ from collections import Counter
 import pytest
 
 from kvsim.errors import KvsimError
-from kvsim.model.spec import (
-    DTYPE_BYTES,
-    LAYER_KINDS,
-    ModelSpec,
-    _layer_kinds,
-    _text_config,
-    estimate_params,
-    get_model,
-    preset_config,
-)
+from kvsim.model.config_json import text_config
+from kvsim.model.dtypes import DTYPE_BYTES
+from kvsim.model.layer_kinds import LAYER_KINDS, layer_kinds
+from kvsim.model.parameters import estimate_params
+from kvsim.model.presets import get_model, preset_config
+from kvsim.model.spec import ModelSpec
 
 
 def kinds_of(cfg: dict) -> Counter:
-    text = _text_config(cfg)
-    return Counter(_layer_kinds(text, text["num_hidden_layers"]))
+    text = text_config(cfg)
+    return Counter(layer_kinds(text, text["num_hidden_layers"]))
 
 
 # ----------------------------------------------------------------------------- configs

@@ -25,7 +25,7 @@ from kvsim.book.charts.theme import PALETTE
 from kvsim.errors import KvsimError, check_int
 from kvsim.model.hardware import list_gpus
 from kvsim.model.memory import KV_DTYPES, kv_budget
-from kvsim.model.spec import list_models
+from kvsim.model.presets import list_models
 from kvsim.runs.stepper import scheduler_frames, toy_requests
 from kvsim.units import format_bytes
 

@@ -36,10 +36,11 @@ from __future__ import annotations
 from dataclasses import dataclass, fields, replace
 
 from kvsim.errors import KvsimError, check_float, check_int
+from kvsim.model.dtypes import DTYPE_BYTES
 from kvsim.model.hardware import get_gpu
 from kvsim.model.memory import kv_bytes_per_token
 from kvsim.model.memory import kv_bytes_per_token as _kv_bytes
-from kvsim.model.spec import DTYPE_BYTES, get_model
+from kvsim.model.presets import get_model
 from kvsim.model.vllm_defaults import ACTIVATION_BYTES
 from kvsim.units import cdiv
 

@@ -31,7 +31,7 @@ import numpy as np
 from kvsim.errors import KvsimError, check_choice, check_float, check_int
 from kvsim.model.hardware import get_gpu
 from kvsim.model.memory import kv_budget, pinned_budget
-from kvsim.model.spec import get_model
+from kvsim.model.presets import get_model
 from kvsim.model.vllm_defaults import (
     ENGINES,
     USAGE_CONTEXTS,

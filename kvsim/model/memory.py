@@ -31,8 +31,10 @@ from dataclasses import dataclass
 from kvsim.errors import KvsimError, check_choice, check_float, check_int
 from kvsim.units import cdiv, format_bytes
 
+from .dtypes import DTYPE_BYTES
 from .hardware import GPUSpec, get_gpu
-from .spec import DTYPE_BYTES, ModelSpec, get_model
+from .presets import get_model
+from .spec import ModelSpec
 from .vllm_defaults import (
     ACTIVATION_BYTES,
     ENGINES,

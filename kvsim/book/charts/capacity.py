@@ -11,7 +11,7 @@ from typing import Iterable, Mapping, Sequence
 
 from kvsim.errors import KvsimError, check_int
 from kvsim.model.memory import kv_budget, kv_bytes_per_token
-from kvsim.model.spec import get_model
+from kvsim.model.presets import get_model
 from kvsim.units import GB, GiB, KiB
 
 from .theme import DASHES, NEUTRAL, PALETTE, _alt, _bits, _cache_label, _finish, _need_rows, kv_dtype_label

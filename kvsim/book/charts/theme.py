@@ -22,7 +22,7 @@ from typing import Sequence
 
 from kvsim.errors import KvsimError
 from kvsim.model.memory import KV_DTYPES
-from kvsim.model.spec import get_model
+from kvsim.model.presets import get_model
 
 #: Okabe & Ito's colour-blind-safe palette (blue, orange, bluish green,
 #: vermillion, reddish purple, sky blue, yellow, black), in the order series use it.

@@ -4,7 +4,8 @@ from __future__ import annotations
 import math
 
 from kvsim.model.memory import kv_budget, kv_bytes_per_token
-from kvsim.model.spec import ModelSpec, get_model
+from kvsim.model.presets import get_model
+from kvsim.model.spec import ModelSpec
 from kvsim.units import GB, MB, GiB, MiB, cdiv, format_bytes
 
 from .base import Exercise, Prediction

@@ -20,7 +20,7 @@ from kvsim.engine.costs import (
     transfer_copies,
 )
 from kvsim.model.memory import kv_bytes_per_token
-from kvsim.model.spec import get_model
+from kvsim.model.presets import get_model
 from kvsim.runs.scenarios import run_scenario
 from kvsim.units import GB, GiB, cdiv
 
