@@ -1,7 +1,7 @@
 """Alert rules proven with the real Prometheus tools on series generated from kvsim runs.
 
 ``promtool check rules`` on the shipped rules; ``promtool test rules`` on test
-files written by :func:`kvsim.observe.metrics.promtool_test` from a storm, a healthy
+files written by :func:`kvsim.observe.promtool_tests.promtool_test` from a storm, a healthy
 run and a recovery; the linter on good and bad rules; and end to end, a real
 ``prometheus`` server scraping ``kvsim exporter`` on loopback.
 
@@ -27,7 +27,7 @@ import yaml
 
 import kvsim
 from kvsim.observe import alerts as A
-from kvsim.observe import metrics as M
+from kvsim.observe import promtool_tests
 
 REQUIRED = os.environ.get("KVBOOK_REQUIRE_PROMETHEUS", "") == "1"
 LABELS = {"model_name": "llama-2-7b", "engine": "0", "job": "vllm", "instance": "gpu-0"}
@@ -61,7 +61,7 @@ def run(kind: str):
 
 
 def promtool_test(result, firing: dict, alerts=None) -> tuple[bool, str]:
-    test = M.promtool_test(result, rule_files=[str(A.RULES_FILE)], interval_s=15,
+    test = promtool_tests.promtool_test(result, rule_files=[str(A.RULES_FILE)], interval_s=15,
                            extra_labels=EXTRA,
                            alert_tests=A.alert_rule_tests(A.RULES_FILE, LABELS, firing, alerts))
     return A.run_promtool_test(test)
@@ -133,13 +133,13 @@ def test_the_seed_rule_never_fires_on_v1():
     need("promtool")
     r = run("storm")
     rules = A.SEED_RULES_FILE.read_text()
-    test = M.promtool_test(r, rule_files=["seed.yml"], interval_s=15, extra_labels=EXTRA,
+    test = promtool_tests.promtool_test(r, rule_files=["seed.yml"], interval_s=15, extra_labels=EXTRA,
                            alert_tests=[{"eval_time": "1380s", "alertname": "VLLMKVCacheNearFull",
                                          "exp_alerts": []}])
     ok, out = A.run_promtool_test(test, {"seed.yml": rules})
     assert ok, out
     # while on a V0 server (the name it was written for) it fires
-    test0 = M.promtool_test(r, rule_files=["seed.yml"], interval_s=15, version="v0",
+    test0 = promtool_tests.promtool_test(r, rule_files=["seed.yml"], interval_s=15, version="v0",
                             extra_labels=EXTRA, alert_tests=[{
                                 "eval_time": "1380s", "alertname": "VLLMKVCacheNearFull",
                                 "exp_alerts": [{"exp_labels": {"model_name": "llama-2-7b", **EXTRA},

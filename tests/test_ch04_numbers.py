@@ -16,10 +16,12 @@ from test_alerts import EXTRA, LABELS, need
 import kvsim
 from kvsim.book import exercises
 from kvsim.book.exercises import ch04
+from kvsim.engine.result import Table
 from kvsim.errors import KvsimError
 from kvsim.observe import alerts as A
-from kvsim.observe import metrics, panels
-from kvsim.observe.metrics import Table
+from kvsim.observe import panels
+from kvsim.observe.promtool_tests import promtool_test
+from kvsim.observe.series import scrape
 
 from notebook_helpers import BOOK, glued, read_chapter
 
@@ -102,7 +104,7 @@ def _transitions(t, fires):
 def test_promtool_fires_the_alerts_the_chapter_computes():
     need("promtool")
     run = kvsim.run_scenario("incident-day")
-    tab = metrics.scrape(run, interval_s=15)
+    tab = scrape(run, interval_s=15)
     t = np.asarray(tab["t_s"], dtype=float)
     fires = {name: panels.firing(t, c, f) for name, (c, f) in panels.book_rules(tab).items()}
     tests, fired = [], 0
@@ -115,7 +117,7 @@ def test_promtool_fires_the_alerts_the_chapter_computes():
         fired += sum(bool(v) for v in firing.values())
         tests += A.alert_rule_tests(A.RULES_FILE, LABELS, firing, alerts=[name])
     assert len(tests) > 150 and fired > 5            # both firing and silent evaluations
-    test = metrics.promtool_test(run, rule_files=[str(A.RULES_FILE)], interval_s=15,
+    test = promtool_test(run, rule_files=[str(A.RULES_FILE)], interval_s=15,
                                  extra_labels=EXTRA, alert_tests=tests)
     ok, out = A.run_promtool_test(test)
     assert ok, out
@@ -131,12 +133,12 @@ def test_a_threshold_just_inside_the_storm_fires_and_just_outside_does_not(offse
         "expr": "histogram_quantile(0.99, sum by (le, model_name, engine, job, instance) "
                 "(rate(vllm:inter_token_latency_seconds_bucket[5m]))) > " + repr(edge / 1e3)}]}]}
     run = kvsim.run_scenario("incident-day")
-    tab = metrics.scrape(run, interval_s=15)
+    tab = scrape(run, interval_s=15)
     t = np.asarray(tab["t_s"], dtype=float)
     p99 = panels.histogram_quantile_over(tab, "vllm:inter_token_latency_seconds", 0.99, 300.0)
     peak_t = float(t[np.nanargmax(p99)])
     exp = [{"exp_labels": LABELS}] if fires else []
-    test = metrics.promtool_test(run, rule_files=["t.yml"], interval_s=15, extra_labels=EXTRA,
+    test = promtool_test(run, rule_files=["t.yml"], interval_s=15, extra_labels=EXTRA,
                                  alert_tests=[{"eval_time": f"{int(peak_t)}s",
                                                "alertname": "ITLTail", "exp_alerts": exp}])
     ok, out = A.run_promtool_test(test, {"t.yml": yaml.safe_dump(rules)})
@@ -179,7 +181,7 @@ def test_firing_times_agrees_with_the_chapters_onsets(tmp_path):
     need("promtool")
     run = kvsim.run_scenario("incident-day")
     fired = A.firing_times(A.RULES_FILE, run)
-    tab = metrics.scrape(run, interval_s=15)
+    tab = scrape(run, interval_s=15)
     t = np.asarray(tab["t_s"], dtype=float)
     for name, (condition, for_s) in panels.book_rules(tab).items():
         on = panels.onset(t, panels.firing(t, condition, for_s))

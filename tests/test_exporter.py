@@ -14,7 +14,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 import kvsim
 from kvsim.observe.exporter import MetricsServer
-from kvsim.observe.metrics import run_metrics
+from kvsim.observe.series import run_metrics
 
 
 class Clock:

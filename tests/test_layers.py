@@ -10,6 +10,10 @@ imports each other in a loop. Every import counts: at the top of a module or
 inside a function, absolute or relative, and ``from kvsim import name`` counts
 as an import of the module that defines ``name`` (``kvsim/__init__.py`` only
 hands names on, lazily, and is not itself a layer).
+
+A name that starts with ``_`` is its module's own: no other kvsim module
+imports it (a helper two modules need gets a public name, or its user moves
+beside it). Dunders such as ``__version__`` are public.
 """
 from __future__ import annotations
 
@@ -81,6 +85,33 @@ def imports_of(module: str) -> set[str]:
     return found
 
 
+def _is_private(name: str) -> bool:
+    return name.startswith("_") and not (name.startswith("__") and name.endswith("__"))
+
+
+def private_imports_of(module: str) -> list[str]:
+    """``source.name`` for every private name ``module`` imports from another kvsim module."""
+    path = MODULES[module]
+    package = module if path.name == "__init__.py" else module.rsplit(".", 1)[0]
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")
+                base = base[: len(base) - (node.level - 1)]
+                source = ".".join(base + ([node.module] if node.module else []))
+            else:
+                source = node.module or ""
+            if source.split(".")[0] != "kvsim":
+                continue
+            found += [f"{source}.{a.name}" for a in node.names
+                      if _is_private(a.name) or any(_is_private(p) for p in source.split("."))]
+        elif isinstance(node, ast.Import):
+            found += [a.name for a in node.names if a.name.split(".")[0] == "kvsim"
+                      and any(_is_private(p) for p in a.name.split("."))]
+    return found
+
+
 GRAPH = {m: imports_of(m) for m in MODULES}
 
 
@@ -129,6 +160,32 @@ def test_no_import_cycles():
         if m not in index and m != "kvsim":
             visit(m)
     assert not cycles, f"modules that import each other in a loop: {cycles}"
+
+
+@pytest.mark.parametrize("module", sorted(MODULES))
+def test_no_private_name_is_imported_across_modules(module):
+    private = private_imports_of(module)
+    assert not private, (f"{module} imports private names of other kvsim modules (make the helper "
+                         f"public, or move its user beside it): {', '.join(private)}")
+
+
+def test_the_checker_sees_a_private_import(tmp_path, monkeypatch):
+    """Planted private imports, relative and absolute, are caught; dunders and aliases are not."""
+    fake = tmp_path / "kvsim"
+    (fake / "observe").mkdir(parents=True)
+    for f in ("__init__.py", "observe/__init__.py", "observe/metrics.py"):
+        (fake / f).write_text("")
+    (fake / "observe" / "panels.py").write_text(
+        "from __future__ import annotations\n"
+        "from .metrics import ITL_BUCKETS, _le\n"
+        "from kvsim.observe.metrics import _scrape_times as scrape_times\n"
+        "from kvsim import __version__\n"
+        "from kvsim.observe.metrics import histogram_quantile as _hq\n"
+        "def f():\n    from . import _helpers\n")
+    monkeypatch.setattr(__import__(__name__), "PACKAGE", fake)
+    monkeypatch.setattr(__import__(__name__), "MODULES", {module_name(p): p for p in fake.rglob("*.py")})
+    assert private_imports_of("kvsim.observe.panels") == [
+        "kvsim.observe.metrics._le", "kvsim.observe.metrics._scrape_times", "kvsim.observe._helpers"]
 
 
 def test_the_checker_sees_an_upward_import(tmp_path, monkeypatch):

@@ -1,12 +1,15 @@
-"""kvsim.observe.metrics: a SimResult as the Prometheus series a vLLM server exposes.
+"""kvsim.observe's catalogue, series, exposition and promtool files: a SimResult as the
+Prometheus series a vLLM server exposes (and ``kvsim.observe.metrics``, their facade).
 
 Every exposition is parsed back with prometheus_client's own parser; names,
 types, labels and buckets are checked against the lists read from vLLM's
-source (kvsim/observe/metrics.py names the files and commits); values against the
+source (kvsim/observe/catalogue.py names the files and commits); values against the
 run's own tables and summary.
 """
 from __future__ import annotations
 
+import ast
+import importlib
 from functools import lru_cache
 
 import numpy as np
@@ -15,7 +18,13 @@ import yaml
 from prometheus_client.parser import text_string_to_metric_families
 
 import kvsim
-from kvsim.observe import metrics as M
+from kvsim.observe import metrics
+from kvsim.observe.catalogue import one_two_five_buckets
+from kvsim.observe.exposition import exposition
+from kvsim.observe.introspection import kv_usage_breakdown
+from kvsim.observe.panels import histogram_quantile
+from kvsim.observe.promtool_tests import promtool_input_series, promtool_test
+from kvsim.observe.series import run_metrics, scrape
 
 
 @lru_cache(maxsize=None)
@@ -40,7 +49,7 @@ REQUIRED_V1 = {
 
 
 def test_v1_names_types_and_labels():
-    fam = families(M.exposition(storm(), 60.0))
+    fam = families(exposition(storm(), 60.0))
     for name, kind in REQUIRED_V1.items():
         assert name in fam, name
         assert fam[name].type == kind, name
@@ -54,7 +63,7 @@ def test_v1_names_types_and_labels():
 
 
 def test_counters_carry_total_and_created():
-    text = M.exposition(storm(), 60.0)
+    text = exposition(storm(), 60.0)
     samples = {s.name for f in text_string_to_metric_families(text) for s in f.samples}
     for base in ("vllm:num_preemptions", "vllm:prompt_tokens", "vllm:generation_tokens",
                  "vllm:request_success"):
@@ -63,7 +72,7 @@ def test_counters_carry_total_and_created():
 
 
 def test_buckets_are_vllms():
-    fam = families(M.exposition(storm(), 120.0))
+    fam = families(exposition(storm(), 120.0))
     def edges(name):
         return [s.labels["le"] for s in fam[name].samples if s.name.endswith("_bucket")]
     assert edges("vllm:time_to_first_token_seconds")[:4] == ["0.001", "0.005", "0.01", "0.02"]
@@ -74,7 +83,7 @@ def test_buckets_are_vllms():
         "1.0", "2.5", "5.0", "7.5", "10.0", "20.0", "40.0", "80.0", "+Inf"]
     assert edges("vllm:request_num_preemptions") == ["1.0", "2.0", "3.0", "4.0", "5.0", "10.0",
                                                      "20.0", "+Inf"]
-    assert M.one_two_five_buckets(100) == (1, 2, 5, 10, 20, 50, 100)
+    assert one_two_five_buckets(100) == (1, 2, 5, 10, 20, 50, 100)
     assert edges("vllm:request_prompt_tokens")[-2] == "2000.0"   # llama-2-7b: 4,096 tokens
 
 
@@ -82,7 +91,7 @@ def test_values_match_the_run():
     r = storm()
     s = r.summary()
     end = r.simulated_s
-    fam = families(M.exposition(r, end))
+    fam = families(exposition(r, end))
     val = {(x.name, tuple(sorted(x.labels.items()))): x.value for f in fam.values()
            for x in f.samples}
     def one(name, **extra):
@@ -108,7 +117,7 @@ def test_values_match_the_run():
 
 def test_scrape_table_is_cumulative_and_sampled():
     r = storm()
-    t = M.scrape(r, interval_s=15)
+    t = scrape(r, interval_s=15)
     assert t["t_s"][1] - t["t_s"][0] == 15
     assert t.num_rows == int(r.simulated_s // 15) + 1
     for col in ("vllm:num_preemptions_total", "vllm:generation_tokens_total",
@@ -124,15 +133,15 @@ def test_scrape_table_is_cumulative_and_sampled():
 
 
 def test_exposition_is_deterministic_and_both_formats():
-    a = M.exposition(storm(), 33.3)
-    assert a == M.exposition(kvsim.run_scenario("mission-1-storm"), 33.3)
-    om = M.exposition(storm(), 33.3, openmetrics=True)
+    a = exposition(storm(), 33.3)
+    assert a == exposition(kvsim.run_scenario("mission-1-storm"), 33.3)
+    om = exposition(storm(), 33.3, openmetrics=True)
     assert om.rstrip().endswith("# EOF")
     assert "vllm:num_preemptions_total{" in om
 
 
 def test_v0_and_v010_names():
-    fam0 = families(M.exposition(storm(), 60.0, version="v0"))
+    fam0 = families(exposition(storm(), 60.0, version="v0"))
     assert "vllm:gpu_cache_usage_perc" in fam0 and "vllm:num_requests_swapped" in fam0
     assert "vllm:kv_cache_usage_perc" not in fam0
     assert "vllm:time_per_output_token_seconds" in fam0
@@ -142,9 +151,9 @@ def test_v0_and_v010_names():
             assert not s.name.endswith("_created")            # disable_created_metrics()
     # V0 counted every scheduled prefill token, recomputed ones included
     end = storm().simulated_s
-    v0 = families(M.exposition(storm(), end, version="v0"))["vllm:prompt_tokens"]
+    v0 = families(exposition(storm(), end, version="v0"))["vllm:prompt_tokens"]
     assert v0.samples[0].value == int(storm().timeline["prefill_tokens"].sum())
-    fam10 = families(M.exposition(storm(), 60.0, version="v1-0.10"))
+    fam10 = families(exposition(storm(), 60.0, version="v1-0.10"))
     assert "vllm:gpu_cache_usage_perc" in fam10 and "vllm:kv_cache_usage_perc" in fam10
     g = {f: fam10[f].samples[0].value for f in ("vllm:gpu_cache_usage_perc",
                                                   "vllm:kv_cache_usage_perc")}
@@ -153,28 +162,28 @@ def test_v0_and_v010_names():
 
 def test_promtool_input_series():
     r = storm()
-    series = M.promtool_input_series(r, interval_s=30, extra_labels={"job": "vllm"})
+    series = promtool_input_series(r, interval_s=30, extra_labels={"job": "vllm"})
     by = {s["series"]: s["values"] for s in series}
     key = 'vllm:num_preemptions_total{engine="0",job="vllm",model_name="llama-2-7b"}'
     values = [float(v) for v in by[key].split()]
     assert len(values) == int(r.simulated_s // 30) + 1
     assert values[-1] == r.events.num_rows
     assert all("_created" not in s["series"] for s in series)
-    doc = yaml.safe_load(M.promtool_test(r, rule_files=["x.yml"], interval_s=30))
+    doc = yaml.safe_load(promtool_test(r, rule_files=["x.yml"], interval_s=30))
     assert doc["tests"][0]["interval"] == "30s" and doc["rule_files"] == ["x.yml"]
 
 
 def test_histogram_quantile_matches_promql():
     edges = (0.1, 0.2, 0.5)
-    assert M.histogram_quantile(0.5, edges, [10, 20, 20, 20]) == pytest.approx(0.1)
-    assert M.histogram_quantile(0.75, edges, [10, 20, 20, 20]) == pytest.approx(0.15)
-    assert M.histogram_quantile(0.99, edges, [0, 0, 0, 5]) == 0.5     # rank in +Inf
-    assert M.histogram_quantile(0.25, edges, [10, 20, 20, 20]) == pytest.approx(0.05)
-    assert np.isnan(M.histogram_quantile(0.5, edges, [0, 0, 0, 0]))
+    assert histogram_quantile(0.5, edges, [10, 20, 20, 20]) == pytest.approx(0.1)
+    assert histogram_quantile(0.75, edges, [10, 20, 20, 20]) == pytest.approx(0.15)
+    assert histogram_quantile(0.99, edges, [0, 0, 0, 5]) == 0.5     # rank in +Inf
+    assert histogram_quantile(0.25, edges, [10, 20, 20, 20]) == pytest.approx(0.05)
+    assert np.isnan(histogram_quantile(0.5, edges, [0, 0, 0, 0]))
 
 
 def test_kv_usage_breakdown_counts_blocks_not_tokens():
-    b = M.kv_usage_breakdown("mission-1-storm", 60.0)
+    b = kv_usage_breakdown("mission-1-storm", 60.0)
     r = storm()
     row = int(np.searchsorted(r.timeline["t_s"], b["t_s"]))
     assert r.timeline["t_s"][row] == b["t_s"]
@@ -189,12 +198,12 @@ def test_kv_usage_breakdown_counts_blocks_not_tokens():
 
 
 @pytest.mark.parametrize("call, match", [
-    (lambda: M.exposition(storm(), -1.0), "t=-1.0"),
-    (lambda: M.exposition(storm(), 1.0, version="v2"), "version='v2'"),
-    (lambda: M.scrape(storm(), interval_s=0), "interval_s=0"),
-    (lambda: M.run_metrics("not a result"), "expected a kvsim.SimResult"),
-    (lambda: M.kv_usage_breakdown("mission-1-storm", 10_000.0), "at_s=10000.0"),
-    (lambda: M.histogram_quantile(1.5, (1,), [0, 1]), "q=1.5"),
+    (lambda: exposition(storm(), -1.0), "t=-1.0"),
+    (lambda: exposition(storm(), 1.0, version="v2"), "version='v2'"),
+    (lambda: scrape(storm(), interval_s=0), "interval_s=0"),
+    (lambda: run_metrics("not a result"), "expected a kvsim.SimResult"),
+    (lambda: kv_usage_breakdown("mission-1-storm", 10_000.0), "at_s=10000.0"),
+    (lambda: histogram_quantile(1.5, (1,), [0, 1]), "q=1.5"),
 ])
 def test_bad_input_is_one_line(call, match):
     with pytest.raises(kvsim.KvsimError, match=match.replace("(", r"\(").replace(".", r"\.")) as e:
@@ -207,10 +216,29 @@ def test_the_gauge_breakdown_is_the_state_a_scrape_at_that_instant_sees():
     scrape does: its gauge is the exposition's, sample for sample."""
     run = kvsim.run_scenario("incident-day")
     for at_s in (1_200.0, 1_320.0):
-        b = M.kv_usage_breakdown("incident-day", at_s)
-        line = next(x for x in M.exposition(run, at_s).splitlines()
+        b = kv_usage_breakdown("incident-day", at_s)
+        line = next(x for x in exposition(run, at_s).splitlines()
                     if x.startswith("vllm:kv_cache_usage_perc"))
         assert float(line.split()[-1]) == b["gauge"]
         assert b["t_s"] <= at_s
     with pytest.raises(kvsim.KvsimError, match=r"at_s=1000000.0 is out of range"):
-        M.kv_usage_breakdown("incident-day", 1e6)
+        kv_usage_breakdown("incident-day", 1e6)
+
+
+def test_kvsim_observe_metrics_is_a_facade_over_the_modules_that_do_the_work():
+    """The book's ``metrics`` (``from kvsim.observe import metrics``, ``kvsim.metrics``) hands
+    on the same objects as their home modules, and defines nothing of its own."""
+    assert kvsim.metrics is metrics
+    for name in metrics.__all__:
+        value = getattr(metrics, name)
+        home = getattr(value, "__module__", None)
+        if home is None:                                          # a constant: find its home
+            home = next(f"kvsim.observe.{m}" for m in ("catalogue", "series") if
+                        getattr(importlib.import_module(f"kvsim.observe.{m}"), name, None) is value)
+        assert home != "kvsim.observe.metrics", name
+        assert getattr(importlib.import_module(home), name) is value, name
+    tree = ast.parse(open(metrics.__file__, encoding="utf-8").read())
+    logic = [type(n).__name__ for n in tree.body
+             if not isinstance(n, (ast.ImportFrom, ast.Import, ast.Expr, ast.Assign))]
+    assert not logic, f"kvsim/observe/metrics.py is a facade only: {logic}"
+    assert [t.id for n in tree.body if isinstance(n, ast.Assign) for t in n.targets] == ["__all__"]

@@ -30,7 +30,10 @@ from kvsim.cli import main
 from kvsim.engine.costs import StepCost
 from kvsim.engine.result import SUMMARY_KEYS
 from kvsim.errors import KvsimError
-from kvsim.observe import metrics as M
+from kvsim.observe.catalogue import one_two_five_buckets, series_name
+from kvsim.observe.exposition import exposition
+from kvsim.observe.promtool_tests import promtool_input_series
+from kvsim.observe.series import scrape
 
 TESTS = Path(__file__).resolve().parent
 
@@ -59,7 +62,7 @@ def one_line_error(status, out, err, *needles):
 
 
 # =============================================================================================
-# Histogram bucket edges (kvsim/observe/metrics.py, _Hist: np.searchsorted(..., side="left"))
+# Histogram bucket edges (kvsim/observe/series.py, _Hist: np.searchsorted(..., side="left"))
 
 # llama-2-7b's max_model_len is 4,096, so the token-count histograms use vLLM's 1-2-5 buckets
 # up to it: 1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000 (and +Inf).
@@ -102,7 +105,7 @@ def edge_run():
 def test_hand_counts_are_le_counts():
     """The hand counts above are the ``value <= le`` counts (and not the ``<`` ones)."""
     edges = [float(e) for e in TOKEN_EDGES]
-    assert list(M.one_two_five_buckets(4096)) == [int(e) for e in edges]
+    assert list(one_two_five_buckets(4096)) == [int(e) for e in edges]
     for values, counts in ((PROMPTS, PROMPT_COUNTS), (OUTPUTS, OUTPUT_COUNTS)):
         assert [sum(v <= e for v in values) for e in edges] + [len(values)] == counts
         assert [sum(v < e for v in values) for e in edges] != counts[:-1]
@@ -115,7 +118,7 @@ def test_hand_counts_are_le_counts():
 def test_exposition_buckets_count_an_observation_on_an_edge_in_that_bucket(edge_run, family,
                                                                           counts, values):
     end = float(edge_run.simulated_s)
-    fam = {f.name: f for f in text_string_to_metric_families(M.exposition(edge_run, end))}
+    fam = {f.name: f for f in text_string_to_metric_families(exposition(edge_run, end))}
     samples = fam[family].samples
     buckets = {s.labels["le"]: s.value for s in samples if s.name == family + "_bucket"}
     assert list(buckets) == [*TOKEN_EDGES, "+Inf"]
@@ -125,7 +128,7 @@ def test_exposition_buckets_count_an_observation_on_an_edge_in_that_bucket(edge_
     assert one[family + "_sum"] == sum(values)
     # before the first request finished, every bucket is empty
     first = float(np.nanmin(edge_run.requests["finish_s"]))
-    fam0 = {f.name: f for f in text_string_to_metric_families(M.exposition(edge_run, first / 2))}
+    fam0 = {f.name: f for f in text_string_to_metric_families(exposition(edge_run, first / 2))}
     assert all(s.value == 0 for s in fam0[family].samples if s.name == family + "_bucket")
 
 
@@ -136,17 +139,17 @@ def test_exposition_buckets_count_an_observation_on_an_edge_in_that_bucket(edge_
 def test_scraped_bucket_series_count_an_observation_on_an_edge_in_that_bucket(edge_run, family,
                                                                              counts):
     end = float(edge_run.simulated_s)
-    table = M.scrape(edge_run, interval_s=1.0, until_s=math.ceil(end))
+    table = scrape(edge_run, interval_s=1.0, until_s=math.ceil(end))
     assert table["t_s"][-1] >= end
-    got = [float(table[M.series_name(family + "_bucket", {"le": le})][-1])
+    got = [float(table[series_name(family + "_bucket", {"le": le})][-1])
            for le in (*TOKEN_EDGES, "+Inf")]
     assert got == counts
     # the promtool input series carry the same last values
     series = {e["series"]: e["values"].split()[-1]
-              for e in M.promtool_input_series(edge_run, interval_s=1.0, until_s=math.ceil(end))}
+              for e in promtool_input_series(edge_run, interval_s=1.0, until_s=math.ceil(end))}
     labels = {"engine": "0", "model_name": "llama-2-7b"}
     for le, c in zip((*TOKEN_EDGES, "+Inf"), counts):
-        assert series[M.series_name(family + "_bucket", dict(labels, le=le))] == str(c)
+        assert series[series_name(family + "_bucket", dict(labels, le=le))] == str(c)
 
 
 # =============================================================================================

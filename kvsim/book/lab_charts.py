@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Iterable, Mapping
 
-from kvsim.book.charts.theme import DASHES, PALETTE, _alt, _finish, _need_rows
+from kvsim.book.charts.theme import DASHES, PALETTE, altair, finish_chart, need_rows
 from kvsim.lab.missions import expert_settings, get_mission, mission_grid
 from kvsim.lab.replay import oncall_numbers, oncall_text
 
@@ -50,9 +50,9 @@ def mission_band_chart(rows: Iterable[Mapping], mission, *, title: str,
     band, the lines and the verdict appear only once the reader ticks "I have committed
     my guess"; both inputs are labelled "Mission N: ..." so the site keeps them in the
     browser's storage (book/_ext/static/kvbook/missions.js)."""
-    alt = _alt()
+    alt = altair()
     m = get_mission(mission)
-    rows = _need_rows(rows, ["x", "metric", "share", "passes"], "mission_band_chart")
+    rows = need_rows(rows, ["x", "metric", "share", "passes"], "mission_band_chart")
     lever = m.lever(m.resource)
     names = list(dict.fromkeys(r["metric"] for r in rows))
     xs = sorted({r["x"] for r in rows})
@@ -135,7 +135,7 @@ def mission_band_chart(rows: Iterable[Mapping], mission, *, title: str,
                                           description=description)
     if params:
         chart = chart.add_params(*params)
-    return _finish(chart, title, subtitle)
+    return finish_chart(chart, title, subtitle)
 
 
 # ----------------------------------------------------------------------- the lab's twin
@@ -179,7 +179,7 @@ def lab_twin_chart(data: Mapping, *, title: str, subtitle: str | None = None, wi
     and the on-call numbers printed below. Nothing is simulated in the browser:
     every value is a kvsim run.
     """
-    alt = _alt()
+    alt = altair()
     series, ticks, readout = data["series"], data["ticks"], data["readout"]
     t_end = round(float(data["t_end"]), 3)
     p_util = alt.param(name="util", value=data["utils"][0], bind=alt.binding_select(
@@ -245,7 +245,7 @@ def lab_twin_chart(data: Mapping, *, title: str, subtitle: str | None = None, wi
         f"The lab's precomputed runs: gpu_memory_utilization {cases} and mean answers of "
         f"{lengths} tokens. Choose one; the chart shows KV cache in use over time with a mark "
         f"at each preemption, the waiting queue, and the run's on-call numbers as text."))
-    return _finish(chart, title, subtitle)
+    return finish_chart(chart, title, subtitle)
 
 
 # ------------------------------------------------------------- days of traffic compared
@@ -264,8 +264,8 @@ def days_chart(rows: Iterable[Mapping], *, case: str, panels, title,
     """
     import numpy as np
 
-    alt = _alt()
-    rows = _need_rows(rows, [case, "seed"] + [p[0] for p in panels], "days_chart")
+    alt = altair()
+    rows = need_rows(rows, [case, "seed"] + [p[0] for p in panels], "days_chart")
     cases = list(dict.fromkeys(str(r[case]) for r in rows))
     out = []
     for col, axis_title, fmt in panels:
@@ -289,4 +289,4 @@ def days_chart(rows: Iterable[Mapping], *, case: str, panels, title,
             text=alt.Text("v:Q", format=fmt))
         out.append(alt.layer(p, tick, label).properties(width=width, height=46 * len(cases)))
     chart = alt.vconcat(*out, spacing=12).resolve_scale(x="independent")
-    return _finish(chart, title, subtitle)
+    return finish_chart(chart, title, subtitle)

@@ -1,6 +1,11 @@
 """A run as an on-call engineer sees it: vLLM's Prometheus metrics, the exporter, alert rules, panels.
 
-``metrics`` (the metric catalogue per vLLM version, series, exposition),
-``exporter`` (them live on ``/metrics``), ``alerts`` (rule evaluation, the
-linter, promtool) and ``panels`` (dashboard queries over a run).
+``catalogue`` (the metric families per vLLM version), ``series`` (a run as
+those series, and its scrapes), ``exposition`` (the text of one scrape),
+``promtool_tests`` (the run as a ``promtool test rules`` file),
+``introspection`` (what the KV-cache gauge counts, read from the engine),
+``exporter`` (the series live on ``/metrics``), ``alerts`` (rule evaluation,
+the linter, promtool) and ``panels`` (dashboard queries over a scrape).
+``metrics`` re-exports the public names of the first five and
+``histogram_quantile``, under the path the book uses.
 """

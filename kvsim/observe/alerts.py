@@ -4,7 +4,7 @@
   chapter 4 ships (seed 003's two, and the better ones it argues for).
 * :func:`lint_promql` / :func:`lint_rules` -- "lint my dashboard": catch the
   classic mistakes in a PromQL expression or a rule file, checked against the
-  names, types and bucket edges of a vLLM version (:mod:`kvsim.observe.metrics`):
+  names, types and bucket edges of a vLLM version (:mod:`kvsim.observe.catalogue`):
   a counter queried without ``_total``; a name the version does not expose
   (the deprecated ``vllm:gpu_cache_usage_perc`` on V1); a histogram bucket
   edge that does not exist (``le="2"`` on TTFT, whose edges are 1.0 and 2.5);
@@ -28,7 +28,9 @@ import numpy as np
 
 from kvsim.errors import KvsimError, check_choice, check_float
 
-from .metrics import VERSIONS, _scrape_times, metric_defs, promtool_test
+from .catalogue import VERSIONS, metric_defs
+from .promtool_tests import promtool_test
+from .series import scrape_times
 
 __all__ = ["RULES_FILE", "SEED_RULES_FILE", "Finding", "lint_promql", "lint_rules", "promtool",
            "run_promtool_test", "INSTALL_HINT"]
@@ -347,9 +349,9 @@ def firing_times(path_or_text, result, *, every_s: float = 60.0, version: str = 
     """When each alert of a rule file fires on a simulated run, as promtool evaluates it.
 
     Writes a ``promtool test rules`` file whose input is ``result``'s scraped
-    series (:func:`kvsim.observe.metrics.promtool_test`) and which expects *no* alert
-    at every ``every_s`` seconds; each failure promtool reports is an alert
-    firing at that time. Returns ``{alertname: [seconds, ...]}`` (an empty list:
+    series (:func:`kvsim.observe.promtool_tests.promtool_test`) and which
+    expects *no* alert at every ``every_s`` seconds; each failure promtool
+    reports is an alert firing at that time. Returns ``{alertname: [seconds, ...]}`` (an empty list:
     the alert never fired). Needs promtool (:data:`INSTALL_HINT` otherwise).
     """
 
@@ -366,7 +368,7 @@ def firing_times(path_or_text, result, *, every_s: float = 60.0, version: str = 
     names = list(rule_alerts(text))
     if not names:
         raise KvsimError("the rule file has no alerting rule: expected at least one 'alert:'")
-    end = float(_scrape_times(float(result.simulated_s), interval_s, None)[-1])
+    end = float(scrape_times(result.simulated_s, interval_s, None)[-1])
     times = [float(t) for t in np.arange(every_s, end + 1e-9, every_s)]
     tests = [{"eval_time": f"{int(round(t))}s", "alertname": n, "exp_alerts": []}
              for t in times for n in names]

@@ -28,7 +28,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from kvsim.errors import KvsimError, check_float, check_int
 
-from .metrics import RunMetrics, exposition, run_metrics
+from .exposition import exposition
+from .series import RunMetrics, run_metrics
 
 __all__ = ["MetricsServer", "serve"]
 

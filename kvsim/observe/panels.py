@@ -2,10 +2,12 @@
 
 Explained in chapter 4, *Detecting preemption*. A Grafana board and an alert
 rule never see kvsim's tables: they see what Prometheus scraped, every
-``interval_s`` seconds (:func:`kvsim.observe.metrics.scrape`). This module computes,
+``interval_s`` seconds (:func:`kvsim.observe.series.scrape`). This module computes,
 with numpy on those samples, what the usual PromQL queries return, one
 function per query shape, each named after it:
 
+* :func:`histogram_quantile` -- PromQL's own, over one set of classic
+  bucket counts;
 * :func:`increase` -- ``increase(counter[w])``: the counter now minus the
   counter ``w`` seconds ago (Prometheus also extrapolates to the window's
   edges; on evenly spaced scrapes that changes values by at most one scrape's
@@ -32,10 +34,11 @@ import numpy as np
 from kvsim.engine.result import SimResult, Table
 from kvsim.errors import KvsimError, check_float
 
-from .metrics import ITL_BUCKETS, REQUEST_NUM_PREEMPTIONS_BUCKETS, _le, histogram_quantile
+from .catalogue import ITL_BUCKETS, REQUEST_NUM_PREEMPTIONS_BUCKETS, le_label
 
-__all__ = ["increase", "avg_over_time", "min_over_time", "deriv", "histogram_quantile_over",
-           "mean_over", "firing", "onset", "longest_gap_over", "dashboard_rows", "book_rules"]
+__all__ = ["histogram_quantile", "increase", "avg_over_time", "min_over_time", "deriv",
+           "histogram_quantile_over", "mean_over", "firing", "onset", "longest_gap_over",
+           "dashboard_rows", "book_rules"]
 
 
 def _times(tab: Table) -> np.ndarray:
@@ -95,13 +98,44 @@ def deriv(tab: Table, gauge: str, window_s: float) -> np.ndarray:
     return out
 
 
+def histogram_quantile(q: float, edges, counts) -> float:
+    """PromQL's ``histogram_quantile`` over classic buckets (linear inside a bucket).
+
+    ``edges`` are the finite upper bounds, ``counts`` the cumulative counts for
+    each edge followed by the ``+Inf`` count. As in Prometheus: NaN with no
+    observations; a rank in the ``+Inf`` bucket returns the highest finite edge;
+    the first bucket interpolates from 0 (for positive edges).
+    """
+    q = check_float("q", q, min=0, max=1)
+    edges = [float(e) for e in edges]
+    counts = [float(c) for c in counts]
+    if len(counts) != len(edges) + 1:
+        raise KvsimError(f"counts has {len(counts)} values: expected {len(edges) + 1} "
+                         "(one per edge and +Inf)")
+    total = counts[-1]
+    if total <= 0:
+        return float("nan")
+    rank = q * total
+    b = next(i for i, c in enumerate(counts) if c >= rank)
+    if b == len(edges):
+        return edges[-1]
+    lo = 0.0 if b == 0 else edges[b - 1]
+    lo_count = 0.0 if b == 0 else counts[b - 1]
+    if b == 0 and edges[0] <= 0:
+        return edges[0]
+    width = counts[b] - lo_count
+    if width <= 0:
+        return edges[b]
+    return lo + (edges[b] - lo) * (rank - lo_count) / width
+
+
 def histogram_quantile_over(tab: Table, histogram: str, q: float, window_s: float,
                             edges: Sequence[float] = ITL_BUCKETS) -> np.ndarray:
     """``histogram_quantile(q, rate(histogram_bucket[window]))`` at every scrape (NaN when
     the window saw no observation)."""
     t = _times(tab)
     lag = _lag(t, window_s)
-    names = [f'{histogram}_bucket{{le="{_le(e)}"}}' for e in edges] + \
+    names = [f'{histogram}_bucket{{le="{le_label(e)}"}}' for e in edges] + \
             [f'{histogram}_bucket{{le="+Inf"}}']
     buckets = np.stack([_column(tab, n) for n in names])
     delta = buckets - buckets[:, lag]

@@ -10,13 +10,23 @@ from __future__ import annotations
 from typing import Iterable, Mapping, Sequence
 
 from kvsim.errors import KvsimError, check_int
-from kvsim.model.memory import kv_budget, kv_bytes_per_token
+from kvsim.model.memory import KV_DTYPES, kv_budget, kv_bytes_per_token
 from kvsim.model.presets import get_model
 from kvsim.units import GB, GiB, KiB
 
-from .theme import DASHES, NEUTRAL, PALETTE, _alt, _bits, _cache_label, _finish, _need_rows, kv_dtype_label
+from .theme import DASHES, NEUTRAL, PALETTE, altair, finish_chart, kv_dtype_label, need_rows
 
 # --- bytes per token -------------------------------------------------------------
+
+def _bits(dtype: str) -> str:
+    """A KV dtype's width as the charts label it (``"16-bit"``, ``"8-bit"``)."""
+    return f"{8 * KV_DTYPES[dtype]}-bit"
+
+
+def _cache_label(dtype: str) -> str:
+    """A cache's legend label, dtype and width (``"fp8 cache (8-bit)"``)."""
+    return f"{dtype} cache ({_bits(dtype)})"
+
 
 def bytes_per_token_data(models: Iterable[str], kv_dtypes: Iterable[str | None] = (None, "fp8")) -> list[dict]:
     """Rows ``{model, attention, kv_dtype, kv_bits, bytes, kib}``: KV bytes per token from kvsim.
@@ -44,8 +54,8 @@ def bytes_per_token_chart(rows: Iterable[Mapping], *, title: str = "KV cache byt
     The cache width is told apart by colour and by position within the
     group; each bar is labelled with its value and its dtype.
     """
-    alt = _alt()
-    rows = _need_rows(rows, ["model", "attention", "kv_dtype", "kv_bits", "bytes", "kib"],
+    alt = altair()
+    rows = need_rows(rows, ["model", "attention", "kv_dtype", "kv_bits", "bytes", "kib"],
                       "bytes_per_token_chart")
     # Largest first; ties keep the order of the rows (no set: its order varies by run).
     order = sorted(dict.fromkeys(r["model"] for r in rows),
@@ -72,7 +82,7 @@ def bytes_per_token_chart(rows: Iterable[Mapping], *, title: str = "KV cache byt
     )
     text = base.mark_text(align="left", dx=3, baseline="middle").encode(text="bar_label:N")
     chart = alt.layer(bars, text).properties(width="container", height=alt.Step(16))
-    return _finish(chart, title, subtitle)
+    return finish_chart(chart, title, subtitle)
 
 
 # --- the memory budget -----------------------------------------------------------
@@ -111,8 +121,8 @@ def budget_chart(rows: Iterable[Mapping], *, title: str = "Where the GPU's memor
     The part is named on the axis (colour repeats it) and every bar carries
     its value in both units.
     """
-    alt = _alt()
-    rows = _need_rows(rows, ["setup", "part", "order", "gb", "gib"], "budget_chart")
+    alt = altair()
+    rows = need_rows(rows, ["setup", "part", "order", "gb", "gib"], "budget_chart")
     rows = [dict(r, value=f"{r['gb']:,.2f} GB = {r['gib']:,.2f} GiB") for r in rows]
     setups = list(dict.fromkeys(r["setup"] for r in rows))
     top = max(r["gb"] for r in rows)
@@ -135,7 +145,7 @@ def budget_chart(rows: Iterable[Mapping], *, title: str = "Where the GPU's memor
              .facet(row=alt.Row("setup:N", sort=setups, title=None,
                                 header=alt.Header(labelAngle=0, labelAlign="left",
                                                   labelAnchor="start", labelOrient="top"))))
-    return _finish(chart, title, subtitle)
+    return finish_chart(chart, title, subtitle)
 
 
 # --- capacity against request length ----------------------------------------------
@@ -165,8 +175,8 @@ def capacity_by_length_chart(rows: Iterable[Mapping], *, marks: Sequence[tuple] 
     ``(setup, answer, label)`` triples drawn as "you are here" points with
     their label, at the row with that set-up and answer.
     """
-    alt = _alt()
-    rows = _need_rows(rows, ["setup", "answer", "seq_len", "requests"], "capacity_by_length_chart")
+    alt = altair()
+    rows = need_rows(rows, ["setup", "answer", "seq_len", "requests"], "capacity_by_length_chart")
     setups = list(dict.fromkeys(r["setup"] for r in rows))
     index = {(r["setup"], r["answer"]): r for r in rows}
     here = []
@@ -200,7 +210,7 @@ def capacity_by_length_chart(rows: Iterable[Mapping], *, marks: Sequence[tuple] 
                                      strokeWidth=2),
                    marked.mark_text(align="left", dx=12, dy=-12).encode(text="label:N")]
     chart = alt.layer(*layers).properties(width="container", height=280)
-    return _finish(chart, title, subtitle)
+    return finish_chart(chart, title, subtitle)
 
 
 # --- the static twin of the capacity calculator -------------------------------------
@@ -250,8 +260,8 @@ def capacity_chart(rows: Iterable[Mapping], *, answer: int | None = None,
     ``here`` = ``(model, util, label)`` draws a "you are here" line at that
     utilisation in every panel and circles the point of that model.
     """
-    alt = _alt()
-    rows = _need_rows(rows, ["model", "kv", "util", "answer", "requests"], "capacity_chart")
+    alt = altair()
+    rows = need_rows(rows, ["model", "kv", "util", "answer", "requests"], "capacity_chart")
     models = list(dict.fromkeys(r["model"] for r in rows))
     answers = sorted({int(r["answer"]) for r in rows})
     steps = {b - a for a, b in zip(answers, answers[1:])}
@@ -315,4 +325,4 @@ def capacity_chart(rows: Iterable[Mapping], *, answer: int | None = None,
              .facet(facet=alt.Facet("model:N", sort=models, title=None), columns=columns)
              .resolve_scale(y="independent")
              .add_params(p_answer))
-    return _finish(chart, title, subtitle)
+    return finish_chart(chart, title, subtitle)

@@ -13,7 +13,7 @@ from typing import Iterable, Mapping, Sequence
 from kvsim.engine.result import SimResult
 from kvsim.errors import KvsimError, check_float
 
-from .theme import DASHES, MIN_FONT_PX, NEUTRAL, PALETTE, _alt, _finish, _need_rows
+from .theme import DASHES, MIN_FONT_PX, NEUTRAL, PALETTE, altair, finish_chart, need_rows
 
 # --- chapter 2: runs compared ----------------------------------------------------------
 
@@ -66,9 +66,9 @@ def bars_chart(rows: Iterable[Mapping], *, category: str, panels: Sequence[tuple
     ``<column>_lo`` and ``<column>_hi`` (from :func:`seed_summary`), a black
     rule shows the spread over seeds. Categories keep the rows' order.
     """
-    alt = _alt()
+    alt = altair()
     panels = [tuple(p) + (label_format,) * (3 - len(p)) for p in panels]
-    rows = _need_rows(rows, [category] + [p[0] for p in panels], "bars_chart")
+    rows = need_rows(rows, [category] + [p[0] for p in panels], "bars_chart")
     order = list(dict.fromkeys(str(r[category]) for r in rows))
     charts = []
     for col, axis_title, fmt in panels:
@@ -89,7 +89,7 @@ def bars_chart(rows: Iterable[Mapping], *, category: str, panels: Sequence[tuple
         charts.append(alt.layer(bar, spread, text).properties(width=width, height=30 * len(order)))
     # panels stacked, not side by side: each stays readable on a phone
     chart = alt.vconcat(*charts, spacing=10).resolve_scale(x="independent")
-    return _finish(chart, title, subtitle)
+    return finish_chart(chart, title, subtitle)
 
 
 def lines_chart(rows: Iterable[Mapping], *, x: tuple[str, str], series: str,
@@ -105,9 +105,9 @@ def lines_chart(rows: Iterable[Mapping], *, x: tuple[str, str], series: str,
     rows carry ``<column>_lo``/``_hi``. ``marks`` are x values to mark with a
     rule ("you are here").
     """
-    alt = _alt()
+    alt = altair()
     x_col, x_title = x
-    rows = _need_rows(rows, [x_col, series] + [c for c, _, _ in panels], "lines_chart")
+    rows = need_rows(rows, [x_col, series] + [c for c, _, _ in panels], "lines_chart")
     names = list(dict.fromkeys(str(r[series]) for r in rows))
     if len(names) > len(DASHES):
         raise KvsimError(f"lines_chart: {len(names)} series is too many: expected at most "
@@ -156,7 +156,7 @@ def lines_chart(rows: Iterable[Mapping], *, x: tuple[str, str], series: str,
                               x=alt.X("x:Q", title=x_title)))
         charts.append(alt.layer(*layers).properties(width=width, height=height))
     chart = alt.vconcat(*charts, spacing=8) if stacked else alt.hconcat(*charts, spacing=16)
-    return _finish(chart, title, subtitle)
+    return finish_chart(chart, title, subtitle)
 
 
 def band_chart(rows: Iterable[Mapping], *, x: tuple[str, str], y: tuple[str, str], facet: str,
@@ -168,8 +168,8 @@ def band_chart(rows: Iterable[Mapping], *, x: tuple[str, str], y: tuple[str, str
     breaks a line); a passing cell is filled (and its text starts with a tick), so the band of settings
     that meet the target shows without colour alone.
     """
-    alt = _alt()
-    rows = _need_rows(rows, [x[0], y[0], facet, passes, label], "band_chart")
+    alt = altair()
+    rows = need_rows(rows, [x[0], y[0], facet, passes, label], "band_chart")
     data = [{"x": str(r[x[0]]), "y": str(r[y[0]]), "f": str(r[facet]), "ok": bool(r[passes]),
              "text": ("✓ " if r[passes] else "") + str(r[label])} for r in rows]
     xs = list(dict.fromkeys(d["x"] for d in data))
@@ -187,7 +187,7 @@ def band_chart(rows: Iterable[Mapping], *, x: tuple[str, str], y: tuple[str, str
              .properties(width=62 * len(xs), height=56 * len(ys))
              .facet(column=alt.Column("f:N", sort=list(dict.fromkeys(d["f"] for d in data)),
                                       title=None)))
-    return _finish(chart, title, subtitle)
+    return finish_chart(chart, title, subtitle)
 
 
 def work_split_data(runs: Mapping[str, object]) -> list[dict]:
@@ -228,8 +228,8 @@ def work_split_chart(rows: Iterable[Mapping], *, title: str, subtitle: str | Non
     processed, with the tokens rescued by the prefix cache as an outlined bar
     beyond them (work the engine did *not* do); every segment is labelled.
     """
-    alt = _alt()
-    rows = _need_rows(rows, ["run", "kind", "tokens", "share_pct"], "work_split_chart")
+    alt = altair()
+    rows = need_rows(rows, ["run", "kind", "tokens", "share_pct"], "work_split_chart")
     runs = list(dict.fromkeys(r["run"] for r in rows))
     data = []
     for name in runs:
@@ -271,15 +271,15 @@ def work_split_chart(rows: Iterable[Mapping], *, title: str, subtitle: str | Non
         align="left", dx=6, color="white").encode(
         x=alt.X("a:Q", title="tokens processed (% of the run's work)"), y=y, text="label:N")
     chart = alt.layer(fill, outline, inside, labels).properties(width=width, height=34 * len(runs))
-    return _finish(chart, title, subtitle)
+    return finish_chart(chart, title, subtitle)
 
 
 def spans_chart(rows: Iterable[Mapping], *, title: str, subtitle: str | None = None,
                 x_title: str = "time (min)", marks: Sequence = (), width: int = 420):
     """One row per item with a bar from ``start`` to ``end`` (an alert's firing span) and a
     text label (``label``, e.g. "never fires"); ``start`` None draws only the label."""
-    alt = _alt()
-    rows = _need_rows(rows, ["rule", "start", "end", "label"], "spans_chart")
+    alt = altair()
+    rows = need_rows(rows, ["rule", "start", "end", "label"], "spans_chart")
     order = [str(r["rule"]) for r in rows]
     x_max = max([r["end"] for r in rows if r["end"] is not None] + list(marks) + [1.0])
     data = [{"rule": str(r["rule"]), "start": r["start"], "end": r["end"],
@@ -300,7 +300,7 @@ def spans_chart(rows: Iterable[Mapping], *, title: str, subtitle: str | None = N
                       .mark_rule(strokeDash=[2, 2], color="black")
                       .encode(x=alt.X("m:Q", title=x_title)))
     chart = alt.layer(*layers).properties(width=width, height=26 * len(order))
-    return _finish(chart, title, subtitle)
+    return finish_chart(chart, title, subtitle)
 
 
 def histogram_chart(edges: Sequence[float], counts: Sequence[float], *, marks: Mapping[str, float],
@@ -309,7 +309,7 @@ def histogram_chart(edges: Sequence[float], counts: Sequence[float], *, marks: M
     """A latency histogram as Prometheus keeps it: one bar per bucket (cumulative ``counts``
     turned into per-bucket counts, ``+Inf`` last), on a log axis, with a labelled rule at
     each of ``marks`` (``{"mean": s, "p99": s, ...}``, in the same unit as ``edges``)."""
-    alt = _alt()
+    alt = altair()
     edges = [float(e) for e in edges]
     counts = [float(c) for c in counts]
     if len(counts) != len(edges) + 1 or not edges:
@@ -337,7 +337,7 @@ def histogram_chart(edges: Sequence[float], counts: Sequence[float], *, marks: M
         x=alt.X("x:Q", title=x_title), y=alt.value(0), text="name:N")
         for i, row in enumerate(mark_rows)]
     chart = alt.layer(bars, rules, *names).properties(width=width, height=220)
-    return _finish(chart, title, subtitle)
+    return finish_chart(chart, title, subtitle)
 
 
 #: The kinds of work in :func:`work_rate_data`, bottom to top of the stack.
@@ -377,8 +377,8 @@ def work_rate_data(result, *, bin_s: float = 60.0) -> list[dict]:
 def work_rate_chart(rows: Iterable[Mapping], *, title: str, subtitle: str | None = None,
                     marks: Sequence = (), label_at: float | None = None, width: int = 480):
     """A stacked area of the engine's work by kind over time, each band named in place."""
-    alt = _alt()
-    rows = _need_rows(rows, ["t_min", "kind", "tok_s", "order"], "work_rate_chart")
+    alt = altair()
+    rows = need_rows(rows, ["t_min", "kind", "tok_s", "order"], "work_rate_chart")
     kinds = [k for k in WORK_KINDS if any(r["kind"] == k for r in rows)]
     colour = alt.Color("kind:N", sort=kinds, legend=None,
                        scale=alt.Scale(domain=kinds, range=[PALETTE[0], PALETTE[3], PALETTE[2]]))
@@ -404,4 +404,4 @@ def work_rate_chart(rows: Iterable[Mapping], *, title: str, subtitle: str | None
                       .mark_rule(strokeDash=[2, 2], color="black")
                       .encode(x=alt.X("m:Q", title="time (min)")))
     chart = alt.layer(*layers).properties(width=width, height=220)
-    return _finish(chart, title, subtitle)
+    return finish_chart(chart, title, subtitle)

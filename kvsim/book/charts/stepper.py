@@ -9,7 +9,7 @@ from typing import Mapping, Sequence
 
 from kvsim.errors import KvsimError, check_int
 
-from .theme import NEUTRAL, PALETTE, _alt, _finish
+from .theme import NEUTRAL, PALETTE, altair, finish_chart
 
 # --- the scheduler stepper ------------------------------------------------------------
 
@@ -71,7 +71,7 @@ def stepper_chart(data: Mapping, *, title: str, subtitle: str | None = None, sta
     step's story: who was admitted, who needed a block, the victim and where it
     went.
     """
-    alt = _alt()
+    alt = altair()
     for key in ("bars", "notes", "steps", "total_blocks"):
         if key not in data:
             raise KvsimError(f"stepper_chart: data lacks {key!r}: build it with stepper_data")
@@ -106,4 +106,4 @@ def stepper_chart(data: Mapping, *, title: str, subtitle: str | None = None, sta
         x=alt.value(0), y=alt.value(72), text="queue:N")
     header = alt.layer(story, queue).properties(width=width, height=90, view={"stroke": None})
     chart = alt.vconcat(header, panel, spacing=4).add_params(p_step)
-    return _finish(chart, title, subtitle)
+    return finish_chart(chart, title, subtitle)

@@ -9,7 +9,7 @@ from kvsim.engine.costs import CostModel, crossover_tokens, recompute_time_s, sw
 from kvsim.errors import KvsimError, check_float, check_int
 from kvsim.model.hardware import get_gpu
 
-from .theme import DASHES, PALETTE, _alt, _finish, _need_rows
+from .theme import DASHES, PALETTE, altair, finish_chart, need_rows
 
 #: How chapter 3's charts name the preemption modes (and the order of their colours and dashes).
 MODES = ["recompute", "swap out + in"]
@@ -93,8 +93,8 @@ def swap_recompute_chart(rows: Iterable[Mapping], *, title, subtitle: str | None
     (the static twin of the chapter's widget); otherwise ``link`` (default: the
     first in the rows) and ``block_size`` are fixed.
     """
-    alt = _alt()
-    rows = _need_rows(rows, ["kind", "gpu", "link", "bs", "n"], "swap_recompute_chart")
+    alt = altair()
+    rows = need_rows(rows, ["kind", "gpu", "link", "bs", "n"], "swap_recompute_chart")
     gpus = list(dict.fromkeys(r["gpu"] for r in rows))
     links = list(dict.fromkeys(r["link"] for r in rows if r["link"] != "any"))
     sizes = sorted({r["bs"] for r in rows if r["bs"]})
@@ -166,7 +166,7 @@ def swap_recompute_chart(rows: Iterable[Mapping], *, title, subtitle: str | None
                                                              padding={"right": 50})
     for p in params:
         chart = chart.add_params(p)
-    return _finish(chart, title, subtitle)
+    return finish_chart(chart, title, subtitle)
 
 
 def get_gpu_label(gpu) -> str:
@@ -200,8 +200,8 @@ def block_size_chart(rows: Iterable[Mapping], *, title: str, subtitle: str | Non
 
     ``here`` circles the swap at that block size ("you are here": vLLM's default).
     """
-    alt = _alt()
-    rows = _need_rows(rows, ["bs", "mode", "ms"], "block_size_chart")
+    alt = altair()
+    rows = need_rows(rows, ["bs", "mode", "ms"], "block_size_chart")
     sizes = sorted({int(r["bs"]) for r in rows})
     x = alt.X("bs:Q", title="block size (tokens per block, log scale)",
               scale=alt.Scale(type="log", base=2, domain=[sizes[0], sizes[-1]], nice=False),
@@ -228,7 +228,7 @@ def block_size_chart(rows: Iterable[Mapping], *, title: str, subtitle: str | Non
                    .encode(x=x, y=y),
                    mark.mark_text(align="left", dx=10, dy=18).encode(
                        x=x, y=y, text=alt.value(f"vLLM's default, {here}"))]
-    return _finish(alt.layer(*layers).properties(width="container", height=260), title, subtitle)
+    return finish_chart(alt.layer(*layers).properties(width="container", height=260), title, subtitle)
 
 
 def spread_data(samples: Mapping[tuple, Sequence[float]]) -> list[dict]:
@@ -266,8 +266,8 @@ def spread_chart(rows: Iterable[Mapping], *, title, y_title: str, x_title: str,
     with the value on x. ``y_title`` names the value and ``x_title`` the
     cases, whichever axis they end up on; the value's title carries its unit.
     """
-    alt = _alt()
-    rows = _need_rows(rows, ["case", "series", "median", "lo", "hi", "seeds"], "spread_chart")
+    alt = altair()
+    rows = need_rows(rows, ["case", "series", "median", "lo", "hi", "seeds"], "spread_chart")
     series = list(dict.fromkeys(r["series"] for r in rows))
     if len(series) > len(PALETTE):
         raise KvsimError(f"spread_chart: {len(series)} series: expected at most {len(PALETTE)}")
@@ -327,4 +327,4 @@ def spread_chart(rows: Iterable[Mapping], *, title, y_title: str, x_title: str,
             y=ycase, x=x, color=colour, shape=shape, tooltip=tips, **offset)
         layers = [bars, points]
         height = 60 * len(cases)
-    return _finish(alt.layer(*layers).properties(width="container", height=height), title, subtitle)
+    return finish_chart(alt.layer(*layers).properties(width="container", height=height), title, subtitle)

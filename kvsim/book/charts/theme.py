@@ -54,22 +54,24 @@ def theme() -> dict:
     return {"config": copy.deepcopy(THEME)}
 
 
-def _alt():
+def altair():
+    """The ``altair`` module, imported on first use (so kvsim imports without it): every chart's ``alt``."""
     import altair as alt
 
     return alt
 
 
-def _finish(chart, title: str, subtitle: str | None = None):
+def finish_chart(chart, title: str, subtitle: str | None = None):
     """Title (the finding, with an optional subtitle) and the book's theme."""
-    alt = _alt()
+    alt = altair()
     params = {"text": title}
     if subtitle:
         params["subtitle"] = subtitle
     return chart.properties(title=alt.TitleParams(**params)).configure(**THEME)
 
 
-def _need_rows(rows, keys: Sequence[str], what: str) -> list[dict]:
+def need_rows(rows, keys: Sequence[str], what: str) -> list[dict]:
+    """``rows`` as a list, checked to be non-empty with every key a chart ``what`` reads."""
     rows = list(rows)
     if not rows:
         raise KvsimError(f"{what}: rows=[] is empty: expected at least one row")
@@ -95,12 +97,3 @@ def kv_dtype_label(model, kv_dtype: str | None = None) -> str:
         raise KvsimError(f"kv_dtype={kv_dtype!r} is not known: expected one of "
                          f"{', '.join(KV_DTYPES)} (or None for the model's dtype)")
     return kv_dtype
-
-
-def _bits(dtype: str) -> str:
-
-    return f"{8 * KV_DTYPES[dtype]}-bit"
-
-
-def _cache_label(dtype: str) -> str:
-    return f"{dtype} cache ({_bits(dtype)})"

@@ -12,7 +12,7 @@ from typing import Mapping
 from kvsim.engine.result import SimResult
 from kvsim.errors import KvsimError, check_int
 
-from .theme import DASHES, PALETTE, _alt, _finish, _need_rows
+from .theme import DASHES, PALETTE, altair, finish_chart, need_rows
 
 # --- the timeline of a run -------------------------------------------------------------
 
@@ -96,11 +96,11 @@ def timeline_chart(data: Mapping, *, title: str, subtitle: str | None = None,
     through every panel and prints the state there, so the static page can
     walk the run with no kernel.
     """
-    alt = _alt()
+    alt = altair()
     for key in ("series", "ticks", "runs", "t_end"):
         if key not in data:
             raise KvsimError(f"timeline_chart: data lacks {key!r}: build it with timeline_data")
-    series = _need_rows(data["series"], ["run", "t", "kv_pct", "waiting", "swapped"], "timeline_chart")
+    series = need_rows(data["series"], ["run", "t", "kv_pct", "waiting", "swapped"], "timeline_chart")
     ticks = list(data["ticks"])
     runs, t_end = list(data["runs"]), float(data["t_end"])
     width = check_int("width", width, min=200, max=700)
@@ -185,4 +185,4 @@ def timeline_chart(data: Mapping, *, title: str, subtitle: str | None = None,
                                                            strokeDash="independent")
     if p_t is not None:
         chart = chart.add_params(p_t)
-    return _finish(chart, title, subtitle)
+    return finish_chart(chart, title, subtitle)

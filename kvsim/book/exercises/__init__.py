@@ -30,10 +30,13 @@ never ``5.734e+04``)::
 """
 from __future__ import annotations
 
+import math
+from numbers import Integral, Real
+
 from kvsim.errors import KvsimError
 
 from . import ch01, ch02, ch03, ch04, ch05
-from .base import Exercise, Prediction, Verdict, _as_number, _not_a_number, plain
+from .base import Exercise, Prediction, Verdict, plain
 from .setups import BELGAVI, H100_8B
 
 __all__ = [
@@ -57,6 +60,27 @@ def _registry(kind: str) -> dict:
 
 EXERCISES: dict[str, Exercise] = _registry("EXERCISES")
 PREDICTIONS: dict[str, Prediction] = _registry("PREDICTIONS")
+
+
+def _as_number(answer):
+    """Return ``answer`` as int or float, or ``None`` when it is not a number."""
+    if isinstance(answer, bool):
+        return None
+    if isinstance(answer, Integral):
+        return int(answer)
+    if isinstance(answer, Real):
+        x = float(answer)
+        return x if math.isfinite(x) else None
+    return None
+
+
+def _not_a_number(variable: str, value, kind: str, unit: str) -> Verdict:
+    """The "invalid" verdict: what was written, its type, and what to write instead."""
+    shown = repr(value)
+    if len(shown) > 40:
+        shown = shown[:37] + "..."
+    return Verdict("invalid", f"Not a number: {variable} = {shown} is a {type(value).__name__}; "
+                              f"write {kind} ({unit}) without quotes.")
 
 
 def list_exercises() -> list[str]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from numbers import Integral, Real
+from numbers import Integral
 from typing import Callable
 
 __all__ = ["Verdict", "Exercise", "Prediction", "plain"]
@@ -68,18 +68,6 @@ class Prediction:
     rel_tol: float = 0.10
 
 
-def _as_number(answer):
-    """Return ``answer`` as int or float, or ``None`` when it is not a number."""
-    if isinstance(answer, bool):
-        return None
-    if isinstance(answer, Integral):
-        return int(answer)
-    if isinstance(answer, Real):
-        x = float(answer)
-        return x if math.isfinite(x) else None
-    return None
-
-
 def plain(x) -> str:
     """A number as a reader writes it: ``57,344``, ``57,344.4``, ``4.66``, ``0.0125``.
 
@@ -102,13 +90,3 @@ def plain(x) -> str:
     decimals = max(0, 3 - int(math.floor(math.log10(a))))
     text = f"{x:,.{decimals}f}"
     return text.rstrip("0").rstrip(".") if "." in text else text
-
-
-
-def _not_a_number(variable: str, value, kind: str, unit: str) -> Verdict:
-    """The "invalid" verdict: what was written, its type, and what to write instead."""
-    shown = repr(value)
-    if len(shown) > 40:
-        shown = shown[:37] + "..."
-    return Verdict("invalid", f"Not a number: {variable} = {shown} is a {type(value).__name__}; "
-                              f"write {kind} ({unit}) without quotes.")

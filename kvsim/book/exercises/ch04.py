@@ -1,7 +1,7 @@
 """Chapter 4, *Detecting preemption*: its exercises and predictions.
 
 Every expected value comes from the chapter's incident (the ``incident-day``
-scenario) as Prometheus would have scraped it (:func:`kvsim.observe.metrics.scrape`,
+scenario) as Prometheus would have scraped it (:func:`kvsim.observe.series.scrape`,
 every 15 s), through the same panel functions the chapter plots
 (:mod:`kvsim.observe.panels`).
 """
@@ -13,8 +13,10 @@ import numpy as np
 
 from kvsim.engine.loop import simulate
 from kvsim.observe.alerts import SEED_RULES_FILE, lint_rules
-from kvsim.observe.metrics import ITL_BUCKETS, _le, histogram_quantile, kv_usage_breakdown, scrape
-from kvsim.observe.panels import dashboard_rows, firing, increase, onset
+from kvsim.observe.catalogue import ITL_BUCKETS, le_label
+from kvsim.observe.introspection import kv_usage_breakdown
+from kvsim.observe.panels import dashboard_rows, firing, histogram_quantile, increase, onset
+from kvsim.observe.series import scrape
 from kvsim.runs.scenarios import run_scenario, scenario_parameters
 from kvsim.traffic.lengths import Geometric
 from kvsim.traffic.workload import Workload
@@ -187,7 +189,7 @@ def _bucket_edge():
 def _p99_ms():
 
     tab = scraped()
-    counts = [float(np.asarray(tab[f'vllm:inter_token_latency_seconds_bucket{{le="{_le(e)}"}}'])[-1])
+    counts = [float(np.asarray(tab[f'vllm:inter_token_latency_seconds_bucket{{le="{le_label(e)}"}}'])[-1])
               for e in ITL_BUCKETS]
     counts.append(float(np.asarray(tab['vllm:inter_token_latency_seconds_bucket{le="+Inf"}'])[-1]))
     p99 = histogram_quantile(0.99, ITL_BUCKETS, counts)

@@ -1,0 +1,240 @@
+"""The metric catalogue: the families a vLLM server exposes, per vLLM version.
+
+One job: say which metrics a chosen vLLM version registers -- their names,
+types, documentation strings, label names and histogram buckets
+(:class:`MetricDef`, :data:`VERSIONS`, :func:`metric_defs`) -- and how their
+series are named (:func:`series_name`, :func:`le_label`). What a run puts in
+them is :mod:`kvsim.observe.series`; the text a scrape returns is
+:mod:`kvsim.observe.exposition`.
+
+What was read, and where (the public vLLM repository, github.com/vllm-project/vllm):
+
+* ``vllm/v1/metrics/loggers.py`` at commit ``005a810`` (the V1
+  ``PrometheusStatLogger`` of the 0.10 series: its deprecation comments say
+  "Deprecated in 0.9 ... in 0.10, only enable if show_hidden_metrics"): the
+  names, types, documentation strings and the label names
+  ``["model_name", "engine"]`` (``engine`` is the engine-core index as a
+  string, ``"0"`` for one engine); ``vllm:request_success`` adds
+  ``finished_reason``; ``vllm:cache_config_info`` is a gauge set to 1 whose
+  labels are the cache config's fields plus ``engine``.
+* ``vllm/v1/metrics/buckets.py`` at commit ``139b1c3`` (current main): the
+  bucket families -- TTFT ``0.001 .. 2560``, inter-token latency ``0.01 .. 80``,
+  request latency ``0.3 .. 7680``, ``vllm:request_num_preemptions``
+  ``(1, 2, 3, 4, 5, 10, 20)``, and token counts in a 1-2-5 series up to
+  ``max_model_len``.
+* ``vllm/v1/metrics/stats.py`` (``IterationStats.update_from_output``): the
+  prompt-token counter grows by the whole prompt when a request emits its
+  first token (so a recompute after a preemption never shows in it), TTFT is
+  that instant minus arrival, and every later token observes the time since
+  the request's previous token (its inter-token latency, which is how a
+  resumed request's pause shows up as one long gap).
+* ``vllm/engine/metrics.py`` at commit ``00c33e8`` (V0, ``Metrics``): the V0
+  names (``vllm:gpu_cache_usage_perc``, ``vllm:cpu_cache_usage_perc``,
+  ``vllm:num_requests_swapped``, ``vllm:time_per_output_token_seconds``), the
+  label ``model_name`` alone, V0's shorter buckets, ``vllm:cache_config`` as an
+  ``Info`` (scraped as ``vllm:cache_config_info``) and
+  ``prometheus_client.disable_created_metrics()`` (no ``_created`` samples).
+
+Versions (``version=``): ``"v1"`` (default; current V1: ``vllm:kv_cache_usage_perc``,
+``vllm:inter_token_latency_seconds``, ``vllm:request_num_preemptions``, no
+deprecated names), ``"v1-0.10"`` (the 0.10 logger: the deprecated
+``vllm:gpu_cache_usage_perc`` and ``vllm:gpu_prefix_cache_*`` beside the new
+names, ``vllm:time_per_output_token_seconds`` for the inter-token histogram),
+``"v0"`` (the V0 engine).
+
+Explained in chapter 4, *Detecting preemption* (*What a vLLM server exposes*).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from prometheus_client.utils import floatToGoString
+
+from kvsim.errors import check_choice, check_int
+
+__all__ = ["VERSIONS", "MetricDef", "metric_defs", "series_name", "le_label", "TTFT_BUCKETS",
+           "ITL_BUCKETS", "REQUEST_LATENCY_BUCKETS", "REQUEST_NUM_PREEMPTIONS_BUCKETS",
+           "V0_TTFT_BUCKETS", "V0_TPOT_BUCKETS", "V0_E2E_BUCKETS", "one_two_five_buckets"]
+
+# --- buckets, as vLLM's source has them ---------------------------------------------------
+
+#: vllm/v1/metrics/buckets.py TIME_TO_FIRST_TOKEN_BUCKETS (same in loggers.py at 005a810).
+TTFT_BUCKETS = (0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5,
+                5.0, 7.5, 10.0, 20.0, 40.0, 80.0, 160.0, 640.0, 2560.0)
+#: INTER_TOKEN_LATENCY_BUCKETS (V1's time_per_output_token used the same list).
+ITL_BUCKETS = (0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.75, 1.0, 2.5, 5.0,
+               7.5, 10.0, 20.0, 40.0, 80.0)
+#: REQUEST_LATENCY_BUCKETS (e2e, queue, inference, prefill, decode).
+REQUEST_LATENCY_BUCKETS = (0.3, 0.5, 0.8, 1.0, 1.5, 2.0, 2.5, 5.0, 10.0, 15.0, 20.0, 30.0,
+                           40.0, 50.0, 60.0, 120.0, 240.0, 480.0, 960.0, 1920.0, 7680.0)
+#: REQUEST_NUM_PREEMPTIONS_BUCKETS: the first bucket holds never- and once-preempted requests.
+REQUEST_NUM_PREEMPTIONS_BUCKETS = (1, 2, 3, 4, 5, 10, 20)
+#: V0 (vllm/engine/metrics.py at 00c33e8).
+V0_TTFT_BUCKETS = (0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5,
+                   5.0, 7.5, 10.0)
+V0_TPOT_BUCKETS = (0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.75, 1.0, 2.5)
+V0_E2E_BUCKETS = (1.0, 2.5, 5.0, 10.0, 15.0, 20.0, 30.0, 40.0, 50.0, 60.0)
+
+
+def one_two_five_buckets(max_value: int) -> tuple[int, ...]:
+    """vLLM's ``build_1_2_5_buckets``: 1, 2, 5, 10, 20, 50, ... up to ``max_value``."""
+    out, exp = [], 0
+    while True:
+        for m in (1, 2, 5):
+            v = m * 10 ** exp
+            if v > max_value:
+                return tuple(out)
+            out.append(v)
+        exp += 1
+
+
+@dataclass(frozen=True)
+class MetricDef:
+    """One metric family: ``name`` as registered (counters without ``_total``)."""
+
+    name: str
+    kind: str            # "counter" | "gauge" | "histogram" | "info"
+    doc: str
+    source: str          # what in the run it is made of (see RunMetrics)
+    buckets: tuple = ()
+    deprecated: str = ""  # the name that replaces it, if deprecated
+
+    @property
+    def scraped_names(self) -> tuple[str, ...]:
+        """The sample names a scrape shows (``_total``, ``_created``, ``_bucket`` ...)."""
+        if self.kind == "counter":
+            return (self.name + "_total", self.name + "_created")
+        if self.kind == "histogram":
+            return tuple(self.name + s for s in ("_bucket", "_count", "_sum", "_created"))
+        if self.kind == "info":
+            return (self.name,)
+        return (self.name,)
+
+
+def _v1_defs(max_model_len: int, *, v010: bool) -> list[MetricDef]:
+    tok = one_two_five_buckets(max_model_len)
+    d = [
+        MetricDef("vllm:num_requests_running", "gauge",
+                  "Number of requests in model execution batches.", "running"),
+        MetricDef("vllm:num_requests_waiting", "gauge",
+                  "Number of requests waiting to be processed.", "waiting"),
+    ]
+    if v010:
+        d.append(MetricDef("vllm:gpu_cache_usage_perc", "gauge",
+                           "GPU KV-cache usage. 1 means 100 percent usage.DEPRECATED: Use "
+                           "vllm:kv_cache_usage_perc instead.", "kv_usage",
+                           deprecated="vllm:kv_cache_usage_perc"))
+        d.append(MetricDef("vllm:gpu_prefix_cache_queries", "counter",
+                           "GPU prefix cache queries, in terms of number of queried"
+                           "tokens. DEPRECATED: Use vllm:prefix_cache_queries instead.",
+                           "prefix_queries", deprecated="vllm:prefix_cache_queries"))
+        d.append(MetricDef("vllm:gpu_prefix_cache_hits", "counter",
+                           "GPU prefix cache hits, in terms of number of cached tokens. "
+                           "DEPRECATED: Use vllm:prefix_cache_hits instead.", "prefix_hits",
+                           deprecated="vllm:prefix_cache_hits"))
+    d += [
+        MetricDef("vllm:kv_cache_usage_perc", "gauge",
+                  "KV-cache usage. 1 means 100 percent usage.", "kv_usage"),
+        MetricDef("vllm:prefix_cache_queries", "counter",
+                  "Prefix cache queries, in terms of number of queried tokens.", "prefix_queries"),
+        MetricDef("vllm:prefix_cache_hits", "counter",
+                  "Prefix cache hits, in terms of number of cached tokens.", "prefix_hits"),
+        MetricDef("vllm:num_preemptions", "counter",
+                  "Cumulative number of preemption from the engine.", "preemptions"),
+        MetricDef("vllm:prompt_tokens", "counter", "Number of prefill tokens processed.",
+                  "prompt_tokens_first"),
+        MetricDef("vllm:generation_tokens", "counter", "Number of generation tokens processed.",
+                  "generation_tokens"),
+        MetricDef("vllm:request_success", "counter", "Count of successfully processed requests.",
+                  "success"),
+        MetricDef("vllm:request_prompt_tokens", "histogram", "Number of prefill tokens processed.",
+                  "req_prompt_tokens", tok),
+        MetricDef("vllm:request_generation_tokens", "histogram",
+                  "Number of generation tokens processed.", "req_generation_tokens", tok),
+        MetricDef("vllm:time_to_first_token_seconds", "histogram",
+                  "Histogram of time to first token in seconds.", "ttft", TTFT_BUCKETS),
+    ]
+    if v010:
+        d.append(MetricDef("vllm:time_per_output_token_seconds", "histogram",
+                           "Histogram of time per output token in seconds.", "itl", ITL_BUCKETS,
+                           deprecated="vllm:inter_token_latency_seconds"))
+    else:
+        d.append(MetricDef("vllm:inter_token_latency_seconds", "histogram",
+                           "Histogram of inter-token latency in seconds.", "itl", ITL_BUCKETS))
+        d.append(MetricDef("vllm:request_num_preemptions", "histogram",
+                           "Number of preemptions per request.", "req_preemptions",
+                           REQUEST_NUM_PREEMPTIONS_BUCKETS))
+    d += [
+        MetricDef("vllm:e2e_request_latency_seconds", "histogram",
+                  "Histogram of e2e request latency in seconds.", "e2e", REQUEST_LATENCY_BUCKETS),
+        MetricDef("vllm:cache_config_info", "info", "Information of the LLMEngine CacheConfig",
+                  "cache_config"),
+    ]
+    return d
+
+
+def _v0_defs(max_model_len: int) -> list[MetricDef]:
+    tok = one_two_five_buckets(max_model_len)
+    return [
+        MetricDef("vllm:cache_config", "info", "information of cache_config", "cache_config"),
+        MetricDef("vllm:num_requests_running", "gauge",
+                  "Number of requests currently running on GPU.", "running"),
+        MetricDef("vllm:num_requests_waiting", "gauge",
+                  "Number of requests waiting to be processed.", "waiting"),
+        MetricDef("vllm:num_requests_swapped", "gauge", "Number of requests swapped to CPU.",
+                  "swapped"),
+        MetricDef("vllm:gpu_cache_usage_perc", "gauge",
+                  "GPU KV-cache usage. 1 means 100 percent usage.", "kv_usage"),
+        MetricDef("vllm:num_preemptions", "counter",
+                  "Cumulative number of preemption from the engine.", "preemptions"),
+        MetricDef("vllm:prompt_tokens", "counter", "Number of prefill tokens processed.",
+                  "prompt_tokens_all"),
+        MetricDef("vllm:generation_tokens", "counter", "Number of generation tokens processed.",
+                  "generation_tokens"),
+        MetricDef("vllm:time_to_first_token_seconds", "histogram",
+                  "Histogram of time to first token in seconds.", "ttft", V0_TTFT_BUCKETS),
+        MetricDef("vllm:time_per_output_token_seconds", "histogram",
+                  "Histogram of time per output token in seconds.", "itl", V0_TPOT_BUCKETS),
+        MetricDef("vllm:e2e_request_latency_seconds", "histogram",
+                  "Histogram of end to end request latency in seconds.", "e2e", V0_E2E_BUCKETS),
+        MetricDef("vllm:request_prompt_tokens", "histogram", "Number of prefill tokens processed.",
+                  "req_prompt_tokens", tok),
+        MetricDef("vllm:request_generation_tokens", "histogram",
+                  "Number of generation tokens processed.", "req_generation_tokens", tok),
+        MetricDef("vllm:request_success", "counter", "Count of successfully processed requests.",
+                  "success"),
+    ]
+
+
+#: Each version: its label names, whether counters carry ``_created``, and its source.
+VERSIONS = {
+    "v1": dict(labels=("model_name", "engine"), created=True,
+               source="vllm/v1/metrics/loggers.py (V1) with buckets.py at 139b1c3"),
+    "v1-0.10": dict(labels=("model_name", "engine"), created=True,
+                    source="vllm/v1/metrics/loggers.py at 005a810 (0.10 series)"),
+    "v0": dict(labels=("model_name",), created=False,
+               source="vllm/engine/metrics.py at 00c33e8 (V0)"),
+}
+
+
+def metric_defs(version: str = "v1", max_model_len: int = 4096) -> list[MetricDef]:
+    """The metric families of ``version`` (see :data:`VERSIONS`)."""
+    version = check_choice("version", version, list(VERSIONS))
+    max_model_len = check_int("max_model_len", max_model_len, min=1, max=10**8)
+    if version == "v0":
+        return _v0_defs(max_model_len)
+    return _v1_defs(max_model_len, v010=(version == "v1-0.10"))
+
+
+def series_name(name: str, labels: dict | None = None) -> str:
+    """``name{k="v",...}`` with labels sorted, as Prometheus prints a series."""
+    if not labels:
+        return name
+    inner = ",".join(f'{k}="{v}"' for k, v in sorted(labels.items()))
+    return f"{name}{{{inner}}}"
+
+
+def le_label(edge) -> str:
+    """A bucket edge as its ``le`` label reads in a series name (prometheus_client's
+    ``floatToGoString``: 1.0 -> "1.0")."""
+    return floatToGoString(edge)
