@@ -2,6 +2,7 @@
 
     python benchmarks/run.py            # or: make bench
     python benchmarks/run.py --quick    # fewer repeats
+    python benchmarks/run.py --dask     # only kvsim.sweep on a Dask LocalCluster (~30 s)
 
 Targets (kvsim 2), on the project's 2-core machine, with prefix caching on:
 * the 2-minute Belgavi workload (cold server, 1.5 req/s)  <= 10 ms
@@ -16,13 +17,16 @@ For scale: a well-known research simulator takes ~1.9 s in its loop for the
 from __future__ import annotations
 
 import argparse
+import logging
 import os
 import statistics
 import sys
 import time
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import kvsim
+from kvsim.runs.sweeps import chunk_size_for
 from kvsim.traffic.lengths import Geometric
 from kvsim.traffic.workload import Workload
 
@@ -46,11 +50,100 @@ def row(name, seconds, target=None, extra=""):
     print(f"{name:<48} {seconds * 1e3:10.1f} ms   {ratio} {extra}")
 
 
+class _Counted:
+    """An executor that counts the tasks submitted through it (everything else: the inner one's)."""
+
+    def __init__(self, inner):
+        self.inner, self.tasks = inner, 0
+
+    def submit(self, fn, *args, **kwargs):
+        self.tasks += 1
+        return self.inner.submit(fn, *args, **kwargs)
+
+    def __getattr__(self, name):          # the worker count kvsim.sweep reads, say
+        return getattr(self.inner, name)
+
+
+def sweep_on_dask(rep: int) -> None:
+    """A 2-worker Dask LocalCluster: the cost of one task, and batching's speed-up.
+
+    The per-task cost is the wall time of many trivial tasks divided by their
+    number (all submitted at once, so it is the throughput limit of the
+    scheduler and the client, not a latency), and the CPU this process spends
+    on them: the LocalCluster's scheduler runs in this process, with the
+    client. README.md derives its cluster projection from these lines.
+    """
+    print("\nkvsim.sweep on a Dask LocalCluster (2 worker processes, 1 thread each):")
+    try:
+        # Imported here, not at the top: dask is an optional extra (kvsim[cluster])
+        # and takes a second to import; the other benchmarks do not need it.
+        import distributed
+    except ImportError:
+        print("  (distributed is not installed: skipped; pip install -r requirements.txt)")
+        return
+    base = {"scenario": "belgavi", "duration_s": 120.0, "warmup_s": 0.0}
+    grid = {"output_mean": [200, 250, 300, 350, 400, 450, 500, 550, 600, 650]}
+    seeds = [0, 1, 2, 3]
+    runs = len(grid["output_mean"]) * len(seeds)
+    serial = median_time(lambda: kvsim.sweep(base, grid, seeds=seeds, progress=False),
+                         max(3, rep // 3))
+    per_run = serial / runs
+    # CRITICAL: a worker's heartbeat that races the shutdown logs a traceback otherwise.
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  host="127.0.0.1", dashboard_address=None,
+                                  silence_logs=logging.CRITICAL) as cluster, \
+            distributed.Client(cluster) as client:
+        client.wait_for_workers(2)
+        # pure=False: Dask would otherwise give a task the result of an identical one still
+        # in memory (the same runs, repeated), and the repeats would time nothing.
+        ex = client.get_executor(pure=False)
+        n = 200
+        walls, cpus = [], []
+        for _ in range(max(3, rep // 2) + 1):
+            c0, t0 = time.process_time(), time.perf_counter()
+            futures = [ex.submit(int, i) for i in range(n)]
+            for f in futures:
+                f.result()
+            walls.append((time.perf_counter() - t0) / n)
+            cpus.append((time.process_time() - c0) / n)
+        wall, cpu = statistics.median(walls[1:]), statistics.median(cpus[1:])   # first: warm-up
+        times, tasks = {}, {}
+        for chunk in (1, None):
+            counted = _Counted(ex)
+            kvsim.sweep(base, grid, seeds=seeds, executor=counted, chunk_size=chunk,
+                        progress=False)                               # warm the workers
+            tasks[chunk] = counted.tasks
+            times[chunk] = median_time(lambda: kvsim.sweep(base, grid, seeds=seeds, executor=ex,
+                                                           chunk_size=chunk, progress=False),
+                                       max(5, rep // 2))
+    print(f"  per task ({n} trivial tasks at once)  {wall * 1e3:7.2f} ms wall   "
+          f"{cpu * 1e3:7.2f} ms CPU of the scheduler + client process")
+    print(f"  {runs} runs of belgavi (2 min, no warm-up), no executor  {serial:6.2f} s   "
+          f"[{per_run * 1e3:.1f} ms a run]")
+    for chunk, label in ((1, "chunk_size=1   "), (None, "chunk_size=None")):
+        print(f"  {runs} runs, {label} {tasks[chunk]:3d} tasks          {times[chunk]:6.2f} s   "
+              f"speed-up {serial / times[chunk]:.2f}x over no executor")
+    print(f"  chunk_size=None against chunk_size=1: {times[1] / times[None]:.2f}x as fast")
+    # The README's projection: a scheduler of CPU s per task, runs of r s, chunks of c runs
+    # and W workers is busy W * s / (c * r) of the time; at 1 it sets the pace.
+    for workers in (2, 64):
+        chunks = [1, chunk_size_for(per_run, 100_000, workers)]
+        print(f"  projected scheduler load, {workers:2d} workers: " + ", ".join(
+            f"chunk {c} {workers * cpu / (c * per_run):.2f}" for c in chunks)
+            + "   (W * s / (c * r), s = CPU per task, r = a run; >= 1: saturated)")
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="fewer repeats, skip 10^5 requests")
+    ap.add_argument("--dask", action="store_true",
+                    help="only kvsim.sweep on a Dask LocalCluster (the README's projection)")
     args = ap.parse_args(argv)
     rep = 3 if args.quick else 9
+    if args.dask:
+        print(f"kvsim {kvsim.__version__} | Python {sys.version.split()[0]} | medians")
+        sweep_on_dask(rep)
+        return 0
 
     print(f"kvsim {kvsim.__version__} | Python {sys.version.split()[0]} | medians of {rep} runs\n")
     cold = Workload.poisson(1.5, 120, prompt=850, output=Geometric(250), seed=0)
@@ -99,7 +192,6 @@ def main(argv=None) -> int:
     base = {"scenario": "belgavi", "duration_s": 120.0, "warmup_s": 0.0}
     one = median_time(lambda: kvsim.sweep(base, grid, seeds=[0, 1], progress=False), 1)
     print(f"  serial      {one:6.2f} s")
-    from concurrent.futures import ProcessPoolExecutor
     for workers in sorted({2, os.cpu_count() or 1}):
         if workers < 2:
             continue
@@ -108,6 +200,7 @@ def main(argv=None) -> int:
             t = median_time(lambda: kvsim.sweep(base, grid, seeds=[0, 1], executor=pool,
                                                 progress=False), 1)
         print(f"  {workers} workers   {t:6.2f} s   speed-up {one / t:.2f}x")
+    sweep_on_dask(rep)
 
     print("\nThe whole book, top to bottom (every chapter in a fresh kernel; target 180 s):")
     import nbformat

@@ -8,7 +8,7 @@ The public contract (names may gain options, never lose them)::
     kvsim.kv_budget(gpu, model, *, gpu_memory_utilization, ...) -> KVBudget
     kvsim.simulate(workload, *, model, gpu, **engine_options) -> SimResult
     kvsim.get_scenario(name, **overrides) / kvsim.run_scenario(name, **overrides) / kvsim.list_scenarios()
-    kvsim.sweep(base, grid, *, seeds=None, executor=None) -> Table
+    kvsim.sweep(base, grid, *, seeds=None, executor=None, chunk_size=None) -> Table
 
 Packages by concern, each importing only those before it (``tests/test_layers.py``
 checks the direction):
@@ -18,7 +18,7 @@ checks the direction):
 * ``kvsim.traffic``: request lengths, workloads and traces, arrivals;
 * ``kvsim.engine``: options, the block pool, vLLM's scheduler, policies, the cost model,
   the loop, the result;
-* ``kvsim.runs``: scenarios, sweeps (on any executor), the stepper;
+* ``kvsim.runs``: scenarios, sweeps (on any executor, in batches), the stepper;
 * ``kvsim.observe``: a run as vLLM's Prometheus series, the exporter, alert rules, panels;
 * ``kvsim.lab``: chapter 5's missions and a learner's progress;
 * ``kvsim.book``: the book's charts, widgets, exercises and notebook set-up;

@@ -10,6 +10,7 @@ and chapter 4 (``kvsim simulate``: replay a trace against a configuration)::
     kvsim simulate --trace trace.csv --model llama-3.1-8b --gpu h100-80gb --util 0.9
     kvsim simulate --trace trace.csv --model llama-3.1-8b --gpu h100-80gb --kv-cache-tokens 447088
     kvsim sweep --scenario belgavi --grid output_mean=250,600 --seeds 0-4 --workers 2
+    kvsim sweep --scenario belgavi --grid output_mean=250,600 --seeds 0-9 --workers 2 --chunk-size 5
     kvsim exporter --scenario mission-1-storm --speed 10 --port 9400   (serves /metrics)
     kvsim lint-rules my-alerts.rules.yml     (exit 1 when it finds a classic mistake)
     kvsim lint-rules my-alerts.rules.yml --against incident-day   (when each alert fires)
@@ -229,6 +230,12 @@ def build_parser() -> argparse.ArgumentParser:
                    help="seeds: 0-4, 0,3,7 or 5 (default: the scenario's own)")
     w.add_argument("--workers", type=_arg(lambda v: check_int("workers", v, min=1, max=512)),
                    default=1, metavar="N", help="processes to run the points in (default 1)")
+    # The range of kvsim.sweep's own check (kvsim.runs.sweeps.CHUNK_SIZE_MAX), not imported
+    # here so that `kvsim --help` stays fast.
+    w.add_argument("--chunk-size", type=_arg(lambda v: check_int("chunk_size", v, min=1,
+                                                                 max=1_000_000)),
+                   default=None, metavar="N", help="with --workers: runs per task (default: "
+                   "chosen from the time of the first run)")
     out = w.add_mutually_exclusive_group()
     out.add_argument("--json", action="store_true", help="print JSON rows")
     out.add_argument("--csv", action="store_true", help="print every column as CSV")
@@ -505,7 +512,8 @@ def _cmd_sweep(args) -> str:
     if args.workers > 1:
         from concurrent.futures import ProcessPoolExecutor
         with ProcessPoolExecutor(args.workers) as pool:
-            table = kvsim.sweep(base, grid, seeds=args.seeds, executor=pool)
+            table = kvsim.sweep(base, grid, seeds=args.seeds, executor=pool,
+                                chunk_size=args.chunk_size)
     else:
         table = kvsim.sweep(base, grid, seeds=args.seeds)
     names = table.columns

@@ -11,6 +11,7 @@ import pytest
 
 import kvsim
 from kvsim.engine.result import SUMMARY_KEYS
+from kvsim.runs.sweeps import _worker_count
 
 GRID = {"gpu_memory_utilization": [0.55, 0.60], "output_mean": [250, 600]}
 SHORT = {"scenario": "belgavi", "duration_s": 120.0, "warmup_s": 30.0}
@@ -76,8 +77,12 @@ def test_a_dask_cluster_gives_the_same_table(serial):
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
                                   host="127.0.0.1", dashboard_address=None,
                                   silence_logs=40) as cluster, distributed.Client(cluster) as client:
-        table = kvsim.sweep(SHORT, GRID, seeds=[0, 1], executor=client.get_executor())
-    assert _same(table, serial)
+        client.wait_for_workers(2)
+        executor = client.get_executor()
+        assert _worker_count(executor) == 2              # the chunk size's cap knows the cluster
+        table = kvsim.sweep(SHORT, GRID, seeds=[0, 1], executor=executor)
+        batched = kvsim.sweep(SHORT, GRID, seeds=[0, 1], executor=executor, chunk_size=3)
+    assert _same(table, serial) and _same(batched, serial)
 
 
 def test_a_simulate_style_base_sweeps_engine_options():

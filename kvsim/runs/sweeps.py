@@ -22,12 +22,32 @@ table is the same whatever runs it and in whatever order the runs finish:
 every run is fully determined by its settings and seed, and rows are put back
 in grid order.
 
+On an executor the runs travel in batches, ``chunk_size`` runs per task,
+because a cluster's scheduler pays a fixed cost per task (12-14 ms of CPU
+reported for a Dask cluster's scheduler, 1.5-2.5 ms measured on a 2-worker
+``LocalCluster`` by ``benchmarks/run.py --dask``), while a two-minute Belgavi
+run takes some 10-25 ms: one task per run leaves the workers waiting on the
+scheduler. ``chunk_size=None`` (the default) measures: the first run (up to
+:data:`MEASURE_RUNS` of them, for about :data:`MEASURE_S` at most) runs here,
+in this process, timed, and its summary is kept, so no work is lost (a sweep
+of a few quick runs may thus run here entirely). The rest go out in chunks
+lasting about :data:`TASK_TARGET_S` each, but never so few that a worker gets
+fewer than :data:`TASKS_PER_WORKER` tasks, unless the cluster is so big that
+one scheduler could not keep up with its workers otherwise (see
+:func:`chunk_size_for`). An integer ``chunk_size`` is used as given (1: one
+task per run, as before batching), with nothing timed. With
+``executor=None`` everything runs here and ``chunk_size`` only has to be
+valid. The table is byte for byte the same whatever the chunk size.
+
 A sweep of 8 runs or more shows its progress: a bar on stderr in a terminal,
 an updating line in Jupyter (``progress=False`` turns it off, ``True`` on).
+On an executor it advances as each chunk comes back, by the runs it holds.
 """
 from __future__ import annotations
 
+import concurrent.futures as cf
 import itertools
+import math
 import sys
 import time
 from collections.abc import Iterable, Mapping
@@ -43,10 +63,53 @@ from kvsim.errors import KvsimError, check_int
 
 from .scenarios import get_scenario
 
-__all__ = ["sweep", "sweep_points"]
+__all__ = ["sweep", "sweep_points", "chunk_size_for"]
 
 #: Runs from which a sweep shows its progress unless told not to.
 PROGRESS_FROM = 8
+
+#: Seconds one task (a chunk of runs) should last when ``chunk_size=None``.
+#: A Dask cluster's scheduler spends up to 10-15 ms of CPU per task, whatever
+#: the task does: at 0.3 s a task, that overhead is 3-5 % of the work (against
+#: 50 % with a task per 24 ms run). Longer tasks buy little more on a few workers and make
+#: the end of a sweep (when some workers already idle) and the progress bar
+#: coarser. (On a big cluster :data:`SCHEDULER_LOAD` asks for longer ones.)
+TASK_TARGET_S = 0.3
+
+#: The scheduler's CPU per task that the chunk size budgets for: the top of
+#: what Dask's is reported to cost on a cluster (benchmarks/run.py --dask
+#: measures it on a LocalCluster: 1.5-2.5 ms on the project's 2-core VM) ...
+SCHEDULER_COST_S = 0.015
+#: ... and the share of one scheduler core the tasks may take. One scheduler
+#: feeds ``W`` workers with tasks of ``c`` runs of ``r`` seconds at a load of
+#: ``W * SCHEDULER_COST_S / (c * r)``; at 1 the scheduler, not the workers,
+#: sets the pace. So a chunk is never shorter than that load allows (80 runs
+#: of 24 ms on 64 workers: 1.9 s tasks), even if workers get fewer tasks.
+SCHEDULER_LOAD = 0.5
+
+#: With ``chunk_size=None``, every worker gets at least this many tasks (when
+#: the executor tells how many workers it has), so that a worker that draws
+#: the slow points of a grid does not hold up the sweep while others idle.
+TASKS_PER_WORKER = 4
+
+#: Workers assumed when the executor does not say how many it has (a Ray
+#: bridge, a wrapper): a middle-sized cluster, so chunks stay small enough to
+#: spread over one.
+FALLBACK_WORKERS = 8
+
+#: ``chunk_size=None`` times the first runs here: at most this many ...
+MEASURE_RUNS = 5
+#: ... and no more once this many seconds are spent (at least one run is timed).
+#: The per-run time is the median of those timed, so a first run that warms
+#: caches does not count for more than one.
+MEASURE_S = 0.05
+
+#: The largest ``chunk_size`` accepted (a million runs in one task is already one task).
+CHUNK_SIZE_MAX = 1_000_000
+
+#: The clock that times the runs measured here (module-level so a test can
+#: put a fake one in its place).
+_clock = time.perf_counter
 
 
 def _base_kwargs(base) -> tuple[str | None, dict]:
@@ -119,6 +182,68 @@ def _run(task: tuple) -> dict:
     return simulate(workload, **kwargs).summary()
 
 
+def _run_chunk(tasks: list) -> list[dict]:
+    """Several runs in one task, in order: their summaries (module-level: picklable)."""
+    return [_run(task) for task in tasks]
+
+
+def _worker_count(executor) -> int | None:
+    """How many runs ``executor`` runs at once, where it says; else None.
+
+    The standard library's pools keep it in ``_max_workers``; a Dask
+    ``ClientExecutor`` holds its client, whose ``nthreads()`` maps each worker
+    to its threads. Both are read defensively: nothing here is public API.
+    """
+    n = getattr(executor, "_max_workers", None)
+    if isinstance(n, int) and not isinstance(n, bool) and n > 0:
+        return n
+    client = getattr(executor, "_client", None)
+    nthreads = getattr(client, "nthreads", None)
+    if callable(nthreads):
+        try:
+            n = sum(nthreads().values())
+        except Exception:      # a closed or unreachable client: fall back, the submit will tell
+            return None
+        return n if n > 0 else None
+    return None
+
+
+def chunk_size_for(per_run_s: float, runs: int, workers: int | None) -> int:
+    """Runs per task for ``runs`` runs of ``per_run_s`` seconds each on ``workers``.
+
+    Three bounds, in this order of precedence:
+
+    * a task lasts about :data:`TASK_TARGET_S` (``TASK_TARGET_S / per_run_s``
+      runs), so the per-task overhead is a few per cent of it;
+    * but each worker gets :data:`TASKS_PER_WORKER` tasks when there are runs
+      enough (at most ``runs // (TASKS_PER_WORKER * workers)`` runs a task);
+    * and, above both, no chunk is so short that one scheduler would be busy
+      more than :data:`SCHEDULER_LOAD` of the time at :data:`SCHEDULER_COST_S`
+      a task (at least ``workers * SCHEDULER_COST_S / (SCHEDULER_LOAD *
+      per_run_s)`` runs), short of one task per worker.
+
+    ``workers=None`` (the executor does not say) counts as
+    :data:`FALLBACK_WORKERS`. For example, runs of 24 ms: 40 of them on 2
+    workers make chunks of 5 (8 tasks), not 12 (4 tasks, 2 per worker);
+    100,000 of them on 64 workers chunks of 80 (1.9 s tasks).
+    """
+    workers = workers or FALLBACK_WORKERS
+    if per_run_s <= 0:               # too quick to measure: only the balance decides
+        return max(1, runs // (TASKS_PER_WORKER * workers))
+    # (+-1e-9: 0.3 / 0.025 is 11.999... in floating point; the chunk is 12.)
+    by_time = int(TASK_TARGET_S / per_run_s + 1e-9)
+    by_balance = runs // (TASKS_PER_WORKER * workers)
+    by_scheduler = math.ceil(workers * SCHEDULER_COST_S / (SCHEDULER_LOAD * per_run_s) - 1e-9)
+    one_task_each = max(1, math.ceil(runs / workers))
+    return min(max(1, by_scheduler, min(by_time, by_balance)), one_task_each)
+
+
+def _check_chunk_size(chunk_size) -> int | None:
+    if chunk_size is None:
+        return None
+    return check_int("chunk_size", chunk_size, min=1, max=CHUNK_SIZE_MAX)
+
+
 def _in_jupyter() -> bool:
     """True inside a Jupyter kernel (not in a plain IPython terminal or under pytest)."""
     ipython = sys.modules.get("IPython")
@@ -145,8 +270,9 @@ class _Progress:
     def _text(self) -> str:
         return f"sweep: {self.done} of {self.total} runs"
 
-    def step(self) -> None:
-        self.done += 1
+    def step(self, runs: int = 1) -> None:
+        """``runs`` more runs are done (a chunk's worth on an executor)."""
+        self.done += runs
         if self.handle is not None:
             if self.done < self.total:
                 self.handle.update(self._text())
@@ -164,14 +290,17 @@ class _Progress:
 
 
 def sweep(base, grid: Mapping[str, Iterable] | None = None, *, seeds=None, executor=None,
-          progress: bool | None = None) -> Table:
+          progress: bool | None = None, chunk_size: int | None = None) -> Table:
     """Run every point of ``grid`` for every seed; one row per run (see the module docstring).
 
     Columns: the grid's keys, ``seed`` (when ``seeds`` is given), then every
     key of :meth:`kvsim.SimResult.summary`. A setting that a scenario or
     :func:`kvsim.simulate` does not know fails before anything runs, in one
-    line naming it.
+    line naming it. ``chunk_size``: runs per task on an executor (None: chosen
+    from the time of the first runs, measured here; an integer from 1 to
+    1,000,000: that many).
     """
+    chunk_size = _check_chunk_size(chunk_size)
     scenario, fixed = _base_kwargs(base)
     points = sweep_points(grid)
     seed_list = _check_seeds(seeds)
@@ -197,13 +326,26 @@ def sweep(base, grid: Mapping[str, Iterable] | None = None, *, seeds=None, execu
         if not hasattr(executor, "submit"):
             raise KvsimError(f"sweep: executor = {executor!r} has no submit(): expected a "
                              f"concurrent.futures.Executor (or a Dask client's get_executor())")
-        from concurrent.futures import as_completed
-
-        futures = {executor.submit(_run, task): i for i, task in enumerate(tasks)}
         summaries = [None] * len(tasks)
-        for future in as_completed(futures):
-            summaries[futures[future]] = future.result()
-            bar.step()
+        start = 0
+        if chunk_size is None:
+            # Time the first runs here (their summaries are kept), then size the chunks.
+            stamps = [_clock()]
+            while start < min(MEASURE_RUNS, len(tasks)) and (
+                    start == 0 or stamps[-1] - stamps[0] < MEASURE_S):
+                summaries[start] = _run(tasks[start])
+                stamps.append(_clock())
+                start += 1
+                bar.step()
+            per_run = float(np.median(np.diff(stamps)))
+            chunk_size = chunk_size_for(per_run, len(tasks) - start, _worker_count(executor))
+        futures = {executor.submit(_run_chunk, tasks[i:i + chunk_size]): i
+                   for i in range(start, len(tasks), chunk_size)}
+        for future in cf.as_completed(futures):
+            i = futures[future]
+            done = future.result()
+            summaries[i:i + len(done)] = done
+            bar.step(len(done))
     columns: dict[str, Any] = {}
     for name in points[0]:
         columns[name] = _column([p[name] for p in points for _ in seed_list])
