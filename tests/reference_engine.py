@@ -234,6 +234,7 @@ class Req:
         self.shared = 0             # leading blocks held as shared-prefix blocks
         self.swap_blocks = 0
         self.first_token = self.finish = NAN
+        self.first_scheduled = NAN  # vLLM's scheduled_ts: the start of its first step
         self.last_token = NAN       # where a pause would start
         self.preemptions = self.recomputed = self.rescued = self.swaps = 0
         self.max_gap = self.paused = 0.0
@@ -765,6 +766,8 @@ class Engine:
                 if not self._admits(r, new_blocks, evictable, headroom):
                     break
                 self.waiting.pop(0)
+                if math.isnan(r.first_scheduled):
+                    r.first_scheduled = self.t
                 self.stats["hit_blocks"] += len(hit)
                 for b in hit:
                     pool.touch(b)
@@ -920,6 +923,7 @@ class Engine:
             "priority": i([r.priority for r in rq]), "truncated": i([r.truncated for r in rq]),
             "prefix_lookup_tokens": i([r.lookup_tokens for r in rq]),
             "prefix_hit_tokens": i([r.hit_tokens for r in rq]),
+            "first_scheduled_s": f([r.first_scheduled for r in rq]),
         }
         names = ("t_s", "dt_s", "kv_blocks_used", "kv_blocks_cached", "running", "waiting",
                  "swapped", "preemptions", "decoding", "prefill_tokens", "decode_tokens",

@@ -20,7 +20,8 @@ Legend (tokens unless said otherwise):
   cache on resume), ``swaps``, ``lookup_tokens`` / ``hit_tokens`` (its prefix
   cache query at first admission);
 * times (s, NaN until they happen): ``first_token``, ``last_token``,
-  ``finish``; ``max_gap`` and ``paused`` (s) from its pauses.
+  ``finish``, ``first_scheduled`` (the start of the step that first admitted
+  it: vLLM's ``scheduled_ts``); ``max_gap`` and ``paused`` (s) from its pauses.
 
 An open loop knows every request up front, so its columns are filled at once
 (:meth:`RequestTable.add_all`) and ``count`` says how many have arrived; a
@@ -39,7 +40,7 @@ ARRIVAL_COLUMNS = ("prompt", "output", "priority", "arrival", "target", "truncat
 ZERO_COLUMNS = ("generated", "computed", "high", "preemptions", "recomputed", "rescued", "swaps",
                 "max_gap", "paused", "lookup_tokens", "hit_tokens")
 #: Times that start as NaN.
-NAN_COLUMNS = ("first_token", "finish", "last_token")
+NAN_COLUMNS = ("first_token", "finish", "last_token", "first_scheduled")
 
 
 class RequestTable:

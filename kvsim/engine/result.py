@@ -126,7 +126,8 @@ class SimResult:
         requests: per-request columns (``arrival_s``, ``first_token_s``,
             ``finish_s``, ``prompt_tokens``, ``output_tokens``,
             ``generated_tokens``, ``preemptions``, ``recomputed_tokens``,
-            ``max_gap_s``, ``ttft_s``, ``priority``, ``swaps``, ``paused_s``);
+            ``max_gap_s``, ``ttft_s``, ``priority``, ``swaps``, ``paused_s``,
+            ``first_scheduled_s``: the start of the step that first admitted it);
             NaN where a request has not reached that point.
         timeline: one row per engine step, state *after* the step (``t_s``,
             ``dt_s``, ``kv_blocks_used``, ``kv_blocks_cached``, ``running``,
@@ -284,6 +285,7 @@ def build_result(reqs, rec, config: dict, counters: dict) -> SimResult:
         "paused_s": reqs.column("paused", float), "priority": ints("priority"),
         "truncated": ints("truncated"), "prefix_lookup_tokens": ints("lookup_tokens"),
         "prefix_hit_tokens": ints("hit_tokens"),
+        "first_scheduled_s": reqs.column("first_scheduled", float),
     }
     return SimResult(Table(requests), Table(tl), Table(rec.pause_table()),
                      Table(rec.event_table()), config, counters)

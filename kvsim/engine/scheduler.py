@@ -454,6 +454,8 @@ class Scheduler:
             if not self.policy.admits(rid, new_blocks, hit, kv.admission_headroom(bool(self.running))):
                 break
             waiting.pop_head()
+            if reqs.first_scheduled[rid] != reqs.first_scheduled[rid]:   # NaN: never scheduled
+                reqs.first_scheduled[rid] = self.t
             kv.admit(rid, hit, upto)
             resumed = reqs.preemptions[rid] > 0
             if cfg.enable_prefix_caching:

@@ -54,7 +54,10 @@ from kvsim.errors import check_choice, check_int
 
 __all__ = ["VERSIONS", "MetricDef", "metric_defs", "series_name", "le_label", "TTFT_BUCKETS",
            "ITL_BUCKETS", "REQUEST_LATENCY_BUCKETS", "REQUEST_NUM_PREEMPTIONS_BUCKETS",
-           "V0_TTFT_BUCKETS", "V0_TPOT_BUCKETS", "V0_E2E_BUCKETS", "one_two_five_buckets"]
+           "V0_TTFT_BUCKETS", "V0_TPOT_BUCKETS", "V0_E2E_BUCKETS", "one_two_five_buckets",
+           "ITERATION_TOKENS_BUCKETS", "REQUEST_PARAMS_N_BUCKETS", "PREFILL_TOKEN_TIME_BUCKETS",
+           "FINISHED_REASONS", "FINISHED_REASONS_V010", "WAITING_REASONS", "SLEEP_STATES",
+           "PROMPT_SOURCES"]
 
 # --- buckets, as vLLM's source has them ---------------------------------------------------
 
@@ -88,16 +91,43 @@ def one_two_five_buckets(max_value: int) -> tuple[int, ...]:
         exp += 1
 
 
+#: vllm/v1/metrics/buckets.py ITERATION_TOKENS_BUCKETS: tokens per engine step.
+ITERATION_TOKENS_BUCKETS = (1, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384)
+#: REQUEST_PARAMS_N_BUCKETS: the ``n`` sampling parameter.
+REQUEST_PARAMS_N_BUCKETS = (1, 2, 5, 10, 20)
+#: loggers.py at 005a810 (0.10): ``vllm:time_per_prefill_token_request_seconds``.
+PREFILL_TOKEN_TIME_BUCKETS = (0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0)
+
+#: ``finished_reason`` values of ``vllm:request_success`` (vllm/v1/engine/__init__.py,
+#: ``FINISH_REASON_STRINGS``): current V1 has five, the 0.10 series three.
+FINISHED_REASONS = ("stop", "length", "abort", "error", "repetition")
+FINISHED_REASONS_V010 = ("stop", "length", "abort")
+#: ``vllm:num_requests_waiting_by_reason``'s ``reason`` values (loggers.py,
+#: ``WAITING_REASON_CAPACITY`` and ``WAITING_REASON_DEFERRED``).
+WAITING_REASONS = ("capacity", "deferred")
+#: ``vllm:engine_sleep_state``'s ``sleep_state`` values.
+SLEEP_STATES = ("awake", "weights_offloaded", "discard_all")
+#: ``vllm:prompt_tokens_by_source``'s ``source`` values (stats.py, ``PromptTokenStats``).
+PROMPT_SOURCES = ("local_compute", "local_cache_hit", "external_kv_transfer")
+
+
 @dataclass(frozen=True)
 class MetricDef:
-    """One metric family: ``name`` as registered (counters without ``_total``)."""
+    """One metric family: ``name`` as registered (counters without ``_total``).
+
+    ``source`` names what in the run it is made of (:mod:`kvsim.observe.series`);
+    a family with one more label (``label``, e.g. ``finished_reason``) has one
+    series per value in ``values``, made of ``source:value``.
+    """
 
     name: str
     kind: str            # "counter" | "gauge" | "histogram" | "info"
     doc: str
-    source: str          # what in the run it is made of (see RunMetrics)
+    source: str
     buckets: tuple = ()
     deprecated: str = ""  # the name that replaces it, if deprecated
+    label: str = ""
+    values: tuple = ()
 
     @property
     def scraped_names(self) -> tuple[str, ...]:
@@ -106,19 +136,39 @@ class MetricDef:
             return (self.name + "_total", self.name + "_created")
         if self.kind == "histogram":
             return tuple(self.name + s for s in ("_bucket", "_count", "_sum", "_created"))
-        if self.kind == "info":
-            return (self.name,)
         return (self.name,)
+
+    def sources(self) -> list[tuple[dict, str]]:
+        """``(extra labels, source)`` of each series of the family."""
+        if not self.label:
+            return [({}, self.source)]
+        return [({self.label: v}, f"{self.source}:{v}") for v in self.values]
 
 
 def _v1_defs(max_model_len: int, *, v010: bool) -> list[MetricDef]:
+    """Current V1 (``v010=False``) or the 0.10 series, in the order loggers.py registers them."""
     tok = one_two_five_buckets(max_model_len)
+    current = not v010
     d = [
         MetricDef("vllm:num_requests_running", "gauge",
                   "Number of requests in model execution batches.", "running"),
         MetricDef("vllm:num_requests_waiting", "gauge",
                   "Number of requests waiting to be processed.", "waiting"),
     ]
+    if current:
+        d += [
+            MetricDef("vllm:num_requests_waiting_by_reason", "gauge",
+                      "Number of waiting requests by reason. Reason labels: 'capacity' = "
+                      "waiting for scheduling capacity; 'deferred' = deferred by transient "
+                      "constraints (LoRA budget, KV transfer, blocked status). Sum of all "
+                      "reasons equals vllm:num_requests_waiting.", "waiting_by_reason",
+                      label="reason", values=WAITING_REASONS),
+            MetricDef("vllm:engine_sleep_state", "gauge",
+                      "Engine sleep state; awake = 0 means engine is sleeping; awake = 1 means "
+                      "engine is awake; weights_offloaded = 1 means sleep level 1; discard_all "
+                      "= 1 means sleep level 2.", "sleep_state", label="sleep_state",
+                      values=SLEEP_STATES),
+        ]
     if v010:
         d.append(MetricDef("vllm:gpu_cache_usage_perc", "gauge",
                            "GPU KV-cache usage. 1 means 100 percent usage.DEPRECATED: Use "
@@ -139,37 +189,101 @@ def _v1_defs(max_model_len: int, *, v010: bool) -> list[MetricDef]:
                   "Prefix cache queries, in terms of number of queried tokens.", "prefix_queries"),
         MetricDef("vllm:prefix_cache_hits", "counter",
                   "Prefix cache hits, in terms of number of cached tokens.", "prefix_hits"),
+    ]
+    if current:
+        d += [
+            MetricDef("vllm:external_prefix_cache_queries", "counter",
+                      "External prefix cache queries from KV connector cross-instance cache "
+                      "sharing, in terms of number of queried tokens.", "zero"),
+            MetricDef("vllm:external_prefix_cache_hits", "counter",
+                      "External prefix cache hits from KV connector cross-instance cache "
+                      "sharing, in terms of number of cached tokens.", "zero"),
+            MetricDef("vllm:mm_cache_queries", "counter",
+                      "Multi-modal cache queries, in terms of number of queried items.", "zero"),
+            MetricDef("vllm:mm_cache_hits", "counter",
+                      "Multi-modal cache hits, in terms of number of cached items.", "zero"),
+        ]
+    d += [
         MetricDef("vllm:num_preemptions", "counter",
                   "Cumulative number of preemption from the engine.", "preemptions"),
         MetricDef("vllm:prompt_tokens", "counter", "Number of prefill tokens processed.",
                   "prompt_tokens_first"),
+    ]
+    if current:
+        d += [
+            MetricDef("vllm:prompt_tokens_by_source", "counter",
+                      "Number of prompt tokens by source.", "prompt_by_source", label="source",
+                      values=PROMPT_SOURCES),
+            MetricDef("vllm:prompt_tokens_cached", "counter",
+                      "Number of cached prompt tokens (local + external).", "prompt_cached"),
+        ]
+    d += [
         MetricDef("vllm:generation_tokens", "counter", "Number of generation tokens processed.",
                   "generation_tokens"),
         MetricDef("vllm:request_success", "counter", "Count of successfully processed requests.",
-                  "success"),
+                  "success", label="finished_reason",
+                  values=FINISHED_REASONS_V010 if v010 else FINISHED_REASONS),
         MetricDef("vllm:request_prompt_tokens", "histogram", "Number of prefill tokens processed.",
                   "req_prompt_tokens", tok),
         MetricDef("vllm:request_generation_tokens", "histogram",
                   "Number of generation tokens processed.", "req_generation_tokens", tok),
+        MetricDef("vllm:iteration_tokens_total", "histogram",
+                  "Histogram of number of tokens per engine_step.",
+                  "step_tokens_v010" if v010 else "step_tokens", ITERATION_TOKENS_BUCKETS),
+        MetricDef("vllm:request_max_num_generation_tokens", "histogram",
+                  "Histogram of maximum number of requested generation tokens.",
+                  "req_max_generation", tok),
+        MetricDef("vllm:request_params_n", "histogram", "Histogram of the n request parameter.",
+                  "req_n", REQUEST_PARAMS_N_BUCKETS),
+        MetricDef("vllm:request_params_max_tokens", "histogram",
+                  "Histogram of the max_tokens request parameter.", "req_max_tokens", tok),
         MetricDef("vllm:time_to_first_token_seconds", "histogram",
                   "Histogram of time to first token in seconds.", "ttft", TTFT_BUCKETS),
     ]
     if v010:
-        d.append(MetricDef("vllm:time_per_output_token_seconds", "histogram",
-                           "Histogram of time per output token in seconds.", "itl", ITL_BUCKETS,
-                           deprecated="vllm:inter_token_latency_seconds"))
+        d += [
+            MetricDef("vllm:time_per_output_token_seconds", "histogram",
+                      "Histogram of time per output token in seconds.", "itl", ITL_BUCKETS,
+                      deprecated="vllm:inter_token_latency_seconds"),
+            MetricDef("vllm:time_per_prefill_token_request_seconds", "histogram",
+                      "Time spent per token during prefill  phase in seconds", "prefill_per_token",
+                      PREFILL_TOKEN_TIME_BUCKETS),
+        ]
     else:
-        d.append(MetricDef("vllm:inter_token_latency_seconds", "histogram",
-                           "Histogram of inter-token latency in seconds.", "itl", ITL_BUCKETS))
-        d.append(MetricDef("vllm:request_num_preemptions", "histogram",
-                           "Number of preemptions per request.", "req_preemptions",
-                           REQUEST_NUM_PREEMPTIONS_BUCKETS))
+        d += [
+            MetricDef("vllm:inter_token_latency_seconds", "histogram",
+                      "Histogram of inter-token latency in seconds.", "itl", ITL_BUCKETS),
+            MetricDef("vllm:request_time_per_output_token_seconds", "histogram",
+                      "Histogram of time_per_output_token_seconds per request.", "req_tpot",
+                      ITL_BUCKETS),
+        ]
     d += [
         MetricDef("vllm:e2e_request_latency_seconds", "histogram",
                   "Histogram of e2e request latency in seconds.", "e2e", REQUEST_LATENCY_BUCKETS),
-        MetricDef("vllm:cache_config_info", "info", "Information of the LLMEngine CacheConfig",
-                  "cache_config"),
+        MetricDef("vllm:request_queue_time_seconds", "histogram",
+                  "Histogram of time spent in WAITING phase for request.", "queue_time",
+                  REQUEST_LATENCY_BUCKETS),
+        MetricDef("vllm:request_inference_time_seconds", "histogram",
+                  "Histogram of time spent in RUNNING phase for request.", "inference_time",
+                  REQUEST_LATENCY_BUCKETS),
+        MetricDef("vllm:request_prefill_time_seconds", "histogram",
+                  "Histogram of time spent in PREFILL phase for request.", "prefill_time",
+                  REQUEST_LATENCY_BUCKETS),
+        MetricDef("vllm:request_decode_time_seconds", "histogram",
+                  "Histogram of time spent in DECODE phase for request.", "decode_time",
+                  REQUEST_LATENCY_BUCKETS),
     ]
+    if current:
+        d += [
+            MetricDef("vllm:request_prefill_kv_computed_tokens", "histogram",
+                      "Histogram of new KV tokens computed during prefill (excluding cached "
+                      "tokens).", "req_prefill_computed", tok),
+            MetricDef("vllm:request_num_preemptions", "histogram",
+                      "Number of preemptions per request.", "req_preemptions",
+                      REQUEST_NUM_PREEMPTIONS_BUCKETS),
+        ]
+    d.append(MetricDef("vllm:cache_config_info", "info",
+                       "Information of the LLMEngine CacheConfig", "cache_config"))
     return d
 
 
@@ -201,8 +315,10 @@ def _v0_defs(max_model_len: int) -> list[MetricDef]:
                   "req_prompt_tokens", tok),
         MetricDef("vllm:request_generation_tokens", "histogram",
                   "Number of generation tokens processed.", "req_generation_tokens", tok),
+        # NOTE(metrics-export): V0 creates a finished_reason series when a request first
+        # finishes with it; kvsim shows the three from the start
         MetricDef("vllm:request_success", "counter", "Count of successfully processed requests.",
-                  "success"),
+                  "success", label="finished_reason", values=FINISHED_REASONS_V010),
     ]
 
 

@@ -36,7 +36,7 @@ from kvsim.errors import KvsimError, check_float
 
 from .catalogue import ITL_BUCKETS, REQUEST_NUM_PREEMPTIONS_BUCKETS, le_label
 
-__all__ = ["histogram_quantile", "increase", "avg_over_time", "min_over_time", "deriv",
+__all__ = ["histogram_quantile", "increase", "finished_increase", "avg_over_time", "min_over_time", "deriv",
            "histogram_quantile_over", "mean_over", "firing", "onset", "longest_gap_over",
            "dashboard_rows", "book_rules"]
 
@@ -58,6 +58,16 @@ def _lag(t: np.ndarray, window_s: float) -> np.ndarray:
     """Index of the sample ``window_s`` before each sample (clipped at the first)."""
     window_s = check_float("window_s", window_s, min=0.0, min_open=True)
     return np.clip(np.searchsorted(t, t - window_s - 1e-9, side="left"), 0, len(t) - 1)
+
+
+def finished_increase(tab: Table, window_s: float) -> np.ndarray:
+    """``sum(increase(vllm:request_success_total[window]))`` over every ``finished_reason``
+    the scrape holds (five in current V1, three in older versions)."""
+    series = [c for c in tab.columns if c.startswith("vllm:request_success_total{")]
+    if not series:
+        raise KvsimError("tab has no vllm:request_success_total series: expected "
+                         "kvsim.observe.metrics.scrape(...) of a run")
+    return sum(increase(tab, c, window_s) for c in series)
 
 
 def increase(tab: Table, counter: str, window_s: float) -> np.ndarray:
@@ -204,8 +214,7 @@ def dashboard_rows(result: SimResult, tab: Table, *, run: str, window_s: float =
     longest pause in ``window_s``, from the run itself), ``t_min``.
     """
     t = _times(tab)
-    finished = sum(increase(tab, f'vllm:request_success_total{{finished_reason="{r}"}}',
-                            rate_window_s) for r in ("stop", "length", "abort"))
+    finished = finished_increase(tab, rate_window_s)
     pre = increase(tab, "vllm:num_preemptions_total", rate_window_s)
     per_1k = 1000.0 * pre / np.maximum(finished, 1.0)
     mean = mean_over(tab, "vllm:inter_token_latency_seconds", window_s)
@@ -233,8 +242,7 @@ def book_rules(tab: Table) -> dict[str, tuple[np.ndarray, float]]:
     evaluation away from a transition.
     """
 
-    finished = sum(increase(tab, f'vllm:request_success_total{{finished_reason="{r}"}}', 600.0)
-                   for r in ("stop", "length", "abort"))
+    finished = finished_increase(tab, 600.0)
     per_1k = 1000.0 * increase(tab, "vllm:num_preemptions_total", 600.0) / np.maximum(finished, 1)
     with np.errstate(invalid="ignore"):
         repeated = histogram_quantile_over(tab, "vllm:request_num_preemptions", 0.99, 600.0,

@@ -42,7 +42,8 @@ from kvsim.errors import KvsimError, check_choice, check_float, check_int
 
 from .catalogue import VERSIONS, le_label, metric_defs, series_name
 
-__all__ = ["RunMetrics", "run_metrics", "as_run_metrics", "scrape_times", "scrape"]
+__all__ = ["RunMetrics", "run_metrics", "as_run_metrics", "scrape_times", "scrape",
+           "cache_config_labels", "CACHE_CONFIG_FIELDS"]
 
 # --- the run as step functions of time ----------------------------------------------------
 
@@ -129,22 +130,17 @@ class RunMetrics:
                 out.append(m)
             elif d.kind == "gauge":
                 m = Metric(d.name, d.doc, "gauge")
-                m.add_sample(d.name, dict(lab), float(self.gauges[d.source].at(t)[0]))
+                for extra, source in d.sources():
+                    m.add_sample(d.name, dict(lab, **extra), float(self.gauges[source].at(t)[0]))
                 out.append(m)
             elif d.kind == "counter":
                 m = Metric(d.name, d.doc, "counter")
-                if d.source == "success":
-                    for reason in ("stop", "length", "abort"):
-                        value = float(self.counters["success_" + reason].at(t)[0])
-                        labels = dict(lab, finished_reason=reason)
-                        m.add_sample(d.name + "_total", labels, value)
-                        if with_created:
-                            m.add_sample(d.name + "_created", labels, created)
-                else:
-                    m.add_sample(d.name + "_total", dict(lab),
-                                 float(self.counters[d.source].at(t)[0]))
+                for extra, source in d.sources():
+                    labels = dict(lab, **extra)
+                    m.add_sample(d.name + "_total", labels,
+                                 float(self.counters[source].at(t)[0]))
                     if with_created:
-                        m.add_sample(d.name + "_created", dict(lab), created)
+                        m.add_sample(d.name + "_created", labels, created)
                 out.append(m)
             else:
                 m = Metric(d.name, d.doc, "histogram")
@@ -166,14 +162,13 @@ class RunMetrics:
         cols: dict[str, np.ndarray] = {}
         for d in self.defs:
             if d.kind == "gauge":
-                cols[d.name] = self.gauges[d.source].at(times).astype(float)
+                for extra, source in d.sources():
+                    cols[series_name(d.name, extra)] = \
+                        self.gauges[source].at(times).astype(float)
             elif d.kind == "counter":
-                if d.source == "success":
-                    for reason in ("stop", "length", "abort"):
-                        cols[series_name(d.name + "_total", {"finished_reason": reason})] = \
-                            self.counters["success_" + reason].at(times).astype(float)
-                else:
-                    cols[d.name + "_total"] = self.counters[d.source].at(times).astype(float)
+                for extra, source in d.sources():
+                    cols[series_name(d.name + "_total", extra)] = \
+                        self.counters[source].at(times).astype(float)
             elif d.kind == "histogram":
                 counts, count, total = self.hists[d.source].at(times)
                 for edge, c in zip(d.buckets, counts):
@@ -182,6 +177,60 @@ class RunMetrics:
                 cols[d.name + "_count"] = count.astype(float)
                 cols[d.name + "_sum"] = total.astype(float)
         return cols
+
+
+#: CacheConfig's fields in declaration order (vllm/config/cache.py at 002f10e): its
+#: ``metrics_info()`` is ``{field: str(value)}`` over the instance's ``__dict__``, the labels
+#: of ``vllm:cache_config_info`` (plus ``engine``). ``kv_cache_layout`` is left out: vLLM
+#: resolves it per GPU at start-up, and kvsim does not know which it would pick.
+CACHE_CONFIG_FIELDS = (
+    "block_size", "user_specified_block_size", "user_specified_mamba_block_size",
+    "prefix_match_unit", "gpu_memory_utilization", "cache_dtype", "is_attention_free",
+    "num_gpu_blocks_override", "sliding_window", "enable_prefix_caching",
+    "prefix_caching_hash_algo", "attn_group_size", "prefix_cache_retention_interval",
+    "kv_cache_dtype_skip_layers", "mamba_page_size_padded", "skip_page_size_padded",
+    "mamba_block_size", "mamba_cache_dtype", "mamba_ssm_cache_dtype", "mamba_cache_mode",
+    "enable_mamba_fine_grained_prefix_cache", "replayssm_buffer_len", "use_replayssm",
+    "use_kda_recoverssm", "num_gpu_blocks", "num_cpu_blocks", "effective_attention_block_size",
+    "kv_cache_size_tokens", "kv_cache_max_concurrency", "kv_sharing_fast_prefill",
+    "kv_cache_memory_bytes", "kv_offloading_size", "kv_offloading_backend",
+    "_block_size_resolved")
+
+
+def cache_config_labels(cfg: dict, version: str, total_blocks: int) -> dict[str, str]:
+    """The labels of ``vllm:cache_config_info`` (V0: ``vllm:cache_config``) for a run's config.
+
+    Current V1: every field of :data:`CACHE_CONFIG_FIELDS`, from the run where
+    kvsim has the setting and vLLM's default elsewhere (``cache_dtype`` is
+    ``"auto"`` unless the KV cache is FP8, as the CLI flag reads). The 0.10
+    series and V0: the five fields the book has always shown.
+    """
+    bs = int(cfg.get("block_size") or 16)
+    dtype = "fp8" if str(cfg.get("kv_dtype", "")).startswith("fp8") else "auto"
+    util = str(cfg.get("gpu_memory_utilization"))
+    caching = str(bool(cfg.get("enable_prefix_caching")))
+    if version != "v1":
+        return {"block_size": str(bs), "cache_dtype": dtype, "enable_prefix_caching": caching,
+                "gpu_memory_utilization": util, "num_gpu_blocks": str(total_blocks)}
+    tokens = total_blocks * bs
+    max_model_len = int(cfg.get("max_model_len") or 4096)
+    known = {
+        "block_size": str(bs), "user_specified_block_size": str(bs != 16),
+        "gpu_memory_utilization": util, "cache_dtype": dtype,
+        "enable_prefix_caching": caching, "num_gpu_blocks": str(total_blocks),
+        "effective_attention_block_size": str(bs), "kv_cache_size_tokens": str(tokens),
+        "kv_cache_max_concurrency": str(tokens / max_model_len),
+    }
+    defaults = {"prefix_caching_hash_algo": "sha256", "prefix_cache_retention_interval": "0",
+                "kv_cache_dtype_skip_layers": "[]", "mamba_cache_dtype": "auto",
+                "mamba_ssm_cache_dtype": "auto", "mamba_cache_mode": "none",
+                "replayssm_buffer_len": "16", "kv_offloading_backend": "native",
+                "_block_size_resolved": "True"}
+    false = {"user_specified_mamba_block_size", "is_attention_free",
+             "enable_mamba_fine_grained_prefix_cache", "use_replayssm", "use_kda_recoverssm",
+             "kv_sharing_fast_prefill"}
+    return {f: known.get(f, defaults.get(f, "False" if f in false else "None"))
+            for f in CACHE_CONFIG_FIELDS}
 
 
 def run_metrics(result: SimResult, *, version: str = "v1", model_name: str | None = None,
@@ -210,54 +259,100 @@ def run_metrics(result: SimResult, *, version: str = "v1", model_name: str | Non
     tl, rq, pz, ev = result.timeline, result.requests, result.pauses, result.events
     total_blocks = result.total_blocks
     t_s = tl["t_s"]
+    n = rq.num_rows
+    never = _Steps([], np.zeros(0, dtype=np.int64))          # a series that stays 0
     gauges = {
         "running": _Steps(t_s, tl["running"]),
         "waiting": _Steps(t_s, tl["waiting"]),
+        # NOTE(metrics-export): kvsim defers no request (no LoRA budget, no KV transfer)
+        "waiting_by_reason:capacity": _Steps(t_s, tl["waiting"]),
+        "waiting_by_reason:deferred": never,
+        # an engine that never sleeps: awake = 1 from the start
+        "sleep_state:awake": _Steps([0.0], np.ones(1, dtype=np.int64)),
+        "sleep_state:weights_offloaded": never,
+        "sleep_state:discard_all": never,
         "swapped": _Steps(t_s, tl["swapped"]),
         "kv_usage": _Steps(t_s, tl["kv_blocks_used"] / total_blocks),
     }
+    first = rq["first_token_s"]
     finished = ~np.isnan(rq["finish_s"])
-    truncated = rq["truncated"].astype(bool)
+    fin_t = np.where(finished, rq["finish_s"], np.nan)
+    prompt, hit = rq["prompt_tokens"], rq["prefix_hit_tokens"]
+    generated = rq["generated_tokens"]
+    # the max_tokens a request carries: the engine's max_tokens when set, else the server's
+    # default (what max_model_len leaves after the prompt), as vLLM's OpenAI server fills it
+    max_model_len = int(cfg.get("max_model_len") or 4096)
+    max_tokens = np.full(n, cfg["max_tokens"], dtype=np.int64) if cfg.get("max_tokens") \
+        else np.maximum(max_model_len - prompt, 1)
+    # vLLM checks length before a stop token: an answer that reached max_tokens (or
+    # max_model_len) finished for "length", any other finished for "stop"
+    length = finished & (rq["truncated"].astype(bool) | (generated >= max_tokens))
+    ones = np.ones(n, dtype=np.int64)
     counters = {
+        "zero": never,
         "preemptions": _cumulative(ev["t_s"], np.ones(ev.num_rows, dtype=np.int64)),
         # V1: the whole prompt, once, when the request emits its first token
-        "prompt_tokens_first": _cumulative(rq["first_token_s"], rq["prompt_tokens"]),
+        "prompt_tokens_first": _cumulative(first, prompt),
+        "prompt_by_source:local_compute": _cumulative(first, prompt - hit),
+        "prompt_by_source:local_cache_hit": _cumulative(first, hit),
+        "prompt_by_source:external_kv_transfer": never,
+        "prompt_cached": _cumulative(first, hit),
         # V0: every prefill token scheduled, recomputed ones included
         "prompt_tokens_all": _cumulative(t_s, tl["prefill_tokens"]),
         "generation_tokens": _cumulative(t_s, tl["emitted_tokens"]),
-        "prefix_queries": _cumulative(rq["first_token_s"], rq["prefix_lookup_tokens"]),
-        "prefix_hits": _cumulative(rq["first_token_s"], rq["prefix_hit_tokens"]),
-        "success_stop": _cumulative(np.where(finished & ~truncated, rq["finish_s"], np.nan),
-                                    np.ones(rq.num_rows, dtype=np.int64)),
-        "success_length": _cumulative(np.where(finished & truncated, rq["finish_s"], np.nan),
-                                      np.ones(rq.num_rows, dtype=np.int64)),
-        "success_abort": _Steps([], np.zeros(0, dtype=np.int64)),
+        "prefix_queries": _cumulative(first, rq["prefix_lookup_tokens"]),
+        "prefix_hits": _cumulative(first, hit),
+        "success:stop": _cumulative(np.where(finished & ~length, fin_t, np.nan), ones),
+        "success:length": _cumulative(np.where(length, fin_t, np.nan), ones),
+        "success:abort": never, "success:error": never, "success:repetition": never,
     }
     by_source = {d.source: d for d in defs}
     hists = {}
-    fin_t = np.where(finished, rq["finish_s"], np.nan)
 
     def add(source, times, values, weights=None):
         if source in by_source:
             hists[source] = _Hist(by_source[source].buckets, times, values, weights)
 
-    add("ttft", rq["first_token_s"], rq["first_token_s"] - rq["arrival_s"])
+    add("ttft", first, first - rq["arrival_s"])
     # inter-token latency: one sample per decoding sequence per step (that step's gap), and
     # one per resume (the whole pause), as result.summary() counts them
     resumed = ~np.isnan(pz["end_s"])
     add("itl", np.concatenate([t_s, pz["end_s"][resumed]]),
         np.concatenate([tl["gap_s"], pz["end_s"][resumed] - pz["start_s"][resumed]]),
         np.concatenate([tl["decoding"].astype(float), np.ones(int(resumed.sum()))]))
-    add("e2e", fin_t, rq["finish_s"] - rq["arrival_s"])
-    add("req_preemptions", fin_t, rq["preemptions"])
-    add("req_prompt_tokens", fin_t, rq["prompt_tokens"])
-    add("req_generation_tokens", fin_t, rq["generated_tokens"])
+    # tokens per step: the prompts of the requests whose first token came in the step
+    # (current V1: less their cached tokens) and every token the step emitted
+    step_of_first = np.searchsorted(t_s, first[~np.isnan(first)])
+    started = ~np.isnan(first)
 
-    info = {"block_size": str(cfg.get("block_size")),
-            "cache_dtype": str(cfg.get("kv_dtype")),
-            "enable_prefix_caching": str(bool(cfg.get("enable_prefix_caching"))),
-            "gpu_memory_utilization": str(cfg.get("gpu_memory_utilization")),
-            "num_gpu_blocks": str(total_blocks)}
+    def per_step(weights):
+        return np.bincount(step_of_first, weights=weights[started], minlength=len(t_s))
+
+    emitted = tl["emitted_tokens"].astype(float)
+    add("step_tokens", t_s, per_step((prompt - hit).astype(float)) + emitted)
+    add("step_tokens_v010", t_s, per_step(prompt.astype(float)) + emitted)
+    # n = 1 for every request (kvsim samples one sequence per request)
+    add("req_n", first, ones)
+    add("req_max_generation", first, max_tokens)
+    # a finished request's phases (vllm/v1/metrics/stats.py, FinishedRequestStats)
+    scheduled = rq["first_scheduled_s"]
+    add("e2e", fin_t, rq["finish_s"] - rq["arrival_s"])
+    add("queue_time", fin_t, scheduled - rq["arrival_s"])
+    add("inference_time", fin_t, rq["finish_s"] - scheduled)
+    add("prefill_time", fin_t, first - scheduled)
+    add("decode_time", fin_t, rq["finish_s"] - first)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        tpot = (rq["finish_s"] - first) / (generated - 1)
+        per_prefill_token = (first - scheduled) / prompt
+    add("req_tpot", np.where(generated > 1, fin_t, np.nan), tpot)   # only with 2+ tokens
+    add("prefill_per_token", np.where(prompt > 0, fin_t, np.nan), per_prefill_token)
+    add("req_max_tokens", fin_t, max_tokens)
+    add("req_prefill_computed", fin_t, prompt - hit)
+    add("req_preemptions", fin_t, rq["preemptions"])
+    add("req_prompt_tokens", fin_t, prompt)
+    add("req_generation_tokens", fin_t, generated)
+
+    info = cache_config_labels(cfg, version, total_blocks)
     if "engine" in labels:
         info["engine"] = labels["engine"]
     return RunMetrics(result, version, labels, defs, gauges, counters, hists, info,

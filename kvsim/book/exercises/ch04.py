@@ -13,7 +13,7 @@ import numpy as np
 
 from kvsim.engine.loop import simulate
 from kvsim.observe.alerts import SEED_RULES_FILE, lint_rules
-from kvsim.observe.catalogue import ITL_BUCKETS, le_label
+from kvsim.observe.catalogue import FINISHED_REASONS, ITL_BUCKETS, le_label
 from kvsim.observe.introspection import kv_usage_breakdown
 from kvsim.observe.panels import dashboard_rows, firing, histogram_quantile, increase, onset
 from kvsim.observe.series import scrape
@@ -153,7 +153,7 @@ def _counter(name: str) -> float:
 
 def _finished() -> float:
     return sum(_counter(f'vllm:request_success_total{{finished_reason="{r}"}}')
-               for r in ("stop", "length", "abort"))
+               for r in FINISHED_REASONS)
 
 
 def _per_1k():
