@@ -3,6 +3,7 @@
     python benchmarks/run.py            # or: make bench
     python benchmarks/run.py --quick    # fewer repeats
     python benchmarks/run.py --dask     # only kvsim.sweep on a Dask LocalCluster (~30 s)
+    python benchmarks/run.py --exporter # only kvsim exporter under load (~10 s)
 
 Targets (kvsim 2), on the project's 2-core machine, with prefix caching on:
 * the 2-minute Belgavi workload (cold server, 1.5 req/s)  <= 10 ms
@@ -17,20 +18,28 @@ For scale: a well-known research simulator takes ~1.9 s in its loop for the
 from __future__ import annotations
 
 import argparse
+import http.client
 import logging
 import os
+import re
+import socket
 import statistics
+import subprocess
 import sys
+import threading
 import time
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from pathlib import Path
 
 import kvsim
+from kvsim.observe.exporter import CONNECTION_TIMEOUT_S, LISTEN_BACKLOG, MetricsServer
+from kvsim.observe.series import run_metrics
 from kvsim.runs.sweeps import chunk_size_for
 from kvsim.traffic.lengths import Geometric
 from kvsim.traffic.workload import Workload
 
-SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+ROOT = Path(__file__).resolve().parents[1]
+SHARED = ROOT.parent / "shared" / "data"
 TRACE = SHARED / "AzureLLMInferenceTrace_conv.csv"
 PROFILES = SHARED / "vidur-profiling"
 
@@ -133,16 +142,98 @@ def sweep_on_dask(rep: int) -> None:
             + "   (W * s / (c * r), s = CPU per task, r = a run; >= 1: saturated)")
 
 
+def _scrape(port: int, start: threading.Barrier) -> tuple[float, str | None]:
+    """One scrape of /metrics, released with the others: (seconds, failure or None)."""
+    start.wait()
+    t0 = time.perf_counter()
+    try:
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+        conn.request("GET", "/metrics")
+        resp = conn.getresponse()
+        body = resp.read()
+        conn.close()
+        failure = None if resp.status == 200 and b"vllm:num_preemptions_total" in body \
+            else f"status {resp.status}"
+    except OSError as exc:                     # refused, reset, timed out
+        failure = type(exc).__name__
+    return time.perf_counter() - t0, failure
+
+
+def exporter_load(bursts: int = 3, clients: int = 200, idle: int = 300) -> None:
+    """kvsim exporter (the CLI, in its own process) under bursts of simultaneous scrapes.
+
+    Each burst releases ``clients`` threads at once, each opening its own connection on
+    127.0.0.1: the failures (must be 0; with socketserver's default backlog of 5 a third
+    of them failed) and the time of one scrape, p50 and p99 over all bursts. Then, on a
+    server in this process with a 1 s deadline, the threads ``idle`` connections that
+    send nothing hold right away and once the deadline has passed.
+    """
+    print(f"\nkvsim exporter under load (backlog {LISTEN_BACKLOG}, connection deadline "
+          f"{CONNECTION_TIMEOUT_S:g} s):")
+    proc = subprocess.Popen([sys.executable, "-m", "kvsim", "exporter", "--scenario",
+                             "incident-day", "--speed", "20", "--port", "0"], cwd=ROOT,
+                            env=dict(os.environ, PYTHONPATH=str(ROOT)),
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    try:
+        line = proc.stdout.readline()
+        m = re.search(r"http://127\.0\.0\.1:(\d+) ", line)
+        if m is None:
+            print(f"  (the exporter did not start: {line.strip()!r}; skipped)")
+            return
+        port = int(m.group(1))
+        _scrape(port, threading.Barrier(1))                 # warm up
+        times, failures, walls = [], [], []
+        with ThreadPoolExecutor(clients) as pool:
+            for _ in range(bursts):
+                start = threading.Barrier(clients)
+                t0 = time.perf_counter()
+                results = list(pool.map(lambda _: _scrape(port, start), range(clients)))
+                walls.append(time.perf_counter() - t0)
+                times += [t for t, _ in results]
+                failures += [f for _, f in results if f is not None]
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+    q = statistics.quantiles(times, n=100)
+    print(f"  {bursts} bursts of {clients} simultaneous scrapes: {len(failures)} failed "
+          f"of {len(times)}{' ' + str(sorted(set(failures))) if failures else ''}")
+    print(f"  one scrape   p50 {q[49] * 1e3:7.1f} ms   p99 {q[98] * 1e3:7.1f} ms   "
+          f"(a burst: median {statistics.median(walls):.2f} s)")
+
+    srv = MetricsServer(run_metrics(kvsim.run_scenario("mission-1-storm")), port=0,
+                        timeout_s=1.0)
+    srv.start()
+    try:
+        base = threading.active_count()
+        conns = [socket.create_connection(("127.0.0.1", srv.port)) for _ in range(idle)]
+        time.sleep(0.3)
+        held = threading.active_count() - base
+        time.sleep(1.5)
+        after = threading.active_count() - base
+        for c in conns:
+            c.close()
+    finally:
+        srv.close()
+    print(f"  {idle} idle connections, 1 s deadline: {held} threads held at 0.3 s, "
+          f"{after} at 1.8 s")
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="fewer repeats, skip 10^5 requests")
     ap.add_argument("--dask", action="store_true",
                     help="only kvsim.sweep on a Dask LocalCluster (the README's projection)")
+    ap.add_argument("--exporter", action="store_true",
+                    help="only kvsim exporter under bursts of simultaneous scrapes")
     args = ap.parse_args(argv)
     rep = 3 if args.quick else 9
     if args.dask:
         print(f"kvsim {kvsim.__version__} | Python {sys.version.split()[0]} | medians")
         sweep_on_dask(rep)
+        return 0
+    if args.exporter:
+        print(f"kvsim {kvsim.__version__} | Python {sys.version.split()[0]}")
+        exporter_load()
         return 0
 
     print(f"kvsim {kvsim.__version__} | Python {sys.version.split()[0]} | medians of {rep} runs\n")
@@ -201,6 +292,7 @@ def main(argv=None) -> int:
                                                 progress=False), 1)
         print(f"  {workers} workers   {t:6.2f} s   speed-up {one / t:.2f}x")
     sweep_on_dask(rep)
+    exporter_load()
 
     print("\nThe whole book, top to bottom (every chapter in a fresh kernel; target 180 s):")
     import nbformat

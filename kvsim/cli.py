@@ -240,13 +240,28 @@ def build_parser() -> argparse.ArgumentParser:
     out.add_argument("--json", action="store_true", help="print JSON rows")
     out.add_argument("--csv", action="store_true", help="print every column as CSV")
 
-    e = sub.add_parser("exporter", help="replay a scenario as a live vLLM /metrics endpoint")
+    e = sub.add_parser(
+        "exporter", help="replay a scenario as a live vLLM /metrics endpoint",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Run the scenario, then serve what the simulated vLLM server's /metrics\n"
+        "would show, replayed live, for a real Prometheus to scrape. Once it listens it\n"
+        "prints one line on stdout (\"kvsim exporter: serving /metrics on http://...\"),\n"
+        "so a script can wait for it; Ctrl-C or SIGTERM stops it.\n\n"
+        "Every series is in simulated time. --speed N replays N simulated seconds per\n"
+        "wall-clock second, so every rate Prometheus computes (rate(), irate(), deriv())\n"
+        "is N times the simulated server's rate per second, and every window and `for`\n"
+        "(wall-clock time to Prometheus) covers N times as much simulated time: at\n"
+        "--speed 20, rate(x[5m]) is 20 times x's rate over 100 simulated minutes, and\n"
+        "increase(x[5m]) counts those 100 minutes. Divide a rate by N to read it per\n"
+        "simulated second. Gauges keep their values, only move N times as fast. At\n"
+        "--speed 1 the rates and the book's alert rules mean what they say.")
     e.add_argument("--scenario", required=True, metavar="NAME", help="a scenario")
     e.add_argument("--speed", type=_arg(lambda v: check_float("speed", v, min=0.01, max=100_000)),
-                   default=1.0, metavar="X", help="simulated seconds per wall-clock second "
-                   "(default 1)")
-    e.add_argument("--port", type=_arg(lambda v: check_int("port", v, min=1, max=65535)),
-                   default=8000, metavar="P", help="TCP port (default 8000)")
+                   default=1.0, metavar="N", help="simulated seconds per wall-clock second; "
+                   "multiplies every rate by N (default 1)")
+    e.add_argument("--port", type=_arg(lambda v: check_int("port", v, min=0, max=65535)),
+                   default=8000, metavar="P", help="TCP port (default 8000; 0 picks a free "
+                   "one, named on the ready line)")
     e.add_argument("--host", default="127.0.0.1", metavar="H",
                    help="address to listen on (default 127.0.0.1, this machine only)")
     e.add_argument("--version", dest="metrics_version", default="v1", metavar="V",

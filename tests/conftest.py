@@ -73,6 +73,7 @@ SLOW_TESTS = {
     "tests/test_missions.py::test_expert_answer_passes_on_every_seed_and_is_kvsims_own_least[3]",
     "tests/test_ch05_numbers.py::test_the_glued_numbers_are_kvsims",
     "tests/test_alerts.py::test_prometheus_scrapes_the_exporter_end_to_end",
+    "tests/test_alerts.py::test_the_chapters_prometheus_recipe_works_as_written",
 }
 
 

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import shlex
 import shutil
 import socket
 import subprocess
@@ -20,6 +22,7 @@ import time
 import urllib.parse
 import urllib.request
 from functools import lru_cache
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -29,6 +32,9 @@ import kvsim
 from kvsim.observe import alerts as A
 from kvsim.observe import promtool_tests
 
+ROOT = Path(__file__).resolve().parents[1]
+CHAPTER = ROOT / "book" / "ch04-detecting-preemption.ipynb"
+PROMETHEUS_YML = ROOT / "book" / "alerts" / "prometheus.yml"
 REQUIRED = os.environ.get("KVBOOK_REQUIRE_PROMETHEUS", "") == "1"
 LABELS = {"model_name": "llama-2-7b", "engine": "0", "job": "vllm", "instance": "gpu-0"}
 EXTRA = {"job": "vllm", "instance": "gpu-0"}
@@ -304,3 +310,114 @@ def test_prometheus_scrapes_the_exporter_end_to_end(tmp_path):
                     p.kill()
                     p.wait()
     assert exporter.returncode == 0
+
+
+# --- the chapter's recipe, as written --------------------------------------------------
+
+def recipe_commands() -> list[list[str]]:
+    """The commands of the bash block under "Try it: a real Prometheus" in chapter 4."""
+    cells = json.loads(CHAPTER.read_text(encoding="utf-8"))["cells"]
+    text = next("".join(c["source"]) for c in cells if c["cell_type"] == "markdown"
+                and "## Try it: a real Prometheus" in "".join(c["source"]))
+    section = text.split("## Try it: a real Prometheus", 1)[1].split("\n## ", 1)[0]
+    block = re.search(r"```bash\n(.*?)```", section, re.S).group(1).replace("\\\n", " ")
+    return [shlex.split(line) for line in block.splitlines()
+            if line.strip() and not line.lstrip().startswith("#")]
+
+
+def flag(argv: list[str], name: str) -> str:
+    values = [a.split("=", 1)[1] for a in argv if a.startswith(name + "=")]
+    if not values and name in argv:
+        values = [argv[argv.index(name) + 1]]
+    assert len(values) == 1, (name, argv)
+    return values[0]
+
+
+def port_is_free(port: int) -> bool:
+    with socket.socket() as s:
+        try:
+            s.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True
+
+
+def test_promtool_check_config_passes_on_the_books_prometheus_yml():
+    exe = need("promtool")
+    proc = subprocess.run([exe, "check", "config", str(PROMETHEUS_YML)], capture_output=True,
+                          text=True, timeout=60)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "SUCCESS: 1 rule files found" in proc.stdout and "SUCCESS: 7 rules found" in proc.stdout
+
+
+def test_the_chapters_prometheus_recipe_works_as_written(tmp_path):
+    """Chapter 4's two commands, run from the repository's root with their ports and flags;
+    only ``kvsim`` becomes ``python -m kvsim`` (this checkout) and the TSDB folder a temporary
+    one. Prometheus must report the exporter up, answer a query on a vllm: series and have
+    loaded the book's rules."""
+    exe = need("prometheus")
+    need("promtool")
+    commands = recipe_commands()
+    config_flag = f"--config.file={PROMETHEUS_YML.relative_to(ROOT)}"
+    assert [c[:2] for c in commands] == [["kvsim", "exporter"], ["prometheus", config_flag]]
+    exporter_argv, prom_argv = commands
+    exp_port = int(flag(exporter_argv, "--port"))
+    prom_host, prom_port = flag(prom_argv, "--web.listen-address").rsplit(":", 1)
+    prom_port = int(prom_port)
+    assert prom_host == "127.0.0.1" and prom_port != 9090     # not Debian's system service
+    config = yaml.safe_load(PROMETHEUS_YML.read_text())
+    targets = [t for job in config["scrape_configs"] for sc in job["static_configs"]
+               for t in sc["targets"]]
+    assert targets == [f"127.0.0.1:{exp_port}"]
+    assert [ROOT / "book" / "alerts" / f for f in config["rule_files"]] == [A.RULES_FILE]
+    busy = [p for p in (exp_port, prom_port) if not port_is_free(p)]
+    if busy:
+        pytest.skip(f"port(s) {busy} of the chapter's recipe are in use on this machine")
+    storage = flag(prom_argv, "--storage.tsdb.path")
+    prom_argv = [exe] + [f"--storage.tsdb.path={tmp_path / 'data'}"
+                         if a == f"--storage.tsdb.path={storage}" else a for a in prom_argv[1:]]
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    procs = []
+    try:
+        exporter = subprocess.Popen([sys.executable, "-m", "kvsim", *exporter_argv[1:]],
+                                    cwd=ROOT, env=env, stdout=subprocess.PIPE,
+                                    stderr=subprocess.PIPE, text=True)
+        procs.append(exporter)
+        ready = exporter.stdout.readline()               # the exporter listens from here
+        assert ready.startswith(f"kvsim exporter: serving /metrics on "
+                                f"http://127.0.0.1:{exp_port} "), ready
+        prom = subprocess.Popen(prom_argv, cwd=ROOT, stdout=subprocess.DEVNULL,
+                                stderr=subprocess.PIPE, text=True)
+        procs.append(prom)
+        wait_for(lambda: urllib.request.urlopen(
+            f"http://127.0.0.1:{prom_port}/-/ready", timeout=2).status == 200, 60,
+            "prometheus to be ready")
+
+        def target_up():
+            active = api(prom_port, "/api/v1/targets")["data"]["activeTargets"]
+            return [t for t in active if t["scrapeUrl"] == f"http://127.0.0.1:{exp_port}/metrics"
+                    and t["health"] == "up"]
+        up = wait_for(target_up, 30, "the exporter's target to be up")
+        assert up[0]["labels"]["job"] == "vllm"
+
+        def series():
+            res = api(prom_port, "/api/v1/query", query="vllm:kv_cache_usage_perc")
+            return res["data"]["result"]
+        got = wait_for(series, 30, "vllm:kv_cache_usage_perc to be queryable")
+        assert got[0]["metric"]["model_name"] == "llama-2-7b"
+
+        groups = api(prom_port, "/api/v1/rules")["data"]["groups"]
+        assert {(ROOT / g["file"]).resolve() for g in groups} == {A.RULES_FILE}
+        names = sorted(r["name"] for g in groups for r in g["rules"])
+        assert names == sorted(A.rule_alerts(A.RULES_FILE.read_text()))
+        assert len(names) == 7
+    finally:
+        for p in reversed(procs):
+            if p.poll() is None:
+                p.terminate()
+                try:
+                    p.wait(timeout=10)
+                except subprocess.TimeoutExpired:
+                    p.kill()
+                    p.wait()
+    assert exporter.returncode == 0 and "Traceback" not in exporter.stderr.read()

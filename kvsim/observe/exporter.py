@@ -3,9 +3,15 @@
 ``kvsim exporter --scenario NAME --speed X --port P`` runs the scenario once,
 then serves what a vLLM server's ``/metrics`` would have shown at simulated
 time ``t = X x (wall-clock seconds since start)``, on 127.0.0.1 by default
-(stdlib ``http.server``, one thread per connection). Once ``t`` passes the end
-of the run the endpoint keeps showing the final state (the counters stop
-growing, the gauges show the drained server), so a scrape never fails.
+(stdlib ``http.server``). Once ``t`` passes the end of the run the endpoint
+keeps showing the final state (the counters stop growing, the gauges show the
+drained server), so a scrape never fails.
+
+Every rate a scraper computes is in simulated time: at ``--speed X`` a
+counter grows ``X`` times as fast per wall-clock second as the simulated
+server's did, so ``rate(...)`` reads ``X`` times the simulated rate, while
+Prometheus's windows and ``for`` clauses stay in wall-clock time (a ``[5m]``
+window covers ``5X`` simulated minutes).
 
 * ``GET /metrics`` (or ``HEAD``): the exposition, in OpenMetrics when the
   scraper asks for it (``Accept: application/openmetrics-text``), else the
@@ -16,11 +22,27 @@ growing, the gauges show the drained server), so a scrape never fails.
   run's), every scrape builds its registry afresh and drops it;
 * Ctrl-C (SIGINT) or SIGTERM stops it cleanly, with no traceback.
 
+It is built to be scraped by a fleet, not only by one Prometheus:
+
+* the listen backlog is :data:`LISTEN_BACKLOG` (the stdlib's default of 5
+  refuses or stalls a burst of simultaneous scrapes);
+* one daemon thread per connection, each with a deadline of
+  :data:`CONNECTION_TIMEOUT_S` from accept to the response's last byte: an
+  idle or slow client (a slow-loris trickling one byte at a time included) is
+  dropped when it runs out, so the threads alive at any moment are at most the
+  connections accepted in the last :data:`CONNECTION_TIMEOUT_S` seconds. A
+  thread per connection rather than a bounded pool: a pool of N lets N slow
+  clients make every real scrape wait behind them, a deadline never does;
+* a client that hangs up mid-request or mid-response costs one short line on
+  stderr (no traceback) and the server keeps serving; a timeout costs none.
+
 Explained in chapter 4, *Detecting preemption*.
 """
 from __future__ import annotations
 
+import io
 import signal
+import socket
 import sys
 import threading
 import time
@@ -31,20 +53,94 @@ from kvsim.errors import KvsimError, check_float, check_int
 from .exposition import exposition
 from .series import RunMetrics, run_metrics
 
-__all__ = ["MetricsServer", "serve"]
+__all__ = ["MetricsServer", "serve", "LISTEN_BACKLOG", "CONNECTION_TIMEOUT_S"]
 
 _OPENMETRICS = "application/openmetrics-text; version=1.0.0; charset=utf-8"
 _TEXT = "text/plain; version=0.0.4; charset=utf-8"
 
+#: listen(2)'s backlog: connections the kernel completes and queues before the server
+#: accepts them. socketserver's default is 5; a burst of simultaneous scrapes (a fleet of
+#: Prometheus servers, an HA pair plus a federation, a load test) overflows it, and the
+#: kernel then drops the overflow's handshakes, which clients see as second-long retries or
+#: timeouts (measured: 26-42% of 200 simultaneous scrapes failed at 5). 1024 holds a burst of
+#: a thousand scrapes while the accept loop catches up; Linux clamps it to
+#: net.core.somaxconn (4096 since Linux 5.4), and queued connections cost only kernel memory.
+LISTEN_BACKLOG = 1024
+
+#: Seconds a connection may take from accept to the last byte of its response (reading the
+#: request, building the exposition, sending it). Prometheus's default scrape_timeout is 10 s:
+#: a scrape still unfinished by then has been abandoned by its scraper anyway, while a real
+#: one takes milliseconds. It is a deadline, not a per-read timeout, so a client trickling
+#: one byte every few seconds is dropped on time too.
+CONNECTION_TIMEOUT_S = 10.0
+
+
+class _DeadlineReader(io.RawIOBase):
+    """A socket's receive side whose every read is bounded by one absolute deadline."""
+
+    def __init__(self, sock: socket.socket, deadline: float):
+        super().__init__()
+        self.sock, self.deadline = sock, deadline
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer) -> int:
+        remaining = self.deadline - time.monotonic()
+        if remaining <= 0:
+            raise TimeoutError("connection deadline passed")
+        self.sock.settimeout(remaining)
+        return self.sock.recv_into(buffer)
+
+
+class _Server(ThreadingHTTPServer):
+    """ThreadingHTTPServer with a fleet-sized backlog and quiet client disconnects."""
+
+    request_queue_size = LISTEN_BACKLOG
+    daemon_threads = True          # a stuck client never keeps the process alive at exit
+
+    def __init__(self, address, handler, log):
+        self.log = log
+        super().__init__(address, handler)
+
+    def handle_error(self, request, client_address) -> None:
+        """A client that went away is routine: one line on the log, no traceback.
+
+        ``BrokenPipeError``, ``ConnectionResetError`` and ``ConnectionAbortedError`` (all
+        ``ConnectionError``) and a deadline that passed while writing (``TimeoutError``);
+        anything else is a bug in kvsim and keeps socketserver's traceback.
+        """
+        exc = sys.exc_info()[1]
+        if isinstance(exc, TimeoutError):
+            return
+        if isinstance(exc, ConnectionError):
+            host, port = client_address[:2]
+            log = self.log if self.log is not None else sys.stderr
+            try:
+                print(f"kvsim exporter: client {host}:{port} disconnected "
+                      f"({type(exc).__name__}); still serving", file=log, flush=True)
+            except (OSError, ValueError):      # the log itself is gone: nothing to tell
+                pass
+            return
+        super().handle_error(request, client_address)
+
 
 class MetricsServer:
-    """Serve ``metrics`` (a :class:`RunMetrics`) replayed at ``speed`` x real time."""
+    """Serve ``metrics`` (a :class:`RunMetrics`) replayed at ``speed`` x real time.
+
+    Listens as soon as it is constructed (on ``port``; 0 picks a free one, then read
+    :attr:`port`); :meth:`start` or :meth:`serve_forever` answers. ``timeout_s`` is each
+    connection's deadline (default :data:`CONNECTION_TIMEOUT_S`); ``log`` is where a client's
+    disconnect is reported, one line (default: ``sys.stderr`` at the time).
+    """
 
     def __init__(self, metrics: RunMetrics, *, speed: float = 1.0, host: str = "127.0.0.1",
-                 port: int = 8000, clock=time.monotonic):
+                 port: int = 8000, clock=time.monotonic,
+                 timeout_s: float = CONNECTION_TIMEOUT_S, log=None):
         self.metrics = metrics
         self.speed = check_float("speed", speed, min=0.01, max=100_000)
         self.port = check_int("port", port, min=0, max=65535)
+        self.timeout_s = check_float("timeout_s", timeout_s, min=0.01, max=3600)
         self.host = host
         self.clock = clock
         self.t0 = clock()
@@ -52,9 +148,22 @@ class MetricsServer:
 
         class Handler(BaseHTTPRequestHandler):
             server_version = "kvsim-exporter"
+            timeout = outer.timeout_s           # StreamRequestHandler sets it on the socket
+
+            def setup(self):
+                super().setup()
+                self.deadline = time.monotonic() + outer.timeout_s
+                self.rfile = io.BufferedReader(_DeadlineReader(self.connection, self.deadline))
 
             def log_message(self, *args):     # quiet: a scrape every few seconds
                 pass
+
+            def _arm(self):
+                """Give the next send what is left of the connection's deadline."""
+                remaining = self.deadline - time.monotonic()
+                if remaining <= 0:
+                    raise TimeoutError("connection deadline passed")
+                self.connection.settimeout(remaining)     # sendall: a total, not per send
 
             def _send(self, code, body: bytes, ctype="text/plain; charset=utf-8", head=False,
                       extra=None):
@@ -63,8 +172,10 @@ class MetricsServer:
                 self.send_header("Content-Length", str(len(body)))
                 for k, v in (extra or {}).items():
                     self.send_header(k, v)
+                self._arm()
                 self.end_headers()
                 if not head:
+                    self._arm()
                     self.wfile.write(body)
 
             def _get(self, head):
@@ -93,11 +204,10 @@ class MetricsServer:
             do_POST = do_PUT = do_DELETE = do_PATCH = do_OPTIONS = _not_allowed
 
         try:
-            self.httpd = ThreadingHTTPServer((host, self.port), Handler)
+            self.httpd = _Server((host, self.port), Handler, log)
         except OSError as exc:
             raise KvsimError(f"port={self.port} on {host} cannot be opened ({exc.strerror}): "
                              "expected a free port in [1, 65535]") from None
-        self.httpd.daemon_threads = True
         self.port = self.httpd.server_address[1]
 
     def sim_time(self) -> float:
@@ -105,6 +215,7 @@ class MetricsServer:
         return min((self.clock() - self.t0) * self.speed, self.metrics.end_s)
 
     def serve_forever(self) -> None:
+        """Answer connections in this thread until :meth:`close` (from another thread)."""
         self.httpd.serve_forever(poll_interval=0.2)
 
     def start(self) -> threading.Thread:
@@ -114,13 +225,26 @@ class MetricsServer:
         return th
 
     def close(self) -> None:
+        """Stop answering and close the listening socket (connections in flight are dropped)."""
         self.httpd.shutdown()
         self.httpd.server_close()
 
 
+def ready_line(host: str, port: int, speed: float) -> str:
+    """The line ``kvsim exporter`` prints on stdout once it listens (scripts wait for it)."""
+    return (f"kvsim exporter: serving /metrics on http://{host}:{port} "
+            f"(simulated time runs {speed:g} x real time)")
+
+
 def serve(result, *, speed: float = 1.0, host: str = "127.0.0.1", port: int = 8000,
-          version: str = "v1", model_name: str | None = None, out=sys.stderr) -> None:
-    """Serve ``result`` until Ctrl-C or SIGTERM (the CLI's ``kvsim exporter``)."""
+          version: str = "v1", model_name: str | None = None, out=sys.stderr,
+          ready_out=None) -> None:
+    """Serve ``result`` until Ctrl-C or SIGTERM (the CLI's ``kvsim exporter``).
+
+    Once the socket listens, :func:`ready_line` goes to ``ready_out`` (default: stdout),
+    flushed, so a script can start scraping when it reads it; the run's length and the
+    stop message go to ``out``.
+    """
     metrics = run_metrics(result, version=version, model_name=model_name,
                           start_unix_s=round(time.time(), 3))
     server = MetricsServer(metrics, speed=speed, host=host, port=port)
@@ -131,9 +255,11 @@ def serve(result, *, speed: float = 1.0, host: str = "127.0.0.1", port: int = 80
 
     old = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
     thread = server.start()
-    print(f"kvsim exporter: serving http://{host}:{server.port}/metrics ({metrics.end_s:.0f} s "
-          f"of simulated time at {server.speed:g}x, {metrics.end_s / server.speed:.0f} s of "
-          f"wall time); Ctrl-C stops", file=out, flush=True)
+    print(ready_line(host, server.port, server.speed),
+          file=ready_out if ready_out is not None else sys.stdout, flush=True)
+    print(f"kvsim exporter: {metrics.end_s:.0f} s of simulated time at {server.speed:g}x "
+          f"take {metrics.end_s / server.speed:.0f} s of wall time; Ctrl-C stops",
+          file=out, flush=True)
     try:
         while not stop.wait(0.2):
             pass
