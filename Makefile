@@ -14,7 +14,7 @@ BUILD := $(JUPYTER_BOOK) build . --all -W -n --keep-going
 NBVAL := --nbval --nbval-current-env --nbval-cell-timeout=600 \
          --nbval-sanitize-with tests/nbval_sanitize.cfg
 
-.PHONY: help book serve test unit lint execute bench bench-compare vendor clean
+.PHONY: help book serve test unit lint typecheck execute bench bench-compare vendor clean
 
 help:
 	@echo "make book     build the book into $(SITE)/ (clean build, -W -n)"
@@ -22,6 +22,7 @@ help:
 	@echo "make test     build, then run every test (unit, nbval, site, ...)"
 	@echo "make unit     the fast loop: lint, engine and library tests (no build, nbval, browser, promtool)"
 	@echo "make lint     ruff over kvsim, the tests, scripts and benchmarks"
+	@echo "make typecheck  mypy, strict, over the engine package (kvsim/engine)"
 	@echo "make execute  re-execute the notebooks in place (commit the result)"
 	@echo "make bench    run the benchmarks"
 	@echo "make bench-compare REV=...  the engine's speed against REV, interleaved"
@@ -48,7 +49,7 @@ serve: $(SITE)/index.html
 # KVBOOK_REQUIRE_SITE=1: the site test fails instead of skipping when the
 # built site or chromium is missing; KVBOOK_REQUIRE_PROMETHEUS=1: the alert-rule
 # tests fail instead of skipping when promtool or prometheus is missing.
-test: lint book
+test: lint typecheck book
 	KVBOOK_REQUIRE_SITE=1 KVBOOK_REQUIRE_PROMETHEUS=1 $(if $(wildcard ../shared/data),KVSIM_REQUIRE_DATA=1,) $(PYTHON) -m pytest tests book $(NBVAL)
 
 # The fast loop while working: tests/ without the book build, nbval, the site
@@ -56,7 +57,7 @@ test: lint book
 # the few single tests over ~5 s (markers: tests/conftest.py). make test runs all.
 UNIT_MARKERS := not site and not notebooks and not jupyterlab and not promtool \
                 and not packaging and not slow
-unit: lint
+unit: lint typecheck
 	$(PYTHON) -m pytest tests -q -m "$(UNIT_MARKERS)"
 
 # Undefined or unused names and unsorted imports (pyproject.toml's [tool.ruff]);
@@ -64,6 +65,11 @@ unit: lint
 LINTED := kvsim tests scripts benchmarks book/_ext
 lint:
 	$(PYTHON) -m ruff check $(LINTED)
+
+# The engine package under mypy's strict flags (pyproject.toml's [tool.mypy]: the files,
+# and the strict overrides for kvsim.engine.*; the modules it imports are read, not reported).
+typecheck:
+	$(PYTHON) -m mypy
 
 execute:
 	$(PYTHON) scripts/execute_notebooks.py

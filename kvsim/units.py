@@ -11,7 +11,13 @@ MiB-vs-MB scale, 7.4 % at GiB-vs-GB scale).
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any, overload
+
 from .errors import KvsimError, check_int
+
+if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import NDArray
 
 KB, MB, GB, TB = 10**3, 10**6, 10**9, 10**12
 KiB, MiB, GiB, TiB = 2**10, 2**20, 2**30, 2**40
@@ -28,7 +34,11 @@ __all__ = ["KB", "MB", "GB", "TB", "KiB", "MiB", "GiB", "TiB", "UNITS", "format_
 UNLIMITED = 1 << 62
 
 
-def cdiv(a: int, b: int) -> int:
+@overload
+def cdiv(a: int, b: int) -> int: ...
+@overload
+def cdiv(a: NDArray[np.integer[Any]], b: int) -> NDArray[np.integer[Any]]: ...
+def cdiv(a: int | NDArray[np.integer[Any]], b: int) -> int | NDArray[np.integer[Any]]:
     """``ceil(a / b)`` of integers, exactly (vLLM's ``cdiv``): e.g. the blocks ``a`` tokens fill.
 
     >>> cdiv(1_100, 16), cdiv(1_104, 16), cdiv(0, 16)

@@ -44,12 +44,15 @@ after the older copy is evicted (vLLM would then find the newer one).
 from __future__ import annotations
 
 from collections import OrderedDict
+from collections.abc import Callable, Sequence
+from typing import final
 
 from kvsim.units import cdiv
 
 __all__ = ["BlockPool", "KVCacheManager", "Hit"]
 
 
+@final
 class _Run:
     """Cached-free blocks ``lo .. hi-1`` of one stream, in the free queue; evicted from ``hi`` down.
 
@@ -58,12 +61,18 @@ class _Run:
     indexed. ``eid`` is its place in the queue.
     """
 
+    key: int | None
+    lo: int
+    hi: int
+    eid: int
+
     __slots__ = ("key", "lo", "hi", "eid")
 
-    def __init__(self, key, lo: int, hi: int):
+    def __init__(self, key: int | None, lo: int, hi: int) -> None:
         self.key, self.lo, self.hi, self.eid = key, lo, hi, -1
 
 
+@final
 class _GroupBlock:
     """One block of a shared prefix: ``(group, index)``, held by ``refs`` requests.
 
@@ -72,18 +81,30 @@ class _GroupBlock:
     module docstring).
     """
 
+    group: int
+    index: int
+    refs: int
+    eid: int
+    indexed: bool
+
     __slots__ = ("group", "index", "refs", "eid", "indexed")
 
-    def __init__(self, group: int, index: int):
+    def __init__(self, group: int, index: int) -> None:
         self.group, self.index, self.refs, self.eid, self.indexed = group, index, 1, -1, False
 
 
 class Hit:
     """A prefix-cache lookup: shared-prefix blocks, a stream run, and how many are free."""
 
+    group_blocks: Sequence[_GroupBlock]
+    run: _Run | None
+    run_blocks: int
+    blocks: int
+    evictable: int
+
     __slots__ = ("group_blocks", "run", "run_blocks", "blocks", "evictable")
 
-    def __init__(self, group_blocks, run, run_blocks):
+    def __init__(self, group_blocks: Sequence[_GroupBlock], run: _Run | None, run_blocks: int) -> None:
         self.group_blocks, self.run, self.run_blocks = group_blocks, run, run_blocks
         self.blocks = len(group_blocks) + run_blocks
         self.evictable = sum(1 for b in group_blocks if b.refs == 0) + run_blocks
@@ -100,16 +121,16 @@ class BlockPool:
     ``runs`` and ``group_index`` find cached blocks by their identity.
     """
 
-    def __init__(self, num_blocks: int):
+    def __init__(self, num_blocks: int) -> None:
         self.num_blocks = num_blocks
         self.blank = num_blocks
-        self.queue: OrderedDict[int, object] = OrderedDict()
+        self.queue: OrderedDict[int, _Run | _GroupBlock] = OrderedDict()
         self.cached_free = 0
-        self.runs: dict = {}                 # stream key -> its _Run in the queue
-        self.group_index: dict = {}          # (group, index) -> _GroupBlock
+        self.runs: dict[int, _Run] = {}      # stream key -> its _Run in the queue
+        self.group_index: dict[tuple[int, int], _GroupBlock] = {}   # (group, index) -> _GroupBlock
         self.evicted = 0                     # cached blocks reused for new data
         self._next_eid = 0
-        self._dead_tail = None               # the last unreachable run, if at the queue's tail
+        self._dead_tail: _Run | None = None  # the last unreachable run, if at the queue's tail
 
     @property
     def free(self) -> int:
@@ -143,7 +164,7 @@ class BlockPool:
                     del self.group_index[(entry.group, entry.index)]
                 n -= 1
 
-    def _enqueue(self, entry) -> None:
+    def _enqueue(self, entry: _Run | _GroupBlock) -> None:
         entry.eid = self._next_eid
         self._next_eid += 1
         self.queue[entry.eid] = entry
@@ -151,7 +172,7 @@ class BlockPool:
     def release_blank(self, n: int) -> None:
         self.blank += n
 
-    def release_run(self, key, lo: int, hi: int) -> None:
+    def release_run(self, key: int | None, lo: int, hi: int) -> None:
         """Free a stream's full blocks ``lo .. hi-1`` (cached until evicted)."""
         if hi <= lo:
             return
@@ -174,7 +195,8 @@ class BlockPool:
 
     def touch_run(self, run: _Run, upto: int) -> None:
         """A hit on ``run``'s blocks below ``upto``: they leave the free queue; the rest is forgotten."""
-        del self.runs[run.key]
+        # a run that lookup() found is indexed, so its key is not None
+        del self.runs[run.key]  # type: ignore[arg-type]
         del self.queue[run.eid]
         self.cached_free -= run.hi - run.lo
         self.blank += run.hi - min(run.hi, upto)
@@ -224,15 +246,15 @@ class KVCacheManager:
         #: ``take(n)``: blocks for decoding requests, counted by
         #: :class:`kvsim.engine.decoding.DecodeGroup`; the pool's own method, bound here to
         #: save a call in the engine's commonest step.
-        self.take = self.pool.take
+        self.take: Callable[[int], None] = self.pool.take
         self.num_blocks = num_blocks
         self.block_size = block_size
         self.caching = prefix_caching
         self.watermark_blocks = watermark_blocks
         self.watermark_when_alone = watermark_when_alone
         self.held: dict[int, int] = {}               # blocks of non-decoding requests
-        self.group_refs: dict[int, list] = {}        # shared-prefix blocks each request holds
-        self.identity: dict[int, tuple] = {}         # rid -> (group, prefix_tokens, stream key)
+        self.group_refs: dict[int, list[_GroupBlock]] = {}   # shared-prefix blocks each request holds
+        self.identity: dict[int, tuple[int, int, int]] = {}  # rid -> (group, prefix_tokens, stream key)
 
     # --------------------------------------------------------------- queries
     @property
@@ -264,7 +286,7 @@ class KVCacheManager:
         """The most blocks one request may ever hold: the pool less the watermark it keeps alone."""
         return self.num_blocks - (self.watermark_blocks if self.watermark_when_alone else 0)
 
-    def register(self, rid: int, group: int, prefix_tokens: int, stream_key) -> None:
+    def register(self, rid: int, group: int, prefix_tokens: int, stream_key: int) -> None:
         """Say what ``rid``'s tokens are: ``prefix_tokens`` of ``group`` (-1: none), then ``stream_key``."""
         self.identity[rid] = (group, prefix_tokens, stream_key)
         self.held[rid] = 0
@@ -277,7 +299,7 @@ class KVCacheManager:
         bs = self.block_size
         max_blocks = (num_tokens - 1) // bs
         in_prefix = min(prefix_tokens // bs, max_blocks) if group >= 0 else 0
-        blocks = []
+        blocks: list[_GroupBlock] = []
         index = self.pool.group_index
         for i in range(in_prefix):
             b = index.get((group, i))

@@ -20,6 +20,7 @@ from __future__ import annotations
 import csv
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -28,6 +29,11 @@ from kvsim.model.hardware import get_gpu
 from kvsim.model.spec import ModelSpec
 
 from .costs import StepCost
+
+if TYPE_CHECKING:
+    from kvsim.model.hardware import GPUSpec
+
+    from .costs import GPULike
 
 __all__ = ["ProfileRow", "read_profiles", "predict", "error_table", "fit_gpu",
            "PROFILE_GPUS", "MATMULS", "ELEMENTWISE"]
@@ -46,12 +52,12 @@ class ProfileRow:
     model: str
     num_tokens: int
     tensor_parallel_size: int
-    config: tuple            # (hidden, heads, kv_heads, intermediate, vocab), hashable
+    config: tuple[int, int, int, int, int]   # (hidden, heads, kv_heads, intermediate, vocab)
     matmul_s: float          # sum of the four matmuls' medians
     elementwise_s: float     # sum of the element-wise operators' medians
 
 
-def read_profiles(folder) -> list[ProfileRow]:
+def read_profiles(folder: str | Path) -> list[ProfileRow]:
     """Every row of every ``<gpu>_<model>_mlp.csv`` in ``folder`` (a clear error if none)."""
     folder = Path(folder)
     files = sorted(folder.glob("*_mlp.csv"))
@@ -78,7 +84,7 @@ def read_profiles(folder) -> list[ProfileRow]:
     return rows
 
 
-def _layer_model(config: tuple):
+def _layer_model(config: tuple[int, int, int, int, int]) -> ModelSpec:
     """A one-layer Llama-shaped model with the profile's widths, parsed like any config.json."""
 
     hidden, heads, kv_heads, inter, vocab = config
@@ -88,10 +94,10 @@ def _layer_model(config: tuple):
         torch_dtype="float16", tie_word_embeddings=False), name=f"layer-{hidden}")
 
 
-_MODELS: dict = {}
+_MODELS: dict[tuple[int, int, int, int, int], ModelSpec] = {}
 
 
-def _cost(row: ProfileRow, gpu):
+def _cost(row: ProfileRow, gpu: GPUSpec) -> StepCost:
 
     key = row.config
     if key not in _MODELS:
@@ -99,19 +105,20 @@ def _cost(row: ProfileRow, gpu):
     return StepCost(_MODELS[key], gpu, tensor_parallel_size=row.tensor_parallel_size)
 
 
-def predict(row: ProfileRow, gpu=None) -> tuple[float, float]:
+def predict(row: ProfileRow, gpu: GPULike | None = None) -> tuple[float, float]:
     """kvsim's (matmul seconds, element-wise seconds) for one profile row's batch."""
 
     cost = _cost(row, get_gpu(gpu or row.gpu))
     return cost.linear_s(row.num_tokens), cost.elementwise_s(row.num_tokens)
 
 
-def error_table(rows: list[ProfileRow], gpus: dict | None = None) -> list[dict]:
+def error_table(rows: list[ProfileRow],
+                gpus: dict[str, GPUSpec] | None = None) -> list[dict[str, Any]]:
     """Per GPU and model: rows, median and max |relative error|, share within 15 % (matmuls).
 
     ``gpus`` maps preset names to (possibly refitted) :class:`kvsim.GPUSpec`.
     """
-    groups: dict[tuple, list[tuple[float, float]]] = {}
+    groups: dict[tuple[str, str], list[tuple[float, float]]] = {}
     for r in rows:
         gpu = (gpus or {}).get(r.gpu, r.gpu)
         lin, elem = predict(r, gpu)
@@ -127,7 +134,7 @@ def error_table(rows: list[ProfileRow], gpus: dict | None = None) -> list[dict]:
     return table
 
 
-def format_error_table(table: list[dict]) -> str:
+def format_error_table(table: list[dict[str, Any]]) -> str:
     lines = [f"{'gpu':<10} {'profiled model':<22} {'rows':>5} {'median':>8} {'max':>7} "
              f"{'<=15%':>7} {'elementwise median':>19}"]
     for t in table:
@@ -137,7 +144,7 @@ def format_error_table(table: list[dict]) -> str:
     return "\n".join(lines)
 
 
-def fit_gpu(rows: list[ProfileRow], gpu_name: str) -> dict:
+def fit_gpu(rows: list[ProfileRow], gpu_name: str) -> dict[str, Any]:
     """The (matmul_efficiency, memory_efficiency, kernel_latency_s) with the smallest worst error.
 
     The model is linear in 1/efficiency and in the latency, so the fit is a
@@ -155,7 +162,7 @@ def fit_gpu(rows: list[ProfileRow], gpu_name: str) -> dict:
         parts.append((kernels, flops / gpu.peak_flops, nbytes / gpu.hbm_bytes_per_s, r.matmul_s))
     k, f, b, m = (np.array(c, dtype=float) for c in zip(*parts))
 
-    def worst(ec, em, lat):
+    def worst(ec: float, em: float, lat: float) -> float:
         return float(np.abs((k * lat + f / ec + b / em) / m - 1).max())
 
     best = min(((worst(ec, em, lat), ec, em, lat)
@@ -177,7 +184,7 @@ def fit_gpu(rows: list[ProfileRow], gpu_name: str) -> dict:
                 kernel_latency_s=round(lat * 2e6) / 2e6, worst=best[0])
 
 
-def refit(rows: list[ProfileRow]) -> dict:
+def refit(rows: list[ProfileRow]) -> dict[str, GPUSpec]:
     """Presets with freshly fitted constants, for every GPU the rows cover."""
 
     out = {}

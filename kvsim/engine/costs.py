@@ -34,6 +34,7 @@ numbers per GPU for every model. The other constants are documented below.
 from __future__ import annotations
 
 from dataclasses import dataclass, fields, replace
+from typing import TYPE_CHECKING
 
 from kvsim.errors import KvsimError, check_float, check_int
 from kvsim.model.dtypes import DTYPE_BYTES
@@ -45,6 +46,21 @@ from kvsim.model.vllm_defaults import ACTIVATION_BYTES
 from kvsim.units import cdiv
 
 from .plan import EVICTED
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from pathlib import Path
+    from typing import Any, TypeAlias
+
+    from kvsim.model.hardware import GPUSpec
+    from kvsim.model.spec import ModelSpec
+
+    from .plan import StepPlan
+
+    #: What :func:`kvsim.model.presets.get_model` and :func:`kvsim.model.hardware.get_gpu` take:
+    #: a preset name, a spec, or (a model) a ``config.json`` path or its parsed dict.
+    ModelLike: TypeAlias = str | Path | Mapping[str, Any] | ModelSpec
+    GPULike: TypeAlias = str | GPUSpec
 
 __all__ = ["CostModel", "StepCost", "swap_time_s", "recompute_time_s", "transfer_copies",
            "attention_pairs", "ATTENTION_EFFICIENCY", "CPU_OVERHEAD"]
@@ -111,7 +127,7 @@ class CostModel:
     swap_copy_overhead_s: float = 3e-6
     pcie_bytes_per_s: float | None = None
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         for name, lo, hi in (("step_overhead_s", 0, 10), ("seq_overhead_s", 0, 1),
                              ("kernel_latency_s", 0, 1)):
             if getattr(self, name) is not None:
@@ -129,7 +145,7 @@ class CostModel:
         """The constants' names (each is also an engine option of ``simulate``)."""
         return [f.name for f in fields(cls)]
 
-    def with_options(self, **overrides) -> "CostModel":
+    def with_options(self, **overrides: Any) -> "CostModel":   # checked by __post_init__
         unknown = set(overrides) - set(self.names())
         if unknown:
             raise KvsimError(f"cost-model constant {sorted(unknown)[0]!r} is not known: "
@@ -164,8 +180,9 @@ class StepCost:
         engine: ``"v1"`` or ``"v0"`` (decides the CPU overhead default).
     """
 
-    def __init__(self, model, gpu, cost: CostModel | None = None, *, tensor_parallel_size: int = 1,
-                 kv_bytes_per_token: int | None = None, engine: str = "v1"):
+    def __init__(self, model: ModelSpec, gpu: GPUSpec, cost: CostModel | None = None, *,
+                 tensor_parallel_size: int = 1, kv_bytes_per_token: int | None = None,
+                 engine: str = "v1") -> None:
         cost = cost or CostModel()
         tp = model.check_tensor_parallel_size(tensor_parallel_size)
         if engine not in CPU_OVERHEAD:
@@ -250,7 +267,8 @@ class StepCost:
         if self.tp == 1:
             return 0.0
         nbytes = n_tokens * self.model.hidden_size * ACTIVATION_BYTES
-        ring = 2.0 * (self.tp - 1) / self.tp * nbytes / self.gpu.interconnect_bytes_per_s
+        # GPUSpec.__post_init__ replaces a None interconnect_bytes_per_s by pcie_bytes_per_s
+        ring = 2.0 * (self.tp - 1) / self.tp * nbytes / self.gpu.interconnect_bytes_per_s  # type: ignore[operator]
         return 2 * self.model.num_layers * (ALLREDUCE_LATENCY_S + ring)
 
     def cpu_s(self, n_seqs: int) -> float:
@@ -298,7 +316,7 @@ class StepCost:
             t = t + self.swap_s(swap_bytes, swap_copies)
         return t
 
-    def plan_s(self, plan) -> float:
+    def plan_s(self, plan: StepPlan) -> float:
         """Duration of one step as the scheduler planned it (a :class:`kvsim.engine.plan.StepPlan`).
 
         A plan that runs nothing (every candidate was evicted) lasts as long as
@@ -346,7 +364,7 @@ def swap_time_s(tokens: int, kv_bytes_per_token: int, pcie_bytes_per_s: float, *
     return nbytes / float(pcie_bytes_per_s) + copies * copy_overhead_s
 
 
-def recompute_time_s(tokens: int, model, gpu, cost: CostModel | None = None, *,
+def recompute_time_s(tokens: int, model: ModelLike, gpu: GPULike, cost: CostModel | None = None, *,
                      tensor_parallel_size: int = 1, engine: str = "v1") -> float:
     """Time of re-prefilling ``tokens`` tokens of one request alone, as one step.
 
@@ -360,7 +378,8 @@ def recompute_time_s(tokens: int, model, gpu, cost: CostModel | None = None, *,
                     engine=engine).prefill_s(n)
 
 
-def seconds_per_prefill_token(model, gpu, *, tokens: int = 2048, cost: CostModel | None = None,
+def seconds_per_prefill_token(model: ModelLike, gpu: GPULike, *, tokens: int = 2048,
+                              cost: CostModel | None = None,
                               tensor_parallel_size: int = 1) -> float:
     """Average prefill time per token of a ``tokens``-long prompt in one step."""
     return recompute_time_s(tokens, model, gpu, cost, tensor_parallel_size=tensor_parallel_size) \
@@ -370,7 +389,7 @@ def seconds_per_prefill_token(model, gpu, *, tokens: int = 2048, cost: CostModel
 
 # --------------------------------------------------------------- chapter 3: the crossover
 
-def swap_round_trip_s(tokens: int, model, gpu, cost: CostModel | None = None, *,
+def swap_round_trip_s(tokens: int, model: ModelLike, gpu: GPULike, cost: CostModel | None = None, *,
                       block_size: int = 16) -> float:
     """Out and back in: twice :func:`swap_time_s` with the blocks' copies, as the engine charges it.
 
@@ -386,7 +405,8 @@ def swap_round_trip_s(tokens: int, model, gpu, cost: CostModel | None = None, *,
                            copy_overhead_s=cost.swap_copy_overhead_s)
 
 
-def crossover_tokens(model, gpu, cost: CostModel | None = None, *, block_size: int = 16,
+def crossover_tokens(model: ModelLike, gpu: GPULike, cost: CostModel | None = None, *,
+                     block_size: int = 16,
                      min_tokens: int = 16, max_tokens: int = 65_536) -> list[int]:
     """Sequence lengths at which recompute and a swap round trip cost the same.
 

@@ -9,6 +9,8 @@ engine that admitted such a request would wait or thrash forever instead.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from kvsim.errors import KvsimError
@@ -16,10 +18,20 @@ from kvsim.units import cdiv, format_bytes
 
 from .policies import GuaranteedAdmission
 
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from typing import Any
+
+    from numpy.typing import NDArray
+
+    from .options import EngineConfig
+
 __all__ = ["check_requests_fit"]
 
 
-def check_requests_fit(cfg, model_name: str, prompts, outputs, *, first: int = 0,
+def check_requests_fit(cfg: EngineConfig, model_name: str,
+                       prompts: Sequence[int] | NDArray[np.integer[Any]],
+                       outputs: Sequence[int] | NDArray[np.integer[Any]], *, first: int = 0,
                        max_blocks: int) -> None:
     """Raise a KvsimError naming the first request (number ``first + i``) that can never run.
 
@@ -54,7 +66,8 @@ def check_requests_fit(cfg, model_name: str, prompts, outputs, *, first: int = 0
             f"{format_bytes(blocks * cfg.block_bytes, 'GB')}): expected prompt + output <= "
             f"{cap:,} tokens")
     if cfg.admission == "guaranteed":
-        GuaranteedAdmission.check_fits(cfg, prompts, outputs, first=first)
+        # outputs is an int64 array (np.asarray, then np.minimum, which numpy types as Any)
+        GuaranteedAdmission.check_fits(cfg, prompts, outputs, first=first)  # type: ignore[arg-type]
     if not cfg.enable_chunked_prefill:
         bad = np.flatnonzero(prompts + outputs - 1 > cfg.max_num_batched_tokens)
         if bad.size:

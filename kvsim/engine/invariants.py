@@ -31,12 +31,18 @@ scenario pay, and a slider does not.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from kvsim.units import cdiv
+
+if TYPE_CHECKING:
+    from .blocks import BlockPool
+    from .scheduler import Scheduler
 
 __all__ = ["check_invariants", "check_finished"]
 
 
-def check_finished(eng) -> None:
+def check_finished(eng: Scheduler) -> None:
     """Assert that every finished request emitted its whole answer (checked once, at the end)."""
     reqs = eng.requests
     bad = [rid for rid in range(reqs.count)
@@ -48,7 +54,7 @@ def check_finished(eng) -> None:
                              f"({len(bad)} such requests)")
 
 
-def check_invariants(eng) -> None:
+def check_invariants(eng: Scheduler) -> None:
     """Assert every invariant of the module docstring on ``eng`` (a scheduler after a step)."""
     problems: list[str] = []
     _batch(eng, problems)
@@ -61,7 +67,7 @@ def check_invariants(eng) -> None:
                              + "; ".join(problems))
 
 
-def _batch(eng, problems: list) -> None:
+def _batch(eng: Scheduler, problems: list[str]) -> None:
     cfg = eng.cfg
     if eng.step_tokens > cfg.max_num_batched_tokens:
         problems.append(f"{eng.step_tokens} tokens scheduled in one step, "
@@ -70,7 +76,7 @@ def _batch(eng, problems: list) -> None:
         problems.append(f"{len(eng.running)} requests running, max_num_seqs={cfg.max_num_seqs}")
 
 
-def _queues(eng, problems: list) -> None:
+def _queues(eng: Scheduler, problems: list[str]) -> None:
     running, waiting, swapped = set(eng.running), set(eng.waiting), set(eng.swapped)
     for a, b, name in ((running, waiting, "running and waiting"), (running, swapped, "running and swapped"),
                        (waiting, swapped, "waiting and swapped")):
@@ -87,7 +93,7 @@ def _queues(eng, problems: list) -> None:
         problems.append("a request is queued twice")
 
 
-def _pool(pool, problems: list) -> None:
+def _pool(pool: BlockPool, problems: list[str]) -> None:
     queued = 0
     for eid, entry in pool.queue.items():
         if entry.eid != eid:
@@ -95,7 +101,8 @@ def _pool(pool, problems: list) -> None:
         if hasattr(entry, "refs"):
             queued += 1
             if entry.refs:
-                problems.append(f"shared-prefix block {(entry.group, entry.index)} is free and "
+                # an entry with refs is a _GroupBlock (mypy's hasattr narrowing keeps _Run too)
+                problems.append(f"shared-prefix block {(entry.group, entry.index)} is free and "  # type: ignore[union-attr]
                                 f"held by {entry.refs} requests")
         else:
             queued += entry.hi - entry.lo
@@ -114,10 +121,10 @@ def _pool(pool, problems: list) -> None:
                         f"of {pool.num_blocks}")
 
 
-def _blocks(eng, problems: list) -> None:
+def _blocks(eng: Scheduler, problems: list[str]) -> None:
     kv, group, reqs, T = eng.kv, eng.decoding, eng.requests, eng.T
     held = 0
-    holders: dict[int, list] = {}            # shared-prefix block -> [block, running holders]
+    holders: dict[int, list[Any]] = {}       # shared-prefix block -> [block, running holders]
     for rid in eng.running:
         if rid in group:
             blocks = cdiv(group.stored(rid, T), kv.block_size)
@@ -141,7 +148,7 @@ def _blocks(eng, problems: list) -> None:
         problems.append(f"{in_use} blocks in use, the running requests hold {distinct}")
 
 
-def _tokens(eng, problems: list) -> None:
+def _tokens(eng: Scheduler, problems: list[str]) -> None:
     reqs, cap = eng.requests, eng.cfg.max_model_len
     for rid in eng.running:
         generated = eng.generated_now(rid)

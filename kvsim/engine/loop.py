@@ -26,7 +26,9 @@ from __future__ import annotations
 
 import math
 from bisect import bisect_left
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from itertools import accumulate
+from typing import TYPE_CHECKING, Any
 
 from kvsim.errors import KvsimError
 from kvsim.traffic.arrivals import make_arrivals
@@ -40,12 +42,21 @@ from .result import SimResult, build_result
 from .scheduler import Scheduler, SchedulerSnapshot
 from .timeline import Recorder
 
+if TYPE_CHECKING:
+    from kvsim.model.hardware import GPUSpec
+    from kvsim.model.spec import ModelSpec
+    from kvsim.traffic.arrivals import ClosedArrivals, OpenArrivals
+
+    from .costs import GPULike, ModelLike
+    from .options import EngineConfig
+
 __all__ = ["simulate", "build_engine", "Engine", "ENGINE_DEFAULTS"]
 
 _INF = math.inf
 
 
-def simulate(workload, *, model, gpu, **engine_options) -> SimResult:
+def simulate(workload: Workload | Request | Sequence[Request], *, model: ModelLike, gpu: GPULike,
+             **engine_options: Any) -> SimResult:
     """Run ``workload`` on one engine serving ``model`` on ``gpu``.
 
     Args:
@@ -74,7 +85,8 @@ def simulate(workload, *, model, gpu, **engine_options) -> SimResult:
     return build_engine(workload, model, gpu, engine_options).run()
 
 
-def build_engine(workload: Workload, model, gpu, engine_options: dict) -> Engine:
+def build_engine(workload: Workload, model: ModelLike, gpu: GPULike,
+                 engine_options: Mapping[str, Any]) -> Engine:
     """The engine :func:`simulate` runs, not yet started (:mod:`kvsim.runs.stepper` watches it step)."""
     model, gpu, budget, cost_model, cfg = resolve_options(model, gpu, engine_options)
     cost = StepCost(model, gpu, cost_model, tensor_parallel_size=cfg.tensor_parallel_size,
@@ -89,11 +101,12 @@ class Engine:
     may read ``engine.steps``, ``engine.t`` and ``engine.snapshot()``.
     """
 
-    def __init__(self, wl: Workload, model, gpu, cost: StepCost, cfg):
+    def __init__(self, wl: Workload, model: ModelSpec, gpu: GPUSpec, cost: StepCost,
+                 cfg: EngineConfig) -> None:
         self.cfg, self.model, self.gpu, self.cost = cfg, model, gpu, cost
         self.until = cfg.until_s if cfg.until_s is not None else math.inf
-        self.arrivals = make_arrivals(wl, until_s=self.until, max_tokens=cfg.max_tokens,
-                                      max_model_len=cfg.max_model_len)
+        self.arrivals: OpenArrivals | ClosedArrivals = make_arrivals(
+            wl, until_s=self.until, max_tokens=cfg.max_tokens, max_model_len=cfg.max_model_len)
         self.scheduler = Scheduler(cfg, model, self.arrivals, Recorder())
         self._fixed_s: dict[int, float] = {}    # step time of n decodes, without attention
         self._decode_slope = cost.decode_s_per_token
@@ -113,7 +126,7 @@ class Engine:
         return self.scheduler.snapshot()
 
     # ------------------------------------------------------------------ run
-    def run(self, after_step=None) -> SimResult:
+    def run(self, after_step: Callable[[Engine], object] | None = None) -> SimResult:
         """Run to the end; ``after_step(engine)``, when given, is called after every step."""
         sched, arrivals, until, check = self.scheduler, self.arrivals, self.until, self.cfg.check
         schedule, apply, apply_decode_run = sched.schedule, sched.apply, sched.apply_decode_run
@@ -173,6 +186,7 @@ class Engine:
                 k = kt
         # the same sum, step by step, that single steps make (byte-identical times)
         dts = [fixed + slope * c for c in range(context, context + k * n, n)]
+        ends: Iterator[float] | list[float]     # the running sums, then their list
         ends = accumulate(dts, initial=t0)
         next(ends)
         ends = list(ends)

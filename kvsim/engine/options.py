@@ -25,6 +25,7 @@ option                                ``engine="v1"`` (default)   ``engine="v0"`
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -43,11 +44,20 @@ from kvsim.units import GiB
 
 from .costs import CostModel
 
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    from kvsim.model.hardware import GPUSpec
+    from kvsim.model.memory import KVBudget
+    from kvsim.model.spec import ModelSpec
+
+    from .costs import GPULike, ModelLike
+
 __all__ = ["ENGINE_DEFAULTS", "EngineConfig", "resolve_options", "ADMISSION_NAMES",
            "check_sglang_constants"]
 
 #: Engine options and their defaults (``None``: the engine mode decides; see the table above).
-ENGINE_DEFAULTS = {
+ENGINE_DEFAULTS: dict[str, Any] = {
     "engine": "v1",
     "usage_context": "server",
     "gpu_memory_utilization": 0.90,
@@ -88,7 +98,8 @@ _COST_OPTIONS = set(CostModel.names())
 ADMISSION_NAMES = ("optimistic", "guaranteed", "sglang")
 
 
-def check_sglang_constants(init_new_token_ratio, min_new_token_ratio, new_token_ratio_decay):
+def check_sglang_constants(init_new_token_ratio: object, min_new_token_ratio: object,
+                           new_token_ratio_decay: object) -> tuple[float, float, float | None]:
     """SGLang's three constants, checked (a one-line error names the bad one); the one check.
 
     ``new_token_ratio_decay=None`` stays ``None``: the policy then decays from
@@ -152,11 +163,11 @@ class EngineConfig:
         """V0 takes blocks for a whole prefill at admission; V1 for each chunk it schedules."""
         return self.engine == "v0"
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
 
-def _check_bool(name, v):
+def _check_bool(name: str, v: object) -> bool:
     if isinstance(v, (bool, np.bool_)):
         return bool(v)
     if isinstance(v, str) and v.lower() in ("true", "false"):
@@ -164,7 +175,8 @@ def _check_bool(name, v):
     raise KvsimError(f"{name}={v!r} is not a boolean: expected true or false")
 
 
-def resolve_options(model, gpu, options):
+def resolve_options(model: ModelLike, gpu: GPULike, options: Mapping[str, Any]) \
+        -> tuple[ModelSpec, GPUSpec, KVBudget, CostModel, EngineConfig]:
     """Validate ``options``; return ``(model, gpu, budget, cost_model, EngineConfig)``."""
     unknown = set(options) - set(ENGINE_DEFAULTS) - _COST_OPTIONS
     if unknown:
@@ -258,7 +270,7 @@ def resolve_options(model, gpu, options):
     return model, gpu, budget, cost, EngineConfig(**o)
 
 
-def _pool(model, gpu, o):
+def _pool(model: ModelSpec, gpu: GPUSpec, o: dict[str, Any]) -> KVBudget:
     """The KV budget, and ``o["num_gpu_blocks"]`` (usable blocks) from memory or from the user."""
     if o["num_gpu_blocks"] is not None and o["kv_cache_tokens"] is not None:
         raise KvsimError("num_gpu_blocks and kv_cache_tokens are both set: expected at most one "

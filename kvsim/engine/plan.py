@@ -10,6 +10,7 @@ vLLM, where ``schedule()`` allocates the blocks of what it schedules.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TypeAlias
 
 __all__ = ["StepPlan", "BATCH", "DECODE_RUN", "EVICTED"]
 
@@ -19,6 +20,9 @@ __all__ = ["StepPlan", "BATCH", "DECODE_RUN", "EVICTED"]
 #: ``EVICTED``: everything that could run was preempted; the step computes
 #: nothing and lasts as long as its swap copies.
 BATCH, DECODE_RUN, EVICTED = 0, 1, 2
+
+#: A prefill chunk: ``(request, first token, tokens)``.
+Chunk: TypeAlias = "tuple[int, int, int]"
 
 
 class StepPlan:
@@ -36,13 +40,25 @@ class StepPlan:
 
     # A plain class with slots, not a dataclass: one is made per step, and a
     # dataclass's default factories cost a tenth of a decode step.
+    kind: int
+    n_group: int
+    chunks: Sequence[Chunk]
+    solo: Sequence[int]
+    resumed: Sequence[int]
+    context_tokens: int
+    preempted: tuple[tuple[int, int], ...]
+    max_steps: int
+    swap_out_bytes: int
+    swap_in_bytes: int
+    swap_copies: int
+
     __slots__ = ("kind", "n_group", "chunks", "solo", "resumed", "context_tokens", "preempted",
                  "max_steps", "swap_out_bytes", "swap_in_bytes", "swap_copies")
 
-    def __init__(self, kind: int, n_group: int = 0, chunks: Sequence = (), solo: Sequence = (),
-                 resumed: Sequence = (), context_tokens: int = 0, preempted: tuple = (),
-                 max_steps: int = 1, swap_out_bytes: int = 0, swap_in_bytes: int = 0,
-                 swap_copies: int = 0):
+    def __init__(self, kind: int, n_group: int = 0, chunks: Sequence[Chunk] = (),
+                 solo: Sequence[int] = (), resumed: Sequence[int] = (), context_tokens: int = 0,
+                 preempted: tuple[tuple[int, int], ...] = (), max_steps: int = 1,
+                 swap_out_bytes: int = 0, swap_in_bytes: int = 0, swap_copies: int = 0) -> None:
         self.kind, self.n_group, self.max_steps = kind, n_group, max_steps
         self.chunks, self.solo, self.resumed = chunks, solo, resumed
         self.context_tokens, self.preempted = context_tokens, preempted

@@ -31,8 +31,7 @@ do to it (preempt), is :class:`SchedulerView`.
 from __future__ import annotations
 
 import heapq
-from collections.abc import Mapping
-from typing import Protocol
+from typing import TYPE_CHECKING, Any, Protocol, overload
 
 import numpy as np
 
@@ -42,6 +41,13 @@ from kvsim.units import cdiv
 from .blocks import KVCacheManager
 from .options import ADMISSION_NAMES, EngineConfig, check_sglang_constants
 from .requests import RequestTable
+
+if TYPE_CHECKING:
+    from numpy.typing import NDArray
+
+    from .blocks import Hit
+
+    _Counts = NDArray[np.integer[Any]]   # token or block counts, one per request
 
 __all__ = ["SchedulerView", "OptimisticAdmission", "GuaranteedAdmission", "SGLangAdmission",
            "make_policy", "ADMISSIONS"]
@@ -54,7 +60,10 @@ class SchedulerView(Protocol):
     cfg: EngineConfig
     kv: KVCacheManager
     requests: RequestTable
-    running: Mapping[int, None]         # admission order
+
+    # admission order; a dict, not just a Mapping: victim() reverses it (read-only here)
+    @property
+    def running(self) -> dict[int, None]: ...
 
     def generated_now(self, rid: int) -> int: ...
     def decode_blocks_needed(self) -> int: ...
@@ -73,7 +82,8 @@ class _Policy:
 
     def bind(self, sched: SchedulerView) -> None:
         self.sched = sched
-        self._victims: list = []           # priority mode: heap of running requests' keys
+        # priority mode: heap of running requests' keys (-priority, -arrival, admission, rid)
+        self._victims: list[tuple[int, float, int, int]] = []
         self._admissions = 0
         self._admitted_at: dict[int, int] = {}
         self._by_priority = sched.cfg.scheduling_policy == "priority"
@@ -85,7 +95,7 @@ class _Policy:
         return max_tokens if max_tokens is not None else self.sched.requests.output[rid]
 
     # the engine's questions
-    def admits(self, rid: int, new_blocks: int, hit, headroom: int) -> bool:
+    def admits(self, rid: int, new_blocks: int, hit: Hit, headroom: int) -> bool:
         return self.sched.kv.can_allocate(new_blocks, hit, headroom)
 
     def victim(self, requester: int) -> int:
@@ -137,20 +147,26 @@ class GuaranteedAdmission(_Policy):
 
     name = "guaranteed"
 
-    def bind(self, sched):
+    def bind(self, sched: SchedulerView) -> None:
         super().bind(sched)
         self.reserved = 0
         self.resv: dict[int, int] = {}
 
+    @overload
     @staticmethod
-    def reservations(cfg, prompts, outputs):
+    def reservations(cfg: EngineConfig, prompts: int, outputs: int) -> int: ...
+    @overload
+    @staticmethod
+    def reservations(cfg: EngineConfig, prompts: _Counts, outputs: _Counts) -> _Counts: ...
+    @staticmethod
+    def reservations(cfg: EngineConfig, prompts: int | _Counts, outputs: int | _Counts) -> int | _Counts:
         """Blocks each request reserves, for arrays (or ints) of prompt and answer tokens:
         prompt + the planned answer (``max_tokens`` when set, else the request's own)."""
         answers = cfg.max_tokens if cfg.max_tokens is not None else outputs
         return cdiv(prompts + answers, cfg.block_size)
 
     @classmethod
-    def check_fits(cls, cfg, prompts, outputs, *, first: int = 0) -> None:
+    def check_fits(cls, cfg: EngineConfig, prompts: _Counts, outputs: _Counts, *, first: int = 0) -> None:
         """Raise a KvsimError naming the first request (number ``first + i``) whose reservation
         alone exceeds the pool: it could never be admitted."""
         resv = cls.reservations(cfg, prompts, outputs)
@@ -169,21 +185,21 @@ class GuaranteedAdmission(_Policy):
         reqs = sched.requests
         return self.reservations(sched.cfg, reqs.prompt[rid], reqs.output[rid])
 
-    def admits(self, rid, new_blocks, hit, headroom):
+    def admits(self, rid: int, new_blocks: int, hit: Hit, headroom: int) -> bool:
         return (self.reserved + self.reservation(rid) <= self.sched.kv.num_blocks
                 and self.sched.kv.can_allocate(new_blocks, hit, 0))
 
-    def victim(self, requester):
+    def victim(self, requester: int) -> int:
         raise RuntimeError("kvsim: guaranteed admission ran out of blocks (internal error: its "
                            "reservations should make that impossible)")
 
-    def admitted(self, rid):
+    def admitted(self, rid: int) -> None:
         super().admitted(rid)
         r = self.reservation(rid)
         self.resv[rid] = r
         self.reserved += r
 
-    def released(self, rid):
+    def released(self, rid: int) -> None:
         self.reserved -= self.resv.pop(rid)
 
 
@@ -195,13 +211,13 @@ class SGLangAdmission(_Policy):
     counts_steps = True
     acts_before_step = True
 
-    def __init__(self, init_new_token_ratio=0.7, min_new_token_ratio=0.1,
-                 new_token_ratio_decay=None):
+    def __init__(self, init_new_token_ratio: float = 0.7, min_new_token_ratio: float = 0.1,
+                 new_token_ratio_decay: float | None = None) -> None:
         self.init, self.min, decay = check_sglang_constants(
             init_new_token_ratio, min_new_token_ratio, new_token_ratio_decay)
         self.decay = (self.init - self.min) / 600 if decay is None else decay
 
-    def bind(self, sched):
+    def bind(self, sched: SchedulerView) -> None:
         super().bind(sched)
         self.steps_since_reset = 0
 
@@ -209,7 +225,7 @@ class SGLangAdmission(_Policy):
     def ratio(self) -> float:
         return max(self.min, self.init - self.steps_since_reset * self.decay)
 
-    def admits(self, rid, new_blocks, hit, headroom):
+    def admits(self, rid: int, new_blocks: int, hit: Hit, headroom: int) -> bool:
         sched = self.sched
         if not sched.kv.can_allocate(new_blocks, hit, 0):
             return False
@@ -221,16 +237,16 @@ class SGLangAdmission(_Policy):
         need_tokens = new_blocks * sched.kv.block_size + r * self.planned_answer(rid)
         return need_tokens + remaining * r <= (sched.kv.free - hit.evictable) * sched.kv.block_size
 
-    def _fewest_generated(self):
+    def _fewest_generated(self) -> int:
         sched = self.sched
         prompt = sched.requests.prompt
         return min(sched.running, key=lambda x: (sched.generated_now(x), -prompt[x], -x))
 
-    def victim(self, requester):
+    def victim(self, requester: int) -> int:
         self.steps_since_reset = 0
         return self._fewest_generated()
 
-    def before_step(self):
+    def before_step(self) -> None:
         """Retract decoding requests until every decode of this step fits."""
         sched = self.sched
         retracted = False
@@ -240,16 +256,16 @@ class SGLangAdmission(_Policy):
         if retracted:
             self.steps_since_reset = 0
 
-    def stepped(self, n_steps):
+    def stepped(self, n_steps: int) -> None:
         self.steps_since_reset += n_steps
 
 
-ADMISSIONS = {"optimistic": OptimisticAdmission, "guaranteed": GuaranteedAdmission,
+ADMISSIONS: dict[str, type[_Policy]] = {"optimistic": OptimisticAdmission, "guaranteed": GuaranteedAdmission,
               "sglang": SGLangAdmission}
 assert tuple(ADMISSIONS) == ADMISSION_NAMES, "options.ADMISSION_NAMES must name every policy"
 
 
-def make_policy(cfg) -> _Policy:
+def make_policy(cfg: EngineConfig) -> _Policy:
     """The policy ``cfg.admission`` names, with its parameters from the engine config."""
     if cfg.admission == "sglang":
         return SGLangAdmission(init_new_token_ratio=cfg.init_new_token_ratio,

@@ -29,7 +29,12 @@ closed loop adds each request as its user sends it (:meth:`RequestTable.add`).
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 import numpy as np
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike, DTypeLike, NDArray
 
 __all__ = ["RequestTable"]
 
@@ -46,7 +51,29 @@ NAN_COLUMNS = ("first_token", "finish", "last_token", "first_scheduled")
 class RequestTable:
     """The per-request columns (see the module docstring); ``count`` requests have arrived."""
 
-    def __init__(self, max_model_len: int):
+    # The columns (set in __init__ by name; declared here for type checkers).
+    prompt: list[int]
+    output: list[int]
+    priority: list[int]
+    arrival: list[float]
+    target: list[int]
+    truncated: list[int]
+    generated: list[int]
+    computed: list[int]
+    high: list[int]
+    preemptions: list[int]
+    recomputed: list[int]
+    rescued: list[int]
+    swaps: list[int]
+    max_gap: list[float]
+    paused: list[float]
+    lookup_tokens: list[int]
+    hit_tokens: list[int]
+    first_token: list[float]
+    finish: list[float]
+    last_token: list[float]
+
+    def __init__(self, max_model_len: int) -> None:
         self.max_model_len = max_model_len
         for name in ARRIVAL_COLUMNS + ZERO_COLUMNS + NAN_COLUMNS:
             setattr(self, name, [])
@@ -69,7 +96,8 @@ class RequestTable:
         self.count = rid + 1
         return rid
 
-    def add_all(self, arrival_s, prompt, output, priority) -> None:
+    def add_all(self, arrival_s: ArrayLike, prompt: ArrayLike, output: ArrayLike,
+                priority: ArrayLike) -> None:
         """Every request of an open loop, before any arrives (arrays in arrival order)."""
         prompt = np.asarray(prompt, dtype=np.int64)
         output = np.asarray(output, dtype=np.int64)
@@ -86,6 +114,6 @@ class RequestTable:
         for name in NAN_COLUMNS:
             getattr(self, name).extend([_NAN] * n)
 
-    def column(self, name: str, dtype) -> np.ndarray:
+    def column(self, name: str, dtype: DTypeLike) -> NDArray[Any]:
         """The column of the ``count`` requests that arrived, as an array."""
         return np.array(getattr(self, name)[:self.count], dtype=dtype)

@@ -40,13 +40,19 @@ Explained in chapter 4, *Detection*.
 """
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from kvsim.errors import KvsimError, check_float
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike, NDArray
+
+    from .requests import RequestTable
+    from .timeline import Recorder
 
 __all__ = ["Table", "SimResult", "SUMMARY_KEYS", "weighted_quantile", "build_result"]
 
@@ -59,27 +65,27 @@ SUMMARY_KEYS = (
 )
 
 
-class Table(Mapping):
+class Table(Mapping[str, "NDArray[Any]"]):
     """Read-only columns of equal length: ``table["t_s"]`` is a numpy array."""
 
-    def __init__(self, columns: dict[str, np.ndarray]):
+    def __init__(self, columns: Mapping[str, NDArray[Any] | Sequence[Any]]) -> None:
         lengths = {len(v) for v in columns.values()}
         if len(lengths) > 1:
             raise ValueError(f"columns of unequal length: {sorted(lengths)}")
-        self._cols = {}
+        self._cols: dict[str, NDArray[Any]] = {}
         for k, v in columns.items():
             a = np.asarray(v)
             a.setflags(write=False)
             self._cols[k] = a
         self._n = lengths.pop() if lengths else 0
 
-    def __getitem__(self, name: str) -> np.ndarray:
+    def __getitem__(self, name: str) -> NDArray[Any]:
         try:
             return self._cols[name]
         except KeyError:
             raise KeyError(f"no column {name!r}: columns are {', '.join(self._cols)}") from None
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[str]:
         return iter(self._cols)
 
     def __len__(self) -> int:
@@ -93,7 +99,7 @@ class Table(Mapping):
     def num_rows(self) -> int:
         return self._n
 
-    def to_dict(self) -> dict[str, list]:
+    def to_dict(self) -> dict[str, list[Any]]:
         """Plain Python lists (JSON-ready)."""
         return {k: v.tolist() for k, v in self._cols.items()}
 
@@ -101,7 +107,7 @@ class Table(Mapping):
         return f"Table({self._n} rows: {', '.join(self._cols)})"
 
 
-def weighted_quantile(values: np.ndarray, weights: np.ndarray, q: float) -> float:
+def weighted_quantile(values: ArrayLike, weights: ArrayLike, q: float) -> float:
     """The smallest value whose cumulative weight reaches ``q`` of the total.
 
     (The "inverted CDF" definition: an actual sample, never an interpolation.)
@@ -165,7 +171,7 @@ class SimResult:
     def total_blocks(self) -> int:
         return int(self.config["num_gpu_blocks"])
 
-    def summary(self, warmup_s: float | None = None) -> dict[str, float | int]:
+    def summary(self, warmup_s: float | None = None) -> dict[str, float | int | str]:
         """The contract's summary (design §4) over ``[warmup_s, end]``.
 
         ``warmup_s`` defaults to the run's ``warmup_s`` option (0 unless set):
@@ -192,7 +198,7 @@ class SimResult:
         dt = np.where(step_in, np.minimum(tl["dt_s"], tl["t_s"] - warmup_s), 0.0)
         window = end - warmup_s
 
-        def per_s(x) -> float:
+        def per_s(x: float | np.number[Any]) -> float:
             return float(x) / window if window > 0 else 0.0
         total_blocks = self.total_blocks
 
@@ -222,7 +228,7 @@ class SimResult:
         rescued = int(rq["rescued_tokens"][in_win].sum())
         looked_up = int(rq["prefix_lookup_tokens"][in_win].sum())
 
-        def q(a, p):
+        def q(a: NDArray[np.float64], p: float) -> float:
             return float(np.quantile(a, p, method="inverted_cdf")) if a.size else 0.0
 
         return {
@@ -262,7 +268,8 @@ class SimResult:
                 f"{self.timeline.num_rows} steps)")
 
 
-def build_result(reqs, rec, config: dict, counters: dict) -> SimResult:
+def build_result(reqs: RequestTable, rec: Recorder, config: dict[str, Any],
+                 counters: dict[str, Any]) -> SimResult:
     """Assemble a :class:`SimResult` from a finished run's request table
     (:class:`kvsim.engine.requests.RequestTable`), recorder
     (:class:`kvsim.engine.timeline.Recorder`), settings and counters."""
@@ -272,7 +279,7 @@ def build_result(reqs, rec, config: dict, counters: dict) -> SimResult:
     arrival = reqs.column("arrival", float)
     first = reqs.column("first_token", float)
 
-    def ints(name):
+    def ints(name: str) -> NDArray[Any]:
         return reqs.column(name, np.int64)
 
     requests = {

@@ -42,7 +42,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeAlias
 
 from kvsim.units import UNLIMITED
 
@@ -55,6 +55,18 @@ from .policies import make_policy
 from .requests import RequestTable
 from .swapping import SwapSpace
 from .waiting import make_waiting_queue
+
+if TYPE_CHECKING:
+    from kvsim.model.spec import ModelSpec
+
+    from .options import EngineConfig
+    from .plan import Chunk
+    from .timeline import Recorder
+
+#: The request source: :class:`kvsim.traffic.arrivals.OpenArrivals` or ``ClosedArrivals``. Any,
+#: not their union: the scheduler calls each one's own methods after testing ``closed_loop``,
+#: which a type checker cannot narrow on (a precise type needs one source interface).
+Arrivals: TypeAlias = Any
 
 __all__ = ["Scheduler", "SchedulerSnapshot", "RequestView", "REQUEST_STATES", "RECOMPUTE", "SWAP",
            "STALL"]
@@ -81,7 +93,7 @@ class Scheduler:
     :meth:`snapshot` is the read-only view for whoever watches it step.
     """
 
-    def __init__(self, cfg, model, arrivals, rec):
+    def __init__(self, cfg: EngineConfig, model: ModelSpec, arrivals: Arrivals, rec: Recorder) -> None:
         self.cfg, self.model, self.arrivals, self.rec = cfg, model, arrivals, rec
         self.bs = cfg.block_size
         self.t = 0.0
@@ -104,7 +116,7 @@ class Scheduler:
         self.stall_ends = 0                     # stall pauses closed in this step
         self.step_preemptions = self.step_recomputed = 0
         self.step_tokens = 0                    # tokens scheduled in the last step
-        self.step_victims: tuple = ()           # its preemptions, (request, mode) in order
+        self.step_victims: tuple[tuple[int, int], ...] = ()   # its preemptions, (request, mode) in order
         self.cache_queries = [0, 0]             # [fresh, resumed] tokens looked up
         self.cache_hits = [0, 0]
         self.policy = make_policy(cfg)
@@ -131,7 +143,8 @@ class Scheduler:
             first = self.requests.count
             self.requests.count = end = arrivals.pull_until(t)
             for rid in range(first, end):
-                self.add_request(rid, *arrivals.prefix_of(rid), -(rid + 1))
+                # prefix_of() gives (group, tokens); mypy reads *Any as filling every parameter
+                self.add_request(rid, *arrivals.prefix_of(rid), -(rid + 1))  # type: ignore[call-arg]
             return
         for req, user in arrivals.pull(t):
             check_requests_fit(self.cfg, self.model.name, [req.prompt_tokens],
@@ -150,7 +163,7 @@ class Scheduler:
         """Nothing to do: the clock moves on to ``t`` (the next arrival)."""
         self.t = t
 
-    def add_request(self, rid: int, prefix_group: int, prefix_tokens: int, stream) -> None:
+    def add_request(self, rid: int, prefix_group: int, prefix_tokens: int, stream: int) -> None:
         """Request ``rid`` (already in the table) arrives: its tokens are ``prefix_tokens`` of
         ``prefix_group`` (-1: none), then the stream ``stream`` (see :mod:`kvsim.engine.blocks`)."""
         self.kv.register(rid, prefix_group, prefix_tokens, stream)
@@ -246,7 +259,7 @@ class Scheduler:
             # 1. running requests; 2. admission, only if nothing was preempted
             chunks, solo, budget = self._schedule_running(cfg.max_num_batched_tokens)
             n_group = group.size
-            resumed: list[int] | tuple = ()
+            resumed: list[int] | tuple[()] = ()
             admitted = False
             if self.step_preemptions == 0 and (self.swapped or self.waiting):
                 if self.swapped:                   # V0: swapped requests come back first
@@ -286,8 +299,8 @@ class Scheduler:
         plan.context_tokens = group.offset_sum + n_group * (T + 1)
         return plan
 
-    def _batch_plan(self, chunks: list, solo: list, resumed: list, n_group: int,
-                    victims: tuple) -> StepPlan:
+    def _batch_plan(self, chunks: list[Chunk], solo: list[int], resumed: list[int] | tuple[()],
+                    n_group: int, victims: tuple[tuple[int, int], ...]) -> StepPlan:
         reqs, swap = self.requests, self.swap
         context = self.decoding.context(self.T) if n_group else 0
         if solo:
@@ -299,7 +312,7 @@ class Scheduler:
                         swap.out_bytes, swap.in_bytes, swap.copies)
 
     # ---------------------------------------------- 1. the running requests
-    def _schedule_running(self, budget: int):
+    def _schedule_running(self, budget: int) -> tuple[list[Chunk], list[int], int]:
         """Step 1: every running request's tokens of this step ``(chunks, solo, budget left)``.
 
         ``chunks`` are ``(rid, start, tokens)`` prefill chunks, ``solo`` the
@@ -335,10 +348,10 @@ class Scheduler:
             c = thr
         return min(c, budget)
 
-    def _plan_chunks(self, budget: int):
+    def _plan_chunks(self, budget: int) -> tuple[list[Chunk], int] | None:
         """Every prefilling request's next chunk ``(rid, start, tokens)`` and the new blocks
         they need, or None when they do not all get their full chunk within ``budget``."""
-        plan = []
+        plan: list[Chunk] = []
         new_blocks = 0
         kv, computed = self.kv, self.requests.computed
         for rid in self.prefilling:
@@ -351,7 +364,7 @@ class Scheduler:
             budget -= c
         return plan, new_blocks
 
-    def _take_in_admission_order(self, chunks) -> None:
+    def _take_in_admission_order(self, chunks: list[Chunk]) -> None:
         """Blocks for a step where everything fits, taken request by request in running
         order, as V1's pass takes them. Only needed when a chunk caches shared-prefix
         blocks: then which free block goes first decides which copy later lookups find."""
@@ -364,7 +377,7 @@ class Scheduler:
             elif rid in group.offset and (group.offset[rid] + T) % self.bs == 0:
                 kv.take(1)                          # a decode that starts a new block
 
-    def _schedule_in_order(self, budget: int):
+    def _schedule_in_order(self, budget: int) -> tuple[list[Chunk], list[int], int]:
         """The exact pass: one request at a time, preempting on a shortage (see the module doc)."""
         kv = self.kv
         # NOTE(v0-priority-preemption): V0's priority scheduler also re-sorts its running queue
@@ -414,7 +427,7 @@ class Scheduler:
         """V0: swapped requests come back, oldest first, while each one's blocks plus the
         watermark fit, ``max_num_seqs`` has room and the budget allows one token each."""
         kv, reqs, swap = self.kv, self.requests, self.swap
-        resumed = []
+        resumed: list[int] = []
         while swap.queue and len(self.running) < self.cfg.max_num_seqs and budget >= 1:
             rid = swap.queue[0]
             tokens = reqs.prompt[rid] + reqs.generated[rid]    # its KV and this step's token
@@ -430,7 +443,7 @@ class Scheduler:
             budget -= 1
         return resumed, budget
 
-    def _admit(self, chunks: list, budget: int) -> bool:
+    def _admit(self, chunks: list[Chunk], budget: int) -> bool:
         """Admit waiting requests in order while they fit; each one's first chunk joins ``chunks``."""
         cfg, kv, reqs, waiting = self.cfg, self.kv, self.requests, self.waiting
         admitted = False
@@ -614,7 +627,8 @@ class Scheduler:
                             pool.cached_free, n, waiting, swapped, len(self.running),
                             waiting + self.arrivals.arrived_by(t1))
 
-    def _record(self, t1, dt, gap, decoding, prefill_tokens, decode_tokens, emitted) -> None:
+    def _record(self, t1: float, dt: float, gap: float, decoding: int, prefill_tokens: int,
+                decode_tokens: int, emitted: int) -> None:
         pool, swap = self.kv.pool, self.swap
         self.rec.step(t1, dt, gap, self.kv.num_blocks - pool.blank - pool.cached_free,
                       pool.cached_free,

@@ -15,7 +15,12 @@ few that are not zero: its batch, queue and swapped counts.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 import numpy as np
+
+if TYPE_CHECKING:
+    from numpy.typing import NDArray
 
 __all__ = ["Recorder", "TIMELINE_COLUMNS"]
 
@@ -44,28 +49,32 @@ TIMELINE_COLUMNS = {
 class Recorder:
     """Collects the timeline in order; decode runs are stored compactly (see :meth:`decode_run`)."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self._t: list[float] = []                       # every step's end time, in order
         self._dt: list[float] = []
         # flat lists (one Python list per kind, converted to arrays once at the end):
-        self._singles: list = []                        # _SINGLE_FIELDS per single step
-        self._runs: list = []                           # _RUN_FIELDS per decode run
+        self._singles: list[float] = []                 # _SINGLE_FIELDS per single step
+        self._runs: list[float] = []                    # _RUN_FIELDS per decode run
         self._run_crossings: list[int] = []             # their crossings snapshots
-        self.pauses: list[list] = []                    # [rid, start, end (nan while open), mode]
+        # [rid, start, end (nan while open), mode]: rid and mode are ints in a float row
+        self.pauses: list[list[float]] = []
         self._open_pause: dict[int, int] = {}
-        self.events: list[tuple] = []                   # (t, rid, mode)
+        self.events: list[tuple[float, int, int]] = []  # (t, rid, mode)
         self.stints: list[int] = []                     # (rid, first step, end step), flat
 
     # ----------------------------------------------------------------- steps
-    def step(self, t1, dt, gap, used, cached, const: tuple) -> None:
+    def step(self, t1: float, dt: float, gap: float, used: int, cached: int,
+             const: tuple[int, ...]) -> None:
         """One step; ``const`` holds the constant columns' values in the order of ``_CONST``."""
         self._singles += (len(self._t), gap, used, cached)
         self._singles += const
         self._t.append(t1)
         self._dt.append(dt)
 
-    def decode_run(self, t0, ends, dts, T, crossings, used0, blank0, cached0, used_end,
-                   cached_end, batch, waiting, swapped, running_end, waiting_end) -> None:
+    def decode_run(self, t0: float, ends: list[float], dts: list[float], T: int,
+                   crossings: list[int], used0: int, blank0: int, cached0: int, used_end: int,
+                   cached_end: int, batch: int, waiting: int, swapped: int, running_end: int,
+                   waiting_end: int) -> None:
         """``k = len(dts)`` pure decode steps (steps ``T .. T+k-1``) starting at ``t0``.
 
         Gaps and block counts are rebuilt at the end from the run's start and
@@ -92,8 +101,8 @@ class Recorder:
             self._open_pause[rid] = len(self.pauses)
             self.pauses.append([rid, t, float("nan"), mode])
 
-    def pause_end(self, rid: int, t: float):
-        """Close ``rid``'s open pause at ``t``; return its mode, or None if it had none."""
+    def pause_end(self, rid: int, t: float) -> float | None:
+        """Close ``rid``'s open pause at ``t``; return its mode (an int), or None if it had none."""
         i = self._open_pause.pop(rid, None)
         if i is None:
             return None
@@ -115,7 +124,7 @@ class Recorder:
             self.stints += (rid, first_step, end_step)
 
     # -------------------------------------------------------------- results
-    def timeline(self) -> dict[str, np.ndarray]:
+    def timeline(self) -> dict[str, NDArray[Any]]:
         n = len(self._t)
         cols = {"t_s": np.array(self._t, dtype=np.float64),
                 "dt_s": np.array(self._dt, dtype=np.float64), "gap_s": np.zeros(n)}
@@ -131,7 +140,7 @@ class Recorder:
             self._fill_runs(cols)
         return {name: cols[name] for name in TIMELINE_COLUMNS}
 
-    def _fill_runs(self, cols) -> None:
+    def _fill_runs(self, cols: dict[str, NDArray[Any]]) -> None:
         """Rebuild the decode runs' rows, all runs at once."""
         runs = np.array(self._runs, dtype=np.float64).reshape(-1, len(_RUN_FIELDS))  # exact: < 2**53
         pos, k, T, used0, blank0, cached0, used_end, cached_end, batch, waiting, swapped, \
@@ -163,7 +172,7 @@ class Recorder:
         cols["running"][last] = running_end
         cols["waiting"][last] = waiting_end
 
-    def longest_stint_gaps(self, gap_s: np.ndarray, n_requests: int) -> np.ndarray:
+    def longest_stint_gaps(self, gap_s: NDArray[np.float64], n_requests: int) -> NDArray[np.float64]:
         """Per request, the longest gap between tokens while it decoded (0 if it never did)."""
         out = np.zeros(n_requests)
         if self.stints:
@@ -174,12 +183,12 @@ class Recorder:
             np.maximum.at(out, st[:, 0], longest)
         return out
 
-    def pause_table(self) -> dict[str, np.ndarray]:
+    def pause_table(self) -> dict[str, NDArray[Any]]:
         pz = np.array(self.pauses, dtype=float).reshape(-1, 4)
         return {"request": pz[:, 0].astype(np.int64), "start_s": pz[:, 1], "end_s": pz[:, 2],
                 "mode": pz[:, 3].astype(np.int64)}
 
-    def event_table(self) -> dict[str, np.ndarray]:
+    def event_table(self) -> dict[str, NDArray[Any]]:
         ev = np.array(self.events, dtype=float).reshape(-1, 3)
         return {"t_s": ev[:, 0], "request": ev[:, 1].astype(np.int64),
                 "mode": ev[:, 2].astype(np.int64)}

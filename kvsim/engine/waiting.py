@@ -17,11 +17,12 @@ from __future__ import annotations
 
 import heapq
 from collections import deque
+from collections.abc import Iterator
 
 __all__ = ["FCFSQueue", "PriorityQueue", "make_waiting_queue"]
 
 
-class FCFSQueue(deque):
+class FCFSQueue(deque[int]):
     """Request ids in arrival order (a deque: the C methods keep the engine's loop fast)."""
 
     push = deque.append
@@ -35,8 +36,8 @@ class FCFSQueue(deque):
 class PriorityQueue:
     """Request ids by (priority, arrival time, id); ``priority`` and ``arrival`` are per-id lists."""
 
-    def __init__(self, priority: list, arrival: list):
-        self._heap: list[tuple] = []
+    def __init__(self, priority: list[int], arrival: list[float]) -> None:
+        self._heap: list[tuple[int, float, int]] = []
         self._priority, self._arrival = priority, arrival
 
     def push(self, rid: int) -> None:
@@ -56,11 +57,12 @@ class PriorityQueue:
     def __bool__(self) -> bool:
         return bool(self._heap)
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[int]:
         return (key[2] for key in sorted(self._heap))
 
 
-def make_waiting_queue(scheduling_policy: str, priority: list, arrival: list):
+def make_waiting_queue(scheduling_policy: str, priority: list[int],
+                       arrival: list[float]) -> FCFSQueue | PriorityQueue:
     if scheduling_policy == "priority":
         return PriorityQueue(priority, arrival)
     return FCFSQueue()
