@@ -72,6 +72,7 @@ class RequestTable:
     first_token: list[float]
     finish: list[float]
     last_token: list[float]
+    first_scheduled: list[float]
 
     def __init__(self, max_model_len: int) -> None:
         self.max_model_len = max_model_len
