@@ -358,6 +358,14 @@ class ClosedSource:
     def waiting_by(self, t: float) -> int:
         return sum(1 for t_u, _ in self.pending if t_u <= t)
 
+    def refused(self, user, t: float) -> None:
+        """A refused request: the user starts over after think_s, at least a 1 ms round trip."""
+        self.conv.pop(user, None)
+        t_next = t + max(self.wl.think_s, 0.001)
+        if t_next < self.wl.duration_s and t_next < self.until:
+            self.pending.append((t_next, user))
+            self.pending.sort()
+
     def finished(self, user, t: float) -> None:
         t_next = t + self.wl.think_s
         if t_next < self.wl.duration_s and t_next < self.until:
@@ -407,42 +415,55 @@ class Engine:
         self.stats = dict.fromkeys(STAT_NAMES, 0)
         self.closed = wl.is_closed_loop
         self.source = (ClosedSource if self.closed else OpenSource)(wl, cfg, self.until)
-        if not self.closed:
+        if not self.closed and cfg.unfit_requests == "error":
             self._check_fit(list(zip(self.source.prompt, self.source.output)))
 
     # ------------------------------------------------------------------ arrivals
-    def _check_fit(self, lengths, first: int = 0) -> None:
-        """A request that can never run is an error (as the fast engine reports it)."""
+    def _unfit(self, p: int, o: int) -> int:
+        """The first rule request (p, o) breaks, numbered as kvsim.engine.fit numbers them
+        (0: it can run)."""
         cfg, bs = self.cfg, self.bs
         usable = self.N - cfg.watermark_blocks
-        checks = [
-            lambda p, o: p >= cfg.max_model_len,
-            lambda p, o: _blocks_for(p + min(o, cfg.max_model_len - p) - 1, bs) > usable,
-        ]
-        if cfg.admission == "guaranteed":
-            checks.append(lambda p, o: _blocks_for(
-                p + (cfg.max_tokens if cfg.max_tokens is not None
-                     else min(o, cfg.max_model_len - p)), bs) > self.N)
-        if not cfg.enable_chunked_prefill:
-            checks.append(lambda p, o: p + min(o, cfg.max_model_len - p) - 1
-                          > cfg.max_num_batched_tokens)
-        for test in checks:
-            for i, (p, o) in enumerate(lengths):
-                if test(p, o):
-                    raise KvsimError(f"request {first + i} (prompt {p}, output {o}) can never run "
-                                     f"on this engine (reference engine)")
+        o = min(o, max(cfg.max_model_len - p, 0))
+        if p >= cfg.max_model_len:
+            return 1
+        if _blocks_for(p + o - 1, bs) > usable:
+            return 2
+        if cfg.admission == "guaranteed" and _blocks_for(
+                p + (cfg.max_tokens if cfg.max_tokens is not None else o), bs) > self.N:
+            return 3
+        if not cfg.enable_chunked_prefill and p + o - 1 > cfg.max_num_batched_tokens:
+            return 4
+        return 0
+
+    def _check_fit(self, lengths, first: int = 0) -> None:
+        """With unfit_requests="error", a request that can never run is an error."""
+        for i, (p, o) in enumerate(lengths):
+            if self._unfit(p, o):
+                raise KvsimError(f"request {first + i} (prompt {p}, output {o}) can never run "
+                                 f"on this engine (reference engine)")
 
     def _pull(self, t: float) -> None:
-        for arrival, p, out, prio, group, prefix, session, index, user in self.source.pull(t):
-            if self.closed:
-                self._check_fit([(p, out)], first=index)
-            rid = len(self.reqs)
-            o = min(out, self.cfg.max_model_len - p)
-            stream = session if session >= 0 else -(rid + 1)
-            r = Req(rid, arrival, p, o, out, prio, group, prefix, stream, self.bs)
-            r.user = user
-            self.reqs.append(r)
-            self._enqueue(r)
+        reject = self.cfg.unfit_requests == "reject"
+        while batch := list(self.source.pull(t)):
+            for arrival, p, out, prio, group, prefix, session, index, user in batch:
+                if self.closed and not reject:
+                    self._check_fit([(p, out)], first=index)
+                rid = len(self.reqs)
+                o = min(out, max(self.cfg.max_model_len - p, 0))
+                stream = session if session >= 0 else -(rid + 1)
+                r = Req(rid, arrival, p, o, out, prio, group, prefix, stream, self.bs)
+                r.user = user
+                self.reqs.append(r)
+                r.rejected = self._unfit(p, out) if reject else 0
+                if r.rejected:                  # refused on arrival: never queued
+                    r.state = "rejected"
+                    if self.closed:
+                        self.source.refused(user, arrival)
+                    continue
+                self._enqueue(r)
+            if not self.closed:
+                break
 
     def _key(self, r: Req):
         return (r.priority, r.arrival, r.rid)
@@ -639,6 +660,8 @@ class Engine:
                 break
             if self.source.next_time() <= self.t:
                 self._pull(self.t)
+                if not (self.running or self.waiting or self.swapped):
+                    continue                # everything that arrived was refused
             self.step()
             self.stats["steps"] += 1
             if self.stats["steps"] > self.max_steps:
@@ -924,6 +947,7 @@ class Engine:
             "prefix_lookup_tokens": i([r.lookup_tokens for r in rq]),
             "prefix_hit_tokens": i([r.hit_tokens for r in rq]),
             "first_scheduled_s": f([r.first_scheduled for r in rq]),
+            "rejected": i([r.rejected for r in rq]),
         }
         names = ("t_s", "dt_s", "kv_blocks_used", "kv_blocks_cached", "running", "waiting",
                  "swapped", "preemptions", "decoding", "prefill_tokens", "decode_tokens",

@@ -464,6 +464,11 @@ def assert_three_agree(workload, model=MODEL, gpu=GPU, **opts):
 
 # ------------------------------------------------------------------------------------ invariants
 
+def warmup_set(r) -> bool:
+    """The summary counts only the requests after the run's warm-up."""
+    return float(r.config.get("warmup_s", 0.0)) > 0
+
+
 def check_invariants(workload, opts, r):
     tl, rq, pz, ev = r.timeline, r.requests, r.pauses, r.events
     cfg, counters = r.config, r.counters
@@ -503,15 +508,20 @@ def check_invariants(workload, opts, r):
             p, o = workload.next_lengths(k)
             if opts["max_tokens"] is not None:
                 o = min(o, opts["max_tokens"])
-            o = min(o, cfg["max_model_len"] - int(rq["prompt_tokens"][k]))
+            o = min(o, max(cfg["max_model_len"] - int(rq["prompt_tokens"][k]), 0))
             assert int(rq["output_tokens"][k]) == o
             if workload.turns is None:          # (a later turn's prompt is its history)
                 assert int(rq["prompt_tokens"][k]) == p
         in_system = tl["running"] + tl["waiting"] + tl["swapped"]
         assert (in_system <= workload.users).all()
     fin = ~np.isnan(rq["finish_s"])
+    # A refused request is untouched: no token, no block, no step; every other one fits.
+    refused = rq["rejected"] > 0
+    assert not (fin | ~np.isnan(rq["first_scheduled_s"]))[refused].any()
+    assert not rq["generated_tokens"][refused].any() and not rq["preemptions"][refused].any()
+    assert r.summary()["requests_rejected"] == int(refused.sum()) or warmup_set(r)
     if drained:
-        assert fin.all(), "a drained run left requests unfinished"
+        assert (fin | refused).all(), "a drained run left requests unfinished"
         if tl.num_rows:
             last = {c: int(tl[c][-1]) for c in ("kv_blocks_used", "running", "waiting", "swapped")}
             assert last == dict(kv_blocks_used=0, running=0, waiting=0, swapped=0), last
@@ -755,7 +765,8 @@ def test_guaranteed_admission_never_preempts_on_any_workload(cfg):
         assert "guaranteed" in str(r) or "never" in str(r), r
         return
     assert r.events.num_rows == 0 and not r.timeline["preemptions"].any()
-    assert not np.isnan(r.requests["finish_s"]).any()
+    served = r.requests["rejected"] == 0
+    assert not np.isnan(r.requests["finish_s"][served]).any()
 
 
 # ------------------------------------------------------------------ the prefix-cache corners

@@ -303,9 +303,12 @@ def test_swap_in_keeps_the_watermark_free():
 def test_watermark_shrinks_the_largest_request_that_can_ever_fit():
     """A request must fit below the watermark (its resume may need prompt + output - 1
     tokens at once): 95 blocks x 16 = 1,520 tokens with 100 blocks and watermark 0.05."""
-    run([R(0.0, 1500, 21)], num_gpu_blocks=100, watermark=0.05)    # 1,520 tokens: fits
+    fits = run([R(0.0, 1500, 21)], num_gpu_blocks=100, watermark=0.05)    # 1,520 tokens
+    assert fits.summary()["requests_rejected"] == 0
+    over = run([R(0.0, 1500, 22)], num_gpu_blocks=100, watermark=0.05)    # one token more
+    assert over.requests["rejected"].tolist() == [2]                      # never fits the pool
     with pytest.raises(kvsim.KvsimError, match=r"request 0 .*1,520 tokens"):
-        run([R(0.0, 1500, 22)], num_gpu_blocks=100, watermark=0.05)
+        run([R(0.0, 1500, 22)], num_gpu_blocks=100, watermark=0.05, unfit_requests="error")
 
 
 # --------------------------------------------------------------------------------------------
@@ -361,10 +364,14 @@ def test_decodes_are_scheduled_first_and_prefill_chunks_get_the_rest_of_the_budg
     assert tl["prefill_tokens"][rows].tolist() == [255, 255, 255, 235]
 
 
-def test_without_chunked_prefill_a_prompt_longer_than_the_budget_is_an_error():
+def test_without_chunked_prefill_a_prompt_longer_than_the_budget_is_refused():
+    r = run([R(0.0, 1000, 5), R(0.1, 200, 5)], num_gpu_blocks=100, max_num_batched_tokens=512,
+            enable_chunked_prefill=False)
+    assert r.requests["rejected"].tolist() == [4, 0]          # the other one is served
+    assert r.summary()["requests_finished"] == 1
     with pytest.raises(kvsim.KvsimError, match=r"request 0 .*max_num_batched_tokens=512"):
         run([R(0.0, 1000, 5)], num_gpu_blocks=100, max_num_batched_tokens=512,
-            enable_chunked_prefill=False)
+            enable_chunked_prefill=False, unfit_requests="error")
     r = run([R(0.0, 1000, 5)], num_gpu_blocks=100, max_num_batched_tokens=1100,
             enable_chunked_prefill=False)
     assert r.timeline["prefill_tokens"][0] == 1000
@@ -684,9 +691,13 @@ def test_guaranteed_admission_reserves_each_true_length_without_max_tokens():
 
 
 def test_guaranteed_admission_rejects_a_request_whose_reservation_can_never_fit():
+    """850 + max_tokens 1,500 tokens = 147 blocks, more than the pool's 100: refused (3)."""
+    reqs = [R(0.0, 16, 4), R(0.0, 850, 250)]
+    r = run(reqs, admission="guaranteed", num_gpu_blocks=100, max_tokens=1500)
+    assert r.requests["rejected"].tolist() == [0, 3]
     with pytest.raises(kvsim.KvsimError, match=r"request 1 .*guaranteed"):
-        run([R(0.0, 16, 4), R(0.0, 850, 250)], admission="guaranteed", num_gpu_blocks=100,
-            max_tokens=1500)
+        run(reqs, admission="guaranteed", num_gpu_blocks=100, max_tokens=1500,
+            unfit_requests="error")
 
 
 SGLANG_FREE = dict(admission="sglang", init_new_token_ratio=0.0, min_new_token_ratio=0.0)
@@ -813,12 +824,12 @@ def test_max_tokens_caps_every_answer():
     assert_drained(r, reqs)
 
 
-def test_a_request_that_can_never_fit_is_an_error_naming_it_and_the_pool():
+def test_with_unfit_requests_error_a_request_that_can_never_fit_is_named_with_the_pool():
     """Request 2 needs 100 + 20 - 1 = 119 tokens (8 blocks) when it resumes at its last
     token; the pool has 6 blocks (96 tokens)."""
     reqs = [R(0.0, 32, 10), R(0.1, 64, 10), R(0.2, 100, 20)]
     with pytest.raises(kvsim.KvsimError) as e:
-        run(reqs, num_gpu_blocks=6)
+        run(reqs, num_gpu_blocks=6, unfit_requests="error")
     msg = str(e.value)
     assert "\n" not in msg
     assert msg.startswith("request 2 (prompt 100 + output 20 tokens)")
@@ -845,13 +856,13 @@ def test_a_closed_loop_request_that_can_never_fit_is_an_error_naming_its_sizes()
     with pytest.raises(kvsim.KvsimError,
                        match=rf"\(prompt {prompt} \+ output 20 tokens\) can never fit the KV pool: "
                              r"it needs up to 7 blocks of 16 tokens but the pool has 6 blocks"):
-        run(wl, num_gpu_blocks=6)
+        run(wl, num_gpu_blocks=6, unfit_requests="error")
 
 
 def test_a_closed_loop_request_that_can_never_fit_is_named_by_its_issue_index():
     wl, k, prompt = _closed_loop_with_a_misfit()
     with pytest.raises(kvsim.KvsimError, match=rf"^request {k} \(prompt {prompt} "):
-        run(wl, num_gpu_blocks=6)
+        run(wl, num_gpu_blocks=6, unfit_requests="error")
 
 
 def test_unknown_options_and_bad_engines_are_one_line_errors():

@@ -280,8 +280,11 @@ def test_v1_watermark_does_not_apply_to_a_request_admitted_alone():
 
 
 def test_v0_rejects_a_request_that_only_fits_into_the_watermark():
+    r = run([R(0.0, 1500, 30)], num_gpu_blocks=100, watermark=0.05, engine="v0")
+    assert r.requests["rejected"].tolist() == [2] and r.summary()["requests_rejected"] == 1
     with pytest.raises(kvsim.KvsimError, match=r"request 0 .*96 blocks"):
-        run([R(0.0, 1500, 30)], num_gpu_blocks=100, watermark=0.05, engine="v0")
+        run([R(0.0, 1500, 30)], num_gpu_blocks=100, watermark=0.05, engine="v0",
+            unfit_requests="error")
 
 
 # --------------------------------------------------------------------------------------------

@@ -132,6 +132,8 @@ BAD_OPTIONS = [
     ("swap_space_full", "drop", "abort, recompute"),
     ("swap_space_full", "Abort", "abort, recompute"),
     ("swap_space_full", None, "abort, recompute"),
+    ("unfit_requests", "drop", "reject, error"),
+    ("unfit_requests", None, "reject, error"),
     ("scheduling_policy", "lifo", "fcfs, priority"),
     ("scheduling_policy", "FCFS", "fcfs, priority"),
     ("max_tokens", 0, ">= 1"),

@@ -144,6 +144,8 @@ class Engine:
                 break
             if arrival <= t:
                 sched.pull_arrivals(t)
+                if not (running or waiting or swapped):
+                    continue                   # every request that arrived was refused
             # one step: plan it, price it, apply it (a decode run: several identical steps)
             plan = schedule()
             if plan.kind == DECODE_RUN:

@@ -76,6 +76,7 @@ ENGINE_DEFAULTS: dict[str, Any] = {
     "preemption_mode": "recompute",
     "swap_space_bytes": 4 * GiB,
     "swap_space_full": "abort",
+    "unfit_requests": "reject",
     "scheduling_policy": "fcfs",
     "max_tokens": None,
     "admission": "optimistic",
@@ -139,6 +140,7 @@ class EngineConfig:
     preemption_mode: str
     swap_space_bytes: int
     swap_space_full: str
+    unfit_requests: str
     scheduling_policy: str
     max_tokens: int | None
     admission: str
@@ -195,6 +197,7 @@ def resolve_options(model: ModelLike, gpu: GPULike, options: Mapping[str, Any]) 
         raise KvsimError("preemption_mode='swap' is not available with engine='v1': vLLM V1 "
                          "only recomputes; expected engine='v0' to simulate swap")
     check_choice("swap_space_full", o["swap_space_full"], ["abort", "recompute"])
+    check_choice("unfit_requests", o["unfit_requests"], ["reject", "error"])
     check_choice("scheduling_policy", o["scheduling_policy"], ["fcfs", "priority"])
     check_choice("admission", o["admission"], list(ADMISSION_NAMES))
     for name in ("enable_chunked_prefill", "step_by_step", "check"):

@@ -18,7 +18,8 @@ Legend (tokens unless said otherwise):
   a recompute computes *again*);
 * counters: ``preemptions``, ``recomputed``, ``rescued`` (found in the prefix
   cache on resume), ``swaps``, ``lookup_tokens`` / ``hit_tokens`` (its prefix
-  cache query at first admission);
+  cache query at first admission); ``rejected``: why the scheduler refused it
+  (:data:`kvsim.engine.fit.REJECTION_REASONS`; 0: served);
 * times (s, NaN until they happen): ``first_token``, ``last_token``,
   ``finish``, ``first_scheduled`` (the start of the step that first admitted
   it: vLLM's ``scheduled_ts``); ``max_gap`` and ``paused`` (s) from its pauses.
@@ -43,7 +44,7 @@ _NAN = float("nan")
 ARRIVAL_COLUMNS = ("prompt", "output", "priority", "arrival", "target", "truncated")
 #: Columns that start at zero.
 ZERO_COLUMNS = ("generated", "computed", "high", "preemptions", "recomputed", "rescued", "swaps",
-                "max_gap", "paused", "lookup_tokens", "hit_tokens")
+                "max_gap", "paused", "lookup_tokens", "hit_tokens", "rejected")
 #: Times that start as NaN.
 NAN_COLUMNS = ("first_token", "finish", "last_token", "first_scheduled")
 
@@ -69,6 +70,7 @@ class RequestTable:
     paused: list[float]
     lookup_tokens: list[int]
     hit_tokens: list[int]
+    rejected: list[int]
     first_token: list[float]
     finish: list[float]
     last_token: list[float]
@@ -83,7 +85,7 @@ class RequestTable:
     def add(self, arrival_s: float, prompt: int, output: int, priority: int) -> int:
         """A request that arrives now; returns its id."""
         rid = len(self.prompt)
-        out = min(output, self.max_model_len - prompt)
+        out = min(output, max(self.max_model_len - prompt, 0))
         self.prompt.append(prompt)
         self.output.append(out)
         self.priority.append(priority)
@@ -102,7 +104,7 @@ class RequestTable:
         """Every request of an open loop, before any arrives (arrays in arrival order)."""
         prompt = np.asarray(prompt, dtype=np.int64)
         output = np.asarray(output, dtype=np.int64)
-        capped = np.minimum(output, self.max_model_len - prompt)
+        capped = np.minimum(output, np.maximum(self.max_model_len - prompt, 0))
         n = len(prompt)
         self.prompt.extend(prompt.tolist())
         self.output.extend(capped.tolist())

@@ -9,8 +9,13 @@
   the gap between the two is prompt tokens, which throughput counts; a
   recompute adds to throughput and delivers nothing new, and its tokens are
   ``recomputed_tokens`` below (the "preemption tax": report it on its own).
-* ``preemptions_per_1k`` — preemptions per 1,000 requests that arrived in the
-  window.
+* ``requests_arrived`` counts every request that arrived in the window;
+  ``requests_rejected`` those the scheduler refused because they could never
+  run (``unfit_requests="reject"``: a prompt of ``max_model_len`` tokens or
+  more, which a vLLM server answers with HTTP 400, or one the pool can never
+  hold). Everything below is over the requests it served.
+* ``preemptions_per_1k`` — preemptions per 1,000 requests served that arrived
+  in the window.
 * ``ttft_*`` — time to first token over the requests that arrived in the
   window; a request still waiting for its first token when the run stops
   counts with the time it has waited so far (a lower bound), so an overloaded
@@ -62,6 +67,7 @@ SUMMARY_KEYS = (
     "itl_p50_s", "itl_p99_s", "max_gap_s", "share_paused_over_1s", "throughput_tok_s",
     "goodput_tok_s", "kv_usage_mean", "kv_usage_max", "max_waiting", "mean_running",
     "simulated_s", "engine", "rescued_tokens", "prefix_cache_hit_rate", "recompute_rescued_share",
+    "requests_rejected",
 )
 
 
@@ -133,7 +139,9 @@ class SimResult:
             ``finish_s``, ``prompt_tokens``, ``output_tokens``,
             ``generated_tokens``, ``preemptions``, ``recomputed_tokens``,
             ``max_gap_s``, ``ttft_s``, ``priority``, ``swaps``, ``paused_s``,
-            ``first_scheduled_s``: the start of the step that first admitted it);
+            ``first_scheduled_s``: the start of the step that first admitted it;
+            ``rejected``: why it was refused, 0 if served, see
+            :data:`kvsim.engine.fit.REJECTION_REASONS`);
             NaN where a request has not reached that point.
         timeline: one row per engine step, state *after* the step (``t_s``,
             ``dt_s``, ``kv_blocks_used``, ``kv_blocks_cached``, ``running``,
@@ -186,7 +194,9 @@ class SimResult:
             raise KvsimError(f"warmup_s={warmup_s} is out of range: expected a number in [0, {end}) "
                              "(the simulated time)")
         rq, tl, pz = self.requests, self.timeline, self.pauses
-        in_win = rq["arrival_s"] >= warmup_s
+        arrived = rq["arrival_s"] >= warmup_s
+        rejected = arrived & (rq["rejected"] > 0) if "rejected" in rq else np.zeros_like(arrived)
+        in_win = arrived & ~rejected               # the requests the engine served
         n_arr = int(in_win.sum())
         fin = in_win & ~np.isnan(rq["finish_s"])
         n_fin = int(fin.sum())
@@ -232,7 +242,7 @@ class SimResult:
             return float(np.quantile(a, p, method="inverted_cdf")) if a.size else 0.0
 
         return {
-            "requests_arrived": n_arr,
+            "requests_arrived": int(arrived.sum()),
             "requests_finished": n_fin,
             "preemptions": n_pre,
             "preemptions_per_1k": 1000.0 * n_pre / n_arr if n_arr else 0.0,
@@ -259,6 +269,7 @@ class SimResult:
                                       if looked_up else 0.0),
             "recompute_rescued_share": rescued / (rescued + recomputed)
             if rescued + recomputed else 0.0,
+            "requests_rejected": int(rejected.sum()),
         }
 
     def __repr__(self) -> str:
@@ -293,6 +304,7 @@ def build_result(reqs: RequestTable, rec: Recorder, config: dict[str, Any],
         "truncated": ints("truncated"), "prefix_lookup_tokens": ints("lookup_tokens"),
         "prefix_hit_tokens": ints("hit_tokens"),
         "first_scheduled_s": reqs.column("first_scheduled", float),
+        "rejected": ints("rejected"),
     }
     return SimResult(Table(requests), Table(tl), Table(rec.pause_table()),
                      Table(rec.event_table()), config, counters)

@@ -49,7 +49,7 @@ from kvsim.units import UNLIMITED
 from .blocks import KVCacheManager
 from .costs import transfer_copies
 from .decoding import DecodeGroup
-from .fit import check_requests_fit
+from .fit import check_requests_fit, unfit_reasons
 from .plan import BATCH, DECODE_RUN, EVICTED, StepPlan
 from .policies import make_policy
 from .requests import RequestTable
@@ -130,28 +130,49 @@ class Scheduler:
         self.max_prefill = self.kv.most_blocks_alone    # the most one request may ever hold
         self._decode_run = StepPlan(DECODE_RUN)         # reused: see the end of schedule()
         self._closed_loop = arrivals.closed_loop
+        self._reject = cfg.unfit_requests == "reject"
         if not arrivals.closed_loop:            # every request is known: check and table them
-            check_requests_fit(cfg, model.name, arrivals.prompt, arrivals.output,
-                               max_blocks=self.max_prefill)
+            if not self._reject:
+                check_requests_fit(cfg, model.name, arrivals.prompt, arrivals.output,
+                                   max_blocks=self.max_prefill)
             reqs.add_all(arrivals.times, arrivals.prompt, arrivals.output, arrivals.priority)
+            if self._reject:
+                reqs.rejected[:] = unfit_reasons(cfg, arrivals.prompt, arrivals.output,
+                                                 max_blocks=self.max_prefill).tolist()
 
     # ------------------------------------------------------------- arrivals
     def pull_arrivals(self, t: float) -> None:
-        """Every request that has arrived by ``t`` joins the waiting queue."""
+        """Every request that has arrived by ``t`` joins the waiting queue (or is refused)."""
         arrivals = self.arrivals
         if not self._closed_loop:               # their columns are filled: register them
             first = self.requests.count
             self.requests.count = end = arrivals.pull_until(t)
+            rejected = self.requests.rejected
             for rid in range(first, end):
+                if rejected[rid]:               # refused on arrival (vLLM: HTTP 400)
+                    continue
                 # prefix_of() gives (group, tokens); mypy reads *Any as filling every parameter
                 self.add_request(rid, *arrivals.prefix_of(rid), -(rid + 1))  # type: ignore[call-arg]
             return
-        for req, user in arrivals.pull(t):
-            check_requests_fit(self.cfg, self.model.name, [req.prompt_tokens],
-                               [req.output_tokens], first=req.index, max_blocks=self.max_prefill)
+        while batch := arrivals.pull(t):        # a refused request's user may send again by t
+            self._add_closed_loop(batch)
+
+    def _add_closed_loop(self, batch: list[tuple[Any, int]]) -> None:
+        arrivals = self.arrivals
+        for req, user in batch:
+            lengths = ([req.prompt_tokens], [req.output_tokens])
+            if not self._reject:
+                check_requests_fit(self.cfg, self.model.name, *lengths, first=req.index,
+                                   max_blocks=self.max_prefill)
             rid = self.requests.add(req.arrival_s, req.prompt_tokens, req.output_tokens,
                                     req.priority)
             arrivals.bind(rid, user)
+            code = int(unfit_reasons(self.cfg, *lengths, max_blocks=self.max_prefill)[0]) \
+                if self._reject else 0
+            if code:                            # its user hears at once and goes on
+                self.requests.rejected[rid] = code
+                arrivals.rejected(rid, req.arrival_s)
+                continue
             self.add_request(rid, req.prefix_group, req.prefix_tokens,
                              req.session if req.session >= 0 else -(rid + 1))
 

@@ -150,7 +150,9 @@ def scheduler_frames(requests, *, model="llama-3.1-8b", gpu="a40-48gb", num_gpu_
                          "non-empty list of kvsim.Request or a kvsim.Workload")
     if engine_options.get("step_by_step") is False:
         raise KvsimError("step_by_step=False is not supported by the stepper: it shows every step")
-    options = dict(engine_options, step_by_step=True, num_gpu_blocks=num_gpu_blocks)
+    # a toy whose requests could never run says so, rather than showing an empty pool
+    options = dict({"unfit_requests": "error"}, **engine_options, step_by_step=True,
+                   num_gpu_blocks=num_gpu_blocks)
     engine = build_engine(workload, model, gpu, options)
     watcher = _Watcher(max_frames)
     try:

@@ -44,6 +44,12 @@ class NewRequest(NamedTuple):
     index: int
 
 
+#: How long a closed-loop client takes to hear that its request was refused and send the
+#: next: one HTTP round trip to the API server (a named floor, so that users who think for
+#: 0 s and are always refused do not send infinitely many requests in one instant).
+REFUSAL_ROUND_TRIP_S = 0.001
+
+
 class OpenArrivals:
     """A fixed list of arrivals (Poisson, piecewise, a trace, a list of requests)."""
 
@@ -95,6 +101,9 @@ class OpenArrivals:
     def finished(self, rid: int, t: float) -> bool:
         """A request finished; returns whether a later request can continue its stream (never)."""
         return False
+
+    def rejected(self, rid: int, t: float) -> None:
+        """A request was refused at ``t`` (an open loop sends the rest regardless)."""
 
 
 class ClosedArrivals:
@@ -174,6 +183,16 @@ class ClosedArrivals:
                 return True
         self.conversation.pop(user, None)
         return False
+
+    def rejected(self, rid: int, t: float) -> None:
+        """``rid`` was refused at ``t`` (an HTTP 400): its user starts a new conversation with
+        its next request ``think_s`` later, and no sooner than one round trip
+        (:data:`REFUSAL_ROUND_TRIP_S`)."""
+        user = self.user_of.pop(rid)
+        self.conversation.pop(user, None)         # a refused turn ends its conversation
+        t_next = t + max(self.wl.think_s, REFUSAL_ROUND_TRIP_S)
+        if t_next < self.wl.duration_s and t_next < self.until:
+            heapq.heappush(self.pending, (t_next, user))
 
 
 def make_arrivals(wl, *, until_s: float, max_tokens: int | None, max_model_len: int):

@@ -1,0 +1,118 @@
+"""A run survives requests that can never run, as a vLLM server does.
+
+A vLLM server answers a prompt of ``max_model_len`` tokens or more with HTTP
+400 and serves everyone else; kvsim's scheduler (``unfit_requests="reject"``,
+the default) refuses each such request when it arrives, records why
+(``requests["rejected"]``, :data:`kvsim.engine.fit.REJECTION_REASONS`) and
+counts it in ``summary()["requests_rejected"]``. A refused request never
+touches the engine, so the others run exactly as if it had never been sent.
+``unfit_requests="error"`` keeps the one-line error instead.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import kvsim
+from kvsim.engine.fit import REJECTION_REASONS
+from kvsim.observe.series import scrape
+
+R = kvsim.Request
+MODEL, GPU = "llama-2-7b", "a40-48gb"          # max_model_len 4,096
+SAME_COLUMNS = ("t_s", "dt_s", "kv_blocks_used", "running", "preemptions", "prefill_tokens",
+                "emitted_tokens")
+
+
+def run(requests, **opts):
+    return kvsim.simulate(requests, model=MODEL, gpu=GPU, gpu_memory_utilization=0.6, **opts)
+
+
+def mixed_requests(n=60, every=7):
+    """``n`` requests 0.2 s apart; every ``every``-th has a 5,000-token prompt (too long)."""
+    return [R(0.2 * i, 5000 if i % every == 3 else 400 + 37 * (i % 5), 120) for i in range(n)]
+
+
+def test_a_too_long_prompt_is_refused_and_the_rest_is_served():
+    reqs = mixed_requests()
+    r = run(reqs)
+    long = np.array([q.prompt_tokens >= 4096 for q in reqs])
+    rq = r.requests
+    assert rq.num_rows == len(reqs)                       # a row for every request sent
+    assert (rq["rejected"][long] == 1).all() and not rq["rejected"][~long].any()
+    assert REJECTION_REASONS[1].startswith("prompt of max_model_len")
+    s = r.summary()
+    assert s["requests_rejected"] == int(long.sum()) == 9
+    assert s["requests_arrived"] == len(reqs)
+    assert s["requests_finished"] == len(reqs) - 9         # every other request finished
+    assert np.isnan(rq["first_token_s"][long]).all() and np.isnan(rq["finish_s"][long]).all()
+
+
+def test_the_others_run_exactly_as_without_the_refused_ones():
+    reqs = mixed_requests()
+    with_bad = run(reqs)
+    without = run([q for q in reqs if q.prompt_tokens < 4096])
+    for col in SAME_COLUMNS:
+        assert np.array_equal(with_bad.timeline[col], without.timeline[col]), col
+    served = with_bad.requests["rejected"] == 0
+    for col in ("first_token_s", "finish_s", "preemptions", "generated_tokens"):
+        assert np.array_equal(with_bad.requests[col][served], without.requests[col],
+                              equal_nan=True), col
+    sa, sb = with_bad.summary(), without.summary()
+    for key in ("ttft_p95_s", "itl_p99_s", "preemptions_per_1k", "goodput_tok_s"):
+        assert sa[key] == sb[key], key                     # latencies over the served only
+
+
+def test_unfit_requests_error_stops_at_the_first_one():
+    with pytest.raises(kvsim.KvsimError, match=r"^request 3 has a prompt of 5,000 tokens: "
+                                               r"expected fewer than max_model_len=4,096"):
+        run(mixed_requests(), unfit_requests="error")
+
+
+def test_every_request_refused_is_a_run_that_serves_nothing():
+    r = run([R(0.0, 5000, 10), R(1.0, 4096, 10)])
+    s = r.summary()
+    assert (s["requests_rejected"], s["requests_finished"]) == (2, 0)
+    assert r.timeline.num_rows == 0 and s["ttft_p95_s"] == 0.0
+
+
+def test_a_refused_request_is_not_in_the_servers_request_metrics():
+    """vLLM refuses it at the API server (HTTP 400): no engine counter or histogram sees it."""
+    reqs = mixed_requests()
+    r, clean = run(reqs), run([q for q in reqs if q.prompt_tokens < 4096])
+    a = scrape(r, interval_s=5.0, until_s=60.0)
+    b = scrape(clean, interval_s=5.0, until_s=60.0)
+    for series in ("vllm:prompt_tokens_total", 'vllm:request_success_total{finished_reason="stop"}',
+                   "vllm:e2e_request_latency_seconds_count", "vllm:num_requests_waiting"):
+        assert np.array_equal(a[series], b[series]), series
+
+
+def test_a_closed_loop_user_who_is_refused_sends_the_next_request():
+    """Prompts of 10-200 tokens on a 6-block pool (96 tokens): the longer ones are refused,
+    and each refused user sends again after its think time."""
+    wl = kvsim.Workload.closed_loop(users=2, duration_s=5.0, prompt=kvsim.Uniform(10, 200),
+                                    output=20, think_s=0.1, seed=3)
+    r = kvsim.simulate(wl, model=MODEL, gpu=GPU, num_gpu_blocks=6, engine="v0",
+                       enable_prefix_caching=False, watermark=0.0)
+    rq = r.requests
+    refused = rq["rejected"] == 2
+    assert refused.any() and (~refused).any()
+    assert not np.isnan(rq["finish_s"][~refused]).any() or r.simulated_s >= 5.0
+    # a refused request's user is not stuck: it sends again think_s (0.1 s) after the refusal
+    arrivals = rq["arrival_s"]
+    for t in arrivals[refused]:
+        if t + 0.1 < 5.0:
+            assert np.isclose(arrivals, t + 0.1, rtol=0, atol=1e-9).any(), t
+    assert r.summary()["requests_rejected"] == int(refused.sum())
+
+
+def test_the_shared_conversation_trace_on_a_4k_model(shared_data):
+    """The Azure conversation trace has prompts longer than a 4k model's context: they are
+    refused one by one and the hour's other requests are served."""
+    trace = kvsim.Workload.from_trace(shared_data / "AzureLLMInferenceTrace_conv.csv")
+    r = kvsim.simulate(trace, model=MODEL, gpu="a100-80gb", until_s=300.0)
+    rq = r.requests
+    too_long = rq["prompt_tokens"] >= 4096
+    assert too_long.any()
+    assert np.array_equal(rq["rejected"] == 1, too_long)
+    assert r.summary()["requests_rejected"] == int(too_long.sum())
+    assert r.summary()["requests_finished"] > 0
