@@ -42,7 +42,11 @@ from collections import OrderedDict, deque
 import numpy as np
 
 from kvsim.engine.costs import StepCost, attention_pairs
-from kvsim.engine.options import resolve_options
+from kvsim.engine.options import (
+    SGLANG_CLIP_MAX_NEW_TOKENS,
+    SGLANG_RETRACT_DECODE_STEPS,
+    resolve_options,
+)
 from kvsim.engine.result import SimResult, Table
 from kvsim.errors import KvsimError
 from kvsim.traffic.workload import Request, Workload
@@ -405,7 +409,9 @@ class Engine:
         decay = cfg.new_token_ratio_decay
         self.ratio_decay = (float(decay) if decay is not None
                             else (self.ratio_init - self.ratio_min) / 600)
-        self.steps_since_reset = 0
+        self.ratio_base = self.ratio_init     # set by an idle reset or a retraction
+        self.steps_since_reset = 0            # -1: the retraction's own step (no decay)
+        self.batch_is_full = False
         # records
         self.rows: list[tuple] = []
         self.pauses: list[list] = []
@@ -534,7 +540,34 @@ class Engine:
         return self.cfg.max_tokens if self.cfg.max_tokens is not None else r.O
 
     def _ratio(self) -> float:
-        return max(self.ratio_min, self.ratio_init - self.steps_since_reset * self.ratio_decay)
+        if self.steps_since_reset <= 0:
+            return self.ratio_base
+        return max(self.ratio_min, self.ratio_base - self.steps_since_reset * self.ratio_decay)
+
+    def _answer_left(self, r: Req) -> int:
+        """SGLang: the remaining planned answer, clipped at 4,096 tokens."""
+        return min(max(self._planned(r) - r.G, 0), SGLANG_CLIP_MAX_NEW_TOKENS)
+
+    def _retract_estimate(self, leaving: Req | None = None) -> None:
+        """SGLang's ratio after a retraction: the decoding survivors' progress."""
+        survivors = [x for x in self.running if x is not leaving and not x.prefilling]
+        gen = sum(x.G for x in survivors)
+        planned = sum(self._planned(x) for x in survivors)
+        self.ratio_base = min(1.0, (gen + SGLANG_RETRACT_DECODE_STEPS * len(survivors))
+                              / (planned + 1))
+        self.steps_since_reset = -1
+
+    def _reservations(self, chunks) -> float:
+        """SGLang: what the running requests reserve in this admission round."""
+        ends = {x.rid: start + c for x, start, c in chunks}
+        scaled = full = 0
+        for x in self.running:
+            if x.prefilling:
+                if ends.get(x.rid, -1) >= x.target:
+                    full += self._answer_left(x)
+            else:
+                scaled += self._answer_left(x)
+        return self._ratio() * scaled + full
 
     def _fewest_generated(self) -> Req:
         return min(self.running, key=lambda x: (x.G, -x.P, -x.rid))
@@ -544,8 +577,9 @@ class Engine:
         if adm == "guaranteed":
             raise RuntimeError("reference: guaranteed admission ran out of blocks")
         if adm == "sglang":
-            self.steps_since_reset = 0
-            return self._fewest_generated()
+            v = self._fewest_generated()
+            self._retract_estimate(leaving=v)
+            return v
         if self.cfg.scheduling_policy == "fcfs":
             return self.running[-1]
         best = None
@@ -554,7 +588,8 @@ class Engine:
                 best = x
         return best
 
-    def _admits(self, r: Req, new_blocks: int, evictable: int, headroom: int) -> bool:
+    def _admits(self, r: Req, new_blocks: int, evictable: int, headroom: int,
+                hits: int = 0) -> bool:
         cfg, free = self.cfg, self.pool.n_free
         if cfg.admission == "optimistic":
             return new_blocks + evictable + headroom <= free
@@ -562,15 +597,21 @@ class Engine:
             reserved = sum(_blocks_for(x.P + self._planned(x), self.bs) for x in self.running)
             return (reserved + _blocks_for(r.P + self._planned(r), self.bs) <= self.N
                     and new_blocks + evictable <= free)
-        # sglang
+        # sglang (the round's reservations are in self.round_reserved)
+        if self.batch_is_full:
+            return False
         if new_blocks + evictable > free:
+            self.batch_is_full = bool(self.running)
             return False
         if not self.running:
             return True
-        ratio = self._ratio()
-        remaining = sum(max(self._planned(x) - x.G, 0) for x in self.running)
-        need_tokens = new_blocks * self.bs + ratio * self._planned(r)
-        return need_tokens + remaining * ratio <= (free - evictable) * self.bs
+        if self.round_reserved is None:
+            self.round_reserved = self._reservations(self.round_chunks)
+        need = (_blocks_for(r.target, self.bs) - hits) * self.bs + self._answer_left(r)
+        if need >= (free - evictable) * self.bs - self.round_reserved:
+            self.batch_is_full = True
+            return False
+        return True
 
     # ------------------------------------------------------------------ requests
     def _open_pause(self, r: Req, mode: int) -> None:
@@ -608,6 +649,7 @@ class Engine:
         decoding = not r.prefilling
         stored = r.stored
         self.running.remove(r)
+        self.batch_is_full = False
         r.preemptions += 1
         st["preemptions"] += 1
         self.stats["preemptions"] += 1
@@ -630,12 +672,14 @@ class Engine:
             r.state = "swapped"
             self.swapped.append(r)
         else:
-            self._free_blocks(r, stored)
+            sglang = cfg.admission == "sglang"
+            # SGLang keeps its last prefill's KV cached and frees its generated tokens'
+            self._free_blocks(r, min(stored, r.target) if sglang else stored)
             r.high = max(r.high, stored)
             r.target = r.P + r.G
             r.computed = 0
             r.prefilling = True
-            self._enqueue(r, front=True)
+            self._enqueue(r, front=not sglang)
         if r.G > 0:
             self._open_pause(r, mode)
         self.events.append((self.t, r.rid, mode))
@@ -644,6 +688,7 @@ class Engine:
         r.finish = t1
         r.state = "finished"
         self.running.remove(r)
+        self.batch_is_full = False
         self.source.finished(r.user, t1)
         self._free_blocks(r, r.P + r.G - 1)
 
@@ -656,6 +701,8 @@ class Engine:
                     break
                 if a > self.t:
                     self.t = a
+                # SGLang's self_check_during_idle: the ratio starts again
+                self.ratio_base, self.steps_since_reset = self.ratio_init, 0
             if self.t >= self.until:
                 break
             if self.source.next_time() <= self.t:
@@ -689,7 +736,7 @@ class Engine:
                 self._preempt(self._fewest_generated(), st)
                 retracted = True
             if retracted:
-                self.steps_since_reset = 0
+                self._retract_estimate()
 
         # 2. running requests, one at a time
         budget = cfg.max_num_batched_tokens
@@ -752,6 +799,7 @@ class Engine:
         # 3. admission, only if nothing was preempted in this step
         resumed = []
         swap_in_bytes = 0
+        self.round_chunks, self.round_reserved = chunks, None
         if st["preemptions"] == 0:
             # V0: swapped requests come back first
             while self.swapped and len(self.running) < cfg.max_num_seqs and budget >= 1:
@@ -786,7 +834,7 @@ class Engine:
                     new_blocks = _blocks_for(upto, bs) - len(hit)
                 evictable = sum(1 for b in hit if b.ref == 0)
                 headroom = cfg.watermark_blocks if self.v0 or self.running else 0
-                if not self._admits(r, new_blocks, evictable, headroom):
+                if not self._admits(r, new_blocks, evictable, headroom, len(hit)):
                     break
                 self.waiting.pop(0)
                 if math.isnan(r.first_scheduled):
@@ -811,6 +859,13 @@ class Engine:
                 self._admit_running(r)
                 chunks.append((r, H, c))
                 budget -= c
+                if cfg.admission == "sglang":
+                    if self.round_reserved is None:      # the idle server's first admission
+                        self.round_reserved = self._reservations(chunks)
+                    elif H + c >= r.target:
+                        self.round_reserved += self._answer_left(r)
+                    if pool.n_free * bs - self.round_reserved <= 0:
+                        self.batch_is_full = True
 
         # 4. duration
         decode_seqs = len(solo) + len(resumed)

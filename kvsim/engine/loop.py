@@ -137,8 +137,7 @@ class Engine:
             if not (running or waiting or swapped):
                 if arrival == math.inf or arrival >= until:
                     break
-                if arrival > sched.t:
-                    sched.idle_until(arrival)
+                sched.idle_until(arrival)
             t = sched.t
             if t >= until:
                 break

@@ -54,7 +54,9 @@ if TYPE_CHECKING:
     from .costs import GPULike, ModelLike
 
 __all__ = ["ENGINE_DEFAULTS", "EngineConfig", "resolve_options", "ADMISSION_NAMES",
-           "check_sglang_constants"]
+           "check_sglang_constants", "SGLANG_MIN_NEW_TOKEN_RATIO_FACTOR",
+           "SGLANG_NEW_TOKEN_RATIO_DECAY_STEPS", "SGLANG_RETRACT_DECODE_STEPS",
+           "SGLANG_CLIP_MAX_NEW_TOKENS"]
 
 #: Engine options and their defaults (``None``: the engine mode decides; see the table above).
 ENGINE_DEFAULTS: dict[str, Any] = {
@@ -87,7 +89,7 @@ ENGINE_DEFAULTS: dict[str, Any] = {
     "activation_bytes": None,
     "weight_bytes": None,
     "init_new_token_ratio": 0.7,
-    "min_new_token_ratio": 0.1,
+    "min_new_token_ratio": None,        # SGLang: init x SGLANG_MIN_NEW_TOKEN_RATIO_FACTOR (0.14)
     "new_token_ratio_decay": None,
     "step_by_step": False,
     "check": False,
@@ -99,15 +101,28 @@ _COST_OPTIONS = set(CostModel.names())
 ADMISSION_NAMES = ("optimistic", "guaranteed", "sglang")
 
 
+#: SGLang's scheduler constants (python/sglang/srt/environ.py @21ff4b08, the defaults of
+#: ``SGLANG_MIN_NEW_TOKEN_RATIO_FACTOR`` and ``SGLANG_NEW_TOKEN_RATIO_DECAY_STEPS``): the
+#: minimum ratio is the initial one times the factor; the ratio decays to it in that many steps.
+SGLANG_MIN_NEW_TOKEN_RATIO_FACTOR = 0.14
+SGLANG_NEW_TOKEN_RATIO_DECAY_STEPS = 600
+#: ``SGLANG_RETRACT_DECODE_STEPS``: the decode steps a retraction's new ratio allows each survivor.
+SGLANG_RETRACT_DECODE_STEPS = 20
+#: ``SGLANG_CLIP_MAX_NEW_TOKENS_ESTIMATION``: the most answer tokens admission plans per request.
+SGLANG_CLIP_MAX_NEW_TOKENS = 4096
+
+
 def check_sglang_constants(init_new_token_ratio: object, min_new_token_ratio: object,
                            new_token_ratio_decay: object) -> tuple[float, float, float | None]:
     """SGLang's three constants, checked (a one-line error names the bad one); the one check.
 
+    ``min_new_token_ratio=None`` is SGLang's: ``init x 0.14`` (0.098 at the default 0.7).
     ``new_token_ratio_decay=None`` stays ``None``: the policy then decays from
-    the initial to the minimum ratio in 600 steps.
+    the initial to the minimum ratio in 600 steps, as SGLang does.
     """
     init = check_float("init_new_token_ratio", init_new_token_ratio, min=0, max=1)
-    minimum = check_float("min_new_token_ratio", min_new_token_ratio, min=0, max=init)
+    minimum = init * SGLANG_MIN_NEW_TOKEN_RATIO_FACTOR if min_new_token_ratio is None else \
+        check_float("min_new_token_ratio", min_new_token_ratio, min=0, max=init)
     decay = None if new_token_ratio_decay is None else \
         check_float("new_token_ratio_decay", new_token_ratio_decay, min=0, max=1)
     return init, minimum, decay

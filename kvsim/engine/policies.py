@@ -13,13 +13,14 @@ Explained in chapter 2, *Optimistic admission and preemption*.
 * :class:`GuaranteedAdmission` — TensorRT-LLM ``GUARANTEED_NO_EVICT``: admit
   only if prompt + ``max_tokens`` blocks, for it and for everything running,
   fit in the pool. It never preempts.
-* :class:`SGLangAdmission` — SGLang's conservative middle way: admit while
-  prompt + ``new_token_ratio`` x (remaining answer budget) of every request
-  fits; the ratio starts at ``init_new_token_ratio``, decays by
-  ``new_token_ratio_decay`` per step down to ``min_new_token_ratio`` and
-  resets when a request is retracted. Before each step it retracts, while the
-  decoding requests need more blocks than are free, the request with the
-  fewest generated tokens (ties: the longest prompt).
+* :class:`SGLangAdmission` — SGLang's scheduler (sgl-project/sglang, the commits
+  its docstring names): a new request reserves its prompt and its whole remaining
+  answer, running ones ``new_token_ratio`` x theirs; a refusal blocks admission
+  until a request finishes or is retracted; the ratio decays per step, is a fresh
+  estimate after a retraction and starts again when the server idles. Before each
+  step it retracts, while the decoding requests need more blocks than are free,
+  the request with the fewest generated tokens (ties: the longest prompt), to the
+  back of the queue, keeping only its last prefill's KV cached.
 
 The scheduler asks a policy: may this request be admitted (:meth:`admits`),
 which running request is the victim (:meth:`victim`), is there anything to do
@@ -39,13 +40,21 @@ from kvsim.errors import KvsimError
 from kvsim.units import cdiv
 
 from .blocks import KVCacheManager
-from .options import ADMISSION_NAMES, EngineConfig, check_sglang_constants
+from .options import (
+    ADMISSION_NAMES,
+    SGLANG_CLIP_MAX_NEW_TOKENS,
+    SGLANG_NEW_TOKEN_RATIO_DECAY_STEPS,
+    SGLANG_RETRACT_DECODE_STEPS,
+    EngineConfig,
+    check_sglang_constants,
+)
 from .requests import RequestTable
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
 
     from .blocks import Hit
+    from .plan import Chunk
 
     _Counts = NDArray[np.integer[Any]]   # token or block counts, one per request
 
@@ -64,6 +73,8 @@ class SchedulerView(Protocol):
     # admission order; a dict, not just a Mapping: victim() reverses it (read-only here)
     @property
     def running(self) -> dict[int, None]: ...
+    @property
+    def prefilling(self) -> dict[int, None]: ...
 
     def generated_now(self, rid: int) -> int: ...
     def decode_blocks_needed(self) -> int: ...
@@ -79,6 +90,14 @@ class _Policy:
     counts_steps = False
     #: the policy has something to do in :meth:`before_step`
     acts_before_step = False
+    #: the policy wants :meth:`begin_admission` before each admission round
+    plans_rounds = False
+    #: a preempted request goes to the front of the waiting queue (vLLM), else the back
+    requeue_front = True
+    #: a recomputed victim's full blocks all stay cached (vLLM); else only its last prefill's
+    keeps_generated_kv = True
+    #: SGLang's ``batch_is_full``: no admission until a request finishes or is retracted
+    batch_is_full = False
 
     def bind(self, sched: SchedulerView) -> None:
         self.sched = sched
@@ -113,6 +132,9 @@ class _Policy:
     def before_step(self) -> None:
         pass
 
+    def begin_admission(self, chunks: list[Chunk]) -> None:
+        pass
+
     # notifications
     def admitted(self, rid: int) -> None:
         if self._by_priority:
@@ -129,6 +151,9 @@ class _Policy:
 
     def stepped(self, n_steps: int) -> None:
         pass
+
+    def idled(self) -> None:
+        """The server has nothing to do (it waits for the next arrival)."""
 
 
 class OptimisticAdmission(_Policy):
@@ -204,47 +229,144 @@ class GuaranteedAdmission(_Policy):
 
 
 class SGLangAdmission(_Policy):
-    """SGLang-style admission by a decaying ``new_token_ratio``."""
+    """SGLang's scheduler, as sgl-project/sglang does it (see the module docstring).
+
+    Follows python/sglang/srt/managers/schedule_policy.py @ad0119fd (``PrefillAdder``:
+    ``add_one_req``, ``_get_running_request_total_token_offset``, ``budget_state``),
+    schedule_batch.py @fd3907ee (``retract_decode``, ``release_req``), scheduler.py
+    @0003215c (``get_new_batch_prefill``, ``update_running_batch``,
+    ``self_check_during_idle``) and environ.py @21ff4b08 (the constants). These rules
+    are the same at schedule_policy.py @00550cd1, so there is no version option.
+
+    * The ratio starts at ``init_new_token_ratio`` (0.7), decays by
+      ``new_token_ratio_decay`` per step down to ``min_new_token_ratio`` (0.7 x 0.14);
+      after a retraction it is a fresh estimate from the survivors,
+      ``min(1, (generated + 20 x n) / (planned answers + 1))`` (up or down), and when the
+      server idles it is the initial value again.
+    * Admission: the candidate needs its new prompt tokens plus its whole remaining answer
+      (clipped at 4,096) to be fewer than the free tokens (cached ones included, its own
+      hit excluded) less every reservation: decoding requests ``ratio x`` their remaining
+      answers, requests whose prefill ends in this step (admitted in this round, or
+      running a last chunk) their remaining answers in full.
+    * A refusal for memory sets ``batch_is_full``: nothing is admitted until a request
+      finishes or is retracted.
+    * A retracted request goes to the *back* of the waiting queue; only the tokens of its
+      last prefill stay cached (SGLang frees the KV of its generated tokens).
+    """
 
     name = "sglang"
     stays_blocked = False  # the ratio decays every step, so a blocked queue may open
     counts_steps = True
     acts_before_step = True
+    plans_rounds = True
+    requeue_front = False
+    keeps_generated_kv = False
 
-    def __init__(self, init_new_token_ratio: float = 0.7, min_new_token_ratio: float = 0.1,
+    def __init__(self, init_new_token_ratio: float = 0.7, min_new_token_ratio: float | None = None,
                  new_token_ratio_decay: float | None = None) -> None:
         self.init, self.min, decay = check_sglang_constants(
             init_new_token_ratio, min_new_token_ratio, new_token_ratio_decay)
-        self.decay = (self.init - self.min) / 600 if decay is None else decay
+        self.decay = (self.init - self.min) / SGLANG_NEW_TOKEN_RATIO_DECAY_STEPS \
+            if decay is None else decay
 
     def bind(self, sched: SchedulerView) -> None:
         super().bind(sched)
-        self.steps_since_reset = 0
+        self.base = self.init          # the ratio set by the last reset or retraction
+        self.steps_since_reset = 0     # decay steps since (-1: the retraction's own step)
+        self._chunks: list[Chunk] = []
+        self._reserved: float | None = None   # this round's reservations, in tokens
 
     @property
     def ratio(self) -> float:
-        return max(self.min, self.init - self.steps_since_reset * self.decay)
+        k = self.steps_since_reset
+        if k <= 0:
+            return self.base
+        return max(self.min, self.base - k * self.decay)
+
+    def _answer_left(self, rid: int) -> int:
+        """``rid``'s remaining planned answer, clipped as SGLang's estimate is."""
+        left = self.planned_answer(rid) - self.sched.generated_now(rid)
+        return min(left, SGLANG_CLIP_MAX_NEW_TOKENS) if left > 0 else 0
+
+    def begin_admission(self, chunks: list[Chunk]) -> None:
+        """A new admission round: ``chunks`` holds this step's chunks, and grows as it admits."""
+        self._chunks = chunks
+        self._reserved = None
+
+    def _round_reservations(self) -> float:
+        """Decoding requests reserve ``ratio x`` their remaining answers; a request whose
+        scheduled chunk ends its prefill, its remaining answer in full."""
+        sched = self.sched
+        prefilling, target = sched.prefilling, sched.requests.target
+        ends = {rid: start + c for rid, start, c in self._chunks}
+        scaled = full = 0
+        for x in sched.running:
+            if x in prefilling:
+                if ends.get(x, -1) >= target[x]:
+                    full += self._answer_left(x)
+            else:
+                scaled += self._answer_left(x)
+        return self.ratio * scaled + full
 
     def admits(self, rid: int, new_blocks: int, hit: Hit, headroom: int) -> bool:
-        sched = self.sched
-        if not sched.kv.can_allocate(new_blocks, hit, 0):
+        if self.batch_is_full:
             return False
-        if not sched.running:  # an idle server admits whatever fits (the ratio cannot decay idle)
+        sched = self.sched
+        kv = sched.kv
+        if not kv.can_allocate(new_blocks, hit, 0):
+            self.batch_is_full = bool(sched.running)
+            return False
+        if not sched.running:  # NOTE(sglang-idle-admission)
             return True
-        r = self.ratio
-        remaining = sum(max(self.planned_answer(x) - sched.generated_now(x), 0)
-                        for x in sched.running)
-        need_tokens = new_blocks * sched.kv.block_size + r * self.planned_answer(rid)
-        return need_tokens + remaining * r <= (sched.kv.free - hit.evictable) * sched.kv.block_size
+        if self._reserved is None:
+            self._reserved = self._round_reservations()
+        bs = kv.block_size
+        prompt_new = (kv.blocks_for(sched.requests.target[rid]) - hit.blocks) * bs
+        need = prompt_new + self._answer_left(rid)
+        if need >= (kv.free - hit.evictable) * bs - self._reserved:
+            self.batch_is_full = True
+            return False
+        return True
+
+    def admitted(self, rid: int) -> None:
+        super().admitted(rid)
+        sched = self.sched
+        if rid not in sched.prefilling:        # a V0 swap-in (SGLang has no swap)
+            return
+        if self._reserved is None:             # the idle server's first admission
+            self._reserved = self._round_reservations()
+        else:
+            _rid, start, c = self._chunks[-1]
+            if start + c >= sched.requests.target[rid]:
+                self._reserved += self._answer_left(rid)
+        # budget_state(): no token left, the batch is full
+        if sched.kv.free * sched.kv.block_size - self._reserved <= 0:
+            self.batch_is_full = True
+
+    def released(self, rid: int) -> None:
+        self.batch_is_full = False     # a request finished or was retracted
 
     def _fewest_generated(self) -> int:
         sched = self.sched
         prompt = sched.requests.prompt
         return min(sched.running, key=lambda x: (sched.generated_now(x), -prompt[x], -x))
 
+    def _estimate(self, leaving: int = -1) -> None:
+        """The ratio after a retraction, from the decoding survivors (``leaving`` excluded)."""
+        sched = self.sched
+        generated = planned = n = 0
+        for x in sched.running:
+            if x != leaving and x not in sched.prefilling:
+                generated += sched.generated_now(x)
+                planned += self.planned_answer(x)
+                n += 1
+        self.base = min(1.0, (generated + SGLANG_RETRACT_DECODE_STEPS * n) / (planned + 1))
+        self.steps_since_reset = -1    # no decay in the retraction's step
+
     def victim(self, requester: int) -> int:
-        self.steps_since_reset = 0
-        return self._fewest_generated()
+        v = self._fewest_generated()
+        self._estimate(leaving=v)
+        return v
 
     def before_step(self) -> None:
         """Retract decoding requests until every decode of this step fits."""
@@ -254,10 +376,13 @@ class SGLangAdmission(_Policy):
             sched.preempt(self._fewest_generated())
             retracted = True
         if retracted:
-            self.steps_since_reset = 0
+            self._estimate()
 
     def stepped(self, n_steps: int) -> None:
         self.steps_since_reset += n_steps
+
+    def idled(self) -> None:
+        self.base, self.steps_since_reset = self.init, 0
 
 
 ADMISSIONS: dict[str, type[_Policy]] = {"optimistic": OptimisticAdmission, "guaranteed": GuaranteedAdmission,

@@ -124,6 +124,9 @@ class Scheduler:
         self._policy_counts_steps = self.policy.counts_steps
         self._policy_stays_blocked = self.policy.stays_blocked
         self._policy_acts_before_step = self.policy.acts_before_step
+        self._policy_plans_rounds = self.policy.plans_rounds
+        self._requeue_front = self.policy.requeue_front
+        self._keeps_generated_kv = self.policy.keeps_generated_kv
         self._swapping = cfg.preemption_mode == "swap"
         # event jumps: how many identical decode steps one plan may cover (the engine's speed-up)
         self.max_jump = 1 if cfg.step_by_step else UNLIMITED
@@ -181,8 +184,10 @@ class Scheduler:
         return bool(self.running or self.waiting or self.swapped)
 
     def idle_until(self, t: float) -> None:
-        """Nothing to do: the clock moves on to ``t`` (the next arrival)."""
-        self.t = t
+        """Nothing to do: the clock moves on to ``t`` (the next arrival), if later."""
+        if t > self.t:
+            self.t = t
+        self.policy.idled()
 
     def add_request(self, rid: int, prefix_group: int, prefix_tokens: int, stream: int) -> None:
         """Request ``rid`` (already in the table) arrives: its tokens are ``prefix_tokens`` of
@@ -244,11 +249,16 @@ class Scheduler:
             self.kv.release(rid, stored, reachable=False)
         else:
             mode = RECOMPUTE
-            self.kv.release(rid, stored, reachable=True)
+            # SGLang frees the KV of the tokens generated since its last prefill
+            self.kv.release(rid, stored if self._keeps_generated_kv
+                            else min(stored, reqs.target[rid]), reachable=True)
             reqs.high[rid] = max(reqs.high[rid], stored)
             reqs.target[rid] = reqs.prompt[rid] + reqs.generated[rid]
             reqs.computed[rid] = 0
-            self.waiting.push_front(rid)
+            if self._requeue_front:
+                self.waiting.push_front(rid)
+            else:                              # SGLang: the back of the queue
+                self.waiting.push(rid)
         if reqs.generated[rid] > 0:            # a pause starts at the last token
             self.rec.pause_start(rid, reqs.last_token[rid], mode)
             self.rec.set_pause_mode(rid, mode)
@@ -308,7 +318,8 @@ class Scheduler:
         pool = kv.pool
         self.step_victims = ()
         k = group.next_finish()[0] - T + 1
-        if k > self.max_jump or ((self.waiting or self.swapped) and not self._policy_stays_blocked):
+        if k > self.max_jump or ((self.waiting or self.swapped) and not self._policy_stays_blocked
+                                 and not self.policy.batch_is_full):
             k = 1
         free = pool.blank + pool.cached_free
         if k > 1 and free < n_group * ((k - 2) // bs + 1):   # the blocks might not last k steps
@@ -469,6 +480,8 @@ class Scheduler:
         cfg, kv, reqs, waiting = self.cfg, self.kv, self.requests, self.waiting
         admitted = False
         thr = cfg.long_prefill_token_threshold
+        if self._policy_plans_rounds:
+            self.policy.begin_admission(chunks)
         while waiting and not self.swapped and len(self.running) < cfg.max_num_seqs \
                 and budget > 0:
             rid = waiting.head()
@@ -503,8 +516,8 @@ class Scheduler:
             kv.cache_prefix(rid, hit_tokens + c)
             self.running[rid] = None
             self.prefilling[rid] = None
-            self.policy.admitted(rid)
             chunks.append((rid, hit_tokens, c))
+            self.policy.admitted(rid)
             budget -= c
             admitted = True
         return admitted
