@@ -7,7 +7,8 @@ uses. Chapter 1 of the book explains why the difference matters (4.9 % at
 MiB-vs-MB scale, 7.4 % at GiB-vs-GB scale).
 
 :func:`cdiv` is the one ceiling division (tokens to blocks, above all), and
-:data:`UNLIMITED` the one stand-in for "no limit" in integer counts.
+:data:`UNLIMITED` the one stand-in for "no limit" in integer counts, and
+:data:`MAX_SIMULATED_S` the longest simulated time.
 """
 from __future__ import annotations
 
@@ -28,10 +29,15 @@ UNITS: dict[str, int] = {
 }
 
 __all__ = ["KB", "MB", "GB", "TB", "KiB", "MiB", "GiB", "TiB", "UNITS", "format_bytes", "to_unit",
-           "cdiv", "UNLIMITED"]
+           "cdiv", "UNLIMITED", "MAX_SIMULATED_S"]
 
 #: An integer larger than any count kvsim meets (tokens, steps, blocks): "no limit".
 UNLIMITED = 1 << 62
+
+#: The longest simulated time kvsim accepts: 10**7 s, about 116 days. A trace or a load test
+#: longer than that is a unit mistake (ms or us read as s), and a closed loop would run on
+#: without end.
+MAX_SIMULATED_S = 10**7
 
 
 @overload

@@ -116,3 +116,31 @@ def test_the_shared_conversation_trace_on_a_4k_model(shared_data):
     assert np.array_equal(rq["rejected"] == 1, too_long)
     assert r.summary()["requests_rejected"] == int(too_long.sum())
     assert r.summary()["requests_finished"] > 0
+
+
+# ------------------------------------------------------------- absurd inputs, one line each
+
+def test_an_arrival_time_past_the_simulated_limit_is_one_line():
+    wl = kvsim.Workload.from_requests([R(0.0, 10, 10), R(1e15, 10, 10)])
+    with pytest.raises(kvsim.KvsimError) as e:
+        run(wl)
+    msg = str(e.value)
+    assert "\n" not in msg and msg.startswith("arrival_s=1e+15 ") and "10,000,000 s" in msg
+    assert run(kvsim.Workload.from_requests([R(0.0, 10, 10), R(9e6, 10, 10)])).summary()[
+        "requests_finished"] == 2                            # 104 days is still accepted
+
+
+def test_a_closed_loop_without_end_needs_until_s():
+    wl = kvsim.Workload.closed_loop(users=2, duration_s=1e9, prompt=100, output=10)
+    with pytest.raises(kvsim.KvsimError, match=r"^duration_s=1e\+09 is out of range: .*until_s"):
+        run(wl)
+    assert run(wl, until_s=2.0).simulated_s < 2.5
+
+
+def test_a_config_with_absurdly_many_layers_is_one_line():
+    cfg = dict(model_type="llama", num_hidden_layers=10**15, hidden_size=4096,
+               num_attention_heads=32, vocab_size=32000, intermediate_size=11008)
+    with pytest.raises(kvsim.KvsimError,
+                       match=r"^num_hidden_layers=1000000000000000 is out of range: "
+                             r"expected an integer \[1, 4096\]$"):
+        kvsim.ModelSpec.from_hf_config(cfg)

@@ -25,11 +25,16 @@ _MAX_LEN_KEYS = ("max_position_embeddings", "n_positions", "max_seq_len", "seq_l
                  "max_seq_length", "seq_len")
 
 
+#: The most layers a config may declare: real models have at most a few hundred (Llama 3.1
+#: 405B: 126); a larger number is a typo, and kvsim keeps a list per layer.
+MAX_LAYERS = 4096
+
+
 def parse_architecture(cfg: dict, *, require_kv: bool = True) -> dict:
     """The figures a spec needs, from a config; ``require_kv`` refuses a model with no KV layer."""
     cfg = text_config(cfg)
     mt = str(cfg.get("model_type", ""))
-    n = required_int(cfg, "num_hidden_layers")
+    n = required_int(cfg, "num_hidden_layers", max=MAX_LAYERS)
     hidden = required_int(cfg, "hidden_size")
     kinds, declared_ffns = layer_plan(cfg, n)
     kv_layers = sum(k in KV_KINDS for k in kinds)

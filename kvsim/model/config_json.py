@@ -75,11 +75,11 @@ def text_config(cfg: dict) -> dict:
     return cfg
 
 
-def required_int(cfg: dict, key: str, *, min: int = 1) -> int:
+def required_int(cfg: dict, key: str, *, min: int = 1, max: int | None = None) -> int:
     """The integer field ``key``, which must be set (a one-line error names it otherwise)."""
     if key not in cfg or cfg[key] is None:
         raise KvsimError(f"config.json is missing field {key!r}: expected an integer >= {min}")
-    return strict_int(key, cfg[key], min=min)
+    return strict_int(key, cfg[key], min=min, max=max)
 
 
 def optional_int(cfg: dict, key: str, default, *, min: int = 0):

@@ -39,6 +39,7 @@ from prometheus_client.core import Metric
 
 from kvsim.engine.result import SimResult, Table
 from kvsim.errors import KvsimError, check_choice, check_float, check_int
+from kvsim.units import MAX_SIMULATED_S
 
 from .catalogue import VERSIONS, le_label, metric_defs, series_name
 
@@ -370,7 +371,7 @@ def as_run_metrics(result, version: str = "v1", model_name: str | None = None) -
 def scrape_times(end_s: float, interval_s: float, until_s: float | None) -> np.ndarray:
     """The scrape instants ``0, interval_s, ...`` up to ``until_s`` (default ``end_s``), checked."""
     interval_s = check_float("interval_s", interval_s, min=0.1, max=3600)
-    stop = end_s if until_s is None else check_float("until_s", until_s, min=0, max=10**7)
+    stop = end_s if until_s is None else check_float("until_s", until_s, min=0, max=MAX_SIMULATED_S)
     n = int(np.floor(stop / interval_s + 1e-9)) + 1
     if n > 200_000:
         raise KvsimError(f"interval_s={interval_s} gives {n:,} scrapes: expected at most "

@@ -22,6 +22,9 @@ from typing import NamedTuple
 
 import numpy as np
 
+from kvsim.errors import KvsimError
+from kvsim.units import MAX_SIMULATED_S
+
 __all__ = ["NewRequest", "OpenArrivals", "ClosedArrivals", "make_arrivals"]
 
 
@@ -196,6 +199,17 @@ class ClosedArrivals:
 
 
 def make_arrivals(wl, *, until_s: float, max_tokens: int | None, max_model_len: int):
+    """The arrival source for ``wl``; refuses a workload longer than :data:`MAX_SIMULATED_S`."""
+    if wl.is_closed_loop:
+        if wl.duration_s > MAX_SIMULATED_S and until_s > MAX_SIMULATED_S:
+            raise KvsimError(f"duration_s={wl.duration_s:g} is out of range: expected a closed "
+                             f"loop of at most {MAX_SIMULATED_S:,} s (about 116 days), or an "
+                             f"until_s that ends the run sooner")
+    elif len(wl.arrival_s) and float(wl.arrival_s[-1]) > MAX_SIMULATED_S:
+        last = float(wl.arrival_s[-1])
+        raise KvsimError(f"arrival_s={last:g} (the last arrival) is out of range: expected "
+                         f"arrival times of at most {MAX_SIMULATED_S:,} s (about 116 days; "
+                         f"a trace in ms or us read as seconds?)")
     if wl.is_closed_loop:
         return ClosedArrivals(wl, until_s=until_s, max_tokens=max_tokens,
                               max_model_len=max_model_len)
