@@ -74,6 +74,8 @@ SLOW_TESTS = {
     "tests/test_ch05_numbers.py::test_the_glued_numbers_are_kvsims",
     "tests/test_alerts.py::test_prometheus_scrapes_the_exporter_end_to_end",
     "tests/test_alerts.py::test_the_chapters_prometheus_recipe_works_as_written",
+    "tests/test_vllm_dashboard.py::test_every_panel_has_data_on_the_010_series",
+    "tests/test_vllm_dashboard.py::test_on_current_v1_only_the_renamed_panels_go_dark",
 }
 
 

@@ -1,0 +1,120 @@
+"""vLLM's own Grafana dashboard, run on kvsim: every panel returns data.
+
+The dashboard is vLLM's example (``../shared/data/vllm-dashboard/grafana.json``,
+examples/online_serving/prometheus_grafana at 004f771; SOURCES.md). A real
+Prometheus scrapes ``kvsim exporter`` replaying a storm; each panel's PromQL,
+its template variables filled as Grafana fills them, is queried over the run
+through Prometheus's HTTP API and must return at least one number.
+
+That dashboard predates the V1 renames: it reads `vllm:gpu_cache_usage_perc`
+and `vllm:time_per_output_token_seconds`. Against the 0.10 series (which
+exports both names) every panel has data; against current V1 exactly the
+panels on renamed series stay empty, which is chapter 4's point about renames
+silencing what watches them.
+"""
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+import sys
+import time
+import urllib.request
+
+import pytest
+import yaml
+from test_alerts import api, free_port, need, wait_for
+
+MODEL = "llama-2-7b"
+SPEED = 10.0                    # mission-1-storm's 120 simulated seconds in 12 wall seconds
+RATE_INTERVAL = "5s"            # Grafana's $__rate_interval: 4 scrape intervals and more
+RENAMED = {"Cache Utilization", "Time Per Output Token Latency"}
+
+
+def panel_queries(dashboard: dict) -> dict[str, list[str]]:
+    """Each panel's PromQL, with ``$model_name`` and ``$__rate_interval`` filled."""
+    out: dict[str, list[str]] = {}
+    for panel in dashboard["panels"]:
+        for target in panel.get("targets", []):
+            if target.get("expr"):
+                expr = target["expr"].replace("$model_name", MODEL)
+                out.setdefault(panel["title"], []).append(
+                    expr.replace("$__rate_interval", RATE_INTERVAL))
+    return out
+
+
+def has_a_number(result: list[dict]) -> bool:
+    return any(not math.isnan(float(v)) for series in result for _, v in series["values"])
+
+
+def replay(tmp_path, version: str, dashboard_file) -> dict[str, bool]:
+    """Scrape the storm exported as ``version`` and query every panel: ``{title: has data}``."""
+    exe = need("prometheus")
+    dashboard = json.loads(dashboard_file.read_text())
+    prom_port, exp_port = free_port(), free_port()
+    (tmp_path / "prometheus.yml").write_text(yaml.safe_dump({
+        "global": {"scrape_interval": "1s", "evaluation_interval": "1s"},
+        "scrape_configs": [{"job_name": "vllm",
+                            "static_configs": [{"targets": [f"127.0.0.1:{exp_port}"]}]}]}))
+    procs = []
+    try:
+        procs.append(subprocess.Popen(
+            [exe, f"--config.file={tmp_path / 'prometheus.yml'}",
+             f"--storage.tsdb.path={tmp_path / 'data'}",
+             f"--web.listen-address=127.0.0.1:{prom_port}"],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+        wait_for(lambda: urllib.request.urlopen(f"http://127.0.0.1:{prom_port}/-/ready",
+                                                timeout=2).status == 200, 30,
+                 "prometheus to be ready")
+        start = time.time()
+        procs.append(subprocess.Popen(
+            [sys.executable, "-m", "kvsim", "exporter", "--scenario", "mission-1-storm",
+             "--speed", str(SPEED), "--port", str(exp_port), "--version", version],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+        # the whole storm, then a few scrapes of its end
+        time.sleep(120.0 / SPEED + 4.0)
+        # the dashboard's template variable: label_values({__name__=~"vllm:.*"}, model_name)
+        names = api(prom_port, "/api/v1/label/model_name/values",
+                    **{"match[]": '{__name__=~"vllm:.*"}'})["data"]
+        assert names == [MODEL]
+        end = time.time()
+        seen = {}
+        for title, exprs in panel_queries(dashboard).items():
+            seen[title] = all(has_a_number(api(prom_port, "/api/v1/query_range", query=e,
+                                               start=start, end=end, step=1)["data"]["result"])
+                              for e in exprs)
+        return seen
+    finally:
+        for p in reversed(procs):
+            p.terminate()
+            try:
+                p.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                p.kill()
+
+
+@pytest.fixture
+def dashboard_file(shared_data):
+    path = shared_data / "vllm-dashboard" / "grafana.json"
+    if not path.is_file():
+        pytest.skip("../shared/data/vllm-dashboard/grafana.json is absent")
+    return path
+
+
+def test_the_dashboard_reads_twelve_panels(dashboard_file):
+    dashboard = json.loads(dashboard_file.read_text())
+    queries = panel_queries(dashboard)
+    assert len(queries) == 12
+    assert all("$" not in e for exprs in queries.values() for e in exprs)
+
+
+def test_every_panel_has_data_on_the_010_series(dashboard_file, tmp_path):
+    need("prometheus")
+    seen = replay(tmp_path, "v1-0.10", dashboard_file)
+    assert all(seen.values()), [t for t, ok in seen.items() if not ok]
+
+
+def test_on_current_v1_only_the_renamed_panels_go_dark(dashboard_file, tmp_path):
+    need("prometheus")
+    seen = replay(tmp_path, "v1", dashboard_file)
+    assert {t for t, ok in seen.items() if not ok} == RENAMED
