@@ -240,12 +240,14 @@ def test_progress_file_is_written_and_reset(tmp_path, monkeypatch):
     assert mp.load()["missions"] == {}
 
 
-def test_a_damaged_progress_file_is_one_line(tmp_path):
+def test_a_damaged_progress_file_is_moved_aside_in_one_line(tmp_path, capsys):
     path = tmp_path / "p.json"
     path.write_text("{not json")
-    with pytest.raises(KvsimError) as info:
-        mp.load(path)
-    assert "--reset" in str(info.value) and "\n" not in str(info.value)
+    assert mp.load(path) == {"version": 1, "missions": {}}
+    err = capsys.readouterr().err
+    aside = [p for p in tmp_path.iterdir() if p.name.startswith("p.json.bad-")]
+    assert len(err.splitlines()) == 1 and str(aside[0]) in err and "not JSON" in err
+    assert aside[0].read_text() == "{not json" and not path.exists()
 
 
 # ------------------------------------------------------------------------------- CLI
@@ -281,10 +283,12 @@ def test_cli_missions_progress_verify_leaderboard(capsys, tmp_path):
                           "cannot read")
     codes = tmp_path / "codes.txt"
     codes.write_text(f"# room 3\nAna {code}\nBo: {tampered}\n")
-    status, out, _ = run(capsys, "missions", "--leaderboard", str(codes))
+    status, out, err = run(capsys, "missions", "--leaderboard", str(codes))
     lines = out.splitlines()
-    assert status == 0 and lines[1].split()[:3] == ["1", "Ana", "2"]
+    assert status == 1 and lines[1].split()[:3] == ["1", "Ana", "2"]
     assert "Bo" in lines[2] and "rejected" in lines[2]
+    assert err.splitlines() == [f"kvsim: rejected: line 3: completion code {tampered!r} fails "
+                                f"its checksum: a character was changed or mistyped"]
     status, out, _ = run(capsys, "missions", "--ticket", "2", "--json")
     assert status == 0 and "PreemptionMode.SWAP" in json.loads(out)["ticket"]
     status, out, _ = run(capsys, "missions", "--reset", "--progress-file", str(pf))
