@@ -26,6 +26,7 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import kvsim
+from kvsim.lab import missions
 from kvsim.runs.sweeps import chunk_size_for
 from kvsim.traffic.lengths import Geometric
 from kvsim.traffic.workload import Workload
@@ -201,6 +202,21 @@ def main(argv=None) -> int:
                                                 progress=False), 1)
         print(f"  {workers} workers   {t:6.2f} s   speed-up {one / t:.2f}x")
     sweep_on_dask(rep)
+
+    print("\nLab missions (chapter 5; warm day: 2 min warm-up + 10 min scored, 5 seeds). The "
+          "first\nattempt of a session runs kvsim's search (every grid point, serial); every "
+          "later one is a look-up:")
+    for n in missions.list_missions():
+        m = missions.get_mission(n)
+        t0 = time.perf_counter()
+        runs = len(missions.search(n))
+        first = time.perf_counter() - t0
+        expert = missions.expert_settings(n)
+        later = median_time(lambda: missions.score(n, expert), rep)
+        row(f"  mission {n}: first attempt (search)", first, extra=f"[{runs} runs, "
+            f"{first / runs * 1e3:.0f} ms each]")
+        row(f"  mission {n}: a later attempt", later, extra=f"[{m.resource}="
+            f"{expert[m.resource]}]")
 
     print("\nThe whole book, top to bottom (every chapter in a fresh kernel; target 180 s):")
     import nbformat
