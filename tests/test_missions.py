@@ -72,7 +72,7 @@ def test_a_lucky_seed_earns_nothing():
     assert sc.stars == 0
     day = next(s for s in M.SEEDS if not sc.failures[s])
     assert any(sc.failures[s] for s in M.SEEDS)
-    run = kvsim.run_scenario(m.scenario, seed=day, gpu_memory_utilization=util).summary()
+    run = kvsim.run_scenario(m.scenario, **dict(m.fixed, seed=day, gpu_memory_utilization=util)).summary()
     assert _passes(m, run)
     assert "luck" in sc.message
 

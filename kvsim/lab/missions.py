@@ -56,7 +56,7 @@ __all__ = ["SEEDS", "SLO", "Lever", "Mission", "MISSIONS", "Score", "get_mission
            "list_missions", "normalise_settings", "evaluate", "search", "score",
            "mission_grid", "ticket", "ticket_facts", "expert_settings", "pass_band",
            "incident_seed", "check_prediction", "COLD_DAY", "mission_day", "doubled_day",
-           "cold_trap", "debrief", "complaint"]
+           "cold_trap", "debrief", "complaint", "WARM_DAY"]
 
 #: The days of traffic every setting is scored on (a pass on all of them is one star).
 SEEDS = (0, 1, 2, 3, 4)
@@ -206,6 +206,11 @@ def _frange(lo: float, hi: float, step: float) -> tuple:
 
 _UTIL = dict(kind="float", lo=0.60, hi=0.95, label="memory for the server (gpu_memory_utilization)")
 
+#: Every mission's day: two minutes of its traffic that are not scored (the engine's
+#: ``warmup_s``), then ten scored minutes (``duration_s``). The scenarios themselves stay
+#: cold two-minute replays (chapters 3 and 4 use them); a mission sets its day in ``fixed``.
+WARM_DAY = {"warmup_s": 120.0, "duration_s": 600.0}
+
 MISSIONS: dict[int, Mission] = {}
 
 
@@ -215,6 +220,9 @@ def _add(m: Mission) -> None:
 
 _add(Mission(
     1, "storm", "mission-1-storm", "Preemption storm after the lunch rush",
+    # at the scenario's 350-token answers no memory on the grid ends the storm on a warm
+    # server (the server is overloaded); at about 275 memory does
+    fixed=dict(WARM_DAY, output_mean=275),
     pager="[P2] kvsim-belgavi: {preemptions_per_1k:.0f} preemptions per 1,000 requests over "
           "{minutes:.0f} minutes",
     complaint=("Answers have grown to about {output_mean} tokens. Streams stop mid-answer and "
@@ -237,6 +245,9 @@ _add(Mission(
 
 _add(Mission(
     2, "slow-pcie", "mission-2-slow-pcie", "Every stream stutters when the cache is full",
+    # at 1.5 req/s a V0 server with 450-token answers is overloaded over ten minutes whatever
+    # the settings (p95 TTFT of minutes); at 0.95 req/s swap costs memory that recompute saves
+    fixed=dict(WARM_DAY, rate_per_s=0.95),
     pager="[P2] kvsim-belgavi-v0: p99 inter-token gap {itl_p99_ms:.0f} ms, every stream stutters",
     complaint=("A legacy vLLM V0 deployment preempts by swapping to CPU memory; the host's PCIe "
                "link is shared with a network card (about {pcie_gb_s:.0f} GB/s effective). It "
@@ -267,6 +278,7 @@ _add(Mission(
 
 _add(Mission(
     3, "longer-answers", "mission-3-longer-answers", "Answers grew overnight",
+    fixed=dict(WARM_DAY),
     pager="[P1] kvsim-belgavi: {paused_pct:.0f}% of users paused > 1 s since the prompt release",
     complaint=("Last night's prompt release made answers more detailed: about 600 tokens on "
                "average, with no cap. Traffic is unchanged. Product says answers longer than "
@@ -293,6 +305,7 @@ _add(Mission(
 
 _add(Mission(
     4, "burst", "mission-4-burst", "A burst on the shared GPU",
+    fixed=dict(WARM_DAY),
     pager="[P2] kvsim-belgavi: {preemptions_per_1k:.0f} preemptions per 1,000 requests in the 09:00 burst",
     complaint=("A campaign email triples traffic for 30 seconds. Memory is fixed at 60% (the "
                "embedding service cannot give any back). The only knob left is how much of the "
@@ -356,8 +369,9 @@ COLD_DAY = {"warmup_s": 0.0, "duration_s": 120.0}
 
 def mission_day(mission) -> dict:
     """The scored day: ``warmup_s`` (a warm-up of the same traffic that is not scored) and
-    ``duration_s`` (the scored window), as the mission's scenario defines them."""
-    params = scenario_parameters(get_mission(mission).scenario)
+    ``duration_s`` (the scored window), as the mission sets them (:data:`WARM_DAY`)."""
+    m = get_mission(mission)
+    params = dict(scenario_parameters(m.scenario), **m.fixed)
     return {"warmup_s": float(params["warmup_s"]), "duration_s": float(params["duration_s"])}
 
 
@@ -724,8 +738,8 @@ def debrief(mission) -> str:
 
 def _story(m: Mission) -> dict:
     """The scenario's facts a ticket's text names (answer length, rate, link, window)."""
-    p = scenario_parameters(m.scenario)
-    opts = get_scenario(m.scenario)
+    p = dict(scenario_parameters(m.scenario), **m.fixed)
+    opts = get_scenario(m.scenario, **m.fixed)
     return dict(output_mean=p.get("output_mean"), rate_per_s=p.get("rate_per_s"),
                 pcie_gb_s=float(opts.get("pcie_bytes_per_s", 0.0)) / 1e9,
                 minutes=mission_day(m)["duration_s"] / 60,

@@ -27,7 +27,7 @@ such a file in a later session or on a laptop: it checks every record,
 re-scores every starred one, and *merges* it into the progress there, keeping
 each mission's better record; a failed import changes nothing.
 
-**Completion codes** such as ``M1/2/0.89/-/4KQ7M`` name the mission, the
+**Completion codes** such as ``M1/2/0.87/-/4KQ7M`` name the mission, the
 stars, the settings, the prediction and a checksum of the rest. ``kvsim
 missions --verify CODE`` recomputes the checksum *and re-scores the settings*
 (the scoring is deterministic), so a teacher can check a room's results
@@ -333,7 +333,7 @@ def verify(code: str, *, rescore: bool = True) -> dict:
     if len(parts) != 5 or not parts[0].startswith("M"):
         raise KvsimError(f"completion code {text!r} is malformed: expected "
                          f"M<mission>/<stars>/<settings>/<prediction>/<checksum>, e.g. "
-                         f"M1/2/0.89/-/ABCDE")
+                         f"M1/2/0.87/-/ABCDE")
     head, stars_t, settings_t, pred_t, check = parts
     try:
         m = get_mission(head[1:])
