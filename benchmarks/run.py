@@ -32,6 +32,7 @@ from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from pathlib import Path
 
 import kvsim
+from kvsim.lab import missions
 from kvsim.observe.exporter import CONNECTION_TIMEOUT_S, LISTEN_BACKLOG, MetricsServer
 from kvsim.observe.series import run_metrics
 from kvsim.runs.sweeps import chunk_size_for
@@ -293,6 +294,25 @@ def main(argv=None) -> int:
         print(f"  {workers} workers   {t:6.2f} s   speed-up {one / t:.2f}x")
     sweep_on_dask(rep)
     exporter_load()
+
+    print("\nLab missions (chapter 5; warm day: 2 min warm-up + 10 min scored, 5 seeds). A "
+          "session's\nfirst attempt runs the grid points up to the answer (serial); later ones "
+          "are look-ups:")
+    for n in missions.list_missions():
+        m = missions.get_mission(n)
+        t0 = time.perf_counter()
+        missions.score(n, m.start)
+        first = time.perf_counter() - t0
+        expert = missions.expert_settings(n)
+        later = median_time(lambda: missions.score(n, expert), rep)
+        row(f"  mission {n}: first attempt of a session", first)
+        row(f"  mission {n}: a later attempt", later, extra=f"[{m.resource}="
+            f"{expert[m.resource]}]")
+    t0 = time.perf_counter()
+    runs = len(missions.search(3))
+    full = time.perf_counter() - t0
+    row("  mission 3: the whole search (its static twin)", full,
+        extra=f"[{runs} runs, {full / runs * 1e3:.0f} ms each]")
 
     print("\nThe whole book, top to bottom (every chapter in a fresh kernel; target 180 s):")
     import nbformat

@@ -597,23 +597,34 @@ def _cmd_missions(args) -> str:
         return _dump({"reset": str(path)}) if args.json else f"progress reset ({path})"
     if args.verify is not None:
         v = mp.verify(args.verify)
-        if args.json:
+        if args.json:                 # the whole verdict, and a non-zero status if rejected
+            args.exit_status = 0 if v["ok"] else 1
             return _dump(v)
-        if not v["checksum_ok"]:
-            raise KvsimError(f"completion code {v['code']!r} fails its checksum: a character "
-                             f"was changed or mistyped")
+        if not v["ok"]:               # bad checksum or not confirmed: one line, status 2
+            raise KvsimError(mp.rejection(v))
         shown = ", ".join(f"{k}={val}" for k, val in v["settings"].items())
-        verdict = "confirmed" if v["ok"] else f"NOT confirmed: these settings earn {v['rescored']}"
-        return (f"{v['code']}: mission {v['mission']}, {v['stars']} star(s) claimed, {verdict} "
+        return (f"{v['code']}: mission {v['mission']}, {v['stars']} star(s) claimed, confirmed "
                 f"({shown})")
     if args.leaderboard is not None:
+        where = f"--leaderboard {args.leaderboard!r}"
         try:
             with open(args.leaderboard, encoding="utf-8") as fh:
                 lines = fh.readlines()
         except OSError as e:
-            raise KvsimError(f"--leaderboard {args.leaderboard!r}: cannot read it "
-                             f"({e.strerror}): expected a text file of 'name CODE' lines") from None
-        rows = mp.leaderboard(lines)
+            raise KvsimError(f"{where}: cannot read it ({e.strerror}): expected a text file of "
+                             f"'name CODE' lines") from None
+        except UnicodeDecodeError:
+            raise KvsimError(f"{where} is not text (not UTF-8): expected a text file of "
+                             f"'name CODE' lines") from None
+        try:
+            rows = mp.leaderboard(lines)
+        except KvsimError as e:
+            raise KvsimError(f"{where}: {e}") from None
+        why = [w for r in rows for w in r["why"]]
+        if why:                       # the table still prints; the rejections go to stderr
+            args.exit_status = 1
+            for w in why:
+                print(f"kvsim: rejected: {_one_line(w)}", file=sys.stderr)
         return _dump(rows) if args.json else mp.leaderboard_text(rows)
     if args.ticket is not None:
         m = get_mission(args.ticket)

@@ -12,7 +12,16 @@ import html
 from typing import Any, Mapping
 
 from kvsim.errors import KvsimError
-from kvsim.lab.replay import LAB_DEFAULTS, lab_settings, oncall_numbers, oncall_text, run_lab
+from kvsim.lab.missions import SEEDS, get_mission, mission_day, normalise_settings
+from kvsim.lab.replay import (
+    LAB_DEFAULTS,
+    lab_settings,
+    mission_run,
+    mission_text,
+    oncall_numbers,
+    oncall_text,
+    run_lab,
+)
 
 from .charts import timeline_chart, timeline_data
 
@@ -30,8 +39,14 @@ def _error_html(message: str) -> str:
             f"{html.escape(message)}</div>")
 
 
-def lab_panel(**start):
+def lab_panel(mission=None, **start):
     """The lab as an ipywidgets panel; ``start`` overrides :data:`LAB_DEFAULTS`.
+
+    With ``mission`` (1-4), the panel plays that mission instead: its scenario
+    and day (warm-up and scored window), its levers on their grids, and a
+    choice of the days :func:`~kvsim.lab.missions.score` judges (``seed``);
+    ``start`` sets levers or ``seed``. Each run is the one ``score`` makes
+    (:func:`kvsim.lab.replay.mission_run`), so the panel's numbers are its.
 
     Controls (all reachable from the keyboard): memory for the server, mean
     answer length, arrival rate, the answer cap (``max_tokens``, 0 = none), the
@@ -42,6 +57,8 @@ def lab_panel(**start):
     """
     import ipywidgets as w
 
+    if mission is not None:
+        return _mission_panel(w, mission, start)
     s = dict(LAB_DEFAULTS, **start)
     lab_settings(**s)                                     # bad starting values: one line, now
     style = {"description_width": "190px"}
@@ -108,3 +125,65 @@ def lab_panel(**start):
         c.observe(update, names="value")
     update()
     return w.VBox(controls + [out_text, out_chart])
+
+
+def _render_chart(out, result, n_pre: float, ttft: float, subtitle: str) -> None:
+    chart = timeline_chart(timeline_data({"this run": result}, points=300),
+                           title=f"{n_pre:,.0f} preemptions per 1,000 requests, p95 TTFT "
+                                 f"{ttft:,.1f} s", subtitle=subtitle, width=560)
+    bundle = chart._repr_mimebundle_(None, None)
+    data, meta = bundle if isinstance(bundle, tuple) else (bundle, {})
+    out.outputs = ({"output_type": "display_data", "metadata": meta or {}, "data": data},)
+
+
+def _mission_panel(w, mission, start: Mapping[str, Any]):
+    """:func:`lab_panel` for one mission (see there)."""
+    m = get_mission(mission)
+    start = dict(start)
+    seed = start.pop("seed", SEEDS[0])
+    settings = normalise_settings(m, start)           # bad starting values: one line, now
+    if seed not in SEEDS:
+        raise KvsimError(f"seed={seed!r} is not one of mission {m.number}'s days: expected one "
+                         f"of {', '.join(map(str, SEEDS))}")
+    style = {"description_width": "190px"}
+    controls = {}
+    for lv in m.levers:
+        options = [("None (no cap)" if v is None else f"{v:g}" if isinstance(v, float) else
+                    str(v), v) for v in lv.grid]
+        controls[lv.name] = w.Dropdown(options=options, value=settings[lv.name],
+                                       description=lv.name, style=style)
+    c_seed = w.Dropdown(options=list(SEEDS), value=seed, description="Day of traffic (seed)",
+                        style=style)
+    out_chart, out_text = w.Output(), w.Output()
+    day = mission_day(m)
+    subtitle = (f"Mission {m.number}: {day['warmup_s'] / 60:.0f} minutes of warm-up (not "
+                f"scored), {day['duration_s'] / 60:.0f} scored; drag the playhead")
+
+    def update(_change=None):
+        chosen = {name: c.value for name, c in controls.items()}
+        try:
+            result = mission_run(m, chosen, c_seed.value)
+        except KvsimError as exc:
+            out_text.outputs = ({"output_type": "display_data", "metadata": {},
+                                 "data": {"text/html": _error_html(str(exc)),
+                                          "text/plain": str(exc)}},)
+            out_chart.outputs = ()
+            return
+        summary = result.summary()
+        lines = mission_text(m, summary, c_seed.value)
+        rows = "".join(f"<li>{html.escape(line)}</li>" for line in lines)
+        out_text.outputs = ({"output_type": "display_data", "metadata": {},
+                             "data": {"text/html": f"<p style='margin:4px 0'><b>Mission "
+                                                   f"{m.number}, the ticket's SLO</b></p>"
+                                                   f"<ul style='margin:0'>{rows}</ul>",
+                                      "text/plain": "\n".join(lines)}},)
+        _render_chart(out_chart, result, float(summary["preemptions_per_1k"]),
+                      float(summary["ttft_p95_s"]), subtitle)
+
+    widgets = list(controls.values()) + [c_seed]
+    for c in widgets:
+        c.observe(update, names="value")
+    update()
+    box = w.VBox(widgets + [out_text, out_chart])
+    box.mission_outputs = (out_text, out_chart)     # for tests: what the panel shows
+    return box

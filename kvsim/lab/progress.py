@@ -9,6 +9,12 @@ the ``path`` argument moves it. :func:`commit_prediction` stores a guess;
 it counts for the third star only if it was stored before the first run of
 that mission. :func:`attempt` scores settings and keeps the best result;
 :func:`reset` forgets everything. ``kvsim missions`` shows it at a terminal.
+Every read-modify-write holds a lock (``missions.json.lock`` beside the file;
+POSIX only) and writes through a unique temporary file and :func:`os.replace`,
+so two kernels saving at once both keep their attempts. A damaged file is
+never wiped: it is moved aside as ``missions.json.bad-<UTC time>``, the
+progress is rebuilt from the records still readable in it, and one line on
+stderr says where the bad copy is.
 
 The file belongs to one machine and one session's home directory: nothing
 syncs it. **On Binder (mybinder.org) the home directory is thrown away when
@@ -21,7 +27,7 @@ such a file in a later session or on a laptop: it checks every record,
 re-scores every starred one, and *merges* it into the progress there, keeping
 each mission's better record; a failed import changes nothing.
 
-**Completion codes** such as ``M1/2/0.89/-/4KQ7M`` name the mission, the
+**Completion codes** such as ``M1/2/0.87/-/4KQ7M`` name the mission, the
 stars, the settings, the prediction and a checksum of the rest. ``kvsim
 missions --verify CODE`` recomputes the checksum *and re-scores the settings*
 (the scoring is deterministic), so a teacher can check a room's results
@@ -36,17 +42,24 @@ import contextlib
 import hashlib
 import json
 import os
+import re
 import secrets
+import sys
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Iterable, Mapping
+
+try:                     # POSIX: an advisory lock serialises read-modify-write between kernels
+    import fcntl
+except ImportError:      # Windows (no fcntl): no lock; see _locked
+    fcntl = None
 
 from kvsim.errors import KvsimError
 
 from .missions import MISSIONS, check_prediction, get_mission, normalise_settings, score
 
 __all__ = ["ENV_VAR", "progress_path", "load", "reset", "commit_prediction", "attempt",
-           "completion_code", "verify", "leaderboard", "progress_text", "leaderboard_text",
+           "completion_code", "verify", "leaderboard", "leaderboard_lines", "rejection", "progress_text", "leaderboard_text",
            "EXPORT_NAME", "export_progress", "import_progress"]
 
 #: The environment variable that moves the progress file.
@@ -69,26 +82,113 @@ def _empty() -> dict:
     return {"version": _VERSION, "missions": {}}
 
 
-def load(path=None) -> dict:
-    """The progress record (an empty one if the file does not exist)."""
-    p = progress_path(path)
+@contextlib.contextmanager
+def _locked(p: Path):
+    """Hold an exclusive lock on ``p``'s sibling ``<name>.lock`` for a read-modify-write.
+
+    Two kernels (or a kernel and ``kvsim missions``) saving at once then take
+    turns: neither loses the other's attempt. ``fcntl.flock`` is POSIX-only
+    (Linux, macOS, Binder). Where it does not exist (Windows, whose msvcrt
+    locking kvsim does not use) there is no lock: each write is still atomic
+    (a reader sees the old file or the new one, never half), but two writers
+    at the same instant can lose one attempt. flock is not re-entrant across
+    open files, so nothing here takes it twice.
+    """
+    p.parent.mkdir(parents=True, exist_ok=True)
+    if fcntl is None:
+        yield
+        return
+    with open(p.with_name(p.name + ".lock"), "a") as fh:
+        fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
+
+
+def _valid_records(missions: Mapping) -> tuple[dict, list[str]]:
+    """The records of ``missions`` that pass :func:`_check_record` (as stored), and the keys
+    of those that do not."""
+    good, bad = {}, []
+    for key, rec in missions.items():
+        try:
+            _check_record("progress", key, rec)
+        except (KvsimError, TypeError, ValueError, KeyError, AttributeError):
+            bad.append(str(key))
+        else:
+            good[key] = rec
+    return good, bad
+
+
+def _salvage(text: str) -> dict:
+    """Mission records still readable in a file that is not JSON as a whole (cut short, say):
+    each ``"<n>": {...}`` object that parses and passes :func:`_check_record`."""
+    dec = json.JSONDecoder()
+    found = {}
+    for n in MISSIONS:
+        for hit in re.finditer(r'"%d"\s*:\s*\{' % n, text):
+            try:
+                rec, _ = dec.raw_decode(text, hit.end() - 1)
+            except ValueError:
+                continue
+            good, _ = _valid_records({str(n): rec})
+            if good:
+                found.update(good)
+                break
+    return found
+
+
+def _read(p: Path) -> dict:
+    """The progress at ``p`` (the lock held). A damaged file is never wiped: it is moved aside
+    as ``<name>.bad-<UTC time>``, the progress is rebuilt from the records still readable in
+    it, and one line on stderr says where the bad copy is."""
     if not p.exists():
         return _empty()
+    raw = p.read_bytes()
+    data, missions, why = None, {}, ""
     try:
-        data = json.loads(p.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as e:
-        raise KvsimError(f"progress file {str(p)!r} is not readable JSON ({type(e).__name__}): "
-                         f"expected the file kvsim wrote; `kvsim missions --reset` starts over")
-    if not isinstance(data, dict) or data.get("version") != _VERSION or \
-            not isinstance(data.get("missions"), dict):
-        raise KvsimError(f"progress file {str(p)!r} is not a kvsim progress file (version "
-                         f"{_VERSION}): `kvsim missions --reset` starts over")
-    return data
+        data = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError, RecursionError) as e:
+        why = f"not JSON ({type(e).__name__})"
+        missions = _salvage(raw.decode("utf-8", errors="replace"))
+    if data is not None:
+        if not isinstance(data, dict) or data.get("version") != _VERSION or \
+                not isinstance(data.get("missions"), dict):
+            why = f"not a kvsim progress file (version {_VERSION})"
+            if isinstance(data, dict) and isinstance(data.get("missions"), dict):
+                missions, _ = _valid_records(data["missions"])
+        else:
+            missions, bad = _valid_records(data["missions"])
+            if not bad:
+                return data
+            why = f"damaged record(s) for mission {', '.join(bad)}"
+    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S.%fZ")
+    aside = p.with_name(f"{p.name}.bad-{stamp}")
+    os.replace(p, aside)
+    rebuilt = {"version": _VERSION, "missions": missions}
+    if missions:
+        _write_atomic(p, json.dumps(rebuilt, indent=1, sort_keys=True))
+    kept = (f"kept mission(s) {', '.join(sorted(missions, key=int))}" if missions
+            else "nothing in it was readable, so progress starts empty")
+    print(f"kvsim: progress file {str(p)!r} was {why}: moved it to {str(aside)!r}; {kept}",
+          file=sys.stderr)
+    return rebuilt
 
 
-def _save(data: dict, path=None) -> Path:
+def load(path=None) -> dict:
+    """The progress record (an empty one if the file does not exist).
+
+    A damaged file is moved aside (``missions.json.bad-<UTC time>``) and the
+    progress rebuilt from what is still readable in it; one line on stderr
+    says so and where the bad copy is.
+    """
     p = progress_path(path)
-    p.parent.mkdir(parents=True, exist_ok=True)
+    with _locked(p):
+        return _read(p)
+
+
+def _save(data: dict, p: Path) -> Path:
+    """Write the progress (the caller holds :func:`_locked`)."""
     _write_atomic(p, json.dumps(data, indent=1, sort_keys=True))
     return p
 
@@ -96,8 +196,9 @@ def _save(data: dict, path=None) -> Path:
 def reset(path=None) -> Path:
     """Forget all progress (the file is removed); returns its path."""
     p = progress_path(path)
-    if p.exists():
-        p.unlink()
+    with _locked(p):
+        if p.exists():
+            p.unlink()
     return p
 
 
@@ -122,12 +223,14 @@ def commit_prediction(mission, prediction, path=None) -> str:
 
     m = get_mission(mission)
     prediction = check_prediction(m, prediction)
-    data = load(path)
-    e = _entry(data, m.number)
-    counts = e["attempts"] == 0
-    e["prediction"] = _jsonable(prediction)
-    e["prediction_counts"] = counts
-    _save(data, path)
+    p = progress_path(path)
+    with _locked(p):
+        data = _read(p)
+        e = _entry(data, m.number)
+        counts = e["attempts"] == 0
+        e["prediction"] = _jsonable(prediction)
+        e["prediction_counts"] = counts
+        _save(data, p)
     if counts:
         return (f"Mission {m.number}: prediction committed before any run; it counts toward "
                 f"the third star.")
@@ -147,18 +250,25 @@ def attempt(mission, settings=None, path=None, *, executor=None):
     and return the :class:`~kvsim.lab.missions.Score`."""
     m = get_mission(mission)
     settings = normalise_settings(m, settings)
-    data = load(path)
-    e = _entry(data, m.number)
-    pred = e["prediction"] if e["prediction_counts"] else None
-    if pred is not None and "band" in pred:
-        pred = {"band": tuple(pred["band"])}
-    sc = score(m, settings, prediction=pred)
-    e["attempts"] += 1
-    if _improves(e, sc.stars):
-        e["stars"] = sc.stars
-        e["settings"] = settings
-        e["code"] = completion_code(m.number, sc.stars, settings, pred) if sc.stars else None
-    _save(data, path)
+    p = progress_path(path)
+    e = _entry(load(p), m.number)
+    stored = e["prediction"] if e["prediction_counts"] else None
+    pred = {"band": tuple(stored["band"])} if stored and "band" in stored else stored
+    sc = score(m, settings, prediction=pred, executor=executor)   # slow: outside the lock
+    with _locked(p):                  # read again: another kernel may have saved meanwhile
+        data = _read(p)
+        e = _entry(data, m.number)
+        now = e["prediction"] if e["prediction_counts"] else None
+        if now != stored:
+            # a prediction committed while this run was being scored came after it: it no
+            # longer counts, and this run's code carries the prediction it was scored with
+            e["prediction_counts"] = False
+        e["attempts"] += 1
+        if _improves(e, sc.stars):
+            e["stars"] = sc.stars
+            e["settings"] = settings
+            e["code"] = completion_code(m.number, sc.stars, settings, pred) if sc.stars else None
+        _save(data, p)
     return sc
 
 
@@ -223,24 +333,31 @@ def verify(code: str, *, rescore: bool = True) -> dict:
     if len(parts) != 5 or not parts[0].startswith("M"):
         raise KvsimError(f"completion code {text!r} is malformed: expected "
                          f"M<mission>/<stars>/<settings>/<prediction>/<checksum>, e.g. "
-                         f"M1/2/0.89/-/ABCDE")
+                         f"M1/2/0.87/-/ABCDE")
     head, stars_t, settings_t, pred_t, check = parts
-    m = get_mission(head[1:])
+    try:
+        m = get_mission(head[1:])
+    except KvsimError:
+        raise KvsimError(f"completion code {text!r}: mission {head[1:]!r} is not known: "
+                         f"expected M1 to M{max(MISSIONS)}") from None
     if stars_t not in ("0", "1", "2", "3"):
         raise KvsimError(f"completion code {text!r}: stars {stars_t!r} out of range: expected 0-3")
     values = settings_t.split(",")
     if len(values) != len(m.levers):
         raise KvsimError(f"completion code {text!r}: mission {m.number} has {len(m.levers)} "
                          f"setting(s) ({', '.join(lv.name for lv in m.levers)}), the code {len(values)}")
-    settings = {lv.name: _parse_value(lv, v) for lv, v in zip(m.levers, values)}
-    if pred_t == "-":
-        prediction = None
-    elif m.band and ":" in pred_t:
-        lo, _, hi = pred_t.partition(":")
-        lv = m.lever(m.resource)
-        prediction = {"band": (_parse_value(lv, lo), _parse_value(lv, hi))}
-    else:
-        prediction = {"cause": pred_t}
+    try:
+        settings = {lv.name: _parse_value(lv, v) for lv, v in zip(m.levers, values)}
+        if pred_t == "-":
+            prediction = None
+        elif m.band and ":" in pred_t:
+            lo, _, hi = pred_t.partition(":")
+            lv = m.lever(m.resource)
+            prediction = {"band": (_parse_value(lv, lo), _parse_value(lv, hi))}
+        else:
+            prediction = {"cause": pred_t}
+    except KvsimError as e:
+        raise KvsimError(f"completion code {text!r}: {e}") from None
     stars = int(stars_t)
     ok_sum = _checksum("/".join(parts[:4])) == check
     out = dict(code=text, mission=m.number, stars=stars, settings=settings,
@@ -530,9 +647,13 @@ def import_progress(source, *, path=None) -> dict:
     ``unchanged``, the export adds nothing (the mission is not in it, or its
     record is the same as here).
     """
-    records = _read_export(Path(source))
+    records = _read_export(Path(source))         # slow (re-scoring): outside the lock
     p = progress_path(path)
-    data = load(path)
+    with _locked(p):
+        return _merge_into(p, _read(p), records)
+
+
+def _merge_into(p: Path, data: dict, records: dict) -> dict:
     where = f"progress file {str(p)!r}"
     missions = dict(data["missions"])
     summary = {}
@@ -549,7 +670,7 @@ def import_progress(source, *, path=None) -> dict:
                 raise KvsimError(f"{e} (`kvsim missions --reset` starts over)") from None
         missions[key], summary[n] = _merge(cur, records[n])
     if any(v != "unchanged" for v in summary.values()):
-        _save(dict(data, missions=missions), path)
+        _save(dict(data, missions=missions), p)
     return summary
 
 
@@ -577,37 +698,72 @@ def progress_text(path=None) -> str:
     return "\n".join(lines)
 
 
+#: What a completion code looks like (its parts are checked by :func:`verify`).
+_CODE = re.compile(r"^M\S*/\S*/\S*/\S*/\S+$")
+
+
+def leaderboard_lines(lines: Iterable[str]) -> list[tuple[int, str, str]]:
+    """``(line number, name, code)`` for every entry of a leaderboard file (blank lines and
+    ``#`` comments skipped). A line that is not ``name CODE`` (or a bare code) raises a
+    one-line KvsimError naming its number and how many such lines there are."""
+    entries, bad = [], []
+    for no, raw in enumerate(lines, 1):
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        *name_parts, code = line.split()
+        if not _CODE.match(code):
+            bad.append((no, line))
+            continue
+        name = " ".join(name_parts).rstrip(":").strip() or "(anonymous)"
+        entries.append((no, name, code))
+    if bad:
+        no, line = bad[0]
+        more = f" ({len(bad)} such lines in all)" if len(bad) > 1 else ""
+        raise KvsimError(f"line {no} is not 'name CODE': {_show(line)}{more}: expected one "
+                         f"'name M<n>/<stars>/<settings>/<prediction>/<checksum>' per line")
+    return entries
+
+
 def leaderboard(lines: Iterable[str]) -> list[dict]:
     """The room's table from lines ``name CODE`` (or ``name: CODE``, or a bare code).
 
     Every code is verified and re-scored; a bad one counts nothing and is
     reported. Rows: ``name``, per-mission stars (``m1``..``m4``), ``total``,
-    ``rejected`` (codes that failed); sorted by total, then name.
+    ``rejected`` (codes that failed) and ``why`` (one ``line <n>: <code>: <reason>``
+    per rejected code); sorted by total, then name. Lines that are not codes at
+    all raise (:func:`leaderboard_lines`).
     """
     board: dict[str, dict] = {}
-    for raw in lines:
-        line = raw.strip()
-        if not line or line.startswith("#"):
-            continue
-        *name_parts, code = line.split()
-        name = " ".join(name_parts).rstrip(":").strip() or "(anonymous)"
+    for no, name, code in leaderboard_lines(lines):
         row = board.setdefault(name, {"name": name, **{f"m{n}": 0 for n in MISSIONS},
-                                      "rejected": []})
+                                      "rejected": [], "why": []})
         try:
-            v = verify(code.strip())
-        except KvsimError:
-            row["rejected"].append(code.strip())
+            v = verify(code)
+        except KvsimError as e:
+            row["rejected"].append(code)
+            row["why"].append(f"line {no}: {e}")
             continue
         if v["ok"]:
             key = f"m{v['mission']}"
             row[key] = max(row[key], v["stars"])
         else:
-            row["rejected"].append(code.strip())
+            row["rejected"].append(code)
+            row["why"].append(f"line {no}: {rejection(v)}")
     rows = list(board.values())
     for r in rows:
         r["total"] = sum(r[f"m{n}"] for n in MISSIONS)
     rows.sort(key=lambda r: (-r["total"], r["name"]))
     return rows
+
+
+def rejection(v: Mapping[str, Any]) -> str:
+    """Why a parsed code (:func:`verify`'s answer, not ``ok``) is rejected, in one line."""
+    if not v["checksum_ok"]:
+        return (f"completion code {v['code']!r} fails its checksum: a character was changed "
+                f"or mistyped")
+    return (f"completion code {v['code']!r} is NOT confirmed: it claims {v['stars']} star(s), "
+            f"its settings earn {v['rescored']} now")
 
 
 def leaderboard_text(rows: list[dict]) -> str:

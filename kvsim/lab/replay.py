@@ -22,10 +22,11 @@ from typing import Any, Mapping
 from kvsim.errors import KvsimError, check_choice, check_float, check_int
 from kvsim.runs.scenarios import run_scenario
 
-from .missions import check_prediction, get_mission
+from .missions import SEEDS, check_prediction, get_mission, mission_day, normalise_settings
 
 __all__ = ["LAB_BASE", "LAB_DEFAULTS", "TWIN_GRID", "lab_settings", "run_lab", "oncall_numbers",
-           "oncall_text", "twin_runs", "commit_guess", "wrapped", "show"]
+           "oncall_text", "twin_runs", "commit_guess", "wrapped", "show", "mission_run",
+           "mission_text"]
 
 #: The lab's day of traffic: Belgavi's scenario, one minute of warm-up, three measured.
 LAB_BASE = {"scenario": "belgavi", "warmup_s": 60.0, "duration_s": 180.0}
@@ -77,6 +78,32 @@ def run_lab(**settings):
 
     kwargs = lab_settings(**settings)
     return run_scenario(kwargs.pop("scenario"), **kwargs)
+
+
+def mission_run(mission, settings=None, seed=None):
+    """One day of a mission, exactly as :func:`kvsim.lab.missions.score` runs it: the mission's
+    scenario and day (warm-up, scored window), ``settings`` on its levers (checked; the ticket's
+    own where left out) and ``seed``, one of :data:`~kvsim.lab.missions.SEEDS` (default: the
+    first). Returns the :class:`~kvsim.engine.result.SimResult`."""
+    m = get_mission(mission)
+    s = normalise_settings(m, settings)
+    seed = SEEDS[0] if seed is None else check_choice("seed", seed, list(SEEDS))
+    return run_scenario(m.scenario, **dict(m.fixed, **mission_day(m), **s, seed=seed))
+
+
+def mission_text(mission, summary: Mapping[str, Any], seed: int) -> list[str]:
+    """One mission day's summary against the ticket's SLO, in lines (the panel prints these;
+    ``summary`` is a run's or one of :func:`~kvsim.lab.missions.score`'s ``runs``)."""
+    m = get_mission(mission)
+    lines = []
+    for key, limit, label, scale, unit in m.slo.items():
+        value = float(summary[key])
+        mark = "meets" if value <= limit + 1e-12 else "MISSES"
+        lines.append(f"{label}: {value * scale:,.3g}{unit} ({mark} <= {limit * scale:,.3g}{unit})")
+    fails = m.slo.failures(summary)
+    lines.append(f"seed {seed}: " + ("the SLO holds on this day" if not fails else
+                                      f"the SLO fails on this day ({len(fails)} target(s))"))
+    return lines
 
 
 def oncall_numbers(result) -> dict:

@@ -68,26 +68,30 @@ _BELGAVI = dict(rate_per_s=1.5, prompt_tokens=850, output_mean=250, duration_s=6
 
 
 def _mission_burst(*, base_rate_per_s, burst_rate_per_s, burst_start_s, burst_s, duration_s,
-                   prompt_tokens, output_mean, seed):
+                   prompt_tokens, output_mean, seed, warmup_s=0.0):
     """Mission 4 (seed 000): memory stays fixed on the shared GPU (60 %) while a
     burst of traffic arrives; the knob is the admission headroom (``watermark``,
     the fraction of blocks kept free when admitting). Too little: running
     requests are evicted; too much: new requests queue. The burst shape (a
     quiet base, a burst of ``burst_s`` seconds at ``burst_rate_per_s``, then the
     base again) is the book's choice; the seed describes only "a traffic burst".
-    The burst overloads the server whatever the headroom, so the mission's SLO
-    is set on its worst day (:mod:`kvsim.lab.missions`). With no headroom
+    With ``warmup_s`` the base traffic runs that long first, unscored, so the
+    burst lands on a warm server and the scored window (``duration_s``) ends
+    with the traffic; without it the run starts cold and drains. With no headroom
     (``watermark=0``) the burst turns into a preemption storm, a small
     watermark ends it, and every further step of headroom only adds queueing:
     the pass band lies between (chapter 5 computes it over five seeds, and
     tests/test_missions.py pins its edges).
     """
-    segs = [(burst_start_s, base_rate_per_s), (burst_s, burst_rate_per_s),
+    segs = [(warmup_s + burst_start_s, base_rate_per_s), (burst_s, burst_rate_per_s),
             (max(duration_s - burst_start_s - burst_s, 0.0), base_rate_per_s)]
     segs = [(d, r) for d, r in segs if d > 0]
     wl = Workload.piecewise(segs, prompt=prompt_tokens, output=Geometric(output_mean), seed=seed)
-    return dict(workload=wl, model="llama-2-7b", gpu="a40-48gb", gpu_memory_utilization=0.60,
-                seed=seed)
+    out = dict(workload=wl, model="llama-2-7b", gpu="a40-48gb", gpu_memory_utilization=0.60,
+               seed=seed)
+    if warmup_s:    # a warm server: the base traffic first, unscored, and the run ends with it
+        out.update(warmup_s=warmup_s, until_s=warmup_s + duration_s)
+    return out
 
 
 def _load_test(*, users, duration_s, prompt_median, prompt_p95, output_median, output_p95,
@@ -175,6 +179,9 @@ _register("belgavi", "Belgavi's Book Store: 7B on 60% of a 48 GB GPU, 1.5 req/s,
           "250-token answers (source article 000)", _BELGAVI, _belgavi)
 _register("belgavi-long", "Belgavi after the prompt change: answers of ~600 tokens (source article 000)",
           _with(_BELGAVI, output_mean=600), _belgavi)
+# The mission scenarios are cold two-minute replays, kept for the book's other uses
+# (chapters 3 and 4, the exporter); the lab scores each mission on a warm day
+# that kvsim.lab.missions sets with its own overrides (Mission.fixed).
 # Mission 1 starts two minutes of Belgavi traffic with 350-token answers from an
 # empty server: with seed 2 it storms (~170 preemptions per 1,000 at 0.60) and
 # the storm ends at gpu_memory_utilization 0.77; the storming seeds among 0-7
@@ -192,7 +199,8 @@ _register("mission-3-longer-answers", "Lab mission 3: answers grew overnight to 
 _register("mission-4-burst", "Lab mission 4: a traffic burst on a fixed-memory shared GPU; find "
           "the admission-headroom (watermark) band",
           dict(base_rate_per_s=1.0, burst_rate_per_s=3.0, burst_start_s=30.0, burst_s=30.0,
-               duration_s=120.0, prompt_tokens=850, output_mean=300, seed=0), _mission_burst)
+               duration_s=120.0, prompt_tokens=850, output_mean=300, seed=0, warmup_s=0.0),
+          _mission_burst)
 _register("thrash-loop", "Long prompts with neither the full-prompt admission gate nor the "
           "prefix cache: the same requests are prefilled, preempted and prefilled again",
           dict(rate_per_s=0.1, prompt_tokens=40_000, output_tokens=200, duration_s=300.0, seed=1),

@@ -1,0 +1,61 @@
+"""``lab_panel(mission=N)`` plays a mission: its day, its seeds, its levers, and the numbers
+:func:`kvsim.lab.missions.score` judges (issue 19, item 2)."""
+from __future__ import annotations
+
+import pytest
+
+from kvsim.errors import KvsimError
+from kvsim.lab import missions as M
+from kvsim.lab.replay import mission_run, mission_text
+
+SLO_KEYS = {n: [k for k, *_ in M.get_mission(n).slo.items()] for n in M.list_missions()}
+
+
+@pytest.mark.parametrize("number, settings", [
+    (1, {"gpu_memory_utilization": 0.8}),
+    (2, {"preemption_mode": "swap", "gpu_memory_utilization": 0.85}),
+    (4, {"watermark": 0.04}),
+])
+def test_a_mission_run_is_the_run_score_judges(number, settings):
+    sc = M.score(number, settings)
+    for i, seed in enumerate(M.SEEDS[:2]):
+        s = mission_run(number, settings, seed).summary()
+        judged = sc.runs[i]
+        assert judged["seed"] == seed
+        for key in SLO_KEYS[number] + ["requests_arrived", "max_waiting"]:
+            assert s[key] == judged[key], key
+        assert M.get_mission(number).slo.failures(s) == sc.failures[seed]
+
+
+def test_the_panel_shows_scores_numbers_for_the_chosen_day():
+    pytest.importorskip("ipywidgets")
+    from kvsim.book.lab_panel import lab_panel
+
+    settings = {"gpu_memory_utilization": 0.8}
+    sc = M.score(1, settings)
+    panel = lab_panel(mission=1, seed=M.SEEDS[1], **settings)
+    out_text, out_chart = panel.mission_outputs
+    shown = out_text.outputs[0]["data"]["text/plain"]
+    assert shown == "\n".join(mission_text(1, sc.runs[1], M.SEEDS[1]))
+    assert out_chart.outputs                                   # the day's timeline drew
+    # the controls are the mission's levers on their grids, and its days
+    lever, seed = panel.children[0], panel.children[1]
+    assert lever.description == "gpu_memory_utilization"
+    assert [v for _, v in lever.options] == list(M.get_mission(1).lever(
+        "gpu_memory_utilization").grid)
+    assert list(seed.options) == list(M.SEEDS)
+    # another day: the panel follows score's run for that seed
+    seed.value = M.SEEDS[3]
+    assert out_text.outputs[0]["data"]["text/plain"] == "\n".join(
+        mission_text(1, sc.runs[3], M.SEEDS[3]))
+
+
+def test_the_panel_refuses_bad_starting_values_in_one_line():
+    pytest.importorskip("ipywidgets")
+    from kvsim.book.lab_panel import lab_panel
+
+    for kwargs, needle in [({"gpu_memory_utilization": 0.5}, "gpu_memory_utilization=0.5"),
+                           ({"seed": 9}, "seed=9"), ({"output_mean": 300}, "not a lever")]:
+        with pytest.raises(KvsimError) as info:
+            lab_panel(mission=1, **kwargs)
+        assert needle in str(info.value) and "\n" not in str(info.value)
