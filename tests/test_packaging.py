@@ -210,8 +210,9 @@ def test_lint_rules_finds_the_old_name_and_passes_a_clean_file(installed):
     bad = installed.run(installed.kvsim, "lint-rules", "bad.rules.yml")
     assert bad.returncode == 1, bad.stderr
     assert bad.stdout.splitlines() == [
-        "KVNearFull: [absent-name] vllm:gpu_cache_usage_perc does not exist in vLLM v1: "
-        "it is the old name of vllm:kv_cache_usage_perc"]
+        "KVNearFull: [absent-name] vllm:gpu_cache_usage_perc does not exist in vLLM v1 (it is "
+        "in v1-0.10, v0): a rule or panel on it matches nothing there; use "
+        "vllm:kv_cache_usage_perc"]
     good = installed.run(installed.kvsim, "lint-rules", "good.rules.yml")
     assert (good.returncode, good.stderr) == (0, "")
     assert good.stdout == "no findings (checked against vLLM v1's metrics)\n"
