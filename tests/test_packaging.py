@@ -152,7 +152,7 @@ def test_the_wheel_holds_the_whole_package_and_declares_its_dependencies(install
                 if line.startswith("Requires-Dist:")]
     core = {re.split(r"[<>=!~;\[ ]", r, maxsplit=1)[0].lower().replace("_", "-")
             for r in requires if "extra ==" not in r}
-    assert core == {"numpy", "prometheus-client", "pyyaml"}
+    assert core == {"numpy", "prometheus-client", "promql-parser", "pyyaml"}
     prom = next(r for r in requires if r.lower().startswith("prometheus"))
     assert "<0.23" in prom.replace(" ", ""), prom
     assert "Provides-Extra: notebook" in meta and "Provides-Extra: cluster" in meta
