@@ -12,8 +12,9 @@ and chapter 4 (``kvsim simulate``: replay a trace against a configuration)::
     kvsim sweep --scenario belgavi --grid output_mean=250,600 --seeds 0-4 --workers 2
     kvsim sweep --scenario belgavi --grid output_mean=250,600 --seeds 0-9 --workers 2 --chunk-size 5
     kvsim exporter --scenario mission-1-storm --speed 10 --port 9400   (serves /metrics)
-    kvsim lint-rules my-alerts.rules.yml     (exit 1 when it finds a classic mistake)
+    kvsim lint-rules my-alerts.rules.yml     (exit 1 on a classic mistake; notes alone exit 0)
     kvsim lint-rules my-alerts.rules.yml --against incident-day   (when each alert fires)
+    kvsim lint-rules --dashboard grafana.json --version v1-0.10   (a dashboard's queries)
     kvsim scenarios | kvsim models | kvsim gpus        (each takes --json)
     kvsim missions [--reset | --verify CODE | --leaderboard codes.txt | --ticket N
                     | --export [FILE] | --import FILE]    (--export before a Binder session ends)
@@ -277,12 +278,19 @@ def build_parser() -> argparse.ArgumentParser:
     src = lr.add_mutually_exclusive_group(required=True)
     src.add_argument("file", nargs="?", default=None, help="a Prometheus rule file (YAML)")
     src.add_argument("--expr", default=None, help="one PromQL expression instead of a file")
+    src.add_argument("--dashboard", metavar="JSON", default=None,
+                     help="a Grafana dashboard (JSON): lint every Prometheus query of its panels")
+    lr.add_argument("--var", action="append", default=[], metavar="NAME=VALUE",
+                    help="a dashboard template variable (default: the dashboard's current value; "
+                         "$__rate_interval is 1m)")
     lr.add_argument("--version", dest="metrics_version", default="v1", metavar="V",
                     type=_arg(lambda v: check_choice("version", v, ["v1", "v1-0.10", "v0"])),
                     help="the vLLM metric names to check against: v1 (default), v1-0.10 or v0")
     lr.add_argument("--against", metavar="SCENARIO", default=None,
                     help="also run the file's alerts with promtool on this scenario's scraped "
                          "series and say when each fires (e.g. incident-day)")
+    lr.add_argument("--strict", action="store_true",
+                    help="exit 1 on notes too (a deprecated name works today, not after an upgrade)")
     lr.add_argument("--json", action="store_true", help="print JSON")
 
     mi = sub.add_parser("missions", help="the lab's missions: progress, tickets, completion "
@@ -559,24 +567,39 @@ def _cmd_exporter(args) -> str:
 
 
 def _cmd_lint_rules(args) -> str:
-    from kvsim.observe.alerts import lint_promql, lint_rules
+    from kvsim.observe.alerts import lint_dashboard, lint_promql, lint_rules
+    if args.var and args.dashboard is None:
+        raise KvsimError("--var needs --dashboard: expected a Grafana dashboard to fill in")
+    variables = {}
+    for item in args.var:
+        key, eq, value = item.partition("=")
+        if not eq or not key:
+            raise KvsimError(f"--var {item!r} is malformed: expected NAME=VALUE such as "
+                             "model_name=llama-2-7b")
+        variables[key.lstrip("$")] = value
     if args.expr is not None:
         findings = lint_promql(args.expr, version=args.metrics_version)
+    elif args.dashboard is not None:
+        findings = lint_dashboard(args.dashboard, version=args.metrics_version,
+                                  variables=variables)
     else:
         findings = lint_rules(args.file, version=args.metrics_version)
-    args.exit_status = 1 if findings else 0
+    errors = [f for f in findings if f.severity == "error" or args.strict]
+    args.exit_status = 1 if errors else 0
     fired = None
     if args.against is not None:
         if args.file is None:
-            raise KvsimError("--against needs a rule file: expected FILE, not --expr")
+            raise KvsimError("--against needs a rule file: expected FILE, not --expr or "
+                             "--dashboard")
         from kvsim.observe.alerts import firing_times
         from kvsim.runs.scenarios import run_scenario
 
         fired = firing_times(args.file, run_scenario(args.against), version=args.metrics_version)
     if args.json:
-        out = [dict(rule=f.rule, kind=f.kind, text=f.text, message=f.message) for f in findings]
+        out = [dict(rule=f.rule, kind=f.kind, severity=f.severity, text=f.text, message=f.message)
+               for f in findings]
         return _dump(out if fired is None else {"findings": out, "firing_s": fired})
-    lines = [str(f) for f in findings] or [
+    lines = [("note: " if f.severity == "note" else "") + str(f) for f in findings] or [
         f"no findings (checked against vLLM {args.metrics_version}'s metrics)"]
     if fired is not None:
         lines.append(f"on scenario {args.against} (promtool, every minute):")

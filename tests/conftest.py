@@ -26,7 +26,10 @@ from pathlib import Path
 import pytest
 from hypothesis import settings
 
-SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+#: ``../shared/data`` beside the repository, or ``$KVSIM_SHARED_DATA`` (a checkout elsewhere,
+#: such as a git worktree, can point at the shared folder without linking anything).
+SHARED_DATA = Path(os.environ.get("KVSIM_SHARED_DATA")
+                   or Path(__file__).resolve().parents[1].parent / "shared" / "data")
 
 
 # Hypothesis profiles, chosen with HYPOTHESIS_PROFILE (e.g. ``HYPOTHESIS_PROFILE=explore

@@ -30,6 +30,7 @@ import yaml
 
 import kvsim
 from kvsim.observe import alerts as A
+from kvsim.observe import lint as L
 from kvsim.observe import promtool_tests
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -40,7 +41,9 @@ LABELS = {"model_name": "llama-2-7b", "engine": "0", "job": "vllm", "instance": 
 EXTRA = {"job": "vllm", "instance": "gpu-0"}
 SEED_AND_BETTER = ["VLLMKVCachePreemption", "VLLMKVCacheNearFull", "VLLMKVCachePinned",
                    "VLLMPreemptionsPer1k", "VLLMRequestsPreemptedRepeatedly",
-                   "VLLMInterTokenLatencyTail", "VLLMQueueGrowingWhileKVPinned"]
+                   "VLLMInterTokenLatencyTail", "VLLMQueueGrowingWhileKVPinned",
+                   "VLLMPreemptionStorm"]
+GUARDS = ["VLLMSeriesAbsent", "VLLMTargetUpSeriesMissing"]
 
 
 def need(tool: str) -> str:
@@ -67,10 +70,11 @@ def run(kind: str):
 
 
 def promtool_test(result, firing: dict, alerts=None) -> tuple[bool, str]:
-    test = promtool_tests.promtool_test(result, rule_files=[str(A.RULES_FILE)], interval_s=15,
+    """promtool on the book's rules (labels only: :func:`alerts.testable_rules`)."""
+    test = promtool_tests.promtool_test(result, rule_files=["rules.yml"], interval_s=15,
                            extra_labels=EXTRA,
                            alert_tests=A.alert_rule_tests(A.RULES_FILE, LABELS, firing, alerts))
-    return A.run_promtool_test(test)
+    return A.run_promtool_test(test, {"rules.yml": A.testable_rules(A.RULES_FILE)})
 
 
 def test_promtool_check_rules_passes_on_the_shipped_rules():
@@ -78,7 +82,7 @@ def test_promtool_check_rules_passes_on_the_shipped_rules():
     proc = subprocess.run([exe, "check", "rules", str(A.RULES_FILE), str(A.SEED_RULES_FILE)],
                           capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert "SUCCESS: 7 rules found" in proc.stdout
+    assert "SUCCESS: 10 rules found" in proc.stdout
 
 
 def test_the_storm_fires_every_preemption_alert():
@@ -155,6 +159,171 @@ def test_the_seed_rule_never_fires_on_v1():
     assert ok, out
 
 
+# --- the page and the guards ---------------------------------------------------------------
+
+STORMS = {   # scenario -> (overrides, the end of its storm: the last preemption before it, s)
+    "incident-day": ({}, 1800.0),
+    "incident-day-seed-2": ({"seed": 2}, 1800.0),
+    "mission-4-burst": (dict(duration_s=2400, burst_start_s=300, burst_s=300,
+                             base_rate_per_s=0.7), 2400.0),
+}
+
+
+def _spans(times: list[float], every_s: float) -> list[tuple[float, float]]:
+    """Firing evaluations as (first, last) spans."""
+    out: list[tuple[float, float]] = []
+    for t in times:
+        if out and t - out[-1][1] <= every_s + 1e-6:
+            out[-1] = (out[-1][0], t)
+        else:
+            out.append((t, t))
+    return out
+
+
+@pytest.mark.parametrize("name", list(STORMS))
+def test_the_page_fires_within_three_minutes_and_clears_within_five(name):
+    """VLLMPreemptionStorm, as promtool evaluates it every 15 s on the scraped storm: it fires
+    within 3 minutes of the first preemption and stops within 5 of the storm's last one."""
+    need("promtool")
+    overrides, storm_end = STORMS[name]
+    r = kvsim.run_scenario(name.split("-seed-")[0], **overrides)
+    ev = np.asarray(r.events["t_s"], dtype=float)
+    first, last = float(ev[0]), float(ev[ev < storm_end].max())
+    fired = A.firing_times(A.testable_rules(A.RULES_FILE), r, every_s=15)
+    spans = [s for s in _spans(fired["VLLMPreemptionStorm"], 15) if s[1] >= first]
+    assert spans, fired
+    assert 0 < spans[0][0] - first <= 180, (spans, first)
+    resolved = spans[-1][1] + 15
+    assert 0 < resolved - last <= 300 and resolved < r.simulated_s, (spans, last)
+
+
+@pytest.mark.parametrize("kind", ["healthy", "load-test-40"])
+def test_no_page_on_a_healthy_server(kind):
+    need("promtool")
+    r = run(kind) if kind == "healthy" else kvsim.run_scenario(kind)
+    assert r.summary()["preemptions"] == 0
+    fired = A.firing_times(A.testable_rules(A.RULES_FILE), r, every_s=60)
+    assert fired["VLLMPreemptionStorm"] == [] and all(v == [] for v in fired.values()), fired
+
+
+def _series(result, version="v1", rename=None, up=False) -> list[dict]:
+    rows = promtool_tests.promtool_input_series(result, interval_s=15, version=version,
+                                                extra_labels=EXTRA)
+    if rename:
+        rows = [dict(r, series=rename(r["series"])) for r in rows]
+    if up:
+        n = len(rows[0]["values"].split())
+        rows.append({"series": 'up{job="vllm", instance="gpu-0"}', "values": f"1x{n - 1}"})
+    return rows
+
+
+def _guard_test(rows, at_s: int, expected: dict) -> tuple[bool, str]:
+    tests = [{"eval_time": f"{at_s}s", "alertname": name,
+              "exp_alerts": [{"exp_labels": dict(labels, severity="warning")}
+                             for labels in expected.get(name, [])]} for name in GUARDS]
+    doc = {"rule_files": ["rules.yml"], "evaluation_interval": "15s",
+           "tests": [{"interval": "15s", "input_series": rows, "alert_rule_test": tests}]}
+    return A.run_promtool_test(yaml.safe_dump(doc, sort_keys=False, width=10**9),
+                               {"rules.yml": A.testable_rules(A.RULES_FILE)})
+
+
+def test_the_guards_stay_silent_on_a_server_with_every_series():
+    need("promtool")
+    ok, out = _guard_test(_series(run("healthy"), up=True), 900, {})
+    assert ok, out
+
+
+def test_the_guards_name_the_series_an_older_release_lacks():
+    """On the 0.10 series the two rules on V1's newest histograms are dead; the guard says so."""
+    need("promtool")
+    rows = _series(run("healthy"), version="v1-0.10", up=True)
+    missing = ["vllm:inter_token_latency_seconds_bucket", "vllm:request_num_preemptions_bucket"]
+    ok, out = _guard_test(rows, 900, {"VLLMSeriesAbsent": [{"series": s} for s in missing]})
+    assert ok, out
+    # and these are exactly the rules the header of the rule file calls dead on 0.10
+    dead = {f.rule for f in A.lint_rules(A.RULES_FILE, version="v1-0.10")} - set(GUARDS)
+    header = A.RULES_FILE.read_text().split("groups:", 1)[0]
+    assert dead == {"VLLMRequestsPreemptedRepeatedly", "VLLMInterTokenLatencyTail"}
+    assert all(rule in header for rule in dead) and "v1-0.10" in header
+
+
+def test_the_guards_fire_on_the_vllm_underscore_trap():
+    """A server whose prometheus_client writes vllm_ names (OpenMetrics, 0.23+): the target
+    is up, every vllm: series is gone, and both guards fire -- after their ten minutes only."""
+    need("promtool")
+    rows = _series(run("healthy"), rename=lambda s: s.replace("vllm:", "vllm_", 1), up=True)
+    assert all(not r["series"].startswith("vllm:") for r in rows)
+    keys = ["vllm:num_preemptions_total", "vllm:kv_cache_usage_perc", "vllm:num_requests_waiting",
+            "vllm:request_success_total", "vllm:inter_token_latency_seconds_bucket",
+            "vllm:request_num_preemptions_bucket"]
+    expected = {"VLLMSeriesAbsent": [{"series": s} for s in keys],
+                "VLLMTargetUpSeriesMissing": [{"job": "vllm", "instance": "gpu-0"}]}
+    ok, out = _guard_test(rows, 900, expected)
+    assert ok, out
+    ok, out = _guard_test(rows, 540, {})                 # 9 minutes: still pending
+    assert ok, out
+
+
+def _rendered(out: str) -> dict:
+    """The annotations promtool printed for the first alert it got."""
+    block = re.search(r"Annotations:\{(.*)\}\s*$", out, re.M).group(1)
+    return {k: json.loads(f'"{v}"') for k, v in re.findall(r'(\w+)="((?:[^"\\]|\\.)*)"', block)}
+
+
+def test_every_rule_says_what_and_where_to_read_and_its_templates_render():
+    need("promtool")
+    config = yaml.safe_load((ROOT / "_config.yml").read_text())
+    owner, repo = config["repository"]["url"].rstrip("/").split("/")[-2:]
+    page = f"https://{owner}.github.io/{repo}/book/{CHAPTER.stem}.html#"
+    cells = json.loads(CHAPTER.read_text(encoding="utf-8"))["cells"]
+    md = "\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "markdown")
+    anchors = {re.sub(r"[^a-z0-9]+", "-", h.lower()).strip("-")
+               for h in re.findall(r"^#+ (.+)$", md, re.M)}
+    anchors |= set(re.findall(r"^\(([\w-]+)\)=$", md, re.M))
+    rules = A.rule_alerts(A.RULES_FILE)
+    for name, r in rules.items():
+        ann = r["annotations"]
+        assert {"summary", "description", "runbook_url"} <= set(ann), name
+        assert ann["runbook_url"].startswith(page), name
+        assert ann["runbook_url"][len(page):] in anchors, (name, ann["runbook_url"])
+    assert sum("$value" in r["annotations"]["summary"] + r["annotations"]["description"]
+               for r in rules.values()) >= 7
+    # promtool expands them on the storm: the number, the labels, no template left
+    r = run("storm")
+    for name, at in (("VLLMPreemptionStorm", 600), ("VLLMKVCachePinned", 600),
+                     ("VLLMInterTokenLatencyTail", 900)):
+        test = promtool_tests.promtool_test(r, rule_files=["rules.yml"], interval_s=15,
+                                            extra_labels=EXTRA, alert_tests=[{
+                                                "eval_time": f"{at}s", "alertname": name,
+                                                "exp_alerts": []}])
+        ok, out = A.run_promtool_test(test, {"rules.yml": A.RULES_FILE.read_text()})
+        assert not ok, out
+        got = _rendered(out)
+        text = got["summary"] + " " + got["description"]
+        assert "{{" not in text and "<error" not in text and "gpu-0" in text, got
+        assert re.search(r"\d", got["summary"]), got
+
+
+def test_amtool_accepts_the_sample_alertmanager_config_and_routes_the_page():
+    exe = need("amtool")
+    proc = subprocess.run([exe, "check-config", str(A.ALERTMANAGER_FILE)], capture_output=True,
+                          text=True, timeout=60)
+    assert proc.returncode == 0 and "SUCCESS" in proc.stdout, proc.stdout + proc.stderr
+    for name, r in A.rule_alerts(A.RULES_FILE).items():
+        receiver = {"warning": "page", "info": "ticket"}[r["labels"]["severity"]]
+        proc = subprocess.run([exe, "config", "routes", "test",
+                               f"--config.file={A.ALERTMANAGER_FILE}",
+                               f"--verify.receivers={receiver}", f"alertname={name}",
+                               f"severity={r['labels']['severity']}", "instance=gpu-0"],
+                              capture_output=True, text=True, timeout=60)
+        assert proc.returncode == 0 and proc.stdout.split() == [receiver], (name, proc.stdout)
+    # the check can fail: a page must not land in the ticket queue
+    proc = subprocess.run([exe, "config", "routes", "test", f"--config.file={A.ALERTMANAGER_FILE}",
+                           "--verify.receivers=ticket", "severity=warning"],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode != 0
+
+
 # --- lint my dashboard --------------------------------------------------------------------
 
 def test_lint_passes_the_shipped_rules():
@@ -222,6 +391,161 @@ def test_lint_cli(tmp_path):
     bad_yaml = subprocess.run([sys.executable, "-m", "kvsim", "lint-rules", str(junk)],
                               capture_output=True, text=True, timeout=30)
     assert bad_yaml.returncode == 2 and bad_yaml.stderr.count("\n") == 1
+
+
+@pytest.mark.parametrize("expr, kind, words", [
+    # the OpenMetrics trap: prometheus_client 0.23+ writes vllm_ sample names
+    ("rate(vllm_num_preemptions_total[5m]) > 0", "underscore-name",
+     ["vllm:num_preemptions_total", "0.23", "OpenMetrics", "Accept: application/openmetrics-text"]),
+    ("vllm_made_up_metric > 0", "unknown-name", ["nearest"]),
+    ("rate((", "unparsable", ["does not parse", "rate(("]),
+    ("sum by (le) (rate(vllm:num_preemptions_total[5m])", "unparsable", ["parenthesis"]),
+    ("foo(vllm:num_preemptions_total)", "unparsable", ["foo"]),
+    # a series the version lacks: the version and what to use
+    ('histogram_quantile(0.99, sum by (le) (rate(vllm:inter_token_latency_seconds_bucket[5m])))',
+     "absent-name", ["v1-0.10", "vllm:time_per_output_token_seconds_bucket"]),
+    ('sum(rate(vllm:request_num_preemptions_bucket{le="1"}[10m]))', "absent-name",
+     ["v1-0.10", "(it is in v1)", "no equivalent"]),
+    ("absent(vllm:request_num_preemptions_count)", "absent-name", ["always true", "v1-0.10"]),
+    ('vllm:request_success_total{finished_reason="repetition"}', "label-value",
+     ["v1-0.10", "stop, length, abort"]),
+    ('vllm:num_requests_waiting_by_reason > 0', "absent-name", ["v1-0.10"]),
+    # a 0-1 gauge against a percentage, through functions, aggregations and set operators
+    ("max by (instance) (vllm:kv_cache_usage_perc) > 90", "gauge-range", ["0.9"]),
+    ("90 < avg_over_time(vllm:kv_cache_usage_perc[5m])", "gauge-range", ["0.9"]),
+    ("(vllm:kv_cache_usage_perc > 95) and on (instance) vllm:num_requests_waiting > 0",
+     "gauge-range", ["0.95"]),
+    # quantiles over aggregations that drop le, however they are nested or spelled
+    ("histogram_quantile(0.9, sum without (le) (rate(vllm:e2e_request_latency_seconds_bucket[5m])))",
+     "quantile-without-le", ["without (le)"]),
+    ("histogram_quantile(0.9, sum by (le) (max by (instance) "
+     "(rate(vllm:e2e_request_latency_seconds_bucket[5m]))))", "quantile-without-le", ["max by"]),
+])
+def test_lint_parses_and_reports_each_finding(expr, kind, words):
+    version = "v1-0.10" if "v1-0.10" in words else "v1"
+    found = A.lint_promql(expr, version=version, rule="R")
+    assert [f.kind for f in found] == [kind], found
+    text = str(found[0])
+    assert text.startswith(f"R: [{kind}] ") and "\n" not in text
+    for w in words:
+        assert w in found[0].message, (w, found[0].message)
+
+
+@pytest.mark.parametrize("expr", [
+    '"vllm:kv_cache_usage_perc > 90"',                           # a string, not a selector
+    'label_replace(absent(vllm:kv_cache_usage_perc), "series", "vllm:gpu_cache_usage_perc", "", "")',
+    "vllm:kv_cache_usage_perc > bool 0.9",
+    "count(vllm:kv_cache_usage_perc > 0.9) > 2",                 # a count, not a fraction
+    "sum(vllm:num_requests_waiting) > 90",
+    "up{job=\"vllm\"} == 1 unless on (job, instance) vllm:kv_cache_usage_perc",
+    "histogram_quantile(0.9, topk(3, rate(vllm:e2e_request_latency_seconds_bucket[5m])))",
+    'vllm:request_success_total{finished_reason=~"stop|length"}',
+    "rate(vllm:e2e_request_latency_seconds_sum[5m]) / rate(vllm:e2e_request_latency_seconds_count[5m])",
+])
+def test_lint_has_no_false_alarm_on_sound_queries(expr):
+    assert A.lint_promql(expr) == []
+
+
+def test_the_label_checks_know_each_familys_labels():
+    found = A.lint_promql('vllm:num_preemptions_total{finished_reason="stop"}')
+    assert [f.kind for f in found] == ["label-not-on-family"]
+    assert "engine, model_name" in found[0].message
+    # a target label (job, instance, pod ...) is nobody's business but the scrape's
+    assert A.lint_promql('vllm:num_preemptions_total{pod="a", job="vllm"}') == []
+    # V0 has no engine label
+    assert [f.kind for f in A.lint_promql('vllm:num_preemptions_total{engine="0"}',
+                                          version="v0")] == ["label-not-on-family"]
+
+
+def test_an_unparsable_rule_is_one_line_naming_the_rule(tmp_path):
+    path = tmp_path / "r.yml"
+    path.write_text(yaml.safe_dump({"groups": [{"name": "g", "rules": [
+        {"alert": "Broken", "expr": "rate(("},
+        {"alert": "Fine", "expr": "rate(vllm:num_preemptions_total[5m]) > 0"}]}]}))
+    found = A.lint_rules(path)
+    assert [(f.rule, f.kind) for f in found] == [("Broken", "unparsable")]
+    proc = subprocess.run([sys.executable, "-m", "kvsim", "lint-rules", str(path)],
+                          capture_output=True, text=True, timeout=30)
+    assert proc.returncode == 1 and proc.stdout.splitlines() == [str(found[0])]
+
+
+def _cli(*argv):
+    return subprocess.run([sys.executable, "-m", "kvsim", "lint-rules", *argv],
+                          capture_output=True, text=True, timeout=30,
+                          env=dict(os.environ, PYTHONPATH=str(ROOT)))
+
+
+@pytest.mark.parametrize("name, content, flag, words", [
+    ("binary.yml", b"\x7fELF\x02\x01\x01\x00\x00\x00", None, "binary file"),
+    ("latin1.yml", "groups: caf\u00e9\n".encode("latin-1"), None, "not UTF-8 text"),
+    ("junk.yml", b"groups: [", None, "not valid YAML"),
+    ("list.yml", b"- 1\n- 2\n", None, "no 'groups' list"),
+    ("board.json", b'{"panels": [', "--dashboard", "not valid JSON"),
+    ("board.yml", b"groups: []\n", "--dashboard", "not valid JSON"),
+    ("rows.json", b'{"title": "x"}', "--dashboard", "no 'panels' list"),
+    ("binary.json", b"\x00\x01\x02", "--dashboard", "binary file"),
+])
+def test_bad_input_is_one_line_and_exit_2(tmp_path, name, content, flag, words):
+    path = tmp_path / name
+    path.write_bytes(content)
+    proc = _cli(*([flag] if flag else []), str(path))
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.count("\n") == 1 and words in proc.stderr, proc.stderr
+    assert "Traceback" not in proc.stderr and proc.stdout == ""
+
+
+def test_lint_exit_codes(tmp_path):
+    assert _cli("--expr", "vllm:kv_cache_usage_perc > 0.9").returncode == 0
+    assert _cli("--expr", "vllm:kv_cache_usage_perc > 90").returncode == 1
+    assert _cli("--expr", "rate((").returncode == 1
+    # a deprecated name is a note: it works on this release
+    note = _cli("--expr", "vllm:gpu_cache_usage_perc > 0.9", "--version", "v1-0.10")
+    assert note.returncode == 0 and note.stdout.startswith("note: [deprecated-name]")
+    strict = _cli("--expr", "vllm:gpu_cache_usage_perc > 0.9", "--version", "v1-0.10", "--strict")
+    assert strict.returncode == 1
+    assert _cli("--expr", "").returncode == 2
+    assert _cli(str(tmp_path / "missing.yml")).returncode == 2
+    assert _cli("--var", "a=b", "--expr", "up").returncode == 2
+    board = tmp_path / "b.json"
+    board.write_text(json.dumps({"panels": [{"title": "p", "targets": [
+        {"expr": "vllm:kv_cache_usage_perc{model_name=\"$model\"} > 90"}]}]}))
+    assert _cli("--dashboard", str(board)).returncode == 2            # $model has no value
+    found = _cli("--dashboard", str(board), "--var", "model=m", "--json")
+    assert found.returncode == 1
+    assert [(f["rule"], f["kind"]) for f in json.loads(found.stdout)] == [("p", "gauge-range")]
+
+
+def _vllm_dashboard(shared_data: Path) -> tuple[Path, dict]:
+    """vLLM's example dashboard, and its template variables as SOURCES.md's files fill them:
+    $model_name its current value, $__rate_interval four of prometheus.yaml's scrape intervals."""
+    folder = shared_data / "vllm-dashboard"
+    board = folder / "grafana.json"
+    if not board.is_file():
+        pytest.skip(f"{board} is absent")
+    scrape = yaml.safe_load((folder / "prometheus.yaml").read_text())["global"]["scrape_interval"]
+    seconds = int(scrape.rstrip("s"))
+    return board, {"__rate_interval": f"{4 * seconds}s"}
+
+
+def test_the_vllm_dashboard_has_no_finding_on_its_own_release(shared_data):
+    board, variables = _vllm_dashboard(shared_data)
+    exprs = L.dashboard_expressions(board, variables)
+    assert len(exprs) >= 25 and not any("$" in e for _, e in exprs)
+    # written for the 0.10-era names: on that release, only notes (two families deprecated)
+    found = A.lint_dashboard(board, version="v1-0.10", variables=variables)
+    assert {f.severity for f in found} == {"note"}
+    assert {f.text.rsplit("_", 1)[0] if f.text.endswith(("_bucket", "_sum", "_count"))
+            else f.text for f in found} == {"vllm:time_per_output_token_seconds",
+                                            "vllm:gpu_cache_usage_perc"}
+    # on current V1 those two are gone; with them renamed, the dashboard is clean there too
+    assert {f.kind for f in A.lint_dashboard(board, variables=variables)} == {"absent-name"}
+    renamed = board.read_text().replace("vllm:time_per_output_token_seconds",
+                                        "vllm:inter_token_latency_seconds")
+    renamed = renamed.replace("vllm:gpu_cache_usage_perc", "vllm:kv_cache_usage_perc")
+    assert A.lint_dashboard(renamed, variables=variables) == []
+    proc = _cli("--dashboard", str(board), "--var", f"__rate_interval={variables['__rate_interval']}",
+                "--version", "v1-0.10")
+    assert proc.returncode == 0 and proc.stdout.startswith("note: ")
 
 
 # --- end to end: a real Prometheus scrapes kvsim exporter --------------------------------
@@ -347,7 +671,7 @@ def test_promtool_check_config_passes_on_the_books_prometheus_yml():
     proc = subprocess.run([exe, "check", "config", str(PROMETHEUS_YML)], capture_output=True,
                           text=True, timeout=60)
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert "SUCCESS: 1 rule files found" in proc.stdout and "SUCCESS: 7 rules found" in proc.stdout
+    assert "SUCCESS: 1 rule files found" in proc.stdout and "SUCCESS: 10 rules found" in proc.stdout
 
 
 def test_the_chapters_prometheus_recipe_works_as_written(tmp_path):
@@ -410,7 +734,7 @@ def test_the_chapters_prometheus_recipe_works_as_written(tmp_path):
         assert {(ROOT / g["file"]).resolve() for g in groups} == {A.RULES_FILE}
         names = sorted(r["name"] for g in groups for r in g["rules"])
         assert names == sorted(A.rule_alerts(A.RULES_FILE.read_text()))
-        assert len(names) == 7
+        assert len(names) == 10
     finally:
         for p in reversed(procs):
             if p.poll() is None:

@@ -38,7 +38,7 @@ NOT_FOR_READERS = {"pytest", "hypothesis", "nbval", "playwright", "jupyter-book"
                    "myst-parser", "jupytext", "nbclient", "dask", "distributed"}
 #: What the chapters and their widgets import, and the JupyterLab that shows them.
 FOR_READERS = {"numpy", "altair", "ipywidgets", "ipykernel", "jupyterlab", "jupyterlab-myst",
-               "pyyaml", "prometheus-client", "vl-convert-python"}
+               "pyyaml", "prometheus-client", "promql-parser", "vl-convert-python"}
 
 
 def _pins(path: Path) -> dict[str, str]:

@@ -117,9 +117,9 @@ def test_promtool_fires_the_alerts_the_chapter_computes():
         fired += sum(bool(v) for v in firing.values())
         tests += A.alert_rule_tests(A.RULES_FILE, LABELS, firing, alerts=[name])
     assert len(tests) > 150 and fired > 5            # both firing and silent evaluations
-    test = promtool_test(run, rule_files=[str(A.RULES_FILE)], interval_s=15,
+    test = promtool_test(run, rule_files=["rules.yml"], interval_s=15,
                                  extra_labels=EXTRA, alert_tests=tests)
-    ok, out = A.run_promtool_test(test)
+    ok, out = A.run_promtool_test(test, {"rules.yml": A.testable_rules(A.RULES_FILE)})
     assert ok, out
 
 
@@ -170,6 +170,12 @@ def test_notebook_glue_matches_kvsim():
     # the source's rule fires after the rush (minute 25); the pinned warning before it
     assert g["seed_rule_min"] > 25 > g["pinned_min"] > g["first_pre_min"] > 15
     assert g["n_seed_findings"] >= 1 and g["n_book_findings"] == 0
+    # the page fires inside the rush, within 3 minutes of the first preemption, and clears
+    # within 5 of the storm's last one (promtool agrees: test_alerts.py)
+    page = ch04.page_timing()
+    assert {k: g[k] for k in page} == pytest.approx(page, abs=1e-3)
+    assert 0 < g["page_lag_min"] <= 3 and g["page_min"] < 25 and 0 < g["clear_lag_min"] <= 5
+    assert g["page_min"] < g["pinned_min"]
     assert g["cb_pre"] < 1 and g["cb_kv"] < 90 and g["mb_kv"] > 95
     for ex_id in (i for i in exercises.list_exercises() if i.startswith("ch04-")):
         assert g[ex_id] == exercises.expected(ex_id), ex_id

@@ -152,7 +152,7 @@ def test_the_wheel_holds_the_whole_package_and_declares_its_dependencies(install
                 if line.startswith("Requires-Dist:")]
     core = {re.split(r"[<>=!~;\[ ]", r, maxsplit=1)[0].lower().replace("_", "-")
             for r in requires if "extra ==" not in r}
-    assert core == {"numpy", "prometheus-client", "pyyaml"}
+    assert core == {"numpy", "prometheus-client", "promql-parser", "pyyaml"}
     prom = next(r for r in requires if r.lower().startswith("prometheus"))
     assert "<0.23" in prom.replace(" ", ""), prom
     assert "Provides-Extra: notebook" in meta and "Provides-Extra: cluster" in meta
@@ -210,8 +210,9 @@ def test_lint_rules_finds_the_old_name_and_passes_a_clean_file(installed):
     bad = installed.run(installed.kvsim, "lint-rules", "bad.rules.yml")
     assert bad.returncode == 1, bad.stderr
     assert bad.stdout.splitlines() == [
-        "KVNearFull: [absent-name] vllm:gpu_cache_usage_perc does not exist in vLLM v1: "
-        "it is the old name of vllm:kv_cache_usage_perc"]
+        "KVNearFull: [absent-name] vllm:gpu_cache_usage_perc does not exist in vLLM v1 (it is "
+        "in v1-0.10, v0): a rule or panel on it matches nothing there; use "
+        "vllm:kv_cache_usage_perc"]
     good = installed.run(installed.kvsim, "lint-rules", "good.rules.yml")
     assert (good.returncode, good.stderr) == (0, "")
     assert good.stdout == "no findings (checked against vLLM v1's metrics)\n"

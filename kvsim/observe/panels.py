@@ -233,6 +233,12 @@ def dashboard_rows(result: SimResult, tab: Table, *, run: str, window_s: float =
              "gap_max_ms": r(1e3 * gap[i], 0)} for i in range(len(t))]
 
 
+#: The series VLLMSeriesAbsent guards (the rule file's absent() calls).
+_GUARDED = ("vllm:num_preemptions_total", "vllm:kv_cache_usage_perc", "vllm:num_requests_waiting",
+            "vllm:request_success_total", "vllm:inter_token_latency_seconds_bucket",
+            "vllm:request_num_preemptions_bucket")
+
+
 def book_rules(tab: Table) -> dict[str, tuple[np.ndarray, float]]:
     """Every alert of ``book/alerts/kvsim-preemption.rules.yml`` as ``{name: (condition at
     each scrape, for_s)}``, the expressions written with this module's functions.
@@ -260,4 +266,11 @@ def book_rules(tab: Table) -> dict[str, tuple[np.ndarray, float]]:
         "VLLMQueueGrowingWhileKVPinned": (
             (avg_over_time(tab, "vllm:kv_cache_usage_perc", 300.0) > 0.9)
             & (deriv(tab, "vllm:num_requests_waiting", 300.0) > 0), 300.0),
+        "VLLMPreemptionStorm": (increase(tab, "vllm:num_preemptions_total", 120.0) >= 2, 60.0),
+        # the guards: absent() of a series is true at every scrape when the table lacks it;
+        # a table has no target's `up`, so the up-but-missing rule has nothing to fire on
+        "VLLMSeriesAbsent": (np.full(len(_times(tab)), any(
+            not any(c == s or c.startswith(s + "{") for c in tab.columns) for s in _GUARDED)),
+            600.0),
+        "VLLMTargetUpSeriesMissing": (np.zeros(len(_times(tab)), dtype=bool), 600.0),
     }

@@ -12,10 +12,11 @@ from functools import lru_cache
 import numpy as np
 
 from kvsim.engine.loop import simulate
+from kvsim.errors import KvsimError
 from kvsim.observe.alerts import SEED_RULES_FILE, lint_rules
 from kvsim.observe.catalogue import FINISHED_REASONS, ITL_BUCKETS, le_label
 from kvsim.observe.introspection import kv_usage_breakdown
-from kvsim.observe.panels import dashboard_rows, firing, histogram_quantile, increase, onset
+from kvsim.observe.panels import book_rules, dashboard_rows, firing, histogram_quantile, increase, onset
 from kvsim.observe.series import scrape
 from kvsim.runs.scenarios import run_scenario, scenario_parameters
 from kvsim.traffic.lengths import Geometric
@@ -92,6 +93,35 @@ def seed_rule_onset_s():
 
 def first_preemption_s() -> float:
     return float(np.min(np.asarray(_run().events["t_s"], dtype=float)))
+
+
+def last_storm_preemption_s() -> float:
+    """The storm's last preemption: the last before a quiet spell of five minutes or more
+    (the incident has a lone straggler later on)."""
+
+    ev = np.sort(np.asarray(_run().events["t_s"], dtype=float))
+    gaps = np.flatnonzero(np.diff(ev) >= 300.0)
+    return float(ev[gaps[0]] if gaps.size else ev[-1])
+
+
+def page_timing() -> dict:
+    """When the book's page (VLLMPreemptionStorm) fires and clears in the incident, in
+    minutes, evaluated at every scrape: ``page_min`` and ``page_lag_min`` (after the first
+    preemption), ``clear_min`` (the first evaluation it no longer fires) and
+    ``clear_lag_min`` (after the storm's last preemption)."""
+
+    tab = scraped()
+    t = np.asarray(tab["t_s"], dtype=float)
+    condition, for_s = book_rules(tab)["VLLMPreemptionStorm"]
+    fires = firing(t, condition, for_s)
+    on = onset(t, fires)
+    if on is None:
+        raise KvsimError("the page never fires in the incident: expected it to")
+    i = int(np.searchsorted(t, on))
+    end = i + int(np.argmin(fires[i:])) if not fires[i:].all() else len(t) - 1
+    return dict(page_min=on / 60, page_lag_min=(on - first_preemption_s()) / 60,
+                clear_min=float(t[end]) / 60,
+                clear_lag_min=(float(t[end]) - last_storm_preemption_s()) / 60)
 
 
 # --- predictions ------------------------------------------------------------------------
@@ -300,4 +330,5 @@ PREDICTIONS: list[Prediction] = [
 
 __all__ = ["EXERCISES", "PREDICTIONS", "SCRAPE_S", "WINDOW_S", "RATE_WINDOW_S", "GAUGE_AT_S",
            "HEALTHY_S", "STORM_END_S", "scraped", "dashboard", "gauge_breakdown",
-           "healthy_p99_max", "storm_p99_max", "seed_rule_onset_s", "first_preemption_s"]
+           "healthy_p99_max", "storm_p99_max", "seed_rule_onset_s", "first_preemption_s",
+           "last_storm_preemption_s", "page_timing"]
