@@ -95,6 +95,8 @@ ENGINE_DEFAULTS: dict[str, Any] = {
     "check": False,
 }
 _COST_OPTIONS = set(CostModel.names())
+#: The most swap space (bytes) an option may ask for: 1 PB, far above any host's memory.
+SWAP_SPACE_MAX = 10**15
 
 
 #: The admission policies (:mod:`kvsim.engine.policies` implements one class per name).
@@ -234,7 +236,8 @@ def resolve_options(model: ModelLike, gpu: GPULike, options: Mapping[str, Any]) 
     o["long_prefill_token_threshold"] = check_int(
         "long_prefill_token_threshold", o["long_prefill_token_threshold"], min=0, max=10**8)
     o["seed"] = check_int("seed", o["seed"], min=0)
-    o["swap_space_bytes"] = check_int("swap_space_bytes", o["swap_space_bytes"], min=0)
+    o["swap_space_bytes"] = check_int("swap_space_bytes", o["swap_space_bytes"], min=0,
+                                      max=SWAP_SPACE_MAX, why="bytes of pinned host memory")
     o["warmup_s"] = check_float("warmup_s", o["warmup_s"], min=0)
     if o["until_s"] is not None:
         o["until_s"] = check_float("until_s", o["until_s"], min=0, min_open=True)
