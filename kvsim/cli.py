@@ -46,7 +46,14 @@ import re
 import sys
 from typing import Any, Sequence
 
-from .errors import KvsimError, check_choice, check_float, check_int
+from .errors import (
+    KvsimError,
+    check_choice,
+    check_float,
+    check_gpu_memory_utilization,
+    check_int,
+    check_num_gpu_blocks,
+)
 
 # Each sub-command imports what it runs, inside its function: `kvsim --help` and
 # `kvsim capacity` then start in tens of milliseconds instead of loading the
@@ -104,11 +111,11 @@ def _arg(check):
     return convert
 
 
-_util = _arg(lambda s: check_float("gpu_memory_utilization", s, min=0, max=1, min_open=True))
+_util = _arg(check_gpu_memory_utilization)
 _block = _arg(lambda s: check_int("block_size", s, min=1))
 _seq = _arg(lambda s: check_int("seq_len", s, min=1))
 _tp = _arg(lambda s: check_int("tensor_parallel_size", s, min=1, max=1024))
-_blocks = _arg(lambda s: check_int("num_gpu_blocks", s, min=1, max=10**9))
+_blocks = _arg(check_num_gpu_blocks)
 _log_tokens = _arg(lambda s: check_int("kv_cache_tokens", s, min=1, max=10**12))
 _engine = _arg(lambda s: check_choice("engine", s, ["v1", "v0"]))
 

@@ -23,7 +23,8 @@ import math
 from numbers import Integral, Real
 from typing import Iterable
 
-__all__ = ["KvsimError", "check_int", "check_float", "check_choice", "EXACT_FLOAT_INT"]
+__all__ = ["KvsimError", "check_int", "check_float", "check_choice", "EXACT_FLOAT_INT",
+           "check_gpu_memory_utilization", "check_num_gpu_blocks", "NUM_GPU_BLOCKS_MAX"]
 
 #: The largest whole number a float is taken for by :func:`check_int` (2**53: every
 #: integer up to it is a float exactly).
@@ -121,3 +122,21 @@ def check_choice(name: str, value, choices: Iterable[str], *, why: str | None = 
         raise KvsimError(f"{name}={value!r} is not known: expected one of "
                          f"{', '.join(map(str, choices))}{_why(why)}")
     return value
+
+
+# ---------------------------------------------------------------------------------------------
+# Checks of parameters that enter through several doors (the API, the CLI, the widgets):
+# one function each, so every door judges a value the same way.
+
+#: The most usable KV blocks a pinned pool may have.
+NUM_GPU_BLOCKS_MAX = 10**9
+
+
+def check_gpu_memory_utilization(value) -> float:
+    """``gpu_memory_utilization`` in (0, 1], as vLLM's engine argument."""
+    return check_float("gpu_memory_utilization", value, min=0, max=1, min_open=True)
+
+
+def check_num_gpu_blocks(value) -> int:
+    """A pinned pool's usable blocks, in [1, :data:`NUM_GPU_BLOCKS_MAX`]."""
+    return check_int("num_gpu_blocks", value, min=1, max=NUM_GPU_BLOCKS_MAX)

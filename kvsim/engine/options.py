@@ -29,7 +29,13 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from kvsim.errors import KvsimError, check_choice, check_float, check_int
+from kvsim.errors import (
+    KvsimError,
+    check_choice,
+    check_float,
+    check_gpu_memory_utilization,
+    check_int,
+)
 from kvsim.model.hardware import get_gpu
 from kvsim.model.memory import kv_budget, pinned_budget
 from kvsim.model.presets import get_model
@@ -245,8 +251,7 @@ def resolve_options(model: ModelLike, gpu: GPULike, options: Mapping[str, Any]) 
         o["max_tokens"] = check_int("max_tokens", o["max_tokens"], min=1)
     model = get_model(model)
     gpu = get_gpu(gpu)
-    o["gpu_memory_utilization"] = check_float("gpu_memory_utilization", o["gpu_memory_utilization"],
-                                              min=0, max=1, min_open=True)
+    o["gpu_memory_utilization"] = check_gpu_memory_utilization(o["gpu_memory_utilization"])
     o["tensor_parallel_size"] = check_int("tensor_parallel_size", o["tensor_parallel_size"],
                                           min=1, max=1024)
     for name in ("activation_bytes", "weight_bytes"):
