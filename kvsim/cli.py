@@ -21,7 +21,22 @@ and chapter 4 (``kvsim simulate``: replay a trace against a configuration)::
 
 ``--set key=value`` passes an engine option; the value is read as an integer,
 a float, ``true``/``false``, ``none`` or else a string. Any bad input exits
-with status 2 and one line on stderr naming the value and the valid range.
+with status 2 and one line on stderr naming the value and the valid range;
+the checks are the API's own (:mod:`kvsim.errors`, ``resolve_options``, the
+scenarios' parameter checks), so a value is judged the same way here, in
+Python and in the book's widgets.
+
+The same defaults and the same required flags in every subcommand
+(:data:`CLI_RULES`, also in ``kvsim --help``): ``--util`` is required
+wherever kvsim would otherwise size the pool from memory (``capacity`` and
+``simulate --trace``) unless the pool is pinned (``--num-gpu-blocks`` or
+``--kv-cache-tokens``): the utilisation is the operator's choice and the
+answer's largest lever, so kvsim does not guess vLLM's 0.9 for you. A
+``--scenario`` carries its own utilisation (``--util`` overrides it).
+``--engine`` defaults to v1, block size to 16 tokens, tensor parallelism to
+1, as in :func:`kvsim.simulate`. Model and GPU names are the presets'
+canonical (lower-case) names; another case is read as the preset with a note
+on stderr naming the canonical name.
 """
 from __future__ import annotations
 
@@ -32,13 +47,31 @@ import re
 import sys
 from typing import Any, Sequence
 
-from .errors import KvsimError, check_choice, check_float, check_int
+from .errors import (
+    KvsimError,
+    check_choice,
+    check_float,
+    check_gpu_memory_utilization,
+    check_int,
+    check_num_gpu_blocks,
+)
 
 # Each sub-command imports what it runs, inside its function: `kvsim --help` and
 # `kvsim capacity` then start in tens of milliseconds instead of loading the
 # engine, Prometheus' client and the lab. (The rest of kvsim imports at the top.)
 
-__all__ = ["main", "build_parser", "parse_set_value", "parse_sets", "parse_seeds", "parse_grid"]
+__all__ = ["main", "build_parser", "parse_set_value", "parse_sets", "parse_seeds", "parse_grid",
+           "CLI_RULES"]
+
+#: The rules every subcommand keeps (shown by ``kvsim --help``; see the module docstring).
+CLI_RULES = (
+    "Every subcommand: --util F is required wherever the pool is sized from memory "
+    "(capacity, simulate --trace) unless --num-gpu-blocks or --kv-cache-tokens pins it "
+    "(kvsim does not guess your server's utilisation); a --scenario carries its own. "
+    "Defaults: --engine v1, block size 16, tensor parallelism 1, as kvsim.simulate. "
+    "Model and GPU names are the presets' lower-case names (another case works, with a "
+    "note on stderr). A bad value exits 2 with one line naming it and the valid range."
+)
 
 _KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _INT = re.compile(r"^[+-]?\d[\d_]*$")
@@ -79,11 +112,11 @@ def _arg(check):
     return convert
 
 
-_util = _arg(lambda s: check_float("gpu_memory_utilization", s, min=0, max=1, min_open=True))
+_util = _arg(check_gpu_memory_utilization)
 _block = _arg(lambda s: check_int("block_size", s, min=1))
 _seq = _arg(lambda s: check_int("seq_len", s, min=1))
 _tp = _arg(lambda s: check_int("tensor_parallel_size", s, min=1, max=1024))
-_blocks = _arg(lambda s: check_int("num_gpu_blocks", s, min=1, max=10**9))
+_blocks = _arg(check_num_gpu_blocks)
 _log_tokens = _arg(lambda s: check_int("kv_cache_tokens", s, min=1, max=10**12))
 _engine = _arg(lambda s: check_choice("engine", s, ["v1", "v0"]))
 
@@ -176,12 +209,13 @@ def parse_grid(items: Sequence[str] | None) -> dict[str, list]:
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser (subcommands capacity, simulate, sweep, scenarios, models, gpus)."""
     p = _Parser(prog="kvsim", description="A paged KV-cache serving simulator "
-                "(the companion of the KV-pressure book).")
+                "(the companion of the KV-pressure book).", epilog=CLI_RULES)
     p.add_argument("--version", action=_Version, help="print kvsim's version and exit")
     sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
 
-    c = sub.add_parser("capacity", help="KV bytes per token, pool, blocks, tokens, concurrency")
+    c = sub.add_parser("capacity", help="KV bytes per token, pool, blocks, tokens, concurrency",
+                       epilog=CLI_RULES)
     src = c.add_mutually_exclusive_group(required=True)
     src.add_argument("--model", help="model preset name (see `kvsim models`)")
     src.add_argument("--config", metavar="PATH", help="a Hugging Face config.json")
@@ -198,7 +232,8 @@ def build_parser() -> argparse.ArgumentParser:
     _pool_flags(c)
     c.add_argument("--json", action="store_true", help="print JSON")
 
-    s = sub.add_parser("simulate", help="run a scenario or replay a trace; print the summary")
+    s = sub.add_parser("simulate", help="run a scenario or replay a trace; print the summary",
+                       epilog=CLI_RULES)
     what = s.add_mutually_exclusive_group(required=True)
     what.add_argument("--scenario", metavar="NAME", help="a scenario (see `kvsim scenarios`)")
     what.add_argument("--trace", metavar="PATH", help="an Azure LLM inference trace CSV")
@@ -207,7 +242,8 @@ def build_parser() -> argparse.ArgumentParser:
     msrc.add_argument("--config", metavar="PATH", help="a Hugging Face config.json")
     s.add_argument("--gpu", help="GPU preset name")
     s.add_argument("--util", type=_util, default=None, metavar="F",
-                   help="gpu_memory_utilization in (0, 1]")
+                   help="gpu_memory_utilization in (0, 1] (with --trace: required unless the "
+                        "pool is pinned, as for capacity; a --scenario has its own)")
     s.add_argument("--time-scale", type=_pos_float("time_scale"), default=None, metavar="F",
                    help="with --trace: divide arrival times by F (2 = twice the rate)")
     s.add_argument("--start-s", type=_nonneg_float("start_s"), default=None, metavar="S",
@@ -221,7 +257,8 @@ def build_parser() -> argparse.ArgumentParser:
     _pool_flags(s)
     s.add_argument("--json", action="store_true", help="print JSON")
 
-    w = sub.add_parser("sweep", help="run a scenario over a grid of settings and seeds")
+    w = sub.add_parser("sweep", help="run a scenario over a grid of settings and seeds",
+                       epilog=CLI_RULES)
     w.add_argument("--scenario", required=True, metavar="NAME", help="a scenario")
     w.add_argument("--grid", action="append", default=[], metavar="KEY=V1,V2,...",
                    help="a scenario parameter or engine option and its values (repeatable)")
@@ -362,10 +399,46 @@ def _model_arg(args):
     return args.config if args.config is not None else args.model
 
 
+def _canonical(flag: str, value, names: Sequence[str]):
+    """A preset name in its canonical spelling; another case is read with a note on stderr."""
+    if not isinstance(value, str) or value in names:
+        return value
+    match = [n for n in names if n.lower() == value.strip().lower()]
+    if not match:
+        return value                      # the API's own check names it and what is valid
+    print(f"kvsim: note: {flag} {value!r} is read as {match[0]!r}, the canonical name "
+          f"(write it so to silence this note)", file=sys.stderr)
+    return match[0]
+
+
+def _canonical_args(args) -> None:
+    """``--model`` and ``--gpu`` in the presets' canonical spelling (see :func:`_canonical`)."""
+    from kvsim.model.hardware import list_gpus
+    from kvsim.model.presets import list_models
+    if getattr(args, "model", None) is not None:
+        args.model = _canonical("--model", args.model, list_models())
+    if getattr(args, "gpu", None) is not None:
+        args.gpu = _canonical("--gpu", args.gpu, list_gpus())
+
+
+def _canonical_options(options: dict, flag: str) -> dict:
+    """``model=`` and ``gpu=`` in ``--set``/``--grid`` values, canonically spelt."""
+    from kvsim.model.hardware import list_gpus
+    from kvsim.model.presets import list_models
+    out = dict(options)
+    for key, names in (("model", list_models()), ("gpu", list_gpus())):
+        if key in out:
+            v = out[key]
+            out[key] = [_canonical(f"{flag} {key}=", x, names) for x in v] \
+                if isinstance(v, list) else _canonical(f"{flag} {key}=", v, names)
+    return out
+
+
 def _cmd_capacity(args) -> str:
     from kvsim.model.memory import kv_budget, pinned_budget
     from kvsim.model.presets import get_model
 
+    _canonical_args(args)
     model = get_model(_model_arg(args))
     if args.seq_len is not None:
         model.check_seq_len(args.seq_len, "--seq-len")
@@ -425,13 +498,14 @@ def _summary_text(result) -> str:
 
 def _cmd_simulate(args) -> str:
     import kvsim
-    sets = parse_sets(args.set)
+    _canonical_args(args)
+    sets = _canonical_options(parse_sets(args.set), "--set")
     if args.util is not None and (args.num_gpu_blocks is not None
                                   or args.kv_cache_tokens is not None):
         raise _UsageError("kvsim simulate: error: --util with a pinned pool: expected either "
                           "--util F or --num-gpu-blocks/--kv-cache-tokens, not both")
     for flag, key in (("num_gpu_blocks", "num_gpu_blocks"), ("kv_cache_tokens", "kv_cache_tokens"),
-                      ("engine", "engine")):
+                      ("engine", "engine"), ("util", "gpu_memory_utilization")):
         if getattr(args, flag) is not None:
             if key in sets:
                 raise KvsimError(f"--{flag.replace('_', '-')} and --set {key}=... are both given: "
@@ -447,8 +521,6 @@ def _cmd_simulate(args) -> str:
             overrides["model"] = _model_arg(args)
         if args.gpu is not None:
             overrides["gpu"] = args.gpu
-        if args.util is not None:
-            overrides["gpu_memory_utilization"] = args.util
         result = kvsim.run_scenario(args.scenario, **overrides)
     else:
         missing = [flag for flag, v in (("--model or --config", _model_arg(args)),
@@ -460,12 +532,15 @@ def _cmd_simulate(args) -> str:
             if key in sets:
                 raise KvsimError(f"--set {key}=... is not an engine option: expected "
                                  f"--model/--config, --gpu and --trace to name them")
+        if not {"gpu_memory_utilization", "num_gpu_blocks", "kv_cache_tokens"} & set(sets):
+            raise _UsageError("kvsim simulate: error: --trace needs --util (or a pool pinned "
+                              "with --num-gpu-blocks or --kv-cache-tokens), as capacity does: "
+                              "expected e.g. --util 0.9; kvsim does not guess your server's "
+                              "gpu_memory_utilization")
         trace_options = {k: getattr(args, k) for k in ("time_scale", "start_s", "duration_s",
                                                         "limit") if getattr(args, k) is not None}
         workload = kvsim.Workload.from_trace(args.trace, **trace_options)
         options = dict(sets)
-        if args.util is not None:
-            options["gpu_memory_utilization"] = args.util
         result = kvsim.simulate(workload, model=kvsim.get_model(_model_arg(args)),
                                 gpu=args.gpu, **options)
     return _dump(result.summary()) if args.json else _summary_text(result)
@@ -526,8 +601,8 @@ _SWEEP_COLUMNS = ("preemptions_per_1k", "mean_running", "ttft_p95_s", "itl_p99_s
 
 def _cmd_sweep(args) -> str:
     import kvsim
-    grid = parse_grid(args.grid)
-    fixed = parse_sets(args.set)
+    grid = _canonical_options(parse_grid(args.grid), "--grid")
+    fixed = _canonical_options(parse_sets(args.set), "--set")
     both = sorted(set(grid) & set(fixed))
     if both:
         raise KvsimError(f"--grid {both[0]} and --set {both[0]}=... are both given: expected one")
@@ -560,7 +635,7 @@ def _cmd_sweep(args) -> str:
 def _cmd_exporter(args) -> str:
     import kvsim
     from kvsim.observe.exporter import serve
-    result = kvsim.run_scenario(args.scenario, **parse_sets(args.set))
+    result = kvsim.run_scenario(args.scenario, **_canonical_options(parse_sets(args.set), "--set"))
     serve(result, speed=args.speed, host=args.host, port=args.port,
           version=args.metrics_version, model_name=args.model_name)
     return ""

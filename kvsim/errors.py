@@ -6,7 +6,16 @@ value *and* the valid range, e.g.::
 
     gpu_memory_utilization=1.5 is out of range: expected a number in (0, 1]
 
-The CLI turns a ``KvsimError`` into exit status 2 and that single line.
+The CLI turns a ``KvsimError`` into exit status 2 and that single line; the
+book's widgets show the same line in their output area. These helpers are the
+one place a value is judged, so a value means the same whether it reaches kvsim
+through the API, the CLI or a widget.
+
+**Whole numbers given as floats.** :func:`check_int` accepts a float only when
+it is a whole number that a float holds exactly (``4e9`` is 4,000,000,000; at
+most :data:`EXACT_FLOAT_INT` = 2**53 in size); ``1.5`` and ``1e99`` are refused
+("is not a whole number"): above 2**53 a float no longer names one integer, so
+taking it would be a guess.
 """
 from __future__ import annotations
 
@@ -14,7 +23,12 @@ import math
 from numbers import Integral, Real
 from typing import Iterable
 
-__all__ = ["KvsimError", "check_int", "check_float", "check_choice"]
+__all__ = ["KvsimError", "check_int", "check_float", "check_choice", "EXACT_FLOAT_INT",
+           "check_gpu_memory_utilization", "check_num_gpu_blocks", "NUM_GPU_BLOCKS_MAX"]
+
+#: The largest whole number a float is taken for by :func:`check_int` (2**53: every
+#: integer up to it is a float exactly).
+EXACT_FLOAT_INT = 2**53
 
 
 class KvsimError(ValueError):
@@ -31,18 +45,26 @@ def _fmt_range(lo, hi, lo_open: bool, hi_open: bool) -> str:
     return f"{'(' if lo_open else '['}{lo}, {hi}{')' if hi_open else ']'}"
 
 
-def check_int(name: str, value, *, min: int | None = None, max: int | None = None) -> int:
+def _why(why: str | None) -> str:
+    return f" ({why})" if why else ""
+
+
+def check_int(name: str, value, *, min: int | None = None, max: int | None = None,
+              why: str | None = None) -> int:
     """Return ``value`` as ``int`` or raise a :class:`KvsimError` naming ``name``.
 
-    Booleans, floats with a fraction, NaN and strings that are not integers
-    are refused.
+    Booleans, floats with a fraction or above 2**53 in size (see the module
+    docstring), NaN and strings that are not integers are refused. ``why``, if
+    given, is appended to the message in brackets (what the range comes from).
     """
+    shown = value
     if isinstance(value, bool) or value is None:
         ok = False
     elif isinstance(value, Integral):
         ok = True
         value = int(value)
-    elif isinstance(value, Real) and math.isfinite(float(value)) and float(value).is_integer():
+    elif isinstance(value, Real) and math.isfinite(float(value)) and float(value).is_integer() \
+            and abs(float(value)) <= EXACT_FLOAT_INT:
         ok = True
         value = int(value)
     elif isinstance(value, str):
@@ -53,22 +75,26 @@ def check_int(name: str, value, *, min: int | None = None, max: int | None = Non
             ok = False
     else:
         ok = False
-    rng = _fmt_range(min, max, False, False)
+    rng = _fmt_range(min, max, False, False) + _why(why)
+    if not ok and isinstance(shown, float) and math.isfinite(shown) and shown.is_integer():
+        raise KvsimError(f"{name}={shown!r} is not an exact whole number (a float above 2**53): "
+                         f"expected an integer {rng}")
     if not ok:
         raise KvsimError(f"{name}={value!r} is not a whole number: expected an integer {rng}")
     if (min is not None and value < min) or (max is not None and value > max):
-        raise KvsimError(f"{name}={value} is out of range: expected an integer {rng}")
+        raise KvsimError(f"{name}={shown} is out of range: expected an integer {rng}")
     return value
 
 
 def check_float(name: str, value, *, min: float | None = None, max: float | None = None,
-                min_open: bool = False, max_open: bool = False) -> float:
+                min_open: bool = False, max_open: bool = False, why: str | None = None) -> float:
     """Return ``value`` as a finite ``float`` within the given bounds.
 
     ``min_open``/``max_open`` make a bound exclusive, so utilisation is
     ``check_float("gpu_memory_utilization", u, min=0, max=1, min_open=True)``.
+    ``why``, if given, is appended to the message in brackets.
     """
-    rng = _fmt_range(min, max, min_open, max_open)
+    rng = _fmt_range(min, max, min_open, max_open) + _why(why)
     if isinstance(value, bool) or value is None:
         raise KvsimError(f"{name}={value!r} is not a number: expected a number {rng}")
     if isinstance(value, str):
@@ -89,9 +115,28 @@ def check_float(name: str, value, *, min: float | None = None, max: float | None
     return x
 
 
-def check_choice(name: str, value, choices: Iterable[str]) -> str:
+def check_choice(name: str, value, choices: Iterable[str], *, why: str | None = None) -> str:
     """Return ``value`` if it is one of ``choices`` (case-sensitive)."""
     choices = list(choices)
     if value not in choices:
-        raise KvsimError(f"{name}={value!r} is not known: expected one of {', '.join(map(str, choices))}")
+        raise KvsimError(f"{name}={value!r} is not known: expected one of "
+                         f"{', '.join(map(str, choices))}{_why(why)}")
     return value
+
+
+# ---------------------------------------------------------------------------------------------
+# Checks of parameters that enter through several doors (the API, the CLI, the widgets):
+# one function each, so every door judges a value the same way.
+
+#: The most usable KV blocks a pinned pool may have.
+NUM_GPU_BLOCKS_MAX = 10**9
+
+
+def check_gpu_memory_utilization(value) -> float:
+    """``gpu_memory_utilization`` in (0, 1], as vLLM's engine argument."""
+    return check_float("gpu_memory_utilization", value, min=0, max=1, min_open=True)
+
+
+def check_num_gpu_blocks(value) -> int:
+    """A pinned pool's usable blocks, in [1, :data:`NUM_GPU_BLOCKS_MAX`]."""
+    return check_int("num_gpu_blocks", value, min=1, max=NUM_GPU_BLOCKS_MAX)

@@ -484,9 +484,19 @@ def test_simulate_shared_azure_trace(capsys, shared_data):
     (["--limit", "0"], ["limit=0", ">= 1"]),
 ])
 def test_simulate_trace_errors_exit_2_with_one_line(capsys, small_trace, extra, needles):
+    # --trace sizes the pool from --util unless a pool flag pins it (as capacity does)
+    pinned = any(a.split("=")[0] in ("--util", "--num-gpu-blocks", "--kv-cache-tokens",
+                                     "num_gpu_blocks", "kv_cache_tokens") for a in extra)
     argv = ["simulate", "--trace", str(small_trace), "--model", "llama-2-7b", "--gpu",
-            GPU, *extra]
+            GPU, *extra, *([] if pinned else ["--util", "0.9"])]
     assert_one_line_error(*run(capsys, *argv), *needles)
+
+
+def test_simulate_trace_needs_util_as_capacity_does(capsys, small_trace):
+    """The same required flags as capacity: no --util, no pinned pool: one line, nothing run."""
+    for command in (["simulate", "--trace", str(small_trace)], ["capacity"]):
+        assert_one_line_error(*run(capsys, *command, "--model", "llama-2-7b", "--gpu", GPU),
+                              "--util", "--num-gpu-blocks", "--kv-cache-tokens")
 
 
 def test_simulate_trace_needs_model_and_gpu(capsys, small_trace):
@@ -502,7 +512,7 @@ def test_simulate_missing_trace_file(capsys, tmp_path):
     pytest.importorskip("kvsim.traffic.workload")
     missing = tmp_path / "nope.csv"
     assert_one_line_error(*run(capsys, "simulate", "--trace", str(missing), "--model",
-                               "llama-2-7b", "--gpu", GPU), "nope.csv")
+                               "llama-2-7b", "--gpu", GPU, "--util", "0.9"), "nope.csv")
 
 
 # ----------------------------------------------------------------------------- scenarios

@@ -18,20 +18,37 @@ size and an answer length the reader picks; its static twin is
 """
 from __future__ import annotations
 
+import functools
 import html
 
 from kvsim.book.charts.stepper import STATE_COLOURS
 from kvsim.book.charts.theme import PALETTE
-from kvsim.errors import KvsimError, check_int
-from kvsim.model.hardware import list_gpus
+from kvsim.errors import (
+    KvsimError,
+    check_choice,
+    check_float,
+    check_gpu_memory_utilization,
+    check_int,
+    check_num_gpu_blocks,
+)
+from kvsim.model.hardware import get_gpu, list_gpus
 from kvsim.model.memory import KV_DTYPES, kv_budget
-from kvsim.model.presets import list_models
+from kvsim.model.presets import get_model, list_models
 from kvsim.runs.stepper import scheduler_frames, toy_requests
+from kvsim.traffic.lengths import MAX_LENGTH
 from kvsim.units import format_bytes
 
-__all__ = ["capacity_report", "report_html", "capacity_calculator", "frame_html", "scheduler_stepper"]
+__all__ = ["capacity_report", "report_html", "capacity_calculator", "frame_html", "scheduler_stepper",
+           "UTIL_SLIDER", "STEPPER_SLIDERS"]
 
 _AUTO = "model dtype"
+
+#: The calculator's utilisation slider: (min, max, step). Every value on it is one the API
+#: accepts; a value off it is refused, never moved onto it.
+UTIL_SLIDER = (0.01, 1.0, 0.01)
+#: The stepper's sliders: parameter -> (min, max). Kept small so every block is visible.
+STEPPER_SLIDERS = {"num_gpu_blocks": (4, 60), "requests": (1, 12), "prompt_tokens": (1, 400),
+                   "output_tokens": (1, 400)}
 
 
 def capacity_report(model, gpu, *, gpu_memory_utilization: float, kv_dtype=None,
@@ -43,8 +60,8 @@ def capacity_report(model, gpu, *, gpu_memory_utilization: float, kv_dtype=None,
     ``activation_bytes``, ``usable_bytes`` (bytes are ints).
     """
 
-    prompt_tokens = check_int("prompt_tokens", prompt_tokens, min=1)
-    output_tokens = check_int("output_tokens", output_tokens, min=0)
+    prompt_tokens = check_int("prompt_tokens", prompt_tokens, min=1, max=MAX_LENGTH)
+    output_tokens = check_int("output_tokens", output_tokens, min=0, max=MAX_LENGTH)
     b = kv_budget(gpu, model, gpu_memory_utilization=gpu_memory_utilization,
                   kv_dtype=kv_dtype, block_size=block_size)
     seq = prompt_tokens + output_tokens
@@ -89,6 +106,61 @@ def _error_html(message: str) -> str:
             f"{html.escape(message)}</div>")
 
 
+def _preset(model) -> str:
+    """A model preset's canonical name (the API's one-line error for an unknown one)."""
+    spec = get_model(model)
+    if spec.name not in list_models():
+        raise KvsimError(f"model={model!r} is not a preset: expected one of "
+                         f"{', '.join(list_models())} (the widget's dropdown holds the presets; "
+                         "use kvsim.kv_budget for a config.json)")
+    return spec.name
+
+
+@functools.cache
+def _strict(kind: str):
+    """An ipywidgets slider class whose ``value`` refuses, never clamps, a value off its range.
+
+    ipywidgets clamps a value set from Python into ``[min, max]``; these raise
+    kvsim's one-line :class:`KvsimError` instead (``description`` names nothing
+    the user typed, so the check names ``param``, set at construction).
+    """
+    import ipywidgets as w
+    from traitlets import Unicode, validate
+
+    base, check = {"float": (w.FloatSlider, check_float), "int": (w.IntSlider, check_int)}[kind]
+
+    class Strict(base):
+        param = Unicode("value")
+
+        @validate("value")
+        def _validate_value(self, proposal):
+            return _in_control(check, self.param, proposal["value"], self.min, self.max, "slider")
+
+    Strict.__name__ = Strict.__qualname__ = f"Strict{base.__name__}"
+    return Strict
+
+
+#: The API's own check of each parameter a widget control sets (the same functions the
+#: engine, kv_budget and the CLI call), so a widget judges a value as they do.
+_API_CHECKS = {
+    "gpu_memory_utilization": check_gpu_memory_utilization,
+    "num_gpu_blocks": check_num_gpu_blocks,
+    "requests": lambda v: check_int("requests", v, min=1, max=26),     # toy_requests' n
+    "prompt_tokens": lambda v: check_int("prompt_tokens", v, min=1, max=MAX_LENGTH),
+    "output_tokens": lambda v: check_int("output_tokens", v, min=1, max=MAX_LENGTH),
+}
+
+
+def _in_control(check, name: str, value, lo, hi, what: str):
+    """``value`` checked by the API (its message first), then against the control's range.
+
+    Never clamped: a value the API takes but the control cannot show is refused too.
+    """
+    if name in _API_CHECKS:
+        value = _API_CHECKS[name](value)
+    return check(name, value, min=lo, max=hi, why=f"the {what}'s range; the API allows more")
+
+
 def capacity_calculator(model: str = "llama-2-7b", gpu: str = "a40-48gb", *,
                         gpu_memory_utilization: float = 0.60, kv_dtype: str | None = None,
                         prompt_tokens: int = 850, output_tokens: int = 250):
@@ -98,9 +170,24 @@ def capacity_calculator(model: str = "llama-2-7b", gpu: str = "a40-48gb", *,
     holding the result (or kvsim's one-line error); display it as a cell's
     last expression. The defaults are the Belgavi set-up of chapter 1, with
     kvsim's default activation reserve.
+
+    Every argument is checked as the API checks it, and a bad one raises
+    kvsim's one-line :class:`KvsimError` (an unknown model too, not a
+    ``TraitError``); a utilisation the API accepts but the slider cannot show
+    (below 0.01) is refused as well, never clamped. Prompt and answer lengths
+    are free text boxes: a typed value the API refuses (0 prompt tokens, say)
+    shows the API's one-line error in the output area instead of a result.
     """
     import ipywidgets as w
 
+    model = _preset(model)
+    gpu = get_gpu(gpu).name
+    if kv_dtype is not None:
+        check_choice("kv_dtype", kv_dtype, KV_DTYPES)
+    lo, hi, step = UTIL_SLIDER
+    _in_control(check_float, "gpu_memory_utilization", gpu_memory_utilization, lo, hi, "slider")
+    check_int("prompt_tokens", prompt_tokens, min=1, max=MAX_LENGTH)
+    check_int("output_tokens", output_tokens, min=0, max=MAX_LENGTH)
 
     style = {"description_width": "170px"}
     layout = w.Layout(width="480px")
@@ -109,13 +196,15 @@ def capacity_calculator(model: str = "llama-2-7b", gpu: str = "a40-48gb", *,
     c_dtype = w.Dropdown(options=[_AUTO] + list(KV_DTYPES), value=kv_dtype or _AUTO,
                          description="KV cache dtype", style=style, layout=layout)
     c_gpu = w.Dropdown(options=list_gpus(), value=gpu, description="GPU", style=style, layout=layout)
-    c_util = w.FloatSlider(value=gpu_memory_utilization, min=0.05, max=1.0, step=0.01,
-                           description="gpu_memory_utilization", readout_format=".2f",
-                           continuous_update=False, style=style, layout=layout)
-    c_prompt = w.BoundedIntText(value=prompt_tokens, min=1, max=10_000_000, step=50,
-                                description="Prompt tokens", style=style, layout=layout)
-    c_answer = w.BoundedIntText(value=output_tokens, min=0, max=10_000_000, step=50,
-                                description="Answer tokens", style=style, layout=layout)
+    c_util = _strict("float")(value=float(gpu_memory_utilization), min=lo, max=hi, step=step,
+                              param="gpu_memory_utilization",
+                              description="gpu_memory_utilization", readout_format=".2f",
+                              continuous_update=False, style=style, layout=layout)
+    # Unbounded boxes: the API, not the box, judges a typed length (no silent clamp).
+    c_prompt = w.IntText(value=int(prompt_tokens), step=50, description="Prompt tokens",
+                         style=style, layout=layout)
+    c_answer = w.IntText(value=int(output_tokens), step=50, description="Answer tokens",
+                         style=style, layout=layout)
     # An Output widget whose outputs are set directly, so each change replaces the
     # result. The book never saves this widget (scripts/execute_notebooks.py clears
     # cells tagged kvbook-live-widget): with no kernel it would show stale numbers.
@@ -173,20 +262,34 @@ def scheduler_stepper(*, num_gpu_blocks: int = 20, requests: int = 5, prompt_tok
     Every frame comes from :func:`kvsim.runs.stepper.scheduler_frames` (the real
     engine, one step at a time); a set-up that cannot run (a prompt larger
     than the pool, say) shows kvsim's one-line error instead.
+
+    Each argument is checked as the API checks it, then against its slider's
+    range (:data:`STEPPER_SLIDERS`): a value outside either raises kvsim's
+    one-line :class:`KvsimError` (``num_gpu_blocks=0``, or 2, which the API
+    takes but the slider cannot show), never a silent clamp.
     """
     import ipywidgets as w
 
+    model = _preset(model)
+    gpu = get_gpu(gpu).name
+    given = dict(num_gpu_blocks=num_gpu_blocks, requests=requests, prompt_tokens=prompt_tokens,
+                 output_tokens=output_tokens)
+    num_gpu_blocks, requests, prompt_tokens, output_tokens = (
+        _in_control(check_int, name, given[name], lo, hi, "stepper's slider")
+        for name, (lo, hi) in STEPPER_SLIDERS.items())
 
     style = {"description_width": "150px"}
     layout = w.Layout(width="480px")
-    c_blocks = w.IntSlider(value=num_gpu_blocks, min=4, max=60, description="Pool (blocks of 16)",
-                           continuous_update=False, style=style, layout=layout)
-    c_n = w.IntSlider(value=requests, min=1, max=12, description="Requests at t = 0",
-                      continuous_update=False, style=style, layout=layout)
-    c_prompt = w.IntSlider(value=prompt_tokens, min=1, max=400, step=1, description="Prompt tokens",
-                           continuous_update=False, style=style, layout=layout)
-    c_answer = w.IntSlider(value=output_tokens, min=1, max=400, step=1, description="Answer tokens",
-                           continuous_update=False, style=style, layout=layout)
+    def slider(name: str, value: int, description: str):
+        lo, hi = STEPPER_SLIDERS[name]
+        return _strict("int")(param=name, min=lo, max=hi, value=value, step=1,
+                              description=description, continuous_update=False, style=style,
+                              layout=layout)
+
+    c_blocks = slider("num_gpu_blocks", num_gpu_blocks, "Pool (blocks of 16)")
+    c_n = slider("requests", requests, "Requests at t = 0")
+    c_prompt = slider("prompt_tokens", prompt_tokens, "Prompt tokens")
+    c_answer = slider("output_tokens", output_tokens, "Answer tokens")
     c_step = w.IntSlider(value=1, min=1, max=1, description="Engine step", style=style,
                          layout=layout)
     out = w.Output()

@@ -29,7 +29,13 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from kvsim.errors import KvsimError, check_choice, check_float, check_int
+from kvsim.errors import (
+    KvsimError,
+    check_choice,
+    check_float,
+    check_gpu_memory_utilization,
+    check_int,
+)
 from kvsim.model.hardware import get_gpu
 from kvsim.model.memory import kv_budget, pinned_budget
 from kvsim.model.presets import get_model
@@ -95,6 +101,8 @@ ENGINE_DEFAULTS: dict[str, Any] = {
     "check": False,
 }
 _COST_OPTIONS = set(CostModel.names())
+#: The most swap space (bytes) an option may ask for: 1 PB, far above any host's memory.
+SWAP_SPACE_MAX = 10**15
 
 
 #: The admission policies (:mod:`kvsim.engine.policies` implements one class per name).
@@ -234,7 +242,8 @@ def resolve_options(model: ModelLike, gpu: GPULike, options: Mapping[str, Any]) 
     o["long_prefill_token_threshold"] = check_int(
         "long_prefill_token_threshold", o["long_prefill_token_threshold"], min=0, max=10**8)
     o["seed"] = check_int("seed", o["seed"], min=0)
-    o["swap_space_bytes"] = check_int("swap_space_bytes", o["swap_space_bytes"], min=0)
+    o["swap_space_bytes"] = check_int("swap_space_bytes", o["swap_space_bytes"], min=0,
+                                      max=SWAP_SPACE_MAX, why="bytes of pinned host memory")
     o["warmup_s"] = check_float("warmup_s", o["warmup_s"], min=0)
     if o["until_s"] is not None:
         o["until_s"] = check_float("until_s", o["until_s"], min=0, min_open=True)
@@ -242,8 +251,7 @@ def resolve_options(model: ModelLike, gpu: GPULike, options: Mapping[str, Any]) 
         o["max_tokens"] = check_int("max_tokens", o["max_tokens"], min=1)
     model = get_model(model)
     gpu = get_gpu(gpu)
-    o["gpu_memory_utilization"] = check_float("gpu_memory_utilization", o["gpu_memory_utilization"],
-                                              min=0, max=1, min_open=True)
+    o["gpu_memory_utilization"] = check_gpu_memory_utilization(o["gpu_memory_utilization"])
     o["tensor_parallel_size"] = check_int("tensor_parallel_size", o["tensor_parallel_size"],
                                           min=1, max=1024)
     for name in ("activation_bytes", "weight_bytes"):

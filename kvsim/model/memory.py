@@ -28,7 +28,13 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from kvsim.errors import KvsimError, check_choice, check_float, check_int
+from kvsim.errors import (
+    KvsimError,
+    check_choice,
+    check_gpu_memory_utilization,
+    check_int,
+    check_num_gpu_blocks,
+)
 from kvsim.units import cdiv, format_bytes
 
 from .dtypes import DTYPE_BYTES
@@ -303,8 +309,7 @@ def kv_budget(gpu, model, *, gpu_memory_utilization, kv_dtype: str | None = None
     """
     gpu = get_gpu(gpu)
     model = get_model(model)
-    util = check_float("gpu_memory_utilization", gpu_memory_utilization, min=0, max=1,
-                       min_open=True)
+    util = check_gpu_memory_utilization(gpu_memory_utilization)
     kv_dtype = _resolve_kv_dtype(model, kv_dtype)
     if isinstance(block_size, bool) or block_size not in BLOCK_SIZES:
         raise KvsimError(f"block_size={block_size!r} is not valid: expected one of "
@@ -392,7 +397,7 @@ def pinned_budget(gpu, model, *, num_gpu_blocks: int | None = None,
                              f"which counts whole blocks (check the block size)")
         blocks = kv_cache_tokens // bs - base.null_blocks
     else:
-        blocks = check_int("num_gpu_blocks", num_gpu_blocks, min=1, max=10**9)
+        blocks = check_num_gpu_blocks(num_gpu_blocks)
     total = blocks + base.null_blocks
     kv_bytes = total * base.block_bytes
     return KVBudget(gpu=base.gpu, model=base.model, gpu_memory_utilization=1.0,

@@ -20,12 +20,12 @@ from typing import Callable
 from kvsim.engine.costs import CostModel
 from kvsim.engine.loop import simulate
 from kvsim.engine.options import ENGINE_DEFAULTS
-from kvsim.errors import KvsimError
-from kvsim.traffic.lengths import Geometric, LogNormal
+from kvsim.errors import KvsimError, check_float, check_int
+from kvsim.traffic.lengths import MAX_LENGTH, Geometric, LogNormal
 from kvsim.traffic.workload import Workload
 
 __all__ = ["get_scenario", "run_scenario", "list_scenarios", "describe_scenario",
-           "scenario_parameters"]
+           "scenario_parameters", "check_scenario_params"]
 
 
 @dataclass(frozen=True)
@@ -162,6 +162,52 @@ def _incident(*, base_rate_per_s, storm_rate_per_s, healthy_s, storm_s, recovery
                 until_s=float(healthy_s + storm_s + recovery_s), seed=seed)
 
 
+#: What each scenario parameter accepts, checked under the name the user typed before
+#: anything is built (so ``rate_per_s=0`` is named as ``rate_per_s``, not as the empty
+#: run it would make, and ``output_mean`` is not reported as ``Geometric``'s ``mean``).
+_RATE = dict(min=0, max=10**6, min_open=True, why="requests per second; traffic needs a rate > 0")
+_QUIET_RATE = dict(min=0, max=10**6, why="requests per second; 0 is a quiet spell")
+_LENGTH = dict(min=1, max=MAX_LENGTH, why="tokens")
+_SPAN = dict(min=0, max=10**7, min_open=True, why="seconds")
+_PARAM_CHECKS: dict[str, tuple[Callable[..., object], dict]] = {
+    "rate_per_s": (check_float, _RATE),
+    "base_rate_per_s": (check_float, _QUIET_RATE),
+    "burst_rate_per_s": (check_float, _RATE),
+    "storm_rate_per_s": (check_float, _RATE),
+    "prompt_tokens": (check_int, _LENGTH),
+    "output_tokens": (check_int, _LENGTH),
+    "output_max": (check_int, _LENGTH),
+    "output_mean": (check_float, dict(min=1, max=MAX_LENGTH, why="tokens")),
+    "prompt_median": (check_float, dict(min=1, max=MAX_LENGTH, why="tokens")),
+    "prompt_p95": (check_float, dict(min=1, max=MAX_LENGTH, why="tokens")),
+    "output_median": (check_float, dict(min=1, max=MAX_LENGTH, why="tokens")),
+    "output_p95": (check_float, dict(min=1, max=MAX_LENGTH, why="tokens")),
+    "duration_s": (check_float, _SPAN),
+    "burst_s": (check_float, _SPAN),
+    "storm_s": (check_float, _SPAN),
+    "healthy_s": (check_float, dict(min=0, max=10**7, why="seconds")),
+    "recovery_s": (check_float, dict(min=0, max=10**7, why="seconds")),
+    "warmup_s": (check_float, dict(min=0, max=10**7, why="seconds")),
+    "burst_start_s": (check_float, dict(min=0, max=10**7, why="seconds")),
+    "ramp_s": (check_float, dict(min=0, max=10**7, why="seconds")),
+    "users": (check_int, dict(min=1, max=100_000)),
+    "seed": (check_int, dict(min=0, max=2**63 - 1)),
+}
+
+
+def check_scenario_params(name: str, params: dict) -> dict:
+    """``params`` with every known scenario parameter checked under its own name."""
+    out = dict(params)
+    for key, value in params.items():
+        if key in _PARAM_CHECKS:
+            check, bounds = _PARAM_CHECKS[key]
+            checked = check(key, value, **bounds)
+            # integral values keep their type (an int stays an int) for the builders
+            out[key] = checked if check is check_int or not isinstance(value, int) \
+                or isinstance(value, bool) else value
+    return out
+
+
 def _with(base: dict, **changes) -> dict:
     d = dict(base)
     d.update(changes)
@@ -258,6 +304,7 @@ def get_scenario(name: str, **overrides) -> dict:
                          f"scenario parameter ({', '.join(sc.params)}) or an engine option")
     params = dict(sc.params)
     params.update({k: v for k, v in overrides.items() if k in sc.params})
+    params = check_scenario_params(name, params)
     try:
         kwargs = sc.build(**params)
     except TypeError as e:  # a parameter of the wrong kind

@@ -139,6 +139,22 @@ def _readonly(a: np.ndarray) -> np.ndarray:
     return a
 
 
+def _numeric_array(name: str, values, expected: str) -> np.ndarray:
+    """``values`` as a numeric numpy array (at least 1-d); the first non-number is a KvsimError."""
+    try:
+        raw = np.array(values, ndmin=1)
+    except (TypeError, ValueError):             # ragged rows, say
+        raise KvsimError(f"{name}={values!r:.60} is not a flat array of numbers: "
+                         f"{expected}") from None
+    if raw.dtype.kind in "biuf" and raw.dtype.kind != "b":
+        return raw.astype(np.float64) if name == "arrival_s" else raw
+    flat = raw.reshape(-1)
+    for i, v in enumerate(flat.tolist()):
+        if isinstance(v, bool) or not isinstance(v, (int, float)):
+            raise KvsimError(f"{name}[{i}]={v!r:.60} is not a number: {expected}")
+    return raw.astype(np.float64) if name == "arrival_s" else raw
+
+
 def _fmt_n(x: float) -> str:
     return f"{x:,.0f}" if abs(x) >= 100 else f"{x:,.3g}"
 
@@ -207,12 +223,12 @@ class Workload:
 
         ``duration_s`` (the arrival window) defaults to the last arrival.
         """
-        a = np.array(arrival_s, dtype=np.float64, ndmin=1)
+        a = _numeric_array("arrival_s", arrival_s, "expected a finite number >= 0")
         n = a.size
         cols = {}
         for name, col in (("prompt_tokens", prompt_tokens), ("output_tokens", output_tokens),
                           ("priority", np.zeros(n, np.int64) if priority is None else priority)):
-            raw = np.array(col, ndmin=1)
+            raw = _numeric_array(name, col, "expected integers")
             if raw.shape != (n,):
                 raise KvsimError(f"{name} has shape {raw.shape}: expected ({n},) like arrival_s")
             if raw.dtype.kind == "f":
@@ -513,16 +529,31 @@ class Workload:
         Requests fall into ``groups`` groups (open loop: request ``i`` in group
         ``i % groups``; closed loop: user ``u`` in group ``u % groups``), each
         with its own prefix; a prompt shorter than the prefix shares all of
-        itself. Lengths and arrivals are unchanged: only what the prefix
+        itself. So a prefix longer than every prompt (the longest prompt of an
+        open loop, or the largest length a closed loop's prompt distribution
+        can draw) has one meaning, not an error: within a group, each prompt is
+        the start of one shared text (``with_shared_prefix(10**9)``: a shorter
+        prompt is wholly shared with every longer one of its group). It is
+        kept as given, and :attr:`source` (so :meth:`describe`) says so. Lengths and arrivals are unchanged: only what the prefix
         cache can find changes (chapter 3).
         """
         tokens = check_int("tokens", tokens, min=1, max=MAX_LENGTH)
         groups = check_int("groups", groups, min=1, max=MAX_REQUESTS)
+        longest = self._longest_prompt()
+        whole = (f" (longer than every prompt, the longest {longest:,} tokens: each prompt is "
+                 "wholly the group's shared text)") if tokens > longest else ""
         state = {k: v for k, v in self.__dict__.items() if k != "_cache"}
         state.update(prefix_tokens=tokens, prefix_groups=groups,
                      source=f"{self.source}, a shared prefix of {tokens:,} tokens"
-                            + (f" in {groups:,} groups" if groups > 1 else ""))
+                            + (f" in {groups:,} groups" if groups > 1 else "") + whole)
         return Workload._make(**state)
+
+    def _longest_prompt(self) -> int:
+        """The longest prompt this workload can hold (MAX_LENGTH when unbounded or empty)."""
+        if not self.is_closed_loop:
+            return int(self.prompt_tokens.max()) if self.prompt_tokens.size else MAX_LENGTH
+        top = getattr(self.prompt, "support_max", None)
+        return MAX_LENGTH if top is None else int(top)
 
     def lengths_for(self, n: int) -> tuple[np.ndarray, np.ndarray]:
         """Arrays of ``(prompt_tokens, output_tokens)`` for the first ``n`` issued requests.

@@ -256,7 +256,9 @@ def capacity_chart(rows: Iterable[Mapping], *, answer: int | None = None,
     with a large one. A slider bound
     to an Altair parameter picks the answer length; every panel filters the
     precomputed ``rows`` to it, so the chart works on a static page.
-    ``answer`` sets the slider's start (default: the smallest length).
+    ``answer`` sets the slider's start (default: the smallest length); the
+    slider keeps to the precomputed grid, and an ``answer`` off it is refused
+    with a one-line error that says so (never moved to the nearest length).
     ``here`` = ``(model, util, label)`` draws a "you are here" line at that
     utilisation in every panel and circles the point of that model.
     """
@@ -271,7 +273,9 @@ def capacity_chart(rows: Iterable[Mapping], *, answer: int | None = None,
     step = steps.pop() if steps else 1
     answer = answers[0] if answer is None else answer
     if answer not in answers:
-        raise KvsimError(f"answer={answer!r} is not in the grid: expected one of {answers}")
+        raise KvsimError(f"answer={answer!r} is not in the grid: expected one of {answers} "
+                         "(the static chart's slider keeps to its precomputed answer lengths; "
+                         "the live capacity_calculator takes any)")
     columns = check_int("columns", columns, min=1)
     caches = sorted(dict.fromkeys(r["kv"] for r in rows), key=lambda k: ("8-bit" in k, k))
     n = len(caches)

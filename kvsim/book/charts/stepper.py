@@ -76,7 +76,8 @@ def stepper_chart(data: Mapping, *, title: str, subtitle: str | None = None, sta
         if key not in data:
             raise KvsimError(f"stepper_chart: data lacks {key!r}: build it with stepper_data")
     steps = check_int("steps", data["steps"], min=1, max=100_000)
-    start = check_int("start", start, min=1, max=steps)
+    start = check_int("start", start, min=1, max=steps,
+                      why="the precomputed steps; the static slider keeps to them")
     width = check_int("width", width, min=200, max=700)
     rows = sorted({b["row"] for b in data["bars"] if b["row"] != "free"},
                   key=lambda name: int(name[1:])) + ["free"]
