@@ -14,7 +14,6 @@ silencing what watches them.
 """
 from __future__ import annotations
 
-import json
 import math
 import subprocess
 import sys
@@ -25,21 +24,20 @@ import pytest
 import yaml
 from test_alerts import api, free_port, need, wait_for
 
+from kvsim.observe.lint import dashboard_expressions
+
 MODEL = "llama-2-7b"
 SPEED = 10.0                    # mission-1-storm's 120 simulated seconds in 12 wall seconds
 RATE_INTERVAL = "5s"            # Grafana's $__rate_interval: 4 scrape intervals and more
 RENAMED = {"Cache Utilization", "Time Per Output Token Latency"}
 
 
-def panel_queries(dashboard: dict) -> dict[str, list[str]]:
-    """Each panel's PromQL, with ``$model_name`` and ``$__rate_interval`` filled."""
+def panel_queries(dashboard_file) -> dict[str, list[str]]:
+    """Each panel's PromQL, its variables filled as Grafana fills them (the linter's reader)."""
     out: dict[str, list[str]] = {}
-    for panel in dashboard["panels"]:
-        for target in panel.get("targets", []):
-            if target.get("expr"):
-                expr = target["expr"].replace("$model_name", MODEL)
-                out.setdefault(panel["title"], []).append(
-                    expr.replace("$__rate_interval", RATE_INTERVAL))
+    variables = {"model_name": MODEL, "__rate_interval": RATE_INTERVAL}
+    for title, expr in dashboard_expressions(dashboard_file, variables):
+        out.setdefault(title, []).append(expr)
     return out
 
 
@@ -50,7 +48,6 @@ def has_a_number(result: list[dict]) -> bool:
 def replay(tmp_path, version: str, dashboard_file) -> dict[str, bool]:
     """Scrape the storm exported as ``version`` and query every panel: ``{title: has data}``."""
     exe = need("prometheus")
-    dashboard = json.loads(dashboard_file.read_text())
     prom_port, exp_port = free_port(), free_port()
     (tmp_path / "prometheus.yml").write_text(yaml.safe_dump({
         "global": {"scrape_interval": "1s", "evaluation_interval": "1s"},
@@ -79,7 +76,7 @@ def replay(tmp_path, version: str, dashboard_file) -> dict[str, bool]:
         assert names == [MODEL]
         end = time.time()
         seen = {}
-        for title, exprs in panel_queries(dashboard).items():
+        for title, exprs in panel_queries(dashboard_file).items():
             seen[title] = all(has_a_number(api(prom_port, "/api/v1/query_range", query=e,
                                                start=start, end=end, step=1)["data"]["result"])
                               for e in exprs)
@@ -102,8 +99,7 @@ def dashboard_file(shared_data):
 
 
 def test_the_dashboard_reads_twelve_panels(dashboard_file):
-    dashboard = json.loads(dashboard_file.read_text())
-    queries = panel_queries(dashboard)
+    queries = panel_queries(dashboard_file)
     assert len(queries) == 12
     assert all("$" not in e for exprs in queries.values() for e in exprs)
 
