@@ -321,6 +321,8 @@ def test_the_rules_are_in_the_help(capsys):
 
 pytest.importorskip("ipywidgets")
 
+from kvsim.book.lab_panel import lab_panel  # noqa: E402  (needs ipywidgets at call time)
+
 WIDGET_ARGS = [
     (widgets.capacity_calculator, dict(gpu_memory_utilization=1.5),
      ["gpu_memory_utilization=1.5", "(0, 1]"]),
@@ -346,6 +348,14 @@ WIDGET_ARGS = [
     (widgets.scheduler_stepper, dict(output_tokens=0.5), ["output_tokens=0.5", "whole number"]),
     (widgets.scheduler_stepper, dict(model="nope"), ["model='nope'", MODEL]),
     (widgets.scheduler_stepper, dict(gpu="nope"), ["gpu='nope'", GPU]),
+    # the lab panel: lab_settings' check first, then the panel's sliders (never clamped)
+    (lab_panel, dict(gpu_memory_utilization=0.3),
+     ["gpu_memory_utilization=0.3", "[0.4, 0.95]", "lab panel's slider"]),
+    (lab_panel, dict(gpu_memory_utilization=1.2), ["gpu_memory_utilization=1.2"]),
+    (lab_panel, dict(seed=500), ["seed=500", "[0, 9]", "lab panel's slider"]),
+    (lab_panel, dict(output_mean=20), ["output_mean=20", "[50, 1000]", "lab panel's slider"]),
+    (lab_panel, dict(rate_per_s=8.0), ["rate_per_s=8.0", "[0.25, 4.0]"]),
+    (lab_panel, dict(max_num_seqs=500), ["max_num_seqs=500", "[0, 64]"]),
 ]
 
 

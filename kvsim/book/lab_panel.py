@@ -11,7 +11,8 @@ from __future__ import annotations
 import html
 from typing import Any, Mapping
 
-from kvsim.errors import KvsimError
+from kvsim.book.widgets import check_in_control, strict_slider
+from kvsim.errors import KvsimError, check_float, check_int
 from kvsim.lab.missions import SEEDS, get_mission, mission_day, normalise_settings
 from kvsim.lab.replay import (
     LAB_DEFAULTS,
@@ -25,7 +26,15 @@ from kvsim.lab.replay import (
 
 from .charts import timeline_chart, timeline_data
 
-__all__ = ["lab_panel"]
+__all__ = ["lab_panel", "PANEL_SLIDERS"]
+
+#: The free panel's sliders: setting -> (min, max, step). A starting value off one is
+#: refused in one line (``lab_settings`` accepts wider ranges; a slider would clamp).
+PANEL_SLIDERS = {
+    "gpu_memory_utilization": (0.40, 0.95, 0.01), "output_mean": (50, 1000, 25),
+    "rate_per_s": (0.25, 4.0, 0.05), "max_tokens": (0, 1000, 50), "watermark": (0.0, 0.30, 0.01),
+    "max_num_seqs": (0, 64, 1), "pcie_gb_s": (1.0, 64.0, 1.0), "seed": (0, 9, 1),
+}
 
 
 def _table_html(n: Mapping[str, Any]) -> str:
@@ -61,31 +70,36 @@ def lab_panel(mission=None, **start):
         return _mission_panel(w, mission, start)
     s = dict(LAB_DEFAULTS, **start)
     lab_settings(**s)                                     # bad starting values: one line, now
+    for name, (lo, hi, _step) in PANEL_SLIDERS.items():   # and none the sliders cannot show
+        value = s[name] if s[name] is not None else 0      # (max_tokens, max_num_seqs: 0 = none)
+        check_in_control(check_int if isinstance(lo, int) else check_float, name, value, lo, hi,
+                         "lab panel's slider")
     style = {"description_width": "190px"}
     layout = w.Layout(width="460px")
     opts = dict(continuous_update=False, style=style, layout=layout)
-    c_util = w.FloatSlider(value=s["gpu_memory_utilization"], min=0.40, max=0.95, step=0.01,
-                           description="gpu_memory_utilization", readout_format=".2f", **opts)
-    c_out = w.IntSlider(value=s["output_mean"], min=50, max=1000, step=25,
-                        description="Mean answer (tokens)", **opts)
-    c_rate = w.FloatSlider(value=s["rate_per_s"], min=0.25, max=4.0, step=0.05,
-                           description="Arrivals (requests/s)", readout_format=".2f", **opts)
-    c_cap = w.IntSlider(value=s["max_tokens"] or 0, min=0, max=1000, step=50,
-                        description="max_tokens (0: no cap)", **opts)
+
+    def slider(name: str, description: str, fmt: str | None = None):
+        lo, hi, step = PANEL_SLIDERS[name]
+        kind = "int" if isinstance(lo, int) else "float"
+        extra = {"readout_format": fmt} if fmt else {}
+        return strict_slider(kind)(param=name, min=lo, max=hi, step=step,
+                                   value=s[name] if s[name] is not None else 0,
+                                   description=description, **extra, **opts)
+
+    c_util = slider("gpu_memory_utilization", "gpu_memory_utilization", ".2f")
+    c_out = slider("output_mean", "Mean answer (tokens)")
+    c_rate = slider("rate_per_s", "Arrivals (requests/s)", ".2f")
+    c_cap = slider("max_tokens", "max_tokens (0: no cap)")
     c_dtype = w.ToggleButtons(options=["fp16", "fp8"], value=s["kv_dtype"],
                               description="KV cache dtype", style=style)
-    c_wm = w.FloatSlider(value=s["watermark"], min=0.0, max=0.30, step=0.01,
-                         description="Admission headroom", readout_format=".2f", **opts)
-    c_seqs = w.IntSlider(value=s["max_num_seqs"] or 0, min=0, max=64, step=1,
-                         description="max_num_seqs (0: default)", **opts)
+    c_wm = slider("watermark", "Admission headroom", ".2f")
+    c_seqs = slider("max_num_seqs", "max_num_seqs (0: default)")
     c_engine = w.ToggleButtons(options=["v1", "v0"], value=s["engine"], description="Engine",
                                style=style)
     c_mode = w.ToggleButtons(options=["recompute", "swap"], value=s["preemption_mode"],
                              description="Preemption mode", style=style)
-    c_pcie = w.FloatSlider(value=s["pcie_gb_s"], min=1.0, max=64.0, step=1.0,
-                           description="PCIe, effective (GB/s)", readout_format=".0f", **opts)
-    c_seed = w.IntSlider(value=s["seed"], min=0, max=9, description="Day of traffic (seed)",
-                         **opts)
+    c_pcie = slider("pcie_gb_s", "PCIe, effective (GB/s)", ".0f")
+    c_seed = slider("seed", "Day of traffic (seed)")
     out_chart, out_text = w.Output(), w.Output()
 
     def show(target, html_text: str, plain: str, extra: dict | None = None) -> None:

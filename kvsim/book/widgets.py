@@ -39,7 +39,7 @@ from kvsim.traffic.lengths import MAX_LENGTH
 from kvsim.units import format_bytes
 
 __all__ = ["capacity_report", "report_html", "capacity_calculator", "frame_html", "scheduler_stepper",
-           "UTIL_SLIDER", "STEPPER_SLIDERS"]
+           "UTIL_SLIDER", "STEPPER_SLIDERS", "strict_slider", "check_in_control"]
 
 _AUTO = "model dtype"
 
@@ -117,7 +117,7 @@ def _preset(model) -> str:
 
 
 @functools.cache
-def _strict(kind: str):
+def strict_slider(kind: str):
     """An ipywidgets slider class whose ``value`` refuses, never clamps, a value off its range.
 
     ipywidgets clamps a value set from Python into ``[min, max]``; these raise
@@ -134,7 +134,8 @@ def _strict(kind: str):
 
         @validate("value")
         def _validate_value(self, proposal):
-            return _in_control(check, self.param, proposal["value"], self.min, self.max, "slider")
+            return check_in_control(check, self.param, proposal["value"], self.min, self.max,
+                                    "slider")
 
     Strict.__name__ = Strict.__qualname__ = f"Strict{base.__name__}"
     return Strict
@@ -151,7 +152,7 @@ _API_CHECKS = {
 }
 
 
-def _in_control(check, name: str, value, lo, hi, what: str):
+def check_in_control(check, name: str, value, lo, hi, what: str):
     """``value`` checked by the API (its message first), then against the control's range.
 
     Never clamped: a value the API takes but the control cannot show is refused too.
@@ -185,7 +186,8 @@ def capacity_calculator(model: str = "llama-2-7b", gpu: str = "a40-48gb", *,
     if kv_dtype is not None:
         check_choice("kv_dtype", kv_dtype, KV_DTYPES)
     lo, hi, step = UTIL_SLIDER
-    _in_control(check_float, "gpu_memory_utilization", gpu_memory_utilization, lo, hi, "slider")
+    check_in_control(check_float, "gpu_memory_utilization", gpu_memory_utilization, lo, hi,
+                     "slider")
     check_int("prompt_tokens", prompt_tokens, min=1, max=MAX_LENGTH)
     check_int("output_tokens", output_tokens, min=0, max=MAX_LENGTH)
 
@@ -196,7 +198,7 @@ def capacity_calculator(model: str = "llama-2-7b", gpu: str = "a40-48gb", *,
     c_dtype = w.Dropdown(options=[_AUTO] + list(KV_DTYPES), value=kv_dtype or _AUTO,
                          description="KV cache dtype", style=style, layout=layout)
     c_gpu = w.Dropdown(options=list_gpus(), value=gpu, description="GPU", style=style, layout=layout)
-    c_util = _strict("float")(value=float(gpu_memory_utilization), min=lo, max=hi, step=step,
+    c_util = strict_slider("float")(value=float(gpu_memory_utilization), min=lo, max=hi, step=step,
                               param="gpu_memory_utilization",
                               description="gpu_memory_utilization", readout_format=".2f",
                               continuous_update=False, style=style, layout=layout)
@@ -275,14 +277,14 @@ def scheduler_stepper(*, num_gpu_blocks: int = 20, requests: int = 5, prompt_tok
     given = dict(num_gpu_blocks=num_gpu_blocks, requests=requests, prompt_tokens=prompt_tokens,
                  output_tokens=output_tokens)
     num_gpu_blocks, requests, prompt_tokens, output_tokens = (
-        _in_control(check_int, name, given[name], lo, hi, "stepper's slider")
+        check_in_control(check_int, name, given[name], lo, hi, "stepper's slider")
         for name, (lo, hi) in STEPPER_SLIDERS.items())
 
     style = {"description_width": "150px"}
     layout = w.Layout(width="480px")
     def slider(name: str, value: int, description: str):
         lo, hi = STEPPER_SLIDERS[name]
-        return _strict("int")(param=name, min=lo, max=hi, value=value, step=1,
+        return strict_slider("int")(param=name, min=lo, max=hi, value=value, step=1,
                               description=description, continuous_update=False, style=style,
                               layout=layout)
 
