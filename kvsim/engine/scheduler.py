@@ -179,10 +179,6 @@ class Scheduler:
             self.add_request(rid, req.prefix_group, req.prefix_tokens,
                              req.session if req.session >= 0 else -(rid + 1))
 
-    def has_work(self) -> bool:
-        """Anything running, waiting or swapped out."""
-        return bool(self.running or self.waiting or self.swapped)
-
     def idle_until(self, t: float) -> None:
         """Nothing to do: the clock moves on to ``t`` (the next arrival), if later."""
         if t > self.t:
