@@ -8,7 +8,7 @@ swapping and always recomputes).
   block, layer and K/V, :func:`kvsim.engine.costs.transfer_copies`) and its GPU blocks
   are freed. When the swap space cannot take them, V0 raises "Aborted due to
   the lack of CPU swap space" and its whole engine stops (``swap_space_full="abort"``
-  does the same to the run; a FIXME in V0's ``_swap_out`` says it should abort only
+  does the same to the run; a comment in V0's ``_swap_out`` says it should abort only
   that request);
   ``swap_space_full="recompute"`` is kvsim's named option that preempts it by
   recompute instead. A victim still in prefill is always recomputed (V0).
