@@ -329,7 +329,7 @@ class StepCost:
             pairs += attention_pairs(start, c)
             kv_tokens += start + c
             prefill_tokens += c
-        decode_seqs = plan.n_group + len(plan.solo) + len(plan.resumed)
+        decode_seqs = plan.decode_seqs
         return self.step_s(decode_seqs + prefill_tokens, decode_seqs + len(plan.chunks),
                            plan.context_tokens, pairs, kv_tokens,
                            plan.swap_out_bytes + plan.swap_in_bytes, plan.swap_copies)

@@ -599,7 +599,7 @@ class Scheduler:
         reqs, group = self.requests, self.decoding
         self.stall_ends = 0
         n_group, solo = plan.n_group, plan.solo
-        emitted = decode_seqs = n_group + len(solo) + len(plan.resumed)
+        emitted = decode_seqs = plan.decode_seqs
         for rid in plan.resumed:
             self._emit(rid, t1)
         for rid in solo:
