@@ -134,6 +134,24 @@ def error_table(rows: list[ProfileRow],
     return table
 
 
+def prefill_error_band(rows: list[ProfileRow], *, min_tokens: int = 256,
+                       percentiles: tuple[float, float] = (10, 90)) -> dict[str, tuple[float, float]]:
+    """Per GPU: percentiles of the signed error ``predicted / measured - 1`` of one layer's
+    matmuls plus element-wise operators, at batches of ``min_tokens`` or more on one GPU.
+
+    What :data:`kvsim.engine.uncertainty.PREFILL_ERROR` states (rounded to 3 decimals).
+    """
+    errs: dict[str, list[float]] = {}
+    for r in rows:
+        if r.num_tokens < min_tokens or r.tensor_parallel_size != 1:
+            continue
+        lin, elem = predict(r)
+        errs.setdefault(r.gpu, []).append((lin + elem) / (r.matmul_s + r.elementwise_s) - 1)
+    return {gpu: (round(float(np.percentile(e, percentiles[0])), 3),
+                  round(float(np.percentile(e, percentiles[1])), 3))
+            for gpu, e in sorted(errs.items())}
+
+
 def format_error_table(table: list[dict[str, Any]]) -> str:
     lines = [f"{'gpu':<10} {'profiled model':<22} {'rows':>5} {'median':>8} {'max':>7} "
              f"{'<=15%':>7} {'elementwise median':>19}"]

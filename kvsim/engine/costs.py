@@ -48,7 +48,7 @@ from kvsim.units import cdiv
 from .plan import EVICTED
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Callable, Mapping
     from pathlib import Path
     from typing import Any, TypeAlias
 
@@ -63,7 +63,7 @@ if TYPE_CHECKING:
     GPULike: TypeAlias = str | GPUSpec
 
 __all__ = ["CostModel", "StepCost", "swap_time_s", "recompute_time_s", "transfer_copies",
-           "attention_pairs", "ATTENTION_EFFICIENCY", "CPU_OVERHEAD"]
+           "attention_pairs", "ATTENTION_EFFICIENCY", "CPU_OVERHEAD", "sign_changes"]
 
 #: Fraction of dense peak FLOPs that FlashAttention-style attention kernels
 #: reach. FlashAttention-2 reports "50-73% of the theoretical maximum FLOPs/s
@@ -423,6 +423,13 @@ def crossover_tokens(model: ModelLike, gpu: GPULike, cost: CostModel | None = No
     def gap(n: int) -> float:
         return recompute_time_s(n, model, gpu, cost) - swap_round_trip_s(n, model, gpu, cost,
                                                                          block_size=block_size)
+
+    return sign_changes(gap, lo_n, hi_n)
+
+
+def sign_changes(gap: Callable[[int], float], lo_n: int, hi_n: int) -> list[int]:
+    """The first lengths in ``[lo_n, hi_n]`` at which ``gap(n) > 0`` changes (quarter-octave scan,
+    then bisection to the token): the search behind :func:`crossover_tokens`."""
 
     grid = sorted({lo_n, hi_n} | {int(round(lo_n * 2 ** (k / 4))) for k in range(200)
                                    if lo_n * 2 ** (k / 4) < hi_n})

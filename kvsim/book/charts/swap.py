@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Iterable, Mapping, Sequence
 
 from kvsim.engine.costs import CostModel, crossover_tokens, recompute_time_s, swap_round_trip_s
+from kvsim.engine.uncertainty import ratio_band
 from kvsim.errors import KvsimError, check_float, check_int
 from kvsim.model.hardware import get_gpu
 
@@ -31,9 +32,11 @@ def swap_recompute_data(model, gpus: Iterable[str], *, links: Mapping[str, float
     n, label}`` from :func:`kvsim.engine.costs.crossover_tokens` (one per crossing;
     ``n`` is ``None`` and the label says which is cheaper when none falls in
     the range). Ratio rows ``{kind: "ratio", gpu, link, bs, n, ratio, rc_ms,
-    sw_ms}``: recompute over the swap round trip, which
-    :func:`swap_recompute_chart` draws. ``links`` maps a label to bytes per
-    second, ``None`` for the GPU preset's own link.
+    sw_ms, low, high}``: recompute over the swap round trip, which
+    :func:`swap_recompute_chart` draws, with the band of kvsim's measured error
+    and the link's range (:func:`kvsim.engine.uncertainty.ratio_band`).
+    ``links`` maps a label to bytes per second, ``None`` for the GPU preset's
+    own link.
     """
 
     gpus = [get_gpu(g).name for g in gpus]
@@ -57,9 +60,10 @@ def swap_recompute_data(model, gpus: Iterable[str], *, links: Mapping[str, float
                 rc = {n: recompute_time_s(n, model, g) for n in ns}
                 for n in ns:
                     sw = swap_round_trip_s(n, model, g, cost, block_size=bs)
+                    low, _, high = ratio_band(n, model, g, cost, block_size=bs)
                     rows.append({"kind": "ratio", "gpu": g, "link": str(label), "bs": bs, "n": n,
                                  "ratio": round(rc[n] / sw, 4), "rc_ms": _ms(rc[n]),
-                                 "sw_ms": _ms(sw)})
+                                 "sw_ms": _ms(sw), "low": round(low, 4), "high": round(high, 4)})
                 cross = crossover_tokens(model, g, cost, block_size=bs, min_tokens=ns[0],
                                          max_tokens=ns[-1])
                 if not cross:
@@ -88,7 +92,9 @@ def swap_recompute_chart(rows: Iterable[Mapping], *, title, subtitle: str | None
     Above the rule a swap is cheaper, below it recompute; a crossing is where a
     line crosses 1, marked with its length. The ratio does not depend on how
     often a request is preempted (each preemption pays both again), so no
-    control changes it. Log-log axes, one colour, dash and end label per GPU.
+    control changes it. Log-log axes, one colour, dash and end label per GPU;
+    a shaded band per GPU where the rows carry one (``low``, ``high``): where it
+    straddles 1, the sign is within kvsim's error.
     With ``interactive=True`` radio buttons pick the link and the block size
     (the static twin of the chapter's widget); otherwise ``link`` (default: the
     first in the rows) and ``block_size`` are fixed.
@@ -124,7 +130,8 @@ def swap_recompute_chart(rows: Iterable[Mapping], *, title, subtitle: str | None
     x = alt.X("n:Q", title="sequence length (tokens, log scale)",
               scale=alt.Scale(type="log", domain=[min(ns), max(ns)], nice=False),
               axis=alt.Axis(values=ticks, labelExpr=_k_label_expr()))
-    y = alt.Y("ratio:Q", title="recompute time / swap round trip (ratio, log scale)",
+    y_title = "recompute time / swap round trip (ratio, log scale)"
+    y = alt.Y("ratio:Q", title=y_title,
               scale=alt.Scale(type="log"),
               axis=alt.Axis(values=[0.25, 0.5, 1, 2, 4, 8, 16], format="~g"))
     names = [get_gpu_label(g) for g in gpus]
@@ -144,6 +151,10 @@ def swap_recompute_chart(rows: Iterable[Mapping], *, title, subtitle: str | None
             alt.Tooltip("ratio:Q", format=".2f", title="recompute / swap")]
     lines = ratio.mark_line(strokeWidth=2).encode(x=x, y=y, color=colour, strokeDash=dash,
                                                   tooltip=tips)
+    # the band: kvsim's measured error and the link's plausible range (kvsim.engine.uncertainty)
+    band_y = alt.Y("low:Q", title=y_title, scale=alt.Scale(type="log"))
+    band = ratio.mark_area(opacity=0.15).encode(x=x, y=band_y, y2="high:Q", color=colour) \
+        if all("low" in r for r in ratio_rows) else None
     ends = ratio.transform_filter(alt.datum.n == max(ns)).mark_text(
         align="left", dx=4).encode(x=x, y=y, color=colour, text="gpu_label:N")
     one = alt.Chart().mark_rule(color="black").encode(y=alt.datum(1))
@@ -161,7 +172,10 @@ def swap_recompute_chart(rows: Iterable[Mapping], *, title, subtitle: str | None
         txt="datum.gpu_label + ': ' + format(datum.n, ',')").mark_text(
         align="center", dy=22, baseline="top").encode(
         x=x, y=alt.datum(1), color=colour, text="txt:N")
-    chart = alt.layer(lines, ends, one, above, below, marks, cross_text,
+    layers = [lines, ends, one, above, below, marks, cross_text]
+    if band is not None:
+        layers.insert(0, band)
+    chart = alt.layer(*layers,
                       data=alt.Data(values=rows)).properties(width="container", height=300,
                                                              padding={"right": 50})
     for p in params:
