@@ -249,3 +249,17 @@ def test_prediction_values_come_from_kvsim():
 def test_unknown_prediction_is_a_kvsim_error_listing_the_ids():
     with pytest.raises(kvsim.KvsimError, match="ch01-predict-gqa"):
         exercises.judge_prediction("ch01-nope", 1)
+
+
+#: Chapter 3's predictions and the misconception each targets: (id, the misconceived guess).
+CH03_MISCONCEPTIONS = [
+    ("ch03-predict-copies", 4_416 // 2),      # one tensor per layer, not K and V
+    ("ch03-predict-recompute", 132),          # the source article's 0.12 ms per token
+    ("ch03-predict-slow-link", 172),          # the bytes over the link, copies forgotten
+    ("ch03-predict-block-ratio", 1.0),        # "the two modes cost the same"
+]
+
+
+@pytest.mark.parametrize("pid, guess", CH03_MISCONCEPTIONS, ids=[p for p, _ in CH03_MISCONCEPTIONS])
+def test_chapter_3s_feedback_rejects_the_misconception_each_prompt_targets(pid, guess):
+    assert exercises.judge_prediction(pid, guess).status != "close"
