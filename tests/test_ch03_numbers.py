@@ -78,7 +78,7 @@ def test_no_exercise_answer_is_printed_before_its_question():
     shown = [1e3 * f(n, m, g) for m, n in (("llama-2-7b", 1100), ("llama-3.1-8b", 4096))
              for g in ("a40-48gb", "a100-80gb", "h100-80gb")
              for f in (recompute_time_s, swap_round_trip_s)]
-    for ex_id in ("ch03-a100-round-trip", "ch03-h100-recompute", "ch03-whatif-three-preemptions"):
+    for ex_id in ("ch03-a100-round-trip", "ch03-whatif-three-preemptions"):
         v = exercises.expected(ex_id)
         assert all(abs(v - x) > 0.05 * x for x in shown), ex_id
         assert all(abs(v - 3 * (a - b)) > 0.05 * v for a, b in zip(shown[::2], shown[1::2])), ex_id
@@ -128,7 +128,7 @@ def test_notebook_glue_matches_kvsim():
     assert g["rescued_pct"] == portable(exercises.PREDICTIONS["ch03-predict-rescued"].solve()[0])
     assert g["p99_slow"] > g["p99_fast"] and g["small_space_mib"] == 512
     for ex_id in exercises.list_exercises():
-        if ex_id.startswith("ch03-"):
+        if ex_id.startswith("ch03-") and exercises.EXERCISES[ex_id].kind != "choice":
             assert g[ex_id] == portable(exercises.expected(ex_id)), ex_id
 
 

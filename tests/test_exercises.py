@@ -19,6 +19,9 @@ from kvsim.book.exercises import EXERCISES, check, evaluate, expected
 from kvsim.units import GB, GiB
 
 IDS = exercises.list_exercises()
+#: Exercises answered with a number, and those answered with a choice between named options.
+NUMERIC = [i for i in IDS if EXERCISES[i].kind != "choice"]
+CHOICE = [i for i in IDS if EXERCISES[i].kind == "choice"]
 
 
 def _chapter_of(item_id: str) -> str:
@@ -50,7 +53,7 @@ def test_none_is_not_answered_yet(ex_id, capsys):
     assert out.startswith("Not answered yet: ") and out.count("\n") == 1
 
 
-@pytest.mark.parametrize("ex_id", IDS)
+@pytest.mark.parametrize("ex_id", NUMERIC)
 def test_a_far_off_answer_is_wrong_with_a_hint(ex_id, capsys):
     v = evaluate(ex_id, expected(ex_id) * 3 + 7)
     assert v.status == "wrong" and "hint: " in v.message
@@ -59,12 +62,47 @@ def test_a_far_off_answer_is_wrong_with_a_hint(ex_id, capsys):
     assert out.startswith("Not yet: ") and out.count("\n") == 1
 
 
-@pytest.mark.parametrize("ex_id", IDS)
+@pytest.mark.parametrize("ex_id", NUMERIC)
 @pytest.mark.parametrize("bad", ["57344", "twelve", [1, 2], {"a": 1}, True, float("nan"), float("inf"), 3j])
 def test_wrong_types_get_a_clear_message(ex_id, bad):
     v = evaluate(ex_id, bad)
     assert v.status == "invalid"
     assert v.message.startswith("Not a number: ") and type(bad).__name__ in v.message
+
+
+@pytest.mark.parametrize("ex_id", CHOICE)
+def test_a_choice_takes_one_of_its_options_and_each_wrong_option_has_its_own_hint(ex_id):
+    ex = EXERCISES[ex_id]
+    right = expected(ex_id)
+    assert right in ex.options
+    assert evaluate(ex_id, f"  {right.upper()} ").status == "right"
+    hints = set()
+    for option in ex.options:
+        if option != right:
+            v = evaluate(ex_id, option)
+            assert v.status == "wrong" and "hint: " in v.message
+            hints.add(v.message.split("hint: ", 1)[1])
+    assert len(hints) == len(ex.options) - 1, "each wrong option gets its own hint"
+    for bad in ("maybe", 3, 1.0, ["swap"], True):
+        v = evaluate(ex_id, bad)
+        assert v.status == "invalid" and v.message.startswith("Not one of the choices: ")
+        assert all(repr(o) in v.message for o in ex.options)
+
+
+def test_at_least_half_of_chapter_3s_exercises_ask_for_a_decision_or_reasoning():
+    # a choice, or arithmetic from the chapter's equations (no kvsim call gives it directly)
+    reasoning = {"ch03-swap-bytes", "ch03-copies", "ch03-swap-space"}
+    ch03 = [i for i in IDS if i.startswith("ch03-")]
+    assert 2 * len(reasoning | {i for i in CHOICE if i.startswith("ch03-")}) >= len(ch03)
+
+
+def test_an_exercise_of_an_unknown_kind_or_with_stray_options_is_refused():
+    from kvsim.book.exercises.base import Exercise
+    with pytest.raises(ValueError, match="kind"):
+        Exercise(id="x", question="q", kind="text", unit="u", solve=lambda: (1, ""), hint="h")
+    with pytest.raises(ValueError, match="options"):
+        Exercise(id="x", question="q", kind="int", unit="u", solve=lambda: (1, ""), hint="h",
+                 options=("a",))
 
 
 def test_a_number_in_quotes_is_told_to_drop_the_quotes():
@@ -178,9 +216,10 @@ def test_messages_are_one_line():
 
 def test_registry_is_consistent():
     for ex_id, ex in EXERCISES.items():
-        assert ex.id == ex_id and ex.kind in ("int", "float") and ex.hint
+        assert ex.id == ex_id and ex.kind in ("int", "float", "choice") and ex.hint
         target, why = ex.solve()
-        assert isinstance(why, str) and why and not math.isnan(float(target))
+        assert isinstance(why, str) and why
+        assert target in ex.options if ex.kind == "choice" else not math.isnan(float(target))
 
 
 def test_every_slip_of_every_exercise_gets_its_own_hint_not_the_general_one():

@@ -95,6 +95,14 @@ CH03_SIGNS = {
 }
 
 
+def test_the_choice_exercises_solutions_say_what_the_band_says():
+    """Chapter 3's solutions to its two choice exercises state these words in prose."""
+    from kvsim.book import exercises
+    assert exercises.expected("ch03-shared-link") == VERDICTS[2]          # "the difference is within error"
+    assert exercises.expected("ch03-whatif-block-64") == "recompute"      # "still below 1: recompute"
+    assert verdict(1_100, "llama-2-7b", "a40-48gb", CostModel(pcie_bytes_per_s=10 * GB)) == VERDICTS[2]
+
+
 def _flips_under_10_percent(model, tokens, gpu) -> bool:
     """Does a 10% error in the recompute side of the cost model change which mode is cheaper?"""
     ratio = recompute_time_s(tokens, model, gpu) / swap_round_trip_s(tokens, model, gpu)

@@ -58,7 +58,7 @@ PREFILL_ERROR = {
 LINK_RANGE = (0.8, 1.0)
 
 #: What :func:`verdict` can say.
-VERDICTS = ("swap", "recompute", "within kvsim's error")
+VERDICTS = ("swap", "recompute", "within error")
 
 
 def prefill_error(gpu: GPULike) -> tuple[float, float]:

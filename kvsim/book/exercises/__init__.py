@@ -7,10 +7,11 @@ this module is the one way to run them.
 Two kinds, both keyed by an id ``"ch01-<slug>"`` that matches the label of the
 ``{exercise}`` directive (``ex-ch01-<slug>``):
 
-* **Exercises** (:func:`check`): the reader computes an answer. The check
-  prints one line: ``Right: ...`` with the reason, ``Not yet: ...`` with a
-  hint (common slips get their own), ``Not answered yet: ...`` while the
-  answer is ``None``, or ``Not a number: ...``.
+* **Exercises** (:func:`check`): the reader computes an answer, or makes a
+  choice between named options (``kind="choice"``). The check prints one
+  line: ``Right: ...`` with the reason, ``Not yet: ...`` with a hint (common
+  slips get their own), ``Not answered yet: ...`` while the answer is
+  ``None``, or ``Not a number: ...`` / ``Not one of the choices: ...``.
 * **Predictions** (:func:`predict`): after a section, before running it, the
   reader writes down a guess; the check then runs kvsim and prints one line:
   ``You predicted X; kvsim shows Y ...`` and why. A prediction is never
@@ -106,6 +107,8 @@ def evaluate(exercise_id: str, answer) -> Verdict:
     if answer is None:
         return Verdict("unanswered", f"Not answered yet: replace None with your answer "
                                      f"({ex.unit}) and run the cell again.")
+    if ex.kind == "choice":
+        return _evaluate_choice(ex, answer)
     x = _as_number(answer)
     if x is None:
         return _not_a_number("answer", answer,
@@ -118,6 +121,25 @@ def evaluate(exercise_id: str, answer) -> Verdict:
         if not ex.close(trap, target) and abs(x - trap) <= max(ex.abs_tol, ex.rel_tol * abs(trap), 1e-9 * abs(trap)):
             return Verdict("wrong", f"Not yet: {plain(x)} is not it; hint: {trap_hint}.")
     return Verdict("wrong", f"Not yet: {plain(x)} is not it; hint: {ex.hint}.")
+
+
+def _evaluate_choice(ex: Exercise, answer) -> Verdict:
+    """A decision: one of the exercise's options, in quotes (any case, spaces trimmed)."""
+    listed = ", ".join(repr(o) for o in ex.options)
+    if not isinstance(answer, str) or answer.strip().lower() not in ex.options:
+        shown = repr(answer)
+        if len(shown) > 40:
+            shown = shown[:37] + "..."
+        return Verdict("invalid", f"Not one of the choices: answer = {shown}; write one of "
+                                  f"{listed}, in quotes.")
+    pick = answer.strip().lower()
+    target, why = ex.solve()
+    if pick == target:
+        return Verdict("right", f"Right: {why}.")
+    for value_fn, trap_hint in ex.traps:
+        if pick == value_fn():
+            return Verdict("wrong", f"Not yet: {pick!r} is not it; hint: {trap_hint}.")
+    return Verdict("wrong", f"Not yet: {pick!r} is not it; hint: {ex.hint}.")
 
 
 def check(exercise_id: str, answer) -> None:

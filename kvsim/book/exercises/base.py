@@ -31,11 +31,15 @@ class Exercise:
     right when it is within ``abs_tol`` or ``rel_tol`` of ``expected``.
     ``traps`` are ``(value_fn, hint)`` pairs for common slips: an answer near
     ``value_fn()`` (and not right) gets that hint instead of the general one.
+
+    A ``"choice"`` exercise asks for a decision, not a number: the answer is one
+    of ``options`` (a word in quotes, any case), ``solve()`` returns the right
+    option, and each wrong option can be a trap with its own hint.
     """
 
     id: str
     question: str
-    kind: str  # "int" or "float"
+    kind: str  # "int", "float" or "choice"
     unit: str
     solve: Callable[[], tuple[float, str]]
     hint: str
@@ -45,8 +49,18 @@ class Exercise:
     #: For an answer that is right anywhere in a range (a threshold between two
     #: figures): ``accepts(answer)`` decides instead of the tolerances.
     accepts: Callable[[float], bool] | None = None
+    #: The answers a ``"choice"`` exercise offers.
+    options: tuple[str, ...] = ()
 
-    def close(self, answer: float, target: float) -> bool:
+    def __post_init__(self) -> None:
+        if self.kind not in ("int", "float", "choice"):
+            raise ValueError(f"exercise {self.id}: kind={self.kind!r}: expected int, float or choice")
+        if (self.kind == "choice") != bool(self.options):
+            raise ValueError(f"exercise {self.id}: options go with kind='choice' and only with it")
+
+    def close(self, answer, target) -> bool:
+        if self.kind == "choice":
+            return answer == target
         if self.accepts is not None:
             return bool(self.accepts(answer))
         return abs(answer - target) <= max(self.abs_tol, self.rel_tol * abs(target))

@@ -19,7 +19,7 @@ from kvsim.engine.costs import (
     swap_time_s,
     transfer_copies,
 )
-from kvsim.engine.uncertainty import uncertain_lengths
+from kvsim.engine.uncertainty import VERDICTS, ratio_band, uncertain_lengths, verdict
 from kvsim.model.memory import kv_bytes_per_token
 from kvsim.model.presets import get_model
 from kvsim.runs.scenarios import run_scenario
@@ -40,16 +40,18 @@ EX_TOKENS = 2_100
 #: The exercises' long Llama-3.1-8B request (1.5 x seed 001's; not one the chapter prints, and
 #: 8,192 would put the A100 round trip within 2% of the table's 4,096-token recompute).
 LONG_TOKENS = 6_144
-#: Belgavi's request after a long answer (850 + 1,550 tokens; not one the chapter prints).
-GROWN_TOKENS = 2_400
 #: The block-size study: PagedAttention §7.3, OPT-13B on an A100, a 1,024-token sequence.
 STUDY = {"model": "opt-13b", "gpu": "a100-80gb", "tokens": 1_024}
 #: The links the chapter compares (effective one-direction bytes per second).
 SHARED_LINK = 4 * GB
 #: vLLM V0's default --swap-space (GiB per GPU).
 V0_SWAP_SPACE = 4 * GiB
-#: The what-if block size.
+#: The what-if block size (Belgavi's request on the H100).
 WHATIF_BLOCK = 64
+#: A link Belgavi's A40 shares with its network card, as a copy benchmark measured it.
+HALF_SHARED_LINK = 10 * GB
+#: The answers of the chapter's choice exercises (kvsim.engine.uncertainty.VERDICTS).
+CHOICES = VERDICTS
 #: The what-if times preempted.
 WHATIF_TIMES = 3
 #: The victim of the slow-link prediction: an 850-token prompt with 450 generated.
@@ -108,27 +110,9 @@ def _a100_round_trip_double_copies():
     return bytes_only + 2 * (_a100_round_trip()[0] - bytes_only)
 
 
-def _h100_recompute():
-
-    t = _ms(recompute_time_s(GROWN_TOKENS, BELGAVI["model"], "h100-80gb"))
-    return t, (f"kvsim.engine.costs.recompute_time_s({GROWN_TOKENS:,}, 'llama-2-7b', 'h100-80gb') = "
-               f"{t:.1f} ms: one prefill step, with its fixed floor and quadratic attention")
-
-
-def _seed_rate_recompute():
-    return GROWN_TOKENS * 0.12
-
-
 def _a40_recompute(tokens: int = BELGAVI_TOKENS):
 
     return _ms(recompute_time_s(tokens, BELGAVI["model"], BELGAVI["gpu"]))
-
-
-def _h100_scaled_from_table():
-    """The chapter's 1,100-token H100 figure scaled in proportion to GROWN_TOKENS."""
-
-    return _ms(recompute_time_s(BELGAVI_TOKENS, BELGAVI["model"], "h100-80gb")) \
-        * GROWN_TOKENS / BELGAVI_TOKENS
 
 
 def _swap_space_requests():
@@ -153,23 +137,26 @@ def _swap_space_blocks():
     return V0_SWAP_SPACE // (16 * _kvb(BELGAVI["model"]))
 
 
+def _band_text(tokens: int, model: str, gpu: str, cost: CostModel | None = None,
+               block_size: int = 16) -> str:
+    low, mid, high = ratio_band(tokens, model, gpu, cost, block_size=block_size)
+    return f"recompute / swap is {mid:.2f} in kvsim, {low:.2f} to {high:.2f} within its error"
+
+
 def _block64():
-
-    t = _ms(swap_round_trip_s(BELGAVI_TOKENS, BELGAVI["model"], BELGAVI["gpu"],
-                              block_size=WHATIF_BLOCK))
-    return t, (f"swap_round_trip_s({BELGAVI_TOKENS:,}, 'llama-2-7b', 'a40-48gb', block_size=64) "
-               f"= {t:.1f} ms: a quarter of the copies, about the same bytes")
-
-
-def _block16():
-
-    return _ms(swap_round_trip_s(BELGAVI_TOKENS, BELGAVI["model"], BELGAVI["gpu"]))
+    v = verdict(BELGAVI_TOKENS, BELGAVI["model"], "h100-80gb", block_size=WHATIF_BLOCK)
+    return v, (f"{v}: at {WHATIF_BLOCK}-token blocks "
+               f"{_band_text(BELGAVI_TOKENS, BELGAVI['model'], 'h100-80gb', block_size=WHATIF_BLOCK)} "
+               f"(at 16: {_band_text(BELGAVI_TOKENS, BELGAVI['model'], 'h100-80gb')}); a quarter "
+               f"of the copies, but for an MHA model the bytes are most of a swap")
 
 
-def _block64_bytes_only():
-
-    return _ms(swap_round_trip_s(BELGAVI_TOKENS, BELGAVI["model"], BELGAVI["gpu"],
-                                 CostModel(swap_copy_overhead_s=0.0), block_size=WHATIF_BLOCK))
+def _shared_link():
+    cost = CostModel(pcie_bytes_per_s=HALF_SHARED_LINK)
+    v = verdict(BELGAVI_TOKENS, BELGAVI["model"], BELGAVI["gpu"], cost)
+    return v, (f"{v}: over {HALF_SHARED_LINK / GB:.0f} GB/s "
+               f"{_band_text(BELGAVI_TOKENS, BELGAVI['model'], BELGAVI['gpu'], cost)}; "
+               f"a winner by a few percent inside a band that straddles 1 is no winner")
 
 
 def _long_costs():
@@ -246,19 +233,19 @@ EXERCISES: list[Exercise] = [
                 "that is in seconds; the answer is in milliseconds")),
     ),
     Exercise(
-        id="ch03-h100-recompute",
-        question=f"recomputing Belgavi's request grown to {GROWN_TOKENS:,} tokens of Llama-2-7B on "
-                 f"an H100, in ms",
-        kind="float", unit="ms", solve=_h100_recompute, rel_tol=0.03,
-        hint="kvsim.engine.costs.recompute_time_s with the H100 preset",
-        traps=((_seed_rate_recompute,
-                "0.12 ms per token is the seeds' 48 GB card; the H100 prefills far faster"),
-               (lambda: _a40_recompute(GROWN_TOKENS), "that is the A40; pass 'h100-80gb'"),
-               (_h100_scaled_from_table,
-                "a recompute is not proportional to the length: a fixed floor, then quadratic "
-                f"attention; call recompute_time_s at {GROWN_TOKENS:,} tokens"),
-               (lambda: _h100_recompute()[0] / 1e3,
-                "that is in seconds; the answer is in milliseconds")),
+        id="ch03-shared-link",
+        question=f"Belgavi's A40 shares its PCIe link: {HALF_SHARED_LINK / GB:.0f} GB/s effective. "
+                 f"For a {BELGAVI_TOKENS:,}-token victim, which mode costs less: 'swap', "
+                 f"'recompute', or is it {CHOICES[2]!r}?",
+        kind="choice", unit="a choice", options=CHOICES, solve=_shared_link,
+        hint="compare kvsim.engine.uncertainty.ratio_band with 1 at that link "
+             "(CostModel(pcie_bytes_per_s=...)): a winner needs the whole band on one side",
+        traps=((lambda: "swap",
+                "kvsim's own ratio is barely above 1; its measured error and the link's range "
+                "put the band on both sides of 1"),
+               (lambda: "recompute",
+                "at that link the copies take about as long as the prefill; look at the band, "
+                "not only kvsim's ratio")),
     ),
     Exercise(
         id="ch03-swap-space",
@@ -273,15 +260,18 @@ EXERCISES: list[Exercise] = [
     ),
     Exercise(
         id="ch03-whatif-block-64",
-        question="Belgavi's 1,100-token request swapped out and back in on the A40 with 64-token "
-                 "blocks, in ms",
-        kind="float", unit="ms", solve=_block64, rel_tol=0.02,
-        hint="kvsim.engine.costs.swap_round_trip_s(..., block_size=64): fewer, larger copies",
-        traps=((_block16, "that is at 16-token blocks; pass block_size=64"),
-               (_block64_bytes_only, "the bytes are right; add the 3 us of each copy"),
-               (lambda: _block64()[0] / 2, "that is one way; out and back in is twice it"),
-               (lambda: _block64()[0] / 1e3,
-                "that is in seconds; the answer is in milliseconds")),
+        question=f"On the H100 (its own link), recompute is cheaper for Belgavi's "
+                 f"{BELGAVI_TOKENS:,}-token request at 16-token blocks. With "
+                 f"{WHATIF_BLOCK}-token blocks, which mode costs less: 'swap', 'recompute', or "
+                 f"is it {CHOICES[2]!r}?",
+        kind="choice", unit="a choice", options=CHOICES, solve=_block64,
+        hint=f"kvsim.engine.uncertainty.ratio_band(..., block_size={WHATIF_BLOCK}): fewer "
+             f"copies, the same bytes",
+        traps=((lambda: "swap",
+                "larger blocks cut the copies, but Llama-2-7B moves 0.5 MiB per token: the bytes "
+                "are most of its swap, and the H100's compute is fast"),
+               (lambda: CHOICES[2],
+                "the band moves up, but its top stays below 1")),
     ),
     Exercise(
         id="ch03-whatif-three-preemptions",
