@@ -11,7 +11,8 @@ Targets (kvsim 2), on the project's 2-core machine, with prefix caching on:
 * time per simulated request flat from 10^2 to 10^5 requests
 * every chapter executed top to bottom in a fresh kernel          <= 3 minutes
 It also prints the cost model's calibration against the measured kernel
-timings in ../shared/data/vidur-profiling (when present).
+timings in ../shared/data/vidur-profiling (when present), and kvsim's KV pool
+against published vLLM start-up logs (startup_logs.py).
 For scale: a well-known research simulator takes ~1.9 s in its loop for the
 300-request version of the Belgavi workload.
 """
@@ -30,6 +31,8 @@ import threading
 import time
 from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from pathlib import Path
+
+import startup_logs
 
 import kvsim
 from kvsim.lab import missions
@@ -338,6 +341,7 @@ def main(argv=None) -> int:
         print(calibration.format_error_table(calibration.error_table(rows)))
     else:
         print(f"(profiles not found at {PROFILES}: calibration table skipped)")
+    startup_logs.main()
     return 0
 
 

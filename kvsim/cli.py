@@ -160,6 +160,10 @@ def parse_set_value(text: str) -> Any:
     return x
 
 
+#: ``--set`` options whose value is always a string.
+_TEXT_OPTIONS = frozenset({"vllm_version"})
+
+
 def parse_sets(items: Sequence[str] | None) -> dict[str, Any]:
     """Turn ``["key=value", ...]`` into a dict; a malformed or repeated item is a KvsimError."""
     out: dict[str, Any] = {}
@@ -171,7 +175,8 @@ def parse_sets(items: Sequence[str] | None) -> dict[str, Any]:
                              f"option name such as max_num_seqs=64")
         if key in out:
             raise KvsimError(f"--set {key} is given twice: expected each option once")
-        out[key] = parse_set_value(value)
+        # a release string ("0.20") stays text: as a number it would read 0.2
+        out[key] = value.strip() if key in _TEXT_OPTIONS else parse_set_value(value)
     return out
 
 

@@ -317,3 +317,35 @@ def test_the_start_up_log_lines_follow_vllm_v1():
     assert b.log_concurrency(4_097) == b.vllm_blocks / 257
     with pytest.raises(kvsim.KvsimError, match="max_model_len"):
         b.log_concurrency(0)
+
+
+# ----------------------------------------------------------------------------- published start-up logs
+
+
+def _startup_logs():
+    import importlib.util
+    from pathlib import Path
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / "startup_logs.py"
+    spec = importlib.util.spec_from_file_location("startup_logs", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_the_pool_against_published_start_up_logs_at_20k_and_29k_contexts():
+    """vLLM issue #10517 (RTX 3090, Llama-3.1-8B, 0.90, V0 profiling max_model_len tokens):
+    the server logged 1,952 and 1,478 blocks; kvsim predicts 3.2 % and 6.6 % more. The
+    parts, from the log's own figures: the weights 0.031 GiB light (the 131,072 x 128
+    bf16 RoPE cos/sin cache vLLM counts with the weights), the profiling peak 0.04 and
+    0.10 GiB light (it grows with the tokens profiled: 7 % more per token than kvsim's
+    count), non-PyTorch memory 0.05 GiB light (0.35 GiB logged, kvsim's 0.3)."""
+    rows = {r["max_model_len"]: r for r in _startup_logs().table()}
+    assert [(r["log_blocks"], r["kvsim_blocks"]) for r in rows.values()] == [(1952, 2014),
+                                                                               (1478, 1575)]
+    assert 0 < rows[20000]["error"] < 0.033 and 0 < rows[29000]["error"] < 0.067
+    for r in rows.values():
+        assert r["d_weights_gib"] == pytest.approx(-(131_072 * 128 * 2) / GiB, abs=0.001)
+        assert r["d_non_torch_gib"] == pytest.approx(-0.05, abs=1e-9)
+        assert r["source"].startswith("https://github.com/vllm-project/vllm/issues/")
+    # the activation shortfall grows with the tokens profiled
+    assert rows[29000]["d_activations_gib"] < rows[20000]["d_activations_gib"] < 0

@@ -18,9 +18,16 @@ option                                ``engine="v1"`` (default)   ``engine="v0"`
 ``max_num_batched_tokens``            by GPU class (2048/8192)    2048
 ``watermark``                         0                           0.01
 ``enable_prefix_caching``             True                        False
-``scheduler_reserve_full_isl``        True                        (whole prompt)
+``vllm_version``                      "0.28" (0.11-0.28)          "0.10" (0.6-0.10)
+``scheduler_reserve_full_isl``        True (from 0.19; 0.18 and   (whole prompt)
+                                      earlier: False)
 ``step_overhead_s``/``seq_overhead_s`` V1's CPU overhead          V0's
 ====================================  ==========================  ===============
+
+``vllm_version`` names the release; it decides the defaults that differ between
+releases (:mod:`kvsim.model.vllm_defaults` says which releases behave which
+way). An explicit value still wins, except that ``scheduler_reserve_full_isl=True``
+on a release without the option (0.18 and earlier) is an error naming the release.
 """
 from __future__ import annotations
 
@@ -43,7 +50,11 @@ from kvsim.model.vllm_defaults import (
     ENGINES,
     USAGE_CONTEXTS,
     batch_defaults,
+    check_vllm_version,
+    has_reserve_full_isl,
     max_num_batched_tokens_default,
+    reserve_full_isl_default,
+    vllm_version_default,
     watermark_default,
 )
 from kvsim.units import GiB
@@ -67,6 +78,7 @@ __all__ = ["ENGINE_DEFAULTS", "EngineConfig", "resolve_options", "ADMISSION_NAME
 #: Engine options and their defaults (``None``: the engine mode decides; see the table above).
 ENGINE_DEFAULTS: dict[str, Any] = {
     "engine": "v1",
+    "vllm_version": None,               # the newest release kvsim knows for the engine mode
     "usage_context": "server",
     "gpu_memory_utilization": 0.90,
     "kv_dtype": None,
@@ -146,6 +158,7 @@ class EngineConfig:
     """
 
     engine: str
+    vllm_version: str
     usage_context: str
     gpu_memory_utilization: float
     kv_dtype: str
@@ -232,10 +245,17 @@ def resolve_options(model: ModelLike, gpu: GPULike, options: Mapping[str, Any]) 
         # NOTE(no-swap-with-prefix-cache): V0's swap predates the prefix cache; not modelled
         raise KvsimError("preemption_mode='swap' with enable_prefix_caching=True is not "
                          "modelled: expected enable_prefix_caching=False with swap")
+    if o["vllm_version"] is None:
+        o["vllm_version"] = vllm_version_default(engine)
+    version = o["vllm_version"] = check_vllm_version(o["vllm_version"], engine)
     if o["scheduler_reserve_full_isl"] is None:
-        o["scheduler_reserve_full_isl"] = engine == "v1"
+        o["scheduler_reserve_full_isl"] = reserve_full_isl_default(engine, version)
     o["scheduler_reserve_full_isl"] = _check_bool("scheduler_reserve_full_isl",
                                                   o["scheduler_reserve_full_isl"])
+    if o["scheduler_reserve_full_isl"] and engine == "v1" and not has_reserve_full_isl(version):
+        raise KvsimError(f"scheduler_reserve_full_isl=True is not available with vllm_version="
+                         f"{version!r}: vLLM added it in 0.19; expected vllm_version >= 0.19 or "
+                         f"scheduler_reserve_full_isl=False")
     if o["watermark"] is None:
         o["watermark"] = watermark_default(engine)
     o["watermark"] = check_float("watermark", o["watermark"], min=0, max=1, max_open=True)

@@ -67,7 +67,7 @@ SUMMARY_KEYS = (
     "itl_p50_s", "itl_p99_s", "max_gap_s", "share_paused_over_1s", "throughput_tok_s",
     "goodput_tok_s", "kv_usage_mean", "kv_usage_max", "max_waiting", "mean_running",
     "simulated_s", "engine", "rescued_tokens", "prefix_cache_hit_rate", "recompute_rescued_share",
-    "requests_rejected",
+    "requests_rejected", "vllm_version",
 )
 
 
@@ -270,6 +270,7 @@ class SimResult:
             "recompute_rescued_share": rescued / (rescued + recomputed)
             if rescued + recomputed else 0.0,
             "requests_rejected": int(rejected.sum()),
+            "vllm_version": str(self.config.get("vllm_version", "")),
         }
 
     def __repr__(self) -> str:

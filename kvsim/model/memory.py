@@ -277,6 +277,19 @@ def peak_activation_bytes(model, *, max_num_batched_tokens: int, max_num_seqs: i
     1.19-1.24GiB" for that server. For mixture-of-experts models the config's
     ``intermediate_size`` (its dense layers or one expert) stands in for the
     MLP width.
+
+    How the peak depends on ``max_model_len`` (per version): only through the
+    tokens profiled. vLLM V1 profiles ``max_num_batched_tokens`` tokens
+    (``profile_run`` in vllm/v1/worker/gpu_model_runner.py); with chunked prefill
+    (V1's default) that is 8,192 or 2,048 whatever ``max_model_len`` is, and
+    without it the budget is at least ``max_model_len``
+    (:func:`~kvsim.model.vllm_defaults.max_num_batched_tokens_default`), so the
+    peak grows with the context. vLLM V0 before chunked prefill was its default
+    (0.6.x, contexts up to 32K) profiled ``max(max_model_len, 2048)`` tokens too:
+    published logs at 20,000 and 29,000 tokens (vLLM issue #10517) show the
+    peak growing by 0.92 GiB for 9,000 more tokens, about 7 % more per token
+    than this count, so kvsim's pool at those contexts is 3-7 % too large
+    (``benchmarks/startup_logs.py`` prints the table).
     """
     spec = get_model(model)
     tp = check_int("tensor_parallel_size", tensor_parallel_size, min=1, max=1024)

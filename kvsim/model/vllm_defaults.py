@@ -1,25 +1,66 @@
 """The vLLM defaults kvsim follows, one place, with the version and source of each.
 
-kvsim's ``engine="v1"`` mode follows vLLM's V1 engine as of its 2026 releases
-(0.19 and 0.20: the scheduler with the full-prompt admission gate
-``scheduler_reserve_full_isl``, before 0.21 changed the memory defaults);
+kvsim's ``engine="v1"`` mode follows vLLM's V1 engine; the engine option
+``vllm_version`` names the release (:data:`VLLM_V1_RELEASES`, 0.11 to 0.28;
+default :data:`VLLM_VERSION_DEFAULT`, the newest release whose behaviour was
+read) and decides the defaults that differ between V1 releases.
 ``engine="v0"`` follows the V0 engine of 0.10 and earlier (removed in 0.11),
-the last with swap preemption. Release boundaries below were read from the merged pull
-requests' dates and may be off by one release; each figure names its source
-file so it can be checked against the version a reader runs.
+the last with swap preemption. Release boundaries below were read from the
+merged pull requests' dates and from issue reports that name a release, and may
+be off by one release; each figure names its source so it can be checked
+against the version a reader runs.
+
+Which releases behave which way:
+
+* ``scheduler_reserve_full_isl`` (the full-prompt admission gate): absent up
+  to 0.18 (0.18.0 was published on 2026-03-20 and vllm-project/vllm PR #37307,
+  which adds the gate, was still under review on 2026-03-24); present and on
+  by default from 0.19 (vLLM issue #39037 shows the gate's stall on 0.19.0 on
+  2026-04-05; issue #39734, 2026-04-15, names ``--no-scheduler-reserve-full-isl``
+  as the way out on a 0.19.1 development build; ai-dynamo/dynamo issue #9718,
+  2026-05-18, reads ``scheduler_reserve_full_isl: bool = True`` in
+  vllm/config/scheduler.py). PR #37307 first read the switch from an
+  environment variable; no release was found that had it off by default, so
+  kvsim's boundary is one: 0.18 without the gate, 0.19 with it on.
+* Memory: from 0.21 vLLM also subtracts an estimate of the CUDA graphs'
+  memory from the KV budget (its start-up log says "CUDA graph memory
+  profiling is enabled (default since v0.21.0)", quoted in gpustack/runner
+  PR #251; ``VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=0`` turns it off).
+  NOTE(cudagraph-memory): kvsim does not model that estimate on any release
+  (it is measured by capturing the graphs; 0.36 GiB in that log), so its pool
+  on 0.21 and later is larger than the server's by about that much.
+* Batch defaults by GPU class (:func:`batch_defaults`, since May 2025) and the
+  V1 watermark default of 0 (:func:`watermark_default`) are the same on every
+  release kvsim knows.
 
 Explained where each is used: chapter 1 (memory), chapter 2 (scheduling).
 """
 from __future__ import annotations
 
-from kvsim.errors import check_choice
+import re
+
+from kvsim.errors import KvsimError, check_choice
 from kvsim.units import GiB
 
 __all__ = ["VLLM_V1_VERSIONS", "ENGINES", "USAGE_CONTEXTS", "batch_defaults", "watermark_default",
-           "NON_TORCH_BYTES", "SAMPLER_LOGIT_BYTES", "ACTIVATION_BYTES", "max_num_batched_tokens_default"]
+           "NON_TORCH_BYTES", "SAMPLER_LOGIT_BYTES", "ACTIVATION_BYTES", "max_num_batched_tokens_default",
+           "VLLM_V1_RELEASES", "VLLM_V0_RELEASES", "VLLM_VERSION_DEFAULT", "RESERVE_FULL_ISL_SINCE",
+           "check_vllm_version", "has_reserve_full_isl", "reserve_full_isl_default",
+           "vllm_version_default"]
 
-#: What ``engine="v1"`` models.
-VLLM_V1_VERSIONS = "vLLM V1 as of 0.19-0.20"
+#: The V1 releases kvsim knows (minor versions of 0.x): 0.11, the first without V0, to 0.28.
+VLLM_V1_RELEASES: tuple[int, ...] = tuple(range(11, 29))
+#: The releases ``engine="v0"`` stands for: 0.6 to 0.10, the last with the V0 engine.
+VLLM_V0_RELEASES: tuple[int, ...] = tuple(range(6, 11))
+#: The newest release whose behaviour was read (docs.vllm.ai/en/v0.28.0; 0.28.0 was
+#: released on 2026-08-26 as commit 2cf0a69, coreweave/ml-containers PR #218).
+VLLM_VERSION_DEFAULT = "0.28"
+#: What ``engine="v1"`` models by default.
+VLLM_V1_VERSIONS = f"vLLM V1 as of {VLLM_VERSION_DEFAULT}"
+#: The first release with ``scheduler_reserve_full_isl``, on by default (see the module text).
+RESERVE_FULL_ISL_SINCE = 19
+
+_VERSION_RE = re.compile(r"(\d+)\.(\d+)(?:\.(\d+))?")
 ENGINES = ("v1", "v0")
 #: ``usage_context``: "server" (``vllm serve``, the OpenAI-compatible API
 #: server) or "llm" (the offline ``LLM`` class).
@@ -100,3 +141,47 @@ def watermark_default(engine: str) -> float:
     """
     check_choice("engine", engine, ENGINES)
     return 0.01 if engine == "v0" else 0.0
+
+
+def _releases(engine: str) -> tuple[int, ...]:
+    return VLLM_V0_RELEASES if engine == "v0" else VLLM_V1_RELEASES
+
+
+def vllm_version_default(engine: str = "v1") -> str:
+    """The release an engine mode stands for when none is named: 0.28 for V1, 0.10 for V0."""
+    check_choice("engine", engine, ENGINES)
+    return f"0.{_releases(engine)[-1]}"
+
+
+def check_vllm_version(version: object, engine: str = "v1") -> str:
+    """``version`` ("0.28" or "0.28.0") checked against the releases ``engine`` knows; returns it.
+
+    One line names the value and the range (V1: 0.11-0.28; V0: 0.6-0.10).
+    """
+    check_choice("engine", engine, ENGINES)
+    releases = _releases(engine)
+    span = f"0.{releases[0]} to 0.{releases[-1]}"
+    m = _VERSION_RE.fullmatch(version) if isinstance(version, str) else None
+    if m is None or m.group(1) != "0" or int(m.group(2)) not in releases:
+        raise KvsimError(f"vllm_version={version!r} is not a release kvsim knows for engine={engine!r}: "
+                         f"expected a release string from {span} such as \"0.{releases[-1]}\" "
+                         f"or \"0.{releases[-1]}.0\"")
+    return version
+
+
+def _minor(version: str) -> int:
+    return int(version.split(".")[1])
+
+
+def has_reserve_full_isl(version: str) -> bool:
+    """Whether a V1 release has ``scheduler_reserve_full_isl`` (0.19 and later)."""
+    return _minor(version) >= RESERVE_FULL_ISL_SINCE
+
+
+def reserve_full_isl_default(engine: str, version: str) -> bool:
+    """``scheduler_reserve_full_isl`` when the user sets none: on for V1 from 0.19, else off.
+
+    V0 has no such option (it allocates a whole prompt at admission anyway).
+    """
+    check_choice("engine", engine, ENGINES)
+    return engine == "v1" and has_reserve_full_isl(version)
