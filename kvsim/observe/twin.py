@@ -570,7 +570,7 @@ def build_twin(window: Window, *, model: str | None = None, gpu: str | None = No
         f = twin.fit
         said("step-time scale", f"{twin.options['step_time_scale']:.4g} (the twin's median "
              f"inter-token latency {1000 * f['twin_p50_s']:.4g} ms vs the server's "
-             f"{1000 * f['target_p50_s']:.4g} ms on the same buckets, {f["runs"]} run(s))",
+             f"{1000 * f['target_p50_s']:.4g} ms on the same buckets, {f['runs']} run(s))",
              f"{itl_name} (the buckets' median, as histogram_quantile(0.5, ...))")
     else:
         twin.options["step_time_scale"] = 1.0
