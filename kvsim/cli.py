@@ -769,8 +769,8 @@ def _cmd_twin(args) -> str:
     lines.append("\nnot inferred (the default used, and why):")
     lines += [f"  {f.what:<{width}}  {f.value}  ({f.why})" for f in twin.findings
               if not f.inferred]
-    if twin.observed:
-        shown = {k: v for k, v in twin.observed.items() if v is not None}
+    shown = {k: v for k, v in twin.observed.items() if v is not None}
+    if shown:
         lines.append("\nthe server showed: " + ", ".join(f"{k} {_fmt_value(v)}"
                                                          for k, v in shown.items()))
     lines.append(f"\nthe twin as a command{'' if args.trace_out else ' (--trace-out TWIN.csv writes its traffic)'}:")
