@@ -143,6 +143,8 @@ class Twin:
 
     def workload(self, seed: int | None = None) -> Workload:
         """The twin's traffic: Poisson arrivals over warm-up plus the measured window."""
+        # NOTE(twin-stationary): the server's traffic as steady Poisson arrivals at the
+        # window's average rate, independent lengths, no shared prefixes
         return Workload.poisson(self.rate_per_s, self.warmup_s + self.duration_s,
                                 prompt=self.prompt, output=self.output,
                                 seed=self.seed if seed is None else seed)
