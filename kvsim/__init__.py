@@ -61,6 +61,7 @@ _MODULES = {
     "notebook": "book.notebook", "lab_charts": "book.lab_charts", "lab_panel": "book.lab_panel",
     "stepper": "runs.stepper", "scenarios": "runs.scenarios", "sweeps": "runs.sweeps",
     "metrics": "observe.metrics", "alerts": "observe.alerts", "panels": "observe.panels",
+    "twin": "observe.twin", "readings": "observe.readings",
     "missions": "lab.missions", "mission_progress": "lab.progress",
 }
 

@@ -15,6 +15,8 @@ and chapter 4 (``kvsim simulate``: replay a trace against a configuration)::
     kvsim lint-rules my-alerts.rules.yml     (exit 1 on a classic mistake; notes alone exit 0)
     kvsim lint-rules my-alerts.rules.yml --against incident-day   (when each alert fires)
     kvsim lint-rules --dashboard grafana.json --version v1-0.10   (a dashboard's queries)
+    kvsim twin scrape.prom --uptime 3600      (a twin of a real server, and its what-ifs)
+    kvsim twin before.prom after.prom --seconds 300 | kvsim twin range.json
     kvsim scenarios | kvsim models | kvsim gpus        (each takes --json)
     kvsim missions [--reset | --verify CODE | --leaderboard codes.txt | --ticket N
                     | --export [FILE] | --import FILE]    (--export before a Binder session ends)
@@ -334,6 +336,39 @@ def build_parser() -> argparse.ArgumentParser:
     lr.add_argument("--strict", action="store_true",
                     help="exit 1 on notes too (a deprecated name works today, not after an upgrade)")
     lr.add_argument("--json", action="store_true", help="print JSON")
+
+    tw = sub.add_parser(
+        "twin", help="a kvsim twin of a real vLLM server from its /metrics, and what-ifs on it",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Read a real vLLM server's metrics -- one saved /metrics scrape, two scrapes\n"
+        "and the seconds between them, or the JSON of a Prometheus /api/v1/query_range or\n"
+        "/api/v1/query answer -- and build the kvsim configuration that reproduces it: the\n"
+        "pool from vllm:cache_config_info, the model from model_name, the arrival rate\n"
+        "from the request counters, the lengths from their histograms, the step-time\n"
+        "scale fitted to the inter-token histogram. Then run the what-ifs of chapters 2-5\n"
+        "on it (more memory, FP8 KV, a max_num_seqs cap, a watermark). It says what it\n"
+        "inferred, from which series, and what it could not infer (and the default used).\n"
+        "One scrape counts from the server's start: give --uptime S for the rate.")
+    tw.add_argument("files", nargs="+", metavar="FILE",
+                    help="a scrape, two scrapes (earlier first), or a Prometheus JSON export")
+    tw.add_argument("--uptime", type=_pos_float("uptime_s"), default=None, metavar="S",
+                    help="with one scrape: seconds since the server started")
+    tw.add_argument("--seconds", type=_pos_float("seconds"), default=None, metavar="S",
+                    help="with two scrapes: the seconds between them")
+    tw.add_argument("--model", default=None, metavar="NAME",
+                    help="the model preset (default: from the model_name label)")
+    tw.add_argument("--gpu", default=None, metavar="NAME",
+                    help="the GPU preset (default: the one whose budget gives the pool)")
+    tw.add_argument("--seed", type=_arg(lambda v: check_int("seed", v, min=0, max=2**63 - 1)),
+                    default=0, metavar="N", help="the twin's traffic seed (default 0)")
+    tw.add_argument("--duration", type=_pos_float("duration_s"), default=None, metavar="S",
+                    help="measured seconds of each twin run (default: the window's, 60-3600)")
+    tw.add_argument("--no-fit", action="store_true",
+                    help="skip the step-time fit (scale 1)")
+    tw.add_argument("--no-what-ifs", action="store_true", help="only build the twin")
+    tw.add_argument("--trace-out", metavar="PATH", default=None,
+                    help="write the twin's traffic as a trace CSV for `kvsim simulate --trace`")
+    tw.add_argument("--json", action="store_true", help="print JSON")
 
     mi = sub.add_parser("missions", help="the lab's missions: progress, tickets, completion "
                         "codes, a room's leaderboard (chapter 5)")
@@ -690,6 +725,75 @@ def _cmd_lint_rules(args) -> str:
     return "\n".join(lines)
 
 
+def _cmd_twin(args) -> str:
+    from kvsim.observe.readings import Reading, between, read_source, since_start
+    from kvsim.observe.twin import WHAT_IF_COLUMNS, build_twin, what_ifs
+    _canonical_args(args)
+    if len(args.files) > 2:
+        raise _UsageError("kvsim twin: error: at most two files: expected one scrape, two "
+                          "scrapes (earlier first) or one Prometheus export")
+    got = [read_source(f) for f in args.files]
+    if len(got) == 2:
+        if not all(isinstance(g, Reading) for g in got):
+            raise KvsimError("two files must be two scrapes: expected a range export alone")
+        if args.uptime is not None:
+            raise KvsimError("--uptime is for one scrape: expected --seconds with two")
+        window = between(got[0], got[1], args.seconds)
+    elif isinstance(got[0], Reading):
+        if args.seconds is not None:
+            raise KvsimError("--seconds is for two scrapes: expected --uptime with one")
+        window = since_start(got[0], args.uptime)
+    else:
+        if args.seconds is not None or args.uptime is not None:
+            raise KvsimError("a range export carries its own times: expected neither "
+                             "--seconds nor --uptime")
+        window = got[0]
+    twin = build_twin(window, model=args.model, gpu=args.gpu, seed=args.seed,
+                      duration_s=args.duration, fit_scale=not args.no_fit)
+    trace = args.trace_out or "TWIN.csv"
+    if args.trace_out is not None:
+        try:
+            twin.workload().to_csv(args.trace_out)
+        except OSError as e:
+            raise KvsimError(f"--trace-out {args.trace_out!r}: cannot write it "
+                             f"({e.strerror}): expected a writable path") from None
+    rows = [] if args.no_what_ifs else what_ifs(twin)
+    if args.json:
+        out = twin.to_dict()
+        out["command"] = twin.command(trace)
+        out["what_ifs"] = rows
+        out["notes"] = list(window.notes)
+        return _dump(out)
+    lines = [f"kvsim twin of {twin.window}" + (f", {window.seconds:,.6g} s"
+                                               if window.seconds else ", length unknown")]
+    lines += [f"note: {n}" for n in window.notes]
+    width = max(len(f.what) for f in twin.findings)
+    lines.append("\ninferred (what, value, from):")
+    lines += [f"  {f.what:<{width}}  {f.value}" + (f"  [{f.source}]" if f.source else "")
+              + (f" ({f.why})" if f.why else "") for f in twin.findings if f.inferred]
+    lines.append("\nnot inferred (the default used, and why):")
+    lines += [f"  {f.what:<{width}}  {f.value}  ({f.why})" for f in twin.findings
+              if not f.inferred]
+    shown = {k: v for k, v in twin.observed.items() if v is not None}
+    if shown:
+        lines.append("\nthe server showed: " + ", ".join(f"{k} {_fmt_value(v)}"
+                                                         for k, v in shown.items()))
+    lines.append(f"\nthe twin as a command{'' if args.trace_out else ' (--trace-out TWIN.csv writes its traffic)'}:")
+    lines.append("  " + twin.command(trace))
+    if rows:
+        lines.append(f"\nwhat-ifs (the twin, seed {twin.seed}, {twin.duration_s:,.6g} s measured"
+                     + (f" after {twin.warmup_s:g} s of warm-up" if twin.warmup_s else
+                        " from a cold start") + "):")
+        cols = ["case"] + list(WHAT_IF_COLUMNS)
+        cells = [cols] + [[r["case"]] + [_fmt_value(r[c]) for c in WHAT_IF_COLUMNS]
+                          for r in rows]
+        widths = [max(len(row[i]) for row in cells) for i in range(len(cols))]
+        lines += ["  " + "  ".join(c.ljust(w) if i == 0 else c.rjust(w)
+                                   for i, (c, w) in enumerate(zip(row, widths)))
+                  for row in cells]
+    return "\n".join(lines)
+
+
 def _cmd_missions(args) -> str:
     from kvsim.lab.missions import get_mission, ticket
 
@@ -753,7 +857,7 @@ def _cmd_missions(args) -> str:
 _COMMANDS = {"capacity": _cmd_capacity, "simulate": _cmd_simulate, "sweep": _cmd_sweep,
              "missions": _cmd_missions,
              "scenarios": _cmd_scenarios, "models": _cmd_models, "gpus": _cmd_gpus,
-             "exporter": _cmd_exporter, "lint-rules": _cmd_lint_rules}
+             "exporter": _cmd_exporter, "lint-rules": _cmd_lint_rules, "twin": _cmd_twin}
 
 
 def _one_line(message: str) -> str:

@@ -331,3 +331,14 @@ def test_crossover_and_round_trip_reject_bad_input_with_one_line():
         swap_round_trip_s(100, "llama-3.1-8b", "h100-80gb", block_size=0)
     with pytest.raises(KvsimError, match=r"tokens=0 is out of range"):
         swap_round_trip_s(0, "llama-3.1-8b", "h100-80gb")
+
+
+@pytest.mark.parametrize("tp", [1, 2])
+def test_step_time_scale_multiplies_every_part_of_a_step_but_swaps(tp):
+    """step_time_scale=k makes each step exactly k times longer; PCIe copies keep their time."""
+    m, g = kvsim.get_model("llama-3.1-8b"), kvsim.get_gpu("h100-80gb")
+    base = StepCost(m, g, CostModel(), tensor_parallel_size=tp)
+    slow = StepCost(m, g, CostModel(step_time_scale=2.5), tensor_parallel_size=tp)
+    for args in [(1, 1), (64, 64, 40_000), (2048, 3, 900, 500_000, 2048)]:
+        assert slow.step_s(*args) == pytest.approx(2.5 * base.step_s(*args), rel=1e-12)
+    assert slow.swap_s(10**8, 64) == base.swap_s(10**8, 64)

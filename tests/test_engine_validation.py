@@ -195,6 +195,9 @@ BAD_OPTIONS = [
     ("pcie_bytes_per_s", 0, "> 0"),
     ("pcie_bytes_per_s", -1, "> 0"),
     ("pcie_bytes_per_s", NAN, "> 0"),
+    ("step_time_scale", 0, "[0.01, 100]"),
+    ("step_time_scale", 101, "[0.01, 100]"),
+    ("step_time_scale", NAN, "[0.01, 100]"),
 ]
 # The SGLang policy's constants, checked when that policy is chosen.
 BAD_SGLANG_OPTIONS = [

@@ -116,6 +116,11 @@ class CostModel:
             microseconds.
         pcie_bytes_per_s: effective one-direction PCIe bandwidth; ``None``
             uses the GPU preset's figure.
+        step_time_scale: multiply every part of a step's time (CPU, kernels,
+            attention, all-reduce) by this factor, leaving the PCIe copies of a
+            swap alone: one knob that makes the whole GPU (and its host)
+            uniformly slower or faster. ``kvsim twin`` fits it to a real
+            server's inter-token histogram (:mod:`kvsim.observe.twin`).
     """
 
     step_overhead_s: float | None = None
@@ -126,6 +131,7 @@ class CostModel:
     attention_efficiency: float = ATTENTION_EFFICIENCY
     swap_copy_overhead_s: float = 3e-6
     pcie_bytes_per_s: float | None = None
+    step_time_scale: float = 1.0
 
     def __post_init__(self) -> None:
         for name, lo, hi in (("step_overhead_s", 0, 10), ("seq_overhead_s", 0, 1),
@@ -139,6 +145,7 @@ class CostModel:
         check_float("swap_copy_overhead_s", self.swap_copy_overhead_s, min=0, max=1)
         if self.pcie_bytes_per_s is not None:
             check_float("pcie_bytes_per_s", self.pcie_bytes_per_s, min=0, min_open=True)
+        check_float("step_time_scale", self.step_time_scale, min=0.01, max=100)
 
     @classmethod
     def names(cls) -> list[str]:
@@ -191,17 +198,22 @@ class StepCost:
         shape = model.compute_shape()
         self.shape = shape
         fixed_cpu, per_seq_cpu = CPU_OVERHEAD[engine]
-        self.cpu_fixed_s = float(cost.step_overhead_s if cost.step_overhead_s is not None else fixed_cpu)
-        self.cpu_per_seq_s = float(cost.seq_overhead_s if cost.seq_overhead_s is not None
-                                   else per_seq_cpu)
+        # step_time_scale multiplies each per-unit time below, so every part of a step
+        # (and so the whole step, swap copies apart) is exactly that factor longer
+        k = float(cost.step_time_scale)
+        self.time_scale = k
+        self.cpu_fixed_s = k * float(cost.step_overhead_s if cost.step_overhead_s is not None
+                                     else fixed_cpu)
+        self.cpu_per_seq_s = k * float(cost.seq_overhead_s if cost.seq_overhead_s is not None
+                                       else per_seq_cpu)
         ec = cost.matmul_efficiency or gpu.matmul_efficiency
         em = cost.memory_efficiency or gpu.memory_efficiency
-        self.latency_s = float(cost.kernel_latency_s if cost.kernel_latency_s is not None
-                               else gpu.kernel_latency_s)
+        self.latency_s = k * float(cost.kernel_latency_s if cost.kernel_latency_s is not None
+                                   else gpu.kernel_latency_s)
         # seconds per FLOP and per byte, one GPU of the group
-        self.s_per_flop = 1.0 / (gpu.peak_flops * ec)
-        self.s_per_byte = 1.0 / (gpu.hbm_bytes_per_s * em)
-        self.s_per_attn_flop = 1.0 / (gpu.peak_flops * cost.attention_efficiency)
+        self.s_per_flop = k / (gpu.peak_flops * ec)
+        self.s_per_byte = k / (gpu.hbm_bytes_per_s * em)
+        self.s_per_attn_flop = k / (gpu.peak_flops * cost.attention_efficiency)
         self.weight_bytes_per_param = DTYPE_BYTES[model.weight_dtype or model.dtype]
         self.pcie_bytes_per_s = float(cost.pcie_bytes_per_s or gpu.pcie_bytes_per_s)
         self.swap_copy_s = float(cost.swap_copy_overhead_s)
@@ -269,7 +281,7 @@ class StepCost:
         nbytes = n_tokens * self.model.hidden_size * ACTIVATION_BYTES
         # GPUSpec.__post_init__ replaces a None interconnect_bytes_per_s by pcie_bytes_per_s
         ring = 2.0 * (self.tp - 1) / self.tp * nbytes / self.gpu.interconnect_bytes_per_s  # type: ignore[operator]
-        return 2 * self.model.num_layers * (ALLREDUCE_LATENCY_S + ring)
+        return self.time_scale * 2 * self.model.num_layers * (ALLREDUCE_LATENCY_S + ring)
 
     def cpu_s(self, n_seqs: int) -> float:
         return self.cpu_fixed_s + self.cpu_per_seq_s * n_seqs
