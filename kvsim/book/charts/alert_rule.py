@@ -200,7 +200,7 @@ def alert_rule_chart(data: Mapping, *, title: str, subtitle: str | None = None,
                                             x2="b:Q")
     rush_text = alt.Chart(alt.InlineData(values=[{"a": RUSH_MIN[0]}])).mark_text(
         align="left", baseline="bottom", dx=3, dy=-2).encode(
-        x="a:Q", y=alt.value(height), text=alt.value("rush"))
+        x=alt.X("a:Q", title="time (min)"), y=alt.value(height), text=alt.value("rush"))
     spans = (alt.Chart(alt.InlineData(values=list(data["spans"]))).transform_filter(same_point))
     span_rects = spans.mark_rect(opacity=0.3).encode(
         x=alt.X("start:Q", title="time (min)", scale=alt.Scale(domain=[0, t_end], nice=False)),
@@ -211,11 +211,10 @@ def alert_rule_chart(data: Mapping, *, title: str, subtitle: str | None = None,
                  alt.Tooltip("start:Q", format=".2f", title="from (min)"),
                  alt.Tooltip("end:Q", format=".2f", title="to (min)")])
     # the two labels on two rows, so a short pending spell does not hide "firing"
-    span_text = (spans.transform_calculate(row="datum.state == 'pending' ? 40 : 58")
-                 .mark_text(align="left", baseline="top", dx=3)).encode(
-        x="start:Q", y=alt.Y("row:Q", scale=None), text="state:N",
-        color=alt.Color("state:N", legend=None,
-                        scale=alt.Scale(domain=states, range=list(STATE_COLOURS.values()))))
+    span_text = [spans.transform_filter(alt.datum.state == state).mark_text(
+        align="left", baseline="top", dx=3, color="black").encode(
+        x=alt.X("start:Q", title="time (min)"), y=alt.value(row), text="state:N")
+        for state, row in zip(STATE_COLOURS, (40, 58))]
     line = (alt.Chart(alt.InlineData(values=curve_rows)).transform_filter(same_w)
             .mark_line(color=PALETTE[0], interpolate="step-after").encode(
                 x=x, y=y, tooltip=[alt.Tooltip("t:Q", format=".2f", title="time (min)"),
@@ -227,17 +226,19 @@ def alert_rule_chart(data: Mapping, *, title: str, subtitle: str | None = None,
     limit_text = readouts.mark_text(align="right", baseline="bottom", dy=-2).encode(
         x=alt.datum(t_end), y=alt.Y("th:Q", title=what, scale=y_scale, axis=axis),
         text=alt.value("threshold"))
-    # the readout on two lines, cut at the chart's width on a narrow page
+    # the readout above the plot, on two lines, cut at the chart's width on a narrow page
     text = (readouts.transform_calculate(lines="split(datum.text, '; ')")
-            .mark_text(align="left", baseline="top", fontSize=13, dx=2, dy=2,
+            .mark_text(align="left", baseline="top", fontSize=13, fontWeight="bold",
                        limit={"expr": "width"})
-            .encode(x=alt.value(0), y=alt.value(0), text="lines:N"))
-    layers = [rush, rush_text, span_rects, span_text, line, limit, limit_text, text]
+            .encode(x=alt.value(0), y=alt.value(-40), text="lines:N"))
+    layers = [rush, rush_text, span_rects, *span_text, line, limit, limit_text, text]
     if data["first_pre_min"] is not None:
         pre = alt.Chart(alt.InlineData(values=[{"t": data["first_pre_min"]}]))
-        layers += [pre.mark_rule(color="black", strokeDash=[2, 2]).encode(x="t:Q"),
+        layers += [pre.mark_rule(color="black", strokeDash=[2, 2]).encode(
+                       x=alt.X("t:Q", title="time (min)")),
                    pre.mark_text(align="right", baseline="top", dx=-3, dy=40).encode(
-                       x="t:Q", y=alt.value(0), text=alt.value("first preemption"))]
+                       x=alt.X("t:Q", title="time (min)"), y=alt.value(0),
+                       text=alt.value("first preemption"))]
     chart = alt.layer(*layers).properties(width="container", height=height)
     for p in params:
         chart = chart.add_params(p)
