@@ -261,9 +261,8 @@ def test_readouts_name_what_happened():
 
     assert charts.alert_readout(timing()) == "never fires: the expression never exceeds 1"
     pending = timing(pending_s=300.0, episodes=(R.Episode(300.0, None, 420.0),))
-    assert charts.alert_readout(pending) == ("never fires: pending from 5.00 min, but the "
-                                             "condition holds 2.00 min at most, less than its "
-                                             "for (10 min)")
+    assert charts.alert_readout(pending) == ("never fires: pending from 5.00 min; held "
+                                             "2.00 min at most, under its for (10 min)")
     early = timing(pending_s=30.0, firing_s=60.0, delay_s=-40.0, false_alarms=1,
                    episodes=(R.Episode(30.0, 60.0, None),))
     assert charts.alert_readout(early) == ("fires at 1.00 min, 0.7 min before the first "

@@ -35,7 +35,10 @@ def _min(seconds: float | None) -> str:
 
 
 def alert_readout(timing: AlertTiming) -> str:
-    """One line: when the rule fires, how long after the first preemption, when it resolves."""
+    """One line: when the rule fires, how long after the first preemption, when it resolves.
+
+    Its parts are joined by ``"; "``, where the chart breaks it into lines.
+    """
     t = timing
     if t.fired:
         assert t.firing_s is not None
@@ -48,8 +51,8 @@ def alert_readout(timing: AlertTiming) -> str:
     elif t.pending_s is not None:
         longest = max((e.resolved_s if e.resolved_s is not None else t.pending_s) - e.pending_s
                       for e in t.episodes)
-        line = (f"never fires: pending from {_min(t.pending_s)}, but the condition holds "
-                f"{longest / 60:.2f} min at most, less than its for ({t.for_s / 60:g} min)")
+        line = (f"never fires: pending from {_min(t.pending_s)}; held {longest / 60:.2f} min "
+                f"at most, under its for ({t.for_s / 60:g} min)")
     else:
         line = f"never fires: the expression never exceeds {t.threshold:g}"
     if t.false_alarms:
