@@ -5,7 +5,9 @@ those series, and its scrapes), ``exposition`` (the text of one scrape),
 ``promtool_tests`` (the run as a ``promtool test rules`` file),
 ``introspection`` (what the KV-cache gauge counts, read from the engine),
 ``exporter`` (the series live on ``/metrics``), ``alerts`` (rule evaluation,
-the linter, promtool) and ``panels`` (dashboard queries over a scrape).
+the linter, promtool), ``panels`` (dashboard queries over a scrape) and
+``rule_timing`` (when one rule goes pending, fires and resolves, as promtool
+evaluates it).
 ``metrics`` re-exports the public names of the first five and
 ``histogram_quantile``, under the path the book uses.
 """
