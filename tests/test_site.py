@@ -341,3 +341,60 @@ def test_mission_guesses_survive_a_reload_and_the_reset_forgets_them(open_page):
     assert not reset["checkbox"]["checked"]
     assert float(reset["range"]["value"]) == pytest.approx(float(before["range"]["value"]), abs=1e-6)
     assert not log.unexpected_errors()
+
+
+# --------------------------------------------------------------------------
+# Chapter 4's alert explorer twin: each of its three sliders moves the readout to the
+# one kvsim computes for that rule (the generic test above moves only the first).
+
+ALERT_PAGE = "book/ch04-detecting-preemption.html"
+ALERT_NAMES = {"threshold": "Threshold", "window": "Window (min)", "for": "for (min)"}
+
+SET_ALERT_RULE = """(values) => {
+    const chart = Array.from(document.querySelectorAll('div[id^="altair-viz-"]'))
+        .find(el => Array.from(el.querySelectorAll('.vega-bind-name'))
+                         .some(n => n.textContent.trim() === 'for (min)'));
+    let moved = 0;
+    for (const bind of chart.querySelectorAll('.vega-bind')) {
+        const name = bind.querySelector('.vega-bind-name').textContent.trim();
+        if (!(name in values)) continue;
+        const input = bind.querySelector('input[type="range"]');
+        input.value = values[name];
+        input.dispatchEvent(new Event('input', {bubbles: true}));
+        input.dispatchEvent(new Event('change', {bubbles: true}));
+        moved += 1;
+    }
+    return moved;
+}"""
+
+# the readout's lines are a text's tspans: joined again as alert_readout writes them
+ALERT_READOUT = """() => Array.from(document.querySelectorAll('div[id^="altair-viz-"] svg text'))
+    .map(t => t.querySelectorAll('tspan').length
+              ? Array.from(t.querySelectorAll('tspan')).map(s => s.textContent).join('; ')
+              : t.textContent)
+    .filter(t => /^(fires at|never fires)/.test(t)).join(' | ')"""
+
+
+@pytest.mark.skipif(ALERT_PAGE not in PAGES, reason="chapter 4 is not built")
+def test_the_alert_twin_follows_each_of_its_sliders(open_page):
+    import kvsim
+    from kvsim.book.charts import alert_readout
+    from kvsim.observe.rule_timing import alert_timing
+
+    run = kvsim.run_scenario("incident-day")
+
+    def expected(threshold, window_min, for_min) -> str:
+        return alert_readout(alert_timing(run, "preemptions", threshold=threshold,
+                                          window_s=60 * window_min, for_s=60 * for_min))
+
+    page, log = open_page(ALERT_PAGE)
+    page.wait_for_function(f"({ALERT_READOUT})().length > 0", timeout=30_000)
+    assert page.evaluate(ALERT_READOUT) == expected(0, 5, 10)      # seed 003's rule
+    # one slider at a time, then the book's page (increase over 2m > 1, for 1m)
+    for values, point in [({"for": 1}, (0, 5, 1)), ({"window": 2}, (0, 2, 1)),
+                          ({"threshold": 1}, (1, 2, 1)), ({"threshold": 4, "for": 10}, (4, 2, 10))]:
+        moved = page.evaluate(SET_ALERT_RULE, {ALERT_NAMES[k]: v for k, v in values.items()})
+        assert moved == len(values), f"{ALERT_PAGE}: {moved} of the twin's sliders found"
+        want = expected(*point)
+        page.wait_for_function(f"(w) => ({ALERT_READOUT})() === w", arg=want, timeout=10_000)
+    assert not log.unexpected_errors()
