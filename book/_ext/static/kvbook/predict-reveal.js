@@ -9,9 +9,15 @@
  * so the page opens revealed next time; where the browser refuses storage (private mode,
  * file://) the veil still lifts, for this visit only. Without JavaScript nothing is veiled.
  * Nothing leaves the browser.
+ *
+ * The page is parsed, and may be painted, before DOMContentLoaded: until then the class
+ * kvbook-predict-pending on <html> blurs everything after a prediction cell (a wider cover
+ * than the veil; predict-reveal.css), so the answer does not flash. start() always removes it.
  */
 (function () {
   "use strict";
+  var PENDING = "kvbook-predict-pending";
+  document.documentElement.classList.add(PENDING);
   var PREFIX = "kvbook:predict:" + window.location.pathname + ":";
   var NOTE = "The answer below is blurred until you commit a guess in the Predict box above " +
              "(or choose to see it without guessing).";
@@ -106,6 +112,7 @@
     var cell = box && predictionCell(box);
     var parts = cell ? answer(cell) : [];
     var id = form.dataset.prediction;
+    if (box) { box.dataset.prediction = id; }      // the box keeps its id once the form is gone
     var saved = load(s, id);
     if (saved) { showResult(form, saved); return; }
     var note = veil(parts);
@@ -135,10 +142,14 @@
   }
 
   function start() {
-    var s = store();
-    document.querySelectorAll("form.kvbook-guess[data-prediction]").forEach(function (form) {
-      setUp(form, s);
-    });
+    try {
+      var s = store();
+      document.querySelectorAll("form.kvbook-guess[data-prediction]").forEach(function (form) {
+        setUp(form, s);
+      });
+    } finally {
+      document.documentElement.classList.remove(PENDING);    // never leave the page blurred
+    }
   }
 
   if (document.readyState === "loading") {
