@@ -17,7 +17,11 @@ is aborted and recorded: a page that reaches for a CDN fails. For each page:
   computed;
 * glued numbers read as text (not bold), each inline expression of the prose
   shows its saved result, math is typeset, and on a phone-sized
-  window no chart is wider than the page.
+  window no chart is wider than the page;
+* a Predict box's answer (the chart and sentences after its prediction cell) is
+  veiled until the reader commits a guess or asks to skip, the guess shows in
+  the box and is kept on reload (and the reveal still works where the browser
+  refuses storage), and with JavaScript off nothing is veiled.
 
 Needs a built site: ``make test`` builds it first. Run alone, the module skips
 with a message when ``_build/html`` is missing, unless ``KVBOOK_REQUIRE_SITE=1``
@@ -386,7 +390,7 @@ PREDICT_READY = ("() => document.documentElement.classList.contains('kvbook-pred
                  " === document.querySelectorAll('.kvbook-predict').length")
 
 
-def _form(page, prediction_id: str) -> str:
+def _form(prediction_id: str) -> str:
     return f'form.kvbook-guess[data-prediction="{prediction_id}"]'
 
 
@@ -401,7 +405,7 @@ def test_predict_answer_is_veiled_until_a_committed_guess_and_stays_revealed(ope
     assert before["prose"] and before["prose_veiled"], before
     assert before["end"] == "SECTION H3" and not before["end_veiled"], before   # "GB or GiB?"
 
-    field = page.locator(f"{_form(page, PREDICT_ID)} input[type=number]")
+    field = page.locator(f"{_form(PREDICT_ID)} input[type=number]")
     label = page.locator(f"label[for='{field.get_attribute('id')}']")
     assert label.inner_text() == "Your guess, in requests"
     field.focus()                                        # by keyboard: type, then Enter
@@ -426,7 +430,7 @@ def test_predict_answer_is_veiled_until_a_committed_guess_and_stays_revealed(ope
 def test_predict_answer_shows_without_a_guess_when_the_reader_asks(open_page):
     page, log = open_page(PREDICT_PAGE)
     page.wait_for_function(PREDICT_READY, timeout=30_000)
-    form = _form(page, PREDICT_ID)
+    form = _form(PREDICT_ID)
     page.click(f"{form} button[type=submit]")            # nothing typed: the veil stays
     assert page.inner_text(f"{form} .kvbook-guess-message") == "Type a number first."
     assert page.evaluate(PREDICT_STATE, PREDICT_ID)["prose_veiled"]
@@ -453,8 +457,8 @@ def test_predict_reveal_works_where_the_browser_refuses_storage(open_page):
         get() { throw new DOMException('The operation is insecure.', 'SecurityError'); }})""")
     page.reload(wait_until="load")
     page.wait_for_function(PREDICT_READY, timeout=30_000)
-    page.fill(f"{_form(page, PREDICT_ID)} input", "25")
-    page.click(f"{_form(page, PREDICT_ID)} button[type=submit]")
+    page.fill(f"{_form(PREDICT_ID)} input", "25")
+    page.click(f"{_form(PREDICT_ID)} button[type=submit]")
     state = page.evaluate(PREDICT_STATE, PREDICT_ID)
     assert state["result"] == "Your guess: 25 requests" and not state["prose_veiled"], state
     page.reload(wait_until="load")
