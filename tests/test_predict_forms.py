@@ -70,3 +70,26 @@ def test_every_prediction_cell_gets_a_form_with_a_registered_id(path):
     assert {p.id for p in found} == {i for i in exercises.list_predictions() if i.startswith(path.stem[:4])}
     for p in found:
         assert p.unit or p.note, f"{p.id}: the cell's comment names no unit (# your guess, in <unit>)"
+
+
+def test_a_prediction_cell_pairs_with_the_predict_box_just_before_it():
+    from docutils import nodes
+
+    def code_cell(source):
+        cell = nodes.container(nb_element="cell_code", classes=["cell"])
+        cell += nodes.literal_block(source, source)
+        return cell
+
+    source = 'prediction = None   # your guess, in ms\nexercises.predict("ch09-predict-x", prediction)'
+    box = nodes.admonition("", classes=["kvbook-predict"])
+    paired = code_cell(source)
+    nodes.section("", box, nodes.paragraph("", "Put your guess in the cell."), paired)
+    assert kvbook_predict.predict_box_before(paired) is box
+    assert kvbook_predict.prediction_cell(kvbook_predict.cell_source(paired)).id == "ch09-predict-x"
+
+    orphan = code_cell(source)             # another cell between: not this box's cell
+    nodes.section("", nodes.admonition("", classes=["kvbook-predict"]), code_cell("x = 1"), orphan)
+    assert kvbook_predict.predict_box_before(orphan) is None
+    other_box = code_cell(source)          # a box of another kind is no Predict box
+    nodes.section("", nodes.admonition("", classes=["kvbook-version"]), other_box)
+    assert kvbook_predict.predict_box_before(other_box) is None

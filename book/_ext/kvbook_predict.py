@@ -111,12 +111,13 @@ def _is_code_cell(node: nodes.Node) -> bool:
     return isinstance(node, nodes.container) and node.get("nb_element") == "cell_code"
 
 
-def _source(cell: nodes.container) -> str:
+def cell_source(cell: nodes.container) -> str:
+    """A myst-nb code cell's source (its first literal block)."""
     blocks = list(cell.findall(nodes.literal_block))
     return blocks[0].astext() if blocks else ""
 
 
-def _predict_box_before(cell: nodes.container) -> nodes.Element | None:
+def predict_box_before(cell: nodes.container) -> nodes.Element | None:
     """The Predict box among the cell's earlier siblings, with no other cell in between."""
     parent = cell.parent
     for sibling in reversed(parent.children[: parent.index(cell)]):
@@ -135,10 +136,10 @@ class PredictionForms(SphinxPostTransform):
 
     def run(self, **kwargs) -> None:
         for cell in list(self.document.findall(_is_code_cell)):
-            found = prediction_cell(_source(cell))
+            found = prediction_cell(cell_source(cell))
             if found is None:
                 continue
-            box = _predict_box_before(cell)
+            box = predict_box_before(cell)
             if box is None:
                 logger.warning(f"kvbook_predict: prediction cell {found.id!r} has no "
                                f"`{BOX_CLASS}` admonition right before it", location=cell)
