@@ -284,9 +284,6 @@ def answering_titles(nb) -> list[tuple[int, str]]:
 #: (design §6: the title asks the question; the finding shows once the reader has guessed).
 #: Empty this as each chapter lands; a chapter listed here that passes fails the test.
 ANSWERING_TITLES_ALLOWED = {
-    "ch02-admission-and-preemption": "cells 4, 7, 10, 13, 16, 19, 24 (the lead, chapter 2's edition)",
-    "ch03-swap-vs-recompute": "cells 15, 20, 25 (the lead, chapter 3's edition)",
-    "ch04-detecting-preemption": "cells 4, 11, 14, 19, 22 (chapter 4's editor)",
     "ch05-belgavis-book-store": "cells 6, 9, 12, 15 (chapter 5's editor)",
 }
 
