@@ -151,6 +151,8 @@ def test_swap_on_the_slow_link_freezes_streams_and_v1_refuses_swap():
 
 @pytest.mark.parametrize("settings, needle", [
     ({"gpu_memory_utilization": 1.5}, "gpu_memory_utilization=1.5"),
+    ({"gpu_memory_utilization": 0.0},      # the check every other entry point uses
+     "gpu_memory_utilization=0.0 is out of range: expected a number (0, 1]"),
     ({"engine": "v2"}, "engine='v2'"),
     ({"pcie_gb_s": 0}, "pcie_gb_s=0"),
     ({"max_tokens": 4}, "max_tokens=4"),

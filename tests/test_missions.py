@@ -244,7 +244,7 @@ def test_completion_codes_round_trip_and_are_rescored():
 
 
 def test_a_changed_character_is_rejected():
-    code = mp.completion_code(1, 2, M.expert_settings(1))
+    code = mp.completion_code(1, 2, M.expert_settings(1), name="Ana Lopez", room_key=None)
     alphabet = string.ascii_uppercase + string.digits + "."
     for i, ch in enumerate(code):
         if ch == "/":
@@ -287,7 +287,7 @@ def test_progress_file_is_written_and_reset(tmp_path, monkeypatch):
 def test_a_damaged_progress_file_is_moved_aside_in_one_line(tmp_path, capsys):
     path = tmp_path / "p.json"
     path.write_text("{not json")
-    assert mp.load(path) == {"version": 1, "missions": {}}
+    assert mp.load(path) == {"version": 2, "name": None, "missions": {}}
     err = capsys.readouterr().err
     aside = [p for p in tmp_path.iterdir() if p.name.startswith("p.json.bad-")]
     assert len(err.splitlines()) == 1 and str(aside[0]) in err and "not JSON" in err
@@ -313,6 +313,7 @@ def test_cli_missions_progress_verify_leaderboard(capsys, tmp_path):
     pf = tmp_path / "p.json"
     status, out, _ = run(capsys, "missions", "--progress-file", str(pf))
     assert status == 0 and "total 0 of 12 stars" in out
+    mp.set_name("Ana", path=pf)
     mp.attempt(1, M.expert_settings(1), path=pf)
     status, out, _ = run(capsys, "missions", "--progress-file", str(pf))
     assert "mission 1 [**.]" in out
@@ -332,7 +333,9 @@ def test_cli_missions_progress_verify_leaderboard(capsys, tmp_path):
     assert status == 1 and lines[1].split()[:3] == ["1", "Ana", "2"]
     assert "Bo" in lines[2] and "rejected" in lines[2]
     assert err.splitlines() == [f"kvsim: rejected: line 3: completion code {tampered!r} fails "
-                                f"its checksum: a character was changed or mistyped"]
+                                f"its checksum: a character was changed or mistyped (the "
+                                f"checksum covers the name, the settings, the stars and the "
+                                f"prediction)"]
     status, out, _ = run(capsys, "missions", "--ticket", "2", "--json")
     assert status == 0 and "PreemptionMode.SWAP" in json.loads(out)["ticket"]
     status, out, _ = run(capsys, "missions", "--reset", "--progress-file", str(pf))
