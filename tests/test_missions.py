@@ -96,6 +96,26 @@ def test_every_mission_is_scored_on_a_warm_server_over_ten_minutes_or_more():
         assert len(M.SEEDS) >= 5
 
 
+def test_the_answer_key_is_what_score_gives():
+    """The instructor notes' key (built from answer_key at build time) against score()."""
+    rows = M.answer_key()
+    assert [r["mission"] for r in rows] == M.list_missions()
+    for r in rows:
+        m = M.get_mission(r["mission"])
+        assert r["expert"] == M.expert_settings(m)
+        assert r["expert_stars"] == M.score(m, r["expert"], prediction=r["prediction"]).stars == 3
+        start = M.score(m, m.start)
+        assert (r["ticket"], r["ticket_stars"], r["ticket_days"]) == (m.start, start.stars,
+                                                                     start.seeds_passed)
+        assert r["ticket_stars"] == 0
+        trap = M.cold_trap(m)
+        assert (r["trap"], r["trap_warm_days"]) == (trap["settings"], trap["warm_passed"])
+        if m.band:
+            assert r["prediction"] == {"band": M.pass_band(m)[0]}
+        else:
+            assert r["prediction"] == {"cause": m.cause}
+
+
 def test_the_cold_trap_is_computed_and_named_in_the_debrief():
     trap = M.cold_trap(1)
     expert = M.expert_settings(1)
