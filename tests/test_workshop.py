@@ -260,6 +260,9 @@ def test_the_answer_key_cells_come_from_the_rows():
         "4. A burst", "the band 0.04 to 0.06 (admission fills the cache)", "watermark=0.04",
         "3 stars", "watermark=0: 0 stars (1 of 5 days)", "watermark=0.05: 5 of 5 days warm"]]
     assert ak.answer_rows([dict(row, trap=None)])[0][-1] == "nothing on the grid"
+    cause = dict(row, prediction={"cause": "headroom"}, trap=dict(row["expert"]))
+    assert ak.answer_rows([cause])[0][1] == "headroom (admission fills the cache)"
+    assert ak.answer_rows([cause])[0][-1] == "the expert settings too (5 of 5 days warm)"
 
 
 def test_a_short_set_exercise_the_chapter_lacks_is_refused(tmp_path):

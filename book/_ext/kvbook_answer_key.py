@@ -40,7 +40,7 @@ def answer_rows(rows: list[dict]) -> list[list[str]]:
             lo, hi = pred["band"]
             guess = f"the band {_value(lo)} to {_value(hi)} ({r['cause_text']})"
         else:
-            guess = f"{pred['cause']}: {r['cause_text']}"
+            guess = f"{pred['cause']} ({r['cause_text']})"
         if r["trap"] is None:
             trap = "nothing on the grid"
         elif r["trap"] == r["expert"]:
