@@ -18,7 +18,7 @@ and chapter 4 (``kvsim simulate``: replay a trace against a configuration)::
     kvsim twin scrape.prom --uptime 3600      (a twin of a real server, and its what-ifs)
     kvsim twin before.prom after.prom --seconds 300 | kvsim twin range.json
     kvsim scenarios | kvsim models | kvsim gpus        (each takes --json)
-    kvsim missions [--reset | --verify CODE | --leaderboard codes.txt | --ticket N
+    kvsim missions [--reset | --name NAME | --verify CODE | --leaderboard codes.txt | --ticket N
                     | --export [FILE] | --import FILE]    (--export before a Binder session ends)
 
 ``--set key=value`` passes an engine option; the value is read as an integer,
@@ -374,9 +374,14 @@ def build_parser() -> argparse.ArgumentParser:
                         "codes, a room's leaderboard (chapter 5)")
     act = mi.add_mutually_exclusive_group()
     act.add_argument("--reset", action="store_true", help="forget all progress")
-    act.add_argument("--verify", metavar="CODE", help="check a completion code and re-score it")
+    act.add_argument("--name", metavar="NAME",
+                     help="put your name in every completion code (made again, with the room "
+                          "tag when $KVSIM_ROOM_KEY is set); prints the progress")
+    act.add_argument("--verify", metavar="CODE", help="check a completion code and re-score it "
+                     "(and its room tag when $KVSIM_ROOM_KEY is set)")
     act.add_argument("--leaderboard", metavar="PATH",
-                     help="a file of lines 'name CODE': verify every code, print the room's table")
+                     help="a file of lines 'name CODE': verify every code, print the room's "
+                          "table (with $KVSIM_ROOM_KEY set, only codes made with it count)")
     act.add_argument("--ticket", metavar="N", help="print mission N's incident ticket")
     act.add_argument("--export", nargs="?", const="", default=None, metavar="FILE",
                      help="write the progress to FILE (default ./kvsim-missions-export.json) to "
@@ -802,16 +807,24 @@ def _cmd_missions(args) -> str:
     if args.reset:
         path = mp.reset(args.progress_file)
         return _dump({"reset": str(path)}) if args.json else f"progress reset ({path})"
+    if args.name is not None:
+        told = mp.set_name(args.name, args.progress_file)
+        return _dump(mp.load(args.progress_file)) if args.json else \
+            f"{told}\n{mp.progress_text(args.progress_file)}"
     if args.verify is not None:
         v = mp.verify(args.verify)
         if args.json:                 # the whole verdict, and a non-zero status if rejected
             args.exit_status = 0 if v["ok"] else 1
             return _dump(v)
-        if not v["ok"]:               # bad checksum or not confirmed: one line, status 2
+        if not v["ok"]:               # bad checksum, another room, not confirmed: one line
             raise KvsimError(mp.rejection(v))
         shown = ", ".join(f"{k}={val}" for k, val in v["settings"].items())
+        who = f"made for {v['name']!r}" if v["name"] else "made without a name"
+        room = ("made with this room's key" if v["room"] else
+                f"room tag not checked (${mp.ROOM_KEY_VAR} is not set)" if v["room_tag"] else
+                "no room tag")
         return (f"{v['code']}: mission {v['mission']}, {v['stars']} star(s) claimed, confirmed "
-                f"({shown})")
+                f"({shown}); {who}; {room}")
     if args.leaderboard is not None:
         where = f"--leaderboard {args.leaderboard!r}"
         try:
@@ -832,7 +845,8 @@ def _cmd_missions(args) -> str:
             args.exit_status = 1
             for w in why:
                 print(f"kvsim: rejected: {_one_line(w)}", file=sys.stderr)
-        return _dump(rows) if args.json else mp.leaderboard_text(rows)
+        return _dump(rows) if args.json else \
+            mp.leaderboard_text(rows, room=mp.resolve_room_key() is not None)
     if args.ticket is not None:
         m = get_mission(args.ticket)
         return _dump({"mission": m.number, "ticket": ticket(m)}) if args.json else ticket(m)

@@ -86,8 +86,9 @@ def _fix(name):
 
 
 def test_seed000_fixes_in_order():
-    """The cap lowers the count; cap + FP8 ends it; FP8 or memory alone does not lower the
-    count per 1,000 on the overloaded server; max_num_seqs 12 ends it by queueing."""
+    """The cap lowers the count; cap + FP8 ends it; FP8 or memory alone helps the queue but
+    preempts *more* per 1,000 on the overloaded server (the prose says so); max_num_seqs 12
+    ends it by queueing."""
     base = _fix("as it is")
     cap, both = _fix("1. max_tokens 400"), _fix("2. + FP8 KV")
     fp8, mem, seqs = _fix("FP8 KV alone"), _fix("3. memory 0.80 alone"), _fix("4. max_num_seqs 12 alone")
@@ -95,7 +96,7 @@ def test_seed000_fixes_in_order():
     assert med(cap, "ttft_p95_s") < med(base, "ttft_p95_s") / 10
     assert max(both["preemptions"]) == 0 and med(both, "ttft_p95_s") < 1
     for alone in (fp8, mem):
-        assert med(alone, "preemptions_per_1k") > 0.9 * med(base, "preemptions_per_1k")
+        assert med(alone, "preemptions_per_1k") > med(base, "preemptions_per_1k")
         assert med(alone, "ttft_p95_s") < med(base, "ttft_p95_s")
     assert max(seqs["preemptions"]) == 0
     assert med(seqs, "ttft_p95_s") > med(base, "ttft_p95_s")
@@ -151,6 +152,8 @@ def test_swap_on_the_slow_link_freezes_streams_and_v1_refuses_swap():
 
 @pytest.mark.parametrize("settings, needle", [
     ({"gpu_memory_utilization": 1.5}, "gpu_memory_utilization=1.5"),
+    ({"gpu_memory_utilization": 0.0},      # the check every other entry point uses
+     "gpu_memory_utilization=0.0 is out of range: expected a number (0, 1]"),
     ({"engine": "v2"}, "engine='v2'"),
     ({"pcie_gb_s": 0}, "pcie_gb_s=0"),
     ({"max_tokens": 4}, "max_tokens=4"),
@@ -220,6 +223,34 @@ def test_the_glued_numbers_are_kvsims(days):
     from kvsim.book import exercises
     for ex_id in (i for i in exercises.list_exercises() if i.startswith("ch05-")):
         assert g[ex_id] == exercises.expected(ex_id)
+
+
+def test_the_prose_claims_hold_for_the_glued_numbers():
+    """Every comparison the prose states, against the values it glues (no claim by hand)."""
+    g = glued(read_chapter(NOTEBOOK))
+    # the book's threshold is chapter 4's rule file, between the source's "few percent" and 10%
+    rules = BOOK / "alerts" / "kvsim-preemption.rules.yml"
+    assert g["rule_per_1k"] == ch05.rule_per_1k(rules) and g["rule_pct"] == g["rule_per_1k"] / 10
+    assert 20 < g["rule_per_1k"] < 100
+    assert g["pre_med"] > g["rule_per_1k"] and g["pre_hi"] > 100     # median past it, worst past 10%
+    # Little's law on the long day: W from the running count and the measured finish rate
+    assert g["long_w"] == pytest.approx(g["long_run"] / g["long_done_rate"], rel=1e-4)
+    assert g["long_done_rate"] < 1.5
+    # FP8 or memory alone: a shorter queue (p95 TTFT), more preemptions per 1,000
+    for i in (3, 4):
+        assert g[f"fx{i}_ttft"] < g["fx0_ttft"] and g[f"fx{i}_pre"] > g["fx0_pre"]
+    # the cap ends the overload, the cap with FP8 the storm; max_num_seqs 12 queues the most
+    assert g["fx1_ttft"] < g["fx0_ttft"] / 10 and g["fx2_pre"] == 0
+    assert g["fx5_pre"] == 0 and g["fx5_ttft"] == max(g[f"fx{i}_ttft"] for i in range(6))
+    assert g["fx5_good"] == min(g[f"fx{i}_good"] for i in range(6))
+    # the source's "hundreds" and "over a tenth" after the prompt change
+    assert g["long_pre"] >= 100 and g["long_paused"] > 10
+
+
+def test_the_slo_bullet_says_the_share_paused_is_not_a_vllm_metric():
+    md = "\n".join(c.source for c in read_chapter(NOTEBOOK).cells if c.cell_type == "markdown")
+    assert "No vLLM server exports the share of users paused over a" in md
+    assert "vllm:inter_token_latency_seconds" in md and "as often" not in md
 
 
 def test_the_chapter_never_writes_progress_and_commits_its_guesses_empty():

@@ -34,6 +34,7 @@ RIGHT = {"cause": "swap-link"}
 def _no_real_home(tmp_path, monkeypatch):
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     monkeypatch.setenv(mp.ENV_VAR, str(tmp_path / "home" / "default-progress.json"))
+    monkeypatch.delenv(mp.ROOM_KEY_VAR, raising=False)
     yield
     assert not (tmp_path / "home").exists(), "a test wrote the default progress file"
 
@@ -88,7 +89,8 @@ def test_export_to_a_named_file_or_folder_and_of_empty_progress(tmp_path):
     assert mp.export_progress(named, path=a) == str(named)
     assert json.loads(named.read_text())["codes"]["2"].startswith("M2/3/")
     empty = mp.export_progress(tmp_path / "empty.json", path=tmp_path / "none.json")
-    assert json.loads(open(empty).read())["progress"] == {"version": 1, "missions": {}}
+    assert json.loads(open(empty).read())["progress"] == {"version": 2, "name": None,
+                                                        "missions": {}}
     assert not (tmp_path / "none.json").exists()                # exporting only reads
     assert mp.import_progress(empty, path=a) == {n: "unchanged" for n in M.MISSIONS}
 

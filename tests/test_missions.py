@@ -96,6 +96,26 @@ def test_every_mission_is_scored_on_a_warm_server_over_ten_minutes_or_more():
         assert len(M.SEEDS) >= 5
 
 
+def test_the_answer_key_is_what_score_gives():
+    """The instructor notes' key (built from answer_key at build time) against score()."""
+    rows = M.answer_key()
+    assert [r["mission"] for r in rows] == M.list_missions()
+    for r in rows:
+        m = M.get_mission(r["mission"])
+        assert r["expert"] == M.expert_settings(m)
+        assert r["expert_stars"] == M.score(m, r["expert"], prediction=r["prediction"]).stars == 3
+        start = M.score(m, m.start)
+        assert (r["ticket"], r["ticket_stars"], r["ticket_days"]) == (m.start, start.stars,
+                                                                     start.seeds_passed)
+        assert r["ticket_stars"] == 0
+        trap = M.cold_trap(m)
+        assert (r["trap"], r["trap_warm_days"]) == (trap["settings"], trap["warm_passed"])
+        if m.band:
+            assert r["prediction"] == {"band": M.pass_band(m)[0]}
+        else:
+            assert r["prediction"] == {"cause": m.cause}
+
+
 def test_the_cold_trap_is_computed_and_named_in_the_debrief():
     trap = M.cold_trap(1)
     expert = M.expert_settings(1)
@@ -244,7 +264,7 @@ def test_completion_codes_round_trip_and_are_rescored():
 
 
 def test_a_changed_character_is_rejected():
-    code = mp.completion_code(1, 2, M.expert_settings(1))
+    code = mp.completion_code(1, 2, M.expert_settings(1), name="Ana Lopez", room_key=None)
     alphabet = string.ascii_uppercase + string.digits + "."
     for i, ch in enumerate(code):
         if ch == "/":
@@ -287,7 +307,7 @@ def test_progress_file_is_written_and_reset(tmp_path, monkeypatch):
 def test_a_damaged_progress_file_is_moved_aside_in_one_line(tmp_path, capsys):
     path = tmp_path / "p.json"
     path.write_text("{not json")
-    assert mp.load(path) == {"version": 1, "missions": {}}
+    assert mp.load(path) == {"version": 2, "name": None, "missions": {}}
     err = capsys.readouterr().err
     aside = [p for p in tmp_path.iterdir() if p.name.startswith("p.json.bad-")]
     assert len(err.splitlines()) == 1 and str(aside[0]) in err and "not JSON" in err
@@ -313,6 +333,7 @@ def test_cli_missions_progress_verify_leaderboard(capsys, tmp_path):
     pf = tmp_path / "p.json"
     status, out, _ = run(capsys, "missions", "--progress-file", str(pf))
     assert status == 0 and "total 0 of 12 stars" in out
+    mp.set_name("Ana", path=pf)
     mp.attempt(1, M.expert_settings(1), path=pf)
     status, out, _ = run(capsys, "missions", "--progress-file", str(pf))
     assert "mission 1 [**.]" in out
@@ -332,7 +353,9 @@ def test_cli_missions_progress_verify_leaderboard(capsys, tmp_path):
     assert status == 1 and lines[1].split()[:3] == ["1", "Ana", "2"]
     assert "Bo" in lines[2] and "rejected" in lines[2]
     assert err.splitlines() == [f"kvsim: rejected: line 3: completion code {tampered!r} fails "
-                                f"its checksum: a character was changed or mistyped"]
+                                f"its checksum: a character was changed or mistyped (the "
+                                f"checksum covers the name, the settings, the stars and the "
+                                f"prediction)"]
     status, out, _ = run(capsys, "missions", "--ticket", "2", "--json")
     assert status == 0 and "PreemptionMode.SWAP" in json.loads(out)["ticket"]
     status, out, _ = run(capsys, "missions", "--reset", "--progress-file", str(pf))

@@ -113,10 +113,10 @@ def test_verify_exits_non_zero_when_a_code_is_not_confirmed(capsys):
     assert status == 1 and json.loads(out)["ok"] is False
     status, out, _ = run(capsys, "missions", "--verify", mp.completion_code(1, 2, s))
     assert status == 0 and "confirmed" in out
-    one_line(*run(capsys, "missions", "--verify", "M9/1/0.9/-/ABCDE"), "'M9/1/0.9/-/ABCDE'",
-             "mission '9' is not known")
-    one_line(*run(capsys, "missions", "--verify", "M1/1/lots/-/ABCDE"), "'M1/1/lots/-/ABCDE'",
-             "not a number")
+    one_line(*run(capsys, "missions", "--verify", "M9/1/0.9/-/Ana/ABCDE"),
+             "'M9/1/0.9/-/Ana/ABCDE'", "mission '9' is not known")
+    one_line(*run(capsys, "missions", "--verify", "M1/1/lots/-/Ana/ABCDE"),
+             "'M1/1/lots/-/Ana/ABCDE'", "not a number")
 
 
 def test_leaderboard_refuses_a_file_that_is_not_codes(capsys, tmp_path):
@@ -128,14 +128,14 @@ def test_leaderboard_refuses_a_file_that_is_not_codes(capsys, tmp_path):
     binary.write_bytes(b"\x89PNG\r\n\x1a\n\xff\xff")
     one_line(*run(capsys, "missions", "--leaderboard", str(binary)), "not text", str(binary))
     with pytest.raises(KvsimError, match="line 2 is not 'name CODE'"):
-        mp.leaderboard(["Ana M1/2/0.9/-/ABCDE", "Bo has no code"])
+        mp.leaderboard(["Ana M1/2/0.9/-/Ana/ABCDE", "Bo has no code"])
 
 
 def test_leaderboard_names_the_line_and_reason_of_every_rejected_code(capsys, tmp_path):
     s = M.expert_settings(1)
-    good, false_claim = mp.completion_code(1, 2, s), mp.completion_code(1, 3, s)
+    good, false_claim = mp.completion_code(1, 2, s, name="Ana"), mp.completion_code(1, 3, s, name="Bo")
     codes = tmp_path / "codes.txt"
-    codes.write_text(f"Ana {good}\n\nBo {false_claim}\nCy M7/1/0.9/-/ABCDE\n")
+    codes.write_text(f"Ana {good}\n\nBo {false_claim}\nCy M7/1/0.9/-/Cy/ABCDE\n")
     status, out, err = run(capsys, "missions", "--leaderboard", str(codes))
     assert status == 1 and out.splitlines()[1].split()[:3] == ["1", "Ana", "2"]
     lines = err.splitlines()

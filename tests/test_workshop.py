@@ -124,28 +124,158 @@ def test_the_plan_stays_valid_as_chapters_land(n):
     assert max(s.session for s in slots) >= (n * base.total_minutes) // 180
 
 
-def test_the_missions_are_the_last_hour_of_the_whole_plan():
-    slots = W.workshop_plan(TIMINGS, missions_minutes=60)
-    _check_plan(slots, TIMINGS)
-    missions = [s for s in slots if s.title == W.MISSIONS_TITLE]
-    assert len(missions) == 1 and missions[0].minutes == 60 and missions[0].kind == "lab"
-    # nothing from a chapter comes after it
-    assert all(s.docname is None for s in slots if (s.session, s.start) > (missions[0].session,
-                                                                           missions[0].start))
-    assert missions[0].session == max(s.session for s in slots)
+def test_the_missions_lab_closes_the_full_plan_in_its_front_matter_parts():
+    slots = W.plan("full", TIMINGS)
+    _check_plan(slots, TIMINGS, **{k: W.PLANS["full"][k] for k in ("session_minutes",
+                                                                   "break_after")})
+    lab = next(t for t in TIMINGS if t.lab)
+    parts = W.missions_hour(TIMINGS, slots)
+    assert [p for p, _, _ in parts] == [p for p, _ in lab.lab]
+    mine = [s for s in slots if s.title.startswith(W.MISSIONS_TITLE)]
+    assert [s.minutes for s in mine] == [m for _, m in lab.lab]
+    last = max(s.session for s in slots)
+    assert {s.session for s in mine} == {last}
+    # nothing from a chapter comes after the lab
+    assert all(s.docname is None for s in slots if (s.session, s.start) > (last, mine[0].start))
 
 
-def test_the_short_version_keeps_each_chapters_core_sections_in_90_minutes():
+def test_the_short_version_keeps_each_chapters_core_and_closes_with_a_mission():
     chapters = [t for t in TIMINGS if t.short]
     assert len(chapters) == len(TIMINGS), "every chapter names its core sections"
-    slots = W.workshop_plan(TIMINGS, session_minutes=90, break_after=90, setup_minutes=5,
-                            wrap_up_minutes=5, short=True)
+    slots = W.plan("short", TIMINGS)
+    opts = W.PLANS["short"]
     assert {s.session for s in slots} == {1}, "the short version is one session"
-    assert sum(s.minutes for s in slots) == 90 and slots[-1].kind == "wrap-up"
+    assert sum(s.minutes for s in slots) == opts["session_minutes"]
+    assert slots[-1].kind == "wrap-up" and slots[-2].kind == "mission"
+    closing = [t for t in TIMINGS if t.closing]
+    assert len(closing) == 1 and slots[-2].docname == closing[0].docname
+    assert slots[-2].minutes == closing[0].short_teaching_minutes
     for t in chapters:
         got = {s.kind: s.minutes for s in slots if s.docname == t.docname}
-        assert got["teaching"] == sum(t.teaching[x] for x in t.short)
+        assert got.get("teaching", got.get("mission")) == sum(t.teaching[x] for x in t.short)
         assert got.get("exercises", 0) == t.short_exercises
+        names = dict(t.exercise_titles)
+        assert all(x in names for x in t.short_set)
+
+
+def _stretches_of(session):
+    out, run = [], 0
+    for s in session:
+        if s.kind == "break":
+            out.append(run)
+            run = 0
+        else:
+            run += s.minutes
+    return out + [run]
+
+
+@pytest.mark.parametrize("name", sorted(W.PLANS))
+def test_breaks_are_as_few_and_as_evenly_spaced_as_the_blocks_allow(name):
+    import itertools
+
+    opts = W.PLANS[name]
+    slots = W.plan(name, TIMINGS)
+    for n in {s.session for s in slots}:
+        mine = [s for s in slots if s.session == n]
+        got = _stretches_of(mine)
+        assert max(got) <= opts["break_after"], (n, got)
+        blocks = [s.minutes for s in mine if s.kind != "break"]
+        k = len(got) - 1
+        if k:
+            assert min(got) >= 30, (n, got)         # no two breaks close together
+            # no placement of k breaks at the block boundaries is more even
+            def worst(cut):
+                b = (0, *cut, len(blocks))
+                return max(sum(blocks[i:j]) for i, j in zip(b, b[1:]))
+            assert max(got) == min(worst(c) for c in
+                                   itertools.combinations(range(1, len(blocks)), k)), (n, got)
+            assert max(got) - min(got) <= 30, (n, got)
+            # one break fewer (its minutes going to the wrap-up) would leave a stretch too long
+            longer = blocks[:-1] + [blocks[-1] + opts["break_minutes"]]
+            for c in itertools.combinations(range(1, len(longer)), k - 1):
+                b = (0, *c, len(longer))
+                assert max(sum(longer[i:j]) for i, j in zip(b, b[1:])) > opts["break_after"]
+
+
+def test_no_session_is_mostly_filler():
+    slots = W.plan("full", TIMINGS)
+    for n in {s.session for s in slots}:
+        fill = sum(s.minutes for s in slots if s.session == n and s.kind in
+                   ("discussion", "review"))
+        assert fill <= 30, (n, fill)
+
+
+NOTES = ROOT / "book" / "instructor-notes"
+
+
+@pytest.mark.parametrize("timing", TIMINGS, ids=[t.docname for t in TIMINGS])
+def test_each_chapters_notes_quote_the_short_plan_from_the_same_front_matter(timing):
+    text = (NOTES / (Path(timing.docname).name[:4] + ".md")).read_text()
+    assert re.findall(r"```\{short-slot\}\s+(\S+)", text) == [timing.docname]
+    slots = W.plan("short", TIMINGS)
+    line = W.short_slot_text(timing, slots)
+    mine = [s for s in slots if s.docname == timing.docname]
+    assert mine and all(f"minutes {s.start}-{s.start + s.minutes}" in line for s in mine)
+    names = dict(timing.exercise_titles)
+    assert all(names[x] in line for x in timing.short_set)
+    assert ("no exercises" in line) == (not timing.short_exercises and not timing.closing)
+    assert ("closing mission" in line) == timing.closing
+
+
+#: What a hand-written slot looks like: "For a 45-minute slot", "the last hour",
+#: "35 minutes on missions 2 to 4". The plans and the notes' slots are directives.
+HAND_SLOT = re.compile(r"\b\d+[- ]minute (slot|plan|version|session|block|lab)|\blast hour\b|"
+                       r"\blab hour\b|\b\d+ minutes (to|on|for) |\b\d+-minute version", re.I)
+
+
+def test_no_note_or_plan_page_states_slot_minutes_by_hand():
+    offenders = []
+    for path in [ROOT / "book" / "workshop.md", *sorted(NOTES.glob("*.md"))]:
+        text = path.read_text()
+        offenders += [f"{path.name}: {m.group(0)!r}" for m in HAND_SLOT.finditer(text)]
+    assert not offenders, offenders
+    page = (ROOT / "book" / "workshop.md").read_text()
+    assert re.findall(r"^:plan:\s*(\S+)", page, re.M) == ["full", "short"]
+    assert not re.search(r"^:(session|break|setup|wrap-up|lab|missions)-minutes:", page, re.M)
+
+
+def test_chapter_5s_notes_draw_the_lab_hour_and_the_answer_key():
+    text = (NOTES / "ch05.md").read_text()
+    assert "```{missions-hour}" in text and "```{answer-key}" in text
+    key = text[text.index("## Answer key"):]
+    key = key[:key.index("When a pair is stuck")]
+    assert not re.search(r"\b0\.\d+\b", key), "answer-key numbers typed by hand"
+
+
+def test_the_answer_key_cells_come_from_the_rows():
+    spec = importlib.util.spec_from_file_location(
+        "kvbook_answer_key", ROOT / "book" / "_ext" / "kvbook_answer_key.py")
+    ak = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(ak)
+    row = dict(mission=4, title="A burst", prediction={"band": (0.04, 0.06)},
+               cause_text="admission fills the cache", expert={"watermark": 0.04},
+               expert_stars=3, ticket={"watermark": 0.0}, ticket_stars=0, ticket_days=1,
+               days=5, trap={"watermark": 0.05}, trap_warm_days=5)
+    assert ak.answer_rows([row]) == [[
+        "4. A burst", "the band 0.04 to 0.06 (admission fills the cache)", "watermark=0.04",
+        "3 stars", "watermark=0: 0 stars (1 of 5 days)", "watermark=0.05: 5 of 5 days warm"]]
+    assert ak.answer_rows([dict(row, trap=None)])[0][-1] == "nothing on the grid"
+    cause = dict(row, prediction={"cause": "headroom"}, trap=dict(row["expert"]))
+    assert ak.answer_rows([cause])[0][1] == "headroom (admission fills the cache)"
+    assert ak.answer_rows([cause])[0][-1] == "the expert settings too (5 of 5 days warm)"
+
+
+def test_a_short_set_exercise_the_chapter_lacks_is_refused(tmp_path):
+    nb = json.loads((ROOT / (CHAPTERS[0] + ".ipynb")).read_text())
+    nb["metadata"]["kvbook"]["timing"]["short"]["set"] = ["ch01-no-such"]
+    bad = tmp_path / "ch99-bad.ipynb"
+    bad.write_text(json.dumps(nb))
+    with pytest.raises(ExtensionError, match="exercise 'ch01-no-such' is not in the chapter"):
+        W.read_timing(bad)
+    nb["metadata"]["kvbook"]["timing"]["short"]["set"] = []
+    bad.write_text(json.dumps(nb))
+    with pytest.raises(ExtensionError, match="expected minutes exactly when the set"):
+        W.read_timing(bad)
 
 
 def test_a_short_section_the_chapter_lacks_is_refused(tmp_path):
@@ -157,17 +287,11 @@ def test_a_short_section_the_chapter_lacks_is_refused(tmp_path):
         W.read_timing(bad)
 
 
-def _page_plans() -> list[dict]:
-    """The options of every {workshop-plan} directive in book/workshop.md, as keyword arguments."""
+def _page_plans() -> list[str]:
+    """The ``:plan:`` of every {workshop-plan} directive in book/workshop.md."""
     text = (ROOT / "book" / "workshop.md").read_text()
-    plans = []
-    for block in re.findall(r"```\{workshop-plan\}\n(.*?)```", text, re.S):
-        options = {}
-        for name, value in re.findall(r"^:([\w-]+):\s*(\S*)", block, re.M):
-            key = name.replace("-", "_")
-            options[key] = True if key == "short" else int(value)
-        plans.append(options)
-    return plans
+    return [re.search(r"^:plan:\s*(\S+)", block, re.M).group(1)
+            for block in re.findall(r"```\{workshop-plan\}\n(.*?)```", text, re.S)]
 
 
 @pytest.mark.skipif(not (SITE / "book" / "workshop.html").exists(), reason="site not built (make book)")
@@ -178,8 +302,8 @@ def test_the_built_pages_show_the_front_matter_minutes():
     plan = (SITE / "book" / "workshop.html").read_text()
     plans = _page_plans()
     assert len(plans) == 2, "the whole book and the 90-minute version"
-    for options in plans:
-        for s in W.workshop_plan(TIMINGS, **options):
+    for name in plans:
+        for s in W.plan(name, TIMINGS):
             assert f"{s.start}-{s.start + s.minutes}" in plan
     notes = (SITE / "book" / "instructor-notes" / (Path(t.docname).name[:4] + ".html")).read_text()
     assert f"Total: {t.total_minutes} min" in notes

@@ -70,6 +70,10 @@ class ChapterTiming:
     order: tuple = ()      # every timed section and "Exercises", in the chapter's order
     short: tuple = ()      # the sections a short workshop keeps (their minutes as above)
     short_exercises: int = 0
+    short_set: tuple = ()  # the exercises (ids, "ch01-gqa-bytes") the short workshop gives
+    closing: bool = False  # the short workshop's closing mission is this chapter's short part
+    lab: tuple = ()        # (part, minutes) of the missions' lab hour, closing the full plan
+    exercise_titles: tuple = ()   # (id, title) of every exercise of the chapter, in order
 
     @property
     def parts(self) -> list[tuple[str, int]]:
@@ -115,7 +119,7 @@ def read_timing(path: Path, docname: str | None = None) -> ChapterTiming | None:
             raise ExtensionError(f"{where}.teaching[{i}]: section {title!r} is listed twice")
         teaching[title] = _positive(part["minutes"], f"{where}.teaching[{i}].minutes")
     exercises = _positive(block.get("exercises"), f"{where}.exercises")
-    short, short_exercises = (), 0
+    short, short_exercises, short_set, closing = (), 0, (), False
     if "short" in block:
         spec = block["short"]
         if not isinstance(spec, dict) or not isinstance(spec.get("sections"), list) \
@@ -126,10 +130,32 @@ def read_timing(path: Path, docname: str | None = None) -> ChapterTiming | None:
         if unknown:
             raise ExtensionError(f"{where}.short: section {unknown[0]!r} is not in teaching: "
                                  f"expected one of {', '.join(teaching)}")
+        unknown_keys = sorted(set(spec) - {"sections", "exercises", "set", "closing_mission"})
+        if unknown_keys:
+            raise ExtensionError(f"{where}.short: unknown field {unknown_keys[0]!r}: expected "
+                                 "sections, exercises, set, closing_mission")
         short = tuple(str(t) for t in spec["sections"])
         short_exercises = spec.get("exercises", 0)
         if short_exercises:
             short_exercises = _positive(short_exercises, f"{where}.short.exercises")
+        short_set = tuple(spec.get("set", ()))
+        if bool(short_set) != bool(short_exercises):
+            raise ExtensionError(f"{where}.short: exercises = {short_exercises!r} with set = "
+                                 f"{list(short_set)!r}: expected minutes exactly when the set "
+                                 f"names exercises")
+        closing = spec.get("closing_mission", False)
+        if not isinstance(closing, bool):
+            raise ExtensionError(f"{where}.short.closing_mission = {closing!r}: expected true "
+                                 f"or false")
+    lab = ()
+    if "missions" in block:
+        spec = block["missions"]
+        if not isinstance(spec, list) or not spec or not all(
+                isinstance(p, dict) and set(p) == {"part", "minutes"} for p in spec):
+            raise ExtensionError(f"{where}.missions = {spec!r}: expected a list of "
+                                 '{"part": what, "minutes": n} (the lab hour, in order)')
+        lab = tuple((str(p["part"]), _positive(p["minutes"], f"{where}.missions[{i}].minutes"))
+                    for i, p in enumerate(spec))
     title = ""
     for cell in nb.get("cells", []):
         if cell.get("cell_type") == "markdown":
@@ -138,8 +164,25 @@ def read_timing(path: Path, docname: str | None = None) -> ChapterTiming | None:
                 title = m.group(1).strip()
                 break
     order = tuple(t for t in section_titles(path) if t in teaching or t == "Exercises")
+    titles = exercise_titles(path)
+    missing = [x for x in short_set if x not in dict(titles)]
+    if missing:
+        raise ExtensionError(f"{where}.short.set: exercise {missing[0]!r} is not in the "
+                             f"chapter: expected one of {', '.join(x for x, _ in titles)}")
     return ChapterTiming(docname or str(path.with_suffix("")), title, teaching, exercises, order,
-                         short, short_exercises)
+                         short, short_exercises, short_set, closing, lab, titles)
+
+
+def exercise_titles(path: Path) -> tuple:
+    """``(id, title)`` of every ``{exercise}`` of a notebook (``:label: ex-<id>``), in order."""
+    nb = json.loads(Path(path).read_text())
+    found = []
+    for cell in nb.get("cells", []):
+        if cell.get("cell_type") == "markdown":
+            text = "".join(cell.get("source", ""))
+            for m in re.finditer(r"```\{exercise\}[ \t]*(.*)\n:label: ex-([\w-]+)", text):
+                found.append((m.group(2), m.group(1).strip()))
+    return tuple(found)
 
 
 def section_titles(path: Path) -> list[str]:
@@ -205,26 +248,68 @@ FILLS = [
 SHORTEST = 10
 
 
-#: The missions of chapter 5's lab, as the workshop's last block.
-MISSIONS_TITLE = ("The missions (chapter 5's lab): four incident tickets, scored over seeds; "
-                  "a room leaderboard from completion codes")
+#: The missions of chapter 5's lab, as the workshop's last block (one row per part).
+MISSIONS_TITLE = "The missions (chapter 5's lab)"
+
+#: The two plans the workshop page shows, and the instructor notes quote: one place.
+PLANS = {
+    "full": dict(session_minutes=180, break_after=75, break_minutes=10, setup_minutes=15,
+                 recap_minutes=10, wrap_up_minutes=10, lab_minutes=20, missions=True),
+    "short": dict(session_minutes=90, break_after=90, break_minutes=10, setup_minutes=5,
+                  wrap_up_minutes=5, lab_minutes=20, short=True),
+}
+
+
+def closing_title(ch: ChapterTiming) -> str:
+    """The short plan's closing mission: the chapter's short sections."""
+    return f"Closing mission: {ch.title}, {', '.join(ch.short)}"
+
+
+def _even_breaks(items: list[Slot], k: int, break_minutes: int) -> list[Slot]:
+    """``items`` (one session, no breaks) with ``k`` breaks at the boundaries that make the
+    stretches between them most even: the longest as short as it can be, then the shortest
+    as long as it can be (the first such choice on a tie)."""
+    import itertools
+
+    if k == 0:
+        return items
+    sizes = [s.minutes for s in items]
+
+    def stretches(cut):
+        bounds = (0, *cut, len(sizes))
+        return [sum(sizes[a:b]) for a, b in zip(bounds, bounds[1:])]
+    best = min(itertools.combinations(range(1, len(sizes)), k),
+               key=lambda cut: (max(stretches(cut)), -min(stretches(cut))))
+    out, clock = [], 0
+    for i, s in enumerate(items):
+        if i in best:
+            out.append(Slot(s.session, clock, break_minutes, "break", "Break"))
+            clock += break_minutes
+        out.append(Slot(s.session, clock, s.minutes, s.kind, s.title, s.docname))
+        clock += s.minutes
+    return out
 
 
 def workshop_plan(chapters: list[ChapterTiming], *, session_minutes: int = 180,
                   break_after: int = 75, break_minutes: int = 15, setup_minutes: int = 15,
-                  wrap_up_minutes: int = 10, lab_minutes: int = 20, missions_minutes: int = 0,
+                  recap_minutes: int | None = None, wrap_up_minutes: int = 10,
+                  lab_minutes: int = 20, missions: bool = False,
                   short: bool = False) -> list[Slot]:
     """Pack the chapters into sessions (see the module docstring); every session is full.
 
-    A break goes in before any block that would make more than
-    ``break_after`` minutes without one; a chapter's teaching and exercises
-    stay in one session. A session's remaining time goes to :data:`FILLS`
-    (each once in the plan; the lab only when it gets at least
-    ``lab_minutes``), and what is left of it to the wrap-up. With
-    ``missions_minutes`` the chapter-5 missions are the last block before the
-    final wrap-up; with ``short`` each chapter gives only its ``short``
-    sections (and short exercises), and chapters without them are left out.
+    A session gets the fewest breaks that keep every stretch within
+    ``break_after`` minutes, spaced as evenly as its blocks allow
+    (:func:`_even_breaks`); a chapter's teaching and exercises stay in one
+    session. A session's remaining time goes to :data:`FILLS` (each once in the
+    plan; the lab only when it gets at least ``lab_minutes``), and what is left
+    of it to the wrap-up. Sessions after the first open with a recap of
+    ``recap_minutes`` (default ``setup_minutes``). With ``missions`` the
+    missions' lab hour (the ``missions`` parts of a chapter's front matter)
+    closes the plan; with ``short`` each chapter gives only its ``short``
+    sections (and short exercises), chapters without them are left out, and a
+    chapter whose short part is its ``closing_mission`` comes last as that.
     """
+    recap = setup_minutes if recap_minutes is None else recap_minutes
     slots: list[Slot] = []
     session, clock, since_break = 1, 0, 0
     used: set[str] = set()
@@ -245,6 +330,8 @@ def workshop_plan(chapters: list[ChapterTiming], *, session_minutes: int = 180,
             if since > 0 and since + m > break_after:
                 c, since = c + break_minutes, 0
             c, since = c + m, since + m
+        if since > 0 and since + wrap_up_minutes > break_after:
+            c += break_minutes
         return c + wrap_up_minutes <= session_minutes
 
     def place(kind: str, title: str, minutes: int, docname: str | None = None) -> None:
@@ -252,11 +339,12 @@ def workshop_plan(chapters: list[ChapterTiming], *, session_minutes: int = 180,
             add("break", "Break", break_minutes)
         add(kind, title, minutes, docname)
 
-    def close_session(tail: int = 0) -> None:
-        """Fill what is left (keeping ``tail`` minutes and a break for the missions), then the
-        missions when ``tail``, then the wrap-up."""
+    def close_session(tail: tuple = ()) -> None:
+        """Fill what is left (keeping room for the ``tail`` parts and a break), then the
+        ``tail`` parts, then the wrap-up."""
         nonlocal session, clock, since_break
-        reserve = tail + break_minutes if tail else 0
+        need = sum(m for _, m, *_ in tail)
+        reserve = need + break_minutes if tail else 0
         for kind, title, most in FILLS:
             if title in used:       # each fill once in a plan: the lab is not repeated
                 continue
@@ -272,8 +360,8 @@ def workshop_plan(chapters: list[ChapterTiming], *, session_minutes: int = 180,
                 continue
             add(kind, title, minutes)
             used.add(title)
-        if tail:
-            place("lab", MISSIONS_TITLE, tail)
+        for kind, minutes, title, docname in tail:
+            place(kind, title, minutes, docname)
         rest = session_minutes - clock
         if need_break(rest) and rest - break_minutes >= wrap_up_minutes:
             add("break", "Break", break_minutes)    # the wrap-up counts as time without one
@@ -282,8 +370,11 @@ def workshop_plan(chapters: list[ChapterTiming], *, session_minutes: int = 180,
         session, clock, since_break = session + 1, 0, 0
 
     add("setup", "Set-up check: everyone runs the first cell of chapter 1", setup_minutes)
-    units = []          # a chapter's teaching and exercises stay in one session
+    units, tail = [], ()        # a chapter's teaching and exercises stay in one session
     for ch in chapters:
+        if short and ch.short and ch.closing:
+            tail = (("mission", ch.short_teaching_minutes, closing_title(ch), ch.docname),)
+            continue
         if short:
             parts = [("teaching", ch.short_teaching_minutes)] if ch.short else []
             if ch.short and ch.short_exercises:
@@ -292,6 +383,10 @@ def workshop_plan(chapters: list[ChapterTiming], *, session_minutes: int = 180,
             parts = [("teaching", ch.teaching_minutes), ("exercises", ch.exercises)]
         if parts:
             units.append((ch, parts))
+        if missions and not short and ch.lab:
+            tail = tuple(("lab", m, f"{MISSIONS_TITLE}: {part}", None) for part, m in ch.lab)
+    if missions and not short and not tail:
+        raise ExtensionError("missions: no chapter's front matter has a 'missions' lab hour")
     for ch, parts in units:
         for kind, minutes in parts:
             if minutes > break_after:
@@ -299,20 +394,26 @@ def workshop_plan(chapters: list[ChapterTiming], *, session_minutes: int = 180,
                                      f"exceed break_after={break_after}: split the chapter")
         if not fits([m for _, m in parts]):
             close_session()
-            add("setup", "Recap of the last session", setup_minutes)
+            add("setup", "Recap of the last session", recap)
         for kind, minutes in parts:
             place(kind, ch.title, minutes, ch.docname)
-    if missions_minutes:
-        if missions_minutes > break_after:
-            raise ExtensionError(f"missions-minutes = {missions_minutes} exceeds "
-                                 f"break_after={break_after}: expected at most {break_after}")
-        if not fits([missions_minutes]):
-            close_session()
-            add("setup", "Recap of the last session", setup_minutes)
-        close_session(tail=missions_minutes)
-        return slots
-    close_session()
-    return slots
+    if tail and not fits([m for _, m, *_ in tail]):
+        close_session()
+        add("setup", "Recap of the last session", recap)
+    close_session(tail)
+    out = []
+    for n in sorted({s.session for s in slots}):
+        mine = [s for s in slots if s.session == n]
+        rest = [s for s in mine if s.kind != "break"]
+        out += _even_breaks(rest, len(mine) - len(rest), break_minutes)
+    return out
+
+
+def plan(name: str, chapters: list[ChapterTiming]) -> list[Slot]:
+    """One of :data:`PLANS` (``"full"`` or ``"short"``) for ``chapters``."""
+    if name not in PLANS:
+        raise ExtensionError(f"plan {name!r} is not known: expected one of {', '.join(PLANS)}")
+    return workshop_plan(chapters, **PLANS[name])
 
 
 def notes_mismatch(timing: ChapterTiming, titles: list[str]) -> str | None:
@@ -372,28 +473,82 @@ class _Base(SphinxDirective):
         return para
 
 
+def slot_detail(slot: Slot, chapters: list[ChapterTiming], short: bool) -> str:
+    """What a plan's row covers beyond the chapter's title: in the short plan, the
+    sections a teaching row keeps and the exercises an exercises row gives."""
+    ch = next((c for c in chapters if c.docname == slot.docname), None)
+    if ch is None or not short:
+        return ""
+    if slot.kind in ("teaching", "mission"):
+        return _names(ch.short)
+    if slot.kind == "exercises":
+        names = dict(ch.exercise_titles)
+        return _names(names[x] for x in ch.short_set)
+    return ""
+
+
+def _names(titles) -> str:
+    """``"A"``, ``"A" and "B"``, ``"A", "B" and "C"``."""
+    quoted = [f"\u201c{t}\u201d" for t in titles]
+    return quoted[0] if len(quoted) == 1 else ", ".join(quoted[:-1]) + " and " + quoted[-1]
+
+
+def short_slot_text(timing: ChapterTiming, slots: list[Slot]) -> str:
+    """One sentence: what the short plan (``slots``) gives ``timing``'s chapter, with its
+    minutes, sections and exercises, read from the same plan the workshop page shows."""
+    mine = [s for s in slots if s.docname == timing.docname]
+    total = sum(s.minutes for s in slots if s.session == 1)
+    head = f"In the workshop's short plan (one session of {total} minutes)"
+    if not mine:
+        return f"{head} this chapter is left out."
+    parts = []
+    for s in mine:
+        where = f"(minutes {_minutes(s.start, s.minutes)})"
+        if s.kind == "mission":
+            parts.append(f"{_names(timing.short)} is the closing mission {where}")
+        elif s.kind == "teaching":
+            parts.append(f"this chapter keeps {_names(timing.short)} {where}")
+        else:
+            names = dict(timing.exercise_titles)
+            parts.append(f"then the exercises {_names(names[x] for x in timing.short_set)} "
+                         f"{where}")
+    if not any(s.kind == "exercises" for s in mine) and not timing.closing:
+        parts.append("no exercises: give them for after the session")
+    return f"{head}, {'; '.join(parts)}."
+
+
+def missions_hour(chapters: list[ChapterTiming], slots: list[Slot]) -> list[tuple[str, int, int]]:
+    """``(part, session, start)`` of each part of the missions' lab hour in ``slots``."""
+    return [(s.title.split(": ", 1)[1], s.session, s.start) for s in slots
+            if s.kind == "lab" and s.title.startswith(MISSIONS_TITLE)]
+
+
 class WorkshopPlanDirective(_Base):
-    """``{workshop-plan}``: the timed plan, generated from the chapters' minutes."""
+    """``{workshop-plan}``: the timed plan (``:plan: full`` or ``short``, :data:`PLANS`),
+    generated from the chapters' minutes."""
 
     has_content = False
-    option_spec = {name: directives.positive_int for name in
-                   ("session-minutes", "break-after", "break-minutes", "setup-minutes",
-                    "wrap-up-minutes", "lab-minutes", "missions-minutes")}
-    option_spec["short"] = directives.flag
+    option_spec = {"plan": directives.unchanged_required}
 
     def run(self):
         root = self.root()
         for docname in toc_docnames(root):
             if (root / (docname + ".ipynb")).exists():
                 self.env.note_dependency(str(root / (docname + ".ipynb")))
-        kwargs = {k.replace("-", "_"): v for k, v in self.options.items() if k != "short"}
-        kwargs["short"] = "short" in self.options
-        slots = workshop_plan(chapter_timings(root), **kwargs)
+        name = self.options.get("plan", "full")
+        chapters = chapter_timings(root)
+        slots = plan(name, chapters)
+        short = PLANS[name].get("short", False)
         out: list[nodes.Node] = []
         for session in sorted({s.session for s in slots}):
             rows = []
             for s in (x for x in slots if x.session == session):
-                what = s.title if s.docname is None else self.doc_link(s.docname, s.title)
+                detail = slot_detail(s, chapters, short)
+                text = s.title if s.kind != "mission" else "Closing mission"
+                label = f"{text}: {detail}" if detail and s.kind != "mission" else text
+                what = label if s.docname is None else self.doc_link(s.docname, label)
+                if s.kind == "mission" and s.docname:
+                    what = self.doc_link(s.docname, s.title)
                 notes = ""
                 if s.docname:
                     notes = self.doc_link("book/instructor-notes/" + Path(s.docname).name[:4],
@@ -403,6 +558,51 @@ class WorkshopPlanDirective(_Base):
             title = nodes.rubric(text=f"Session {session} ({total} minutes)")
             out += [title, _table(["minutes", "part", "what", "notes"], rows, [12, 12, 56, 20])]
         return out
+
+
+class ShortSlotDirective(_Base):
+    """``{short-slot} <chapter>``: what the short plan gives the chapter (generated), then
+    the directive's body (what to do, in words: no minutes)."""
+
+    required_arguments = 1
+    has_content = True
+
+    def run(self):
+        root = self.root()
+        docname = self.arguments[0].strip().removesuffix(".ipynb")
+        chapters = chapter_timings(root)
+        timing = next((c for c in chapters if c.docname == docname), None)
+        if timing is None:
+            raise self.error(f"short-slot: {docname} is not a chapter with timings")
+        for c in chapters:
+            self.env.note_dependency(str(root / (c.docname + ".ipynb")))
+        para = nodes.paragraph()
+        para += nodes.strong(text=short_slot_text(timing, plan("short", chapters)))
+        out: list[nodes.Node] = [para]
+        if self.content:
+            body = nodes.container()
+            self.state.nested_parse(self.content, self.content_offset, body)
+            out += body.children
+        return out
+
+
+class MissionsHourDirective(_Base):
+    """``{missions-hour}``: the missions' lab hour as the full plan places it (session and
+    minutes of each part, from the chapter's ``missions`` front matter)."""
+
+    has_content = False
+
+    def run(self):
+        root = self.root()
+        chapters = chapter_timings(root)
+        for c in chapters:
+            self.env.note_dependency(str(root / (c.docname + ".ipynb")))
+        slots = plan("full", chapters)
+        rows = [[f"session {s.session}, {_minutes(s.start, s.minutes)}", s.title.split(": ", 1)[1]]
+                for s in slots if s.kind == "lab" and s.title.startswith(MISSIONS_TITLE)]
+        if not rows:
+            raise self.error("missions-hour: the full plan has no missions' lab hour")
+        return [_table(["minutes", "part"], rows, [30, 70])]
 
 
 class TimingTableDirective(_Base):
@@ -454,4 +654,6 @@ def _string_list(text: str, source: str):
 def setup(app: Sphinx) -> dict:
     app.add_directive("workshop-plan", WorkshopPlanDirective)
     app.add_directive("timing-table", TimingTableDirective)
+    app.add_directive("short-slot", ShortSlotDirective)
+    app.add_directive("missions-hour", MissionsHourDirective)
     return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}

@@ -1,8 +1,9 @@
 """Chapter 5's lab: the missions, their scoring and tickets, the lab's day, a learner's progress.
 
 ``missions`` (tickets, grids, scoring), ``replay`` (the lab's day of traffic
-and the on-call numbers) and ``progress`` (the progress file, completion codes,
-export and import). No charts and no widgets: those are :mod:`kvsim.book`'s.
+and the on-call numbers), ``progress`` (the progress file, export and import)
+and ``codes`` (completion codes, the room key, the leaderboard). No charts and
+no widgets: those are :mod:`kvsim.book`'s.
 """
 
 from .replay import (

@@ -56,7 +56,7 @@ __all__ = ["SEEDS", "SLO", "Lever", "Mission", "MISSIONS", "Score", "get_mission
            "list_missions", "normalise_settings", "evaluate", "search", "score",
            "mission_grid", "ticket", "ticket_facts", "expert_settings", "pass_band",
            "incident_seed", "check_prediction", "COLD_DAY", "mission_day", "doubled_day",
-           "cold_trap", "debrief", "complaint", "WARM_DAY"]
+           "cold_trap", "debrief", "complaint", "WARM_DAY", "answer_key"]
 
 #: The days of traffic every setting is scored on (a pass on all of them is one star).
 SEEDS = (0, 1, 2, 3, 4)
@@ -728,6 +728,33 @@ def cold_trap(mission) -> dict:
         line = (f"{head}, and it holds {after} too, but the warm day's least is {answer}.")
     return dict(settings=trap, cold_passed=len(SEEDS), warm_passed=warm_passed,
                 warm_failure=failure, line=line)
+
+
+def answer_key() -> list[dict]:
+    """The instructor's answer key, one row per mission, every value from :func:`score`.
+
+    ``mission``, ``title``; ``prediction``: the right one (``{"cause": key}``,
+    or mission 4's ``{"band": (lo, hi)}`` from :func:`pass_band`) and
+    ``cause_text``, the sentence a learner picks; ``expert``: the settings
+    (:func:`expert_settings`) and ``expert_stars``, what :func:`score` gives
+    them with the right prediction; ``ticket``: the ticket's own settings,
+    ``ticket_stars`` and ``ticket_days`` (days passed of ``days``); ``trap``:
+    :func:`cold_trap`'s settings (``None`` when a cold replay passes nothing)
+    and ``trap_warm_days``, the days they pass warm.
+    """
+    rows = []
+    for n, m in MISSIONS.items():
+        expert = expert_settings(m)
+        pred = {"band": pass_band(m)[0]} if m.band else {"cause": m.cause}
+        best = score(m, expert, prediction=pred)
+        start = score(m, m.start)
+        trap = cold_trap(m)
+        rows.append(dict(mission=n, title=m.title, prediction=pred,
+                         cause_text=m.causes[m.cause], expert=expert, expert_stars=best.stars,
+                         ticket=dict(m.start), ticket_stars=start.stars,
+                         ticket_days=start.seeds_passed, days=start.seeds,
+                         trap=trap["settings"], trap_warm_days=trap["warm_passed"]))
+    return rows
 
 
 def debrief(mission) -> str:

@@ -1,4 +1,4 @@
-"""The lab's progress file, completion codes and the room's leaderboard.
+"""The lab's progress file: predictions, attempts, best results, export and import.
 
 Explained in chapter 5 (the lab) and the workshop guide. Scoring itself is
 :func:`kvsim.lab.missions.score`; this module only remembers it.
@@ -27,19 +27,19 @@ such a file in a later session or on a laptop: it checks every record,
 re-scores every starred one, and *merges* it into the progress there, keeping
 each mission's better record; a failed import changes nothing.
 
-**Completion codes** such as ``M1/2/0.87/-/4KQ7M`` name the mission, the
-stars, the settings, the prediction and a checksum of the rest. ``kvsim
-missions --verify CODE`` recomputes the checksum *and re-scores the settings*
-(the scoring is deterministic), so a teacher can check a room's results
-offline. The checksum is a SHA-256 prefix with no secret: it catches typos and
-casual edits, not a learner who reads this file. It is not a security
-measure; the re-scoring is what makes a code believable.
+**Completion codes** such as ``M1/2/0.87/-/Ana_Lopez/4KQ7M`` are made by
+:mod:`kvsim.lab.codes` (re-exported here): the mission, the stars, the
+settings, the prediction, the learner's name and a checksum. The name is the
+progress file's: :func:`set_name` (``kvsim missions --name NAME``) sets it and
+re-makes every stored code with it (and with the room tag, if
+``$KVSIM_ROOM_KEY`` is set). ``kvsim missions --verify CODE`` re-scores the
+settings; what that proves, and what no code can (when the prediction was
+made, who typed the settings), is in :mod:`kvsim.lab.codes`. A progress file
+of the first format (version 1, codes without names) is upgraded when read.
 """
 from __future__ import annotations
 
-import base64
 import contextlib
-import hashlib
 import json
 import os
 import re
@@ -47,7 +47,7 @@ import secrets
 import sys
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Any, Mapping
 
 try:                     # POSIX: an advisory lock serialises read-modify-write between kernels
     import fcntl
@@ -56,16 +56,29 @@ except ImportError:      # Windows (no fcntl): no lock; see _locked
 
 from kvsim.errors import KvsimError
 
+from .codes import (
+    FROM_ENV,
+    ROOM_KEY_VAR,
+    check_name,
+    completion_code,
+    leaderboard,
+    leaderboard_lines,
+    leaderboard_text,
+    rejection,
+    resolve_room_key,
+    upgrade_old_code,
+    verify,
+)
 from .missions import MISSIONS, check_prediction, get_mission, normalise_settings, score
 
-__all__ = ["ENV_VAR", "progress_path", "load", "reset", "commit_prediction", "attempt",
-           "completion_code", "verify", "leaderboard", "leaderboard_lines", "rejection", "progress_text", "leaderboard_text",
-           "EXPORT_NAME", "export_progress", "import_progress"]
+__all__ = ["ENV_VAR", "progress_path", "load", "reset", "set_name", "commit_prediction",
+           "attempt", "completion_code", "verify", "leaderboard", "leaderboard_lines", "rejection",
+           "progress_text", "leaderboard_text", "EXPORT_NAME", "export_progress",
+           "import_progress", "ROOM_KEY_VAR", "FROM_ENV", "resolve_room_key", "check_name"]
 
 #: The environment variable that moves the progress file.
 ENV_VAR = "KVSIM_MISSIONS_FILE"
-_SALT = "kvsim-missions-v1"
-_VERSION = 1
+_VERSION = 2
 
 
 def progress_path(path=None) -> Path:
@@ -79,7 +92,7 @@ def progress_path(path=None) -> Path:
 
 
 def _empty() -> dict:
-    return {"version": _VERSION, "missions": {}}
+    return {"version": _VERSION, "name": None, "missions": {}}
 
 
 @contextlib.contextmanager
@@ -106,11 +119,31 @@ def _locked(p: Path):
             fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
 
 
+def _upgraded_code(code):
+    """A first-format code (no name) made again in this format, its checksum checked
+    (:func:`~kvsim.lab.codes.upgrade_old_code`); anything else as it is (a bad one is then
+    found damaged by :func:`_check_record`)."""
+    if not isinstance(code, str) or len(code.split("/")) != 5:
+        return code
+    try:
+        return upgrade_old_code(code, room_key=None)
+    except KvsimError:
+        return code
+
+
+def _upgraded(rec):
+    """``rec`` with its code upgraded (:func:`_upgraded_code`)."""
+    if not isinstance(rec, dict) or "code" not in rec:
+        return rec
+    return dict(rec, code=_upgraded_code(rec["code"]))
+
+
 def _valid_records(missions: Mapping) -> tuple[dict, list[str]]:
-    """The records of ``missions`` that pass :func:`_check_record` (as stored), and the keys
-    of those that do not."""
+    """The records of ``missions`` that pass :func:`_check_record` (first-format codes
+    upgraded), and the keys of those that do not."""
     good, bad = {}, []
     for key, rec in missions.items():
+        rec = _upgraded(rec)
         try:
             _check_record("progress", key, rec)
         except (KvsimError, TypeError, ValueError, KeyError, AttributeError):
@@ -118,6 +151,16 @@ def _valid_records(missions: Mapping) -> tuple[dict, list[str]]:
         else:
             good[key] = rec
     return good, bad
+
+
+def _name_ok(name) -> bool:
+    """Whether ``name`` is a stored learner's name: none, or one :func:`check_name` keeps."""
+    if name is None:
+        return True
+    try:
+        return check_name(name) == name
+    except KvsimError:
+        return False
 
 
 def _salvage(text: str) -> dict:
@@ -151,21 +194,31 @@ def _read(p: Path) -> dict:
     except (UnicodeDecodeError, ValueError, RecursionError) as e:
         why = f"not JSON ({type(e).__name__})"
         missions = _salvage(raw.decode("utf-8", errors="replace"))
+    name = None
     if data is not None:
-        if not isinstance(data, dict) or data.get("version") != _VERSION or \
-                not isinstance(data.get("missions"), dict):
+        version = data.get("version") if isinstance(data, dict) else None
+        shaped = isinstance(data, dict) and isinstance(data.get("missions"), dict)
+        if version == _VERSION and shaped and _name_ok(data.get("name")):
+            name = data.get("name")
+        if not shaped or not (version == _VERSION and "name" in data and _name_ok(data["name"])
+                              or version == 1 and "name" not in data):
             why = f"not a kvsim progress file (version {_VERSION})"
-            if isinstance(data, dict) and isinstance(data.get("missions"), dict):
+            if shaped:
                 missions, _ = _valid_records(data["missions"])
         else:
             missions, bad = _valid_records(data["missions"])
             if not bad:
-                return data
+                if version == _VERSION and missions == data["missions"]:
+                    return data
+                # the first format (codes without a name), upgraded: the same progress
+                upgraded = {"version": _VERSION, "name": name, "missions": missions}
+                _write_atomic(p, json.dumps(upgraded, indent=1, sort_keys=True))
+                return upgraded
             why = f"damaged record(s) for mission {', '.join(bad)}"
     stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S.%fZ")
     aside = p.with_name(f"{p.name}.bad-{stamp}")
     os.replace(p, aside)
-    rebuilt = {"version": _VERSION, "missions": missions}
+    rebuilt = {"version": _VERSION, "name": name, "missions": missions}
     if missions:
         _write_atomic(p, json.dumps(rebuilt, indent=1, sort_keys=True))
     kept = (f"kept mission(s) {', '.join(sorted(missions, key=int))}" if missions
@@ -267,107 +320,36 @@ def attempt(mission, settings=None, path=None, *, executor=None):
         if _improves(e, sc.stars):
             e["stars"] = sc.stars
             e["settings"] = settings
-            e["code"] = completion_code(m.number, sc.stars, settings, pred) if sc.stars else None
+            e["code"] = (completion_code(m.number, sc.stars, settings, pred, name=data["name"])
+                         if sc.stars else None)
         _save(data, p)
     return sc
 
 
-# ----------------------------------------------------------------------------- codes
+def set_name(name, path=None) -> str:
+    """Put the learner's ``name`` in the progress file and re-make every stored completion
+    code with it (and with the room tag when ``$KVSIM_ROOM_KEY`` is set); returns one line.
 
-def _enc_value(v) -> str:
-    if v is None:
-        return "none"
-    if isinstance(v, float):
-        return f"{v:g}"
-    return str(v)
-
-
-def _enc_prediction(pred) -> str:
-    if not pred:
-        return "-"
-    (k, v), = pred.items()
-    if k == "band":
-        return f"{_enc_value(float(v[0]))}:{_enc_value(float(v[1]))}"
-    return str(v)
-
-
-def _checksum(body: str) -> str:
-    digest = hashlib.sha256(f"{_SALT}|{body}".encode()).digest()
-    return base64.b32encode(digest).decode()[:5]
-
-
-def completion_code(mission, stars: int, settings: Mapping[str, Any], prediction=None) -> str:
-    """``M<n>/<stars>/<settings in lever order>/<prediction or ->/<checksum>``."""
-    m = get_mission(mission)
-    s = normalise_settings(m, settings)
-    if stars not in (0, 1, 2, 3):
-        raise KvsimError(f"stars={stars!r} is out of range: expected 0, 1, 2 or 3")
-    body = (f"M{m.number}/{stars}/{','.join(_enc_value(s[lv.name]) for lv in m.levers)}/"
-            f"{_enc_prediction(prediction)}")
-    return f"{body}/{_checksum(body)}"
-
-
-def _parse_value(lever, text: str):
-    if text == "none":
-        return lever.check(None)
-    if lever.kind == "choice":
-        return lever.check(text)
-    try:
-        x = float(text)
-    except ValueError:
-        raise KvsimError(f"setting {lever.name}={text!r} is not a number: expected "
-                         f"{lever.describe()}") from None
-    return lever.check(int(x) if lever.kind == "int" and x.is_integer() else x)
-
-
-def verify(code: str, *, rescore: bool = True) -> dict:
-    """Check a completion code; with ``rescore``, score its settings again.
-
-    Returns ``mission``, ``stars`` (claimed), ``settings``, ``prediction``,
-    ``checksum_ok`` and, with ``rescore``, ``rescored`` (the stars kvsim gives
-    now) and ``ok`` (checksum right and the claim confirmed). A code that
-    cannot be parsed raises a one-line KvsimError.
+    A code is made from its record (mission, stars, settings and the prediction its best run
+    was scored with); nothing is re-scored here: :func:`verify` re-scores every code it checks.
     """
-    text = str(code).strip()
-    parts = text.split("/")
-    if len(parts) != 5 or not parts[0].startswith("M"):
-        raise KvsimError(f"completion code {text!r} is malformed: expected "
-                         f"M<mission>/<stars>/<settings>/<prediction>/<checksum>, e.g. "
-                         f"M1/2/0.87/-/ABCDE")
-    head, stars_t, settings_t, pred_t, check = parts
-    try:
-        m = get_mission(head[1:])
-    except KvsimError:
-        raise KvsimError(f"completion code {text!r}: mission {head[1:]!r} is not known: "
-                         f"expected M1 to M{max(MISSIONS)}") from None
-    if stars_t not in ("0", "1", "2", "3"):
-        raise KvsimError(f"completion code {text!r}: stars {stars_t!r} out of range: expected 0-3")
-    values = settings_t.split(",")
-    if len(values) != len(m.levers):
-        raise KvsimError(f"completion code {text!r}: mission {m.number} has {len(m.levers)} "
-                         f"setting(s) ({', '.join(lv.name for lv in m.levers)}), the code {len(values)}")
-    try:
-        settings = {lv.name: _parse_value(lv, v) for lv, v in zip(m.levers, values)}
-        if pred_t == "-":
-            prediction = None
-        elif m.band and ":" in pred_t:
-            lo, _, hi = pred_t.partition(":")
-            lv = m.lever(m.resource)
-            prediction = {"band": (_parse_value(lv, lo), _parse_value(lv, hi))}
-        else:
-            prediction = {"cause": pred_t}
-    except KvsimError as e:
-        raise KvsimError(f"completion code {text!r}: {e}") from None
-    stars = int(stars_t)
-    ok_sum = _checksum("/".join(parts[:4])) == check
-    out = dict(code=text, mission=m.number, stars=stars, settings=settings,
-               prediction=prediction, checksum_ok=ok_sum)
-    if rescore:
-        again = score(m, settings, prediction=prediction).stars if ok_sum else None
-        out.update(rescored=again, ok=ok_sum and again == stars)
-    else:
-        out.update(ok=ok_sum)
-    return out
+    name = check_name(name)
+    key = resolve_room_key()
+    p = progress_path(path)
+    with _locked(p):
+        data = _read(p)
+        data["name"] = name
+        made = 0
+        for n, e in data["missions"].items():
+            if e["code"] is not None:
+                v = verify(e["code"], rescore=False, room_key=None)
+                e["code"] = completion_code(int(n), e["stars"], e["settings"], v["prediction"],
+                                            name=name, room_key=key)
+                made += 1
+        _save(data, p)
+    room = (f" and the room tag of ${ROOM_KEY_VAR}" if key is not None
+            else f" (no room tag: ${ROOM_KEY_VAR} is not set)")
+    return f"name {name!r}: {made} completion code(s) made again with it{room}"
 
 
 # --------------------------------------------------------------------- export, import
@@ -507,7 +489,7 @@ def _check_record(where: str, key, rec) -> dict:
                          f"a completion code exactly when the record has a star")
     if rec["code"] is not None:
         try:
-            v = verify(rec["code"], rescore=False)
+            v = verify(rec["code"], rescore=False, room_key=None)
         except KvsimError as e:
             raise KvsimError(f"{at}: code {_show(rec['code'])}: {e}") from None
         if not v["checksum_ok"]:
@@ -530,15 +512,16 @@ def _check_record(where: str, key, rec) -> dict:
 
 def _rescore(where: str, n: int, rec: dict) -> None:
     """Score a starred record's settings again: its stars must be what kvsim gives now."""
-    v = verify(rec["code"])
+    v = verify(rec["code"], room_key=None)       # the settings' stars; no room is checked here
     if not v["ok"]:
         raise KvsimError(f"{where}: mission {n}: stars={rec['stars']} is not confirmed: code "
                          f"{rec['code']!r} re-scores to {v['rescored']} star(s): expected the "
                          f"stars kvsim gives the record's settings")
 
 
-def _read_export(p: Path) -> dict:
-    """The export at ``p``, every record checked and every starred one re-scored."""
+def _read_export(p: Path) -> tuple[dict, str | None]:
+    """The export at ``p``, every record checked and every starred one re-scored, and the
+    learner's name in it (an export of the first format, version 1 progress, is upgraded)."""
     where = f"import file {str(p)!r}"
     try:
         text = p.read_text(encoding="utf-8")
@@ -575,18 +558,23 @@ def _read_export(p: Path) -> dict:
         if name in doc and not isinstance(doc[name], str):
             raise KvsimError(f"{where}: {name}={_show(doc[name])}: expected a string")
     prog = doc["progress"]
-    if not isinstance(prog, dict) or sorted(prog) != ["missions", "version"] or \
-            type(prog["version"]) is not int or prog["version"] != _VERSION or \
-            not isinstance(prog["missions"], dict):
+    first = isinstance(prog, dict) and sorted(prog) == ["missions", "version"] and \
+        type(prog["version"]) is int and prog["version"] == 1      # names came later
+    current = isinstance(prog, dict) and sorted(prog) == ["missions", "name", "version"] and \
+        type(prog["version"]) is int and prog["version"] == _VERSION and _name_ok(prog["name"])
+    if not (first or current) or not isinstance(prog["missions"], dict):
         raise KvsimError(f"{where}: progress={_show(prog)}: expected an object "
-                         f"{{\"version\": {_VERSION}, \"missions\": {{...}}}}")
+                         f"{{\"version\": {_VERSION}, \"name\": null or a name, "
+                         f"\"missions\": {{...}}}}")
     records = {}
     for key, rec in prog["missions"].items():
-        checked = _check_record(where, key, rec)     # the key first: a known mission number
+        checked = _check_record(where, key, _upgraded(rec) if first else rec)   # key first
         records[int(key)] = checked
     codes = doc["codes"]
     if not isinstance(codes, dict):
         raise KvsimError(f"{where}: codes={_show(codes)}: expected an object mission -> code")
+    if first:
+        codes = {k: _upgraded_code(c) for k, c in codes.items()}
     want = {str(n): r["code"] for n, r in records.items() if r["stars"]}
     for key in sorted(set(codes) | set(want), key=str):
         if codes.get(key) != want.get(key):
@@ -596,7 +584,7 @@ def _read_export(p: Path) -> dict:
     for n in sorted(records):           # the slow part last, once everything else holds
         if records[n]["stars"]:
             _rescore(where, n, records[n])
-    return records
+    return records, (None if first else prog["name"])
 
 
 def _still_counts(side: dict, other: dict) -> bool:
@@ -645,15 +633,17 @@ def import_progress(source, *, path=None) -> dict:
     attempt was taken (or the mission was new here); ``kept``, this machine's
     best attempt stays (its run count or prediction may have been merged);
     ``unchanged``, the export adds nothing (the mission is not in it, or its
-    record is the same as here).
+    record is the same as here). The learner's name here stays; progress with
+    no name takes the export's. Imported codes keep the name they were made
+    with (:func:`set_name` makes every code again with one name).
     """
-    records = _read_export(Path(source))         # slow (re-scoring): outside the lock
+    records, name = _read_export(Path(source))   # slow (re-scoring): outside the lock
     p = progress_path(path)
     with _locked(p):
-        return _merge_into(p, _read(p), records)
+        return _merge_into(p, _read(p), records, name)
 
 
-def _merge_into(p: Path, data: dict, records: dict) -> dict:
+def _merge_into(p: Path, data: dict, records: dict, name: str | None) -> dict:
     where = f"progress file {str(p)!r}"
     missions = dict(data["missions"])
     summary = {}
@@ -669,17 +659,23 @@ def _merge_into(p: Path, data: dict, records: dict) -> dict:
             except KvsimError as e:
                 raise KvsimError(f"{e} (`kvsim missions --reset` starts over)") from None
         missions[key], summary[n] = _merge(cur, records[n])
-    if any(v != "unchanged" for v in summary.values()):
-        _save(dict(data, missions=missions), p)
+    named = data["name"] if data["name"] is not None else name
+    if any(v != "unchanged" for v in summary.values()) or named != data["name"]:
+        _save(dict(data, name=named, missions=missions), p)
     return summary
 
 
 # ------------------------------------------------------------------------ read-outs
 
 def progress_text(path=None) -> str:
-    """Progress at a terminal: one line per mission, then the total and the file."""
+    """Progress at a terminal: the learner's name, one line per mission, then the total and
+    the file."""
     data = load(path)
-    lines = []
+    if data["name"] is not None:
+        lines = [f"name {data['name']!r} (in every completion code)"]
+    else:
+        lines = ["no name yet: `kvsim missions --name NAME` puts yours in every completion code "
+                 "(a code without one is refused by the leaderboard)"]
     total = 0
     for n, m in MISSIONS.items():
         e = data["missions"].get(str(n))
@@ -696,83 +692,3 @@ def progress_text(path=None) -> str:
         lines.append(f"mission {n} [{bar}] {m.title}: {state}")
     lines.append(f"total {total} of {3 * len(MISSIONS)} stars  (progress in {progress_path(path)})")
     return "\n".join(lines)
-
-
-#: What a completion code looks like (its parts are checked by :func:`verify`).
-_CODE = re.compile(r"^M\S*/\S*/\S*/\S*/\S+$")
-
-
-def leaderboard_lines(lines: Iterable[str]) -> list[tuple[int, str, str]]:
-    """``(line number, name, code)`` for every entry of a leaderboard file (blank lines and
-    ``#`` comments skipped). A line that is not ``name CODE`` (or a bare code) raises a
-    one-line KvsimError naming its number and how many such lines there are."""
-    entries, bad = [], []
-    for no, raw in enumerate(lines, 1):
-        line = raw.strip()
-        if not line or line.startswith("#"):
-            continue
-        *name_parts, code = line.split()
-        if not _CODE.match(code):
-            bad.append((no, line))
-            continue
-        name = " ".join(name_parts).rstrip(":").strip() or "(anonymous)"
-        entries.append((no, name, code))
-    if bad:
-        no, line = bad[0]
-        more = f" ({len(bad)} such lines in all)" if len(bad) > 1 else ""
-        raise KvsimError(f"line {no} is not 'name CODE': {_show(line)}{more}: expected one "
-                         f"'name M<n>/<stars>/<settings>/<prediction>/<checksum>' per line")
-    return entries
-
-
-def leaderboard(lines: Iterable[str]) -> list[dict]:
-    """The room's table from lines ``name CODE`` (or ``name: CODE``, or a bare code).
-
-    Every code is verified and re-scored; a bad one counts nothing and is
-    reported. Rows: ``name``, per-mission stars (``m1``..``m4``), ``total``,
-    ``rejected`` (codes that failed) and ``why`` (one ``line <n>: <code>: <reason>``
-    per rejected code); sorted by total, then name. Lines that are not codes at
-    all raise (:func:`leaderboard_lines`).
-    """
-    board: dict[str, dict] = {}
-    for no, name, code in leaderboard_lines(lines):
-        row = board.setdefault(name, {"name": name, **{f"m{n}": 0 for n in MISSIONS},
-                                      "rejected": [], "why": []})
-        try:
-            v = verify(code)
-        except KvsimError as e:
-            row["rejected"].append(code)
-            row["why"].append(f"line {no}: {e}")
-            continue
-        if v["ok"]:
-            key = f"m{v['mission']}"
-            row[key] = max(row[key], v["stars"])
-        else:
-            row["rejected"].append(code)
-            row["why"].append(f"line {no}: {rejection(v)}")
-    rows = list(board.values())
-    for r in rows:
-        r["total"] = sum(r[f"m{n}"] for n in MISSIONS)
-    rows.sort(key=lambda r: (-r["total"], r["name"]))
-    return rows
-
-
-def rejection(v: Mapping[str, Any]) -> str:
-    """Why a parsed code (:func:`verify`'s answer, not ``ok``) is rejected, in one line."""
-    if not v["checksum_ok"]:
-        return (f"completion code {v['code']!r} fails its checksum: a character was changed "
-                f"or mistyped")
-    return (f"completion code {v['code']!r} is NOT confirmed: it claims {v['stars']} star(s), "
-            f"its settings earn {v['rescored']} now")
-
-
-def leaderboard_text(rows: list[dict]) -> str:
-    head = f"{'#':>2}  {'name':<20} " + " ".join(f"m{n}" for n in MISSIONS) + "  total"
-    out = [head]
-    for i, r in enumerate(rows, 1):
-        cells = " ".join(f"{r[f'm{n}']:>2}" for n in MISSIONS)
-        line = f"{i:>2}  {r['name'][:20]:<20} {cells}  {r['total']:>5}"
-        if r["rejected"]:
-            line += f"  ({len(r['rejected'])} code(s) rejected)"
-        out.append(line)
-    return "\n".join(out)

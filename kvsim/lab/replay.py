@@ -19,7 +19,13 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from kvsim.errors import KvsimError, check_choice, check_float, check_int
+from kvsim.errors import (
+    KvsimError,
+    check_choice,
+    check_float,
+    check_gpu_memory_utilization,
+    check_int,
+)
 from kvsim.runs.scenarios import run_scenario
 
 from .missions import SEEDS, check_prediction, get_mission, mission_day, normalise_settings
@@ -50,8 +56,7 @@ def lab_settings(**settings) -> dict:
                          f"{', '.join(LAB_DEFAULTS)}")
     s = dict(LAB_DEFAULTS, **settings)
     out = dict(LAB_BASE)
-    out["gpu_memory_utilization"] = check_float("gpu_memory_utilization",
-                                                s["gpu_memory_utilization"], min=0.3, max=0.98)
+    out["gpu_memory_utilization"] = check_gpu_memory_utilization(s["gpu_memory_utilization"])
     out["output_mean"] = check_int("output_mean", s["output_mean"], min=10, max=4000)
     out["rate_per_s"] = check_float("rate_per_s", s["rate_per_s"], min=0.1, max=10.0)
     if s["max_tokens"] is not None:                      # the chapter's first fix: a cap

@@ -6,13 +6,16 @@ answers with it.
 """
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 from statistics import median
 
 from kvsim.engine.costs import swap_time_s
+from kvsim.errors import KvsimError
 from kvsim.lab.missions import expert_settings
 from kvsim.lab.replay import run_lab
 from kvsim.model.memory import kv_budget, kv_bytes_per_token
+from kvsim.observe.alerts import rule_alerts
 from kvsim.runs.scenarios import run_scenario
 
 from .base import Exercise, Prediction
@@ -39,6 +42,22 @@ WHATIF_RATE = 1.2
 SLOW_PCIE_BYTES_PER_S, VICTIM_TOKENS = 4e9, 1_300
 #: The lab prediction's corner of the twin.
 LAB_UTIL, LAB_ANSWER = 0.80, 400
+#: Chapter 4's rule on preemptions per 1,000 finished requests (the book's threshold).
+PER_1K_ALERT = "VLLMPreemptionsPer1k"
+
+
+def rule_per_1k(rules_path) -> float:
+    """The threshold of chapter 4's :data:`PER_1K_ALERT` rule in ``rules_path``, read from
+    its expression (``... > 50``): the chapter quotes the rule file, not a typed number."""
+    rules = rule_alerts(rules_path)
+    if PER_1K_ALERT not in rules:
+        raise KvsimError(f"rule file {str(rules_path)!r} has no alert {PER_1K_ALERT!r}: "
+                         f"expected chapter 4's rule file")
+    m = re.search(r">\s*([0-9.]+)\s*$", rules[PER_1K_ALERT]["expr"].strip())
+    if m is None:
+        raise KvsimError(f"alert {PER_1K_ALERT!r}: expression does not end in '> N': expected "
+                         f"a threshold in preemptions per 1,000")
+    return float(m.group(1))
 
 
 @lru_cache(maxsize=None)

@@ -1,0 +1,364 @@
+"""Completion codes: what a learner hands in and what a teacher can check offline.
+
+Explained in chapter 5 (the lab) and its instructor notes. A code such as
+``M1/2/0.87/-/Ana_Lopez/4KQ7M`` names the mission, the stars claimed, the
+settings (in lever order), the prediction its run was scored with (``-``:
+none), the learner's name (spaces written ``_``; ``-`` when no name was set)
+and a checksum of all five. A code made where ``KVSIM_ROOM_KEY`` is set has
+a sixth part, the **room tag** (``.../4KQ7M/K2P7QXRA``): an HMAC-SHA256,
+keyed with the room key, over the rest of the code.
+
+What :func:`verify` proves, offline:
+
+* **the settings earn the stars claimed.** It scores them again
+  (:func:`kvsim.lab.missions.score` is deterministic), so a claim the settings
+  do not earn is rejected whoever typed it;
+* **the code was not edited by accident.** The checksum covers the name,
+  the settings, the stars and the prediction, so a changed character, a
+  changed name included, fails. The checksum has no secret (SHA-256 over a
+  public salt): anyone who reads this module can make a right checksum for
+  any name, and the answers are public (``expert_settings``, ``pass_band``),
+  so a code for two stars needs no play at all;
+* with a room key, **the code was made with that key** (:func:`resolve_room_key`).
+
+What it cannot prove: **when the prediction was made** (the third star is
+re-scored from the prediction written in the code; the progress file counts
+one only if it came before the first run, but a file can be edited and a code
+made by hand), and **who typed the settings**. A room key narrows the second
+to "someone who knew the key": anyone who knows it, learners in the room
+included, can make codes with it. It tells codes made in the room (with this
+session's key) from codes brought from elsewhere, nothing more.
+
+Codes of the first format (``M1/2/0.87/-/ABCDE``, five parts, no name) are
+refused with one line: they bind no name. A progress file written with them is
+upgraded when it is read (:func:`upgrade_old_code`), so no progress is lost.
+"""
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import os
+import re
+import unicodedata
+from typing import Any, Iterable, Mapping
+
+from kvsim.errors import KvsimError
+
+from .missions import MISSIONS, get_mission, normalise_settings, score
+
+__all__ = ["ROOM_KEY_VAR", "FROM_ENV", "resolve_room_key", "check_name", "completion_code", "verify",
+           "rejection", "upgrade_old_code", "leaderboard_lines", "leaderboard",
+           "leaderboard_text"]
+
+#: The environment variable holding the instructor's room key.
+ROOM_KEY_VAR = "KVSIM_ROOM_KEY"
+#: ``room_key=FROM_ENV`` (the default) reads the key from :data:`ROOM_KEY_VAR`.
+FROM_ENV: Any = object()
+
+_SALT = "kvsim-missions-v2"
+_OLD_SALT = "kvsim-missions-v1"
+_NAME_MAX = 32
+_FORM = "M<mission>/<stars>/<settings>/<prediction>/<name>/<checksum>[/<room tag>]"
+
+
+def resolve_room_key(key=FROM_ENV) -> str | None:
+    """The room key in force: ``key``, or ``$KVSIM_ROOM_KEY`` when ``key`` is :data:`FROM_ENV`;
+    ``None`` (no key) when that is unset or empty."""
+    if key is FROM_ENV:
+        key = os.environ.get(ROOM_KEY_VAR)
+    if key is None or key == "":
+        return None
+    if not isinstance(key, str):
+        raise KvsimError(f"room key {type(key).__name__} is not text: expected a string "
+                         f"(${ROOM_KEY_VAR})")
+    return key
+
+
+def check_name(name) -> str:
+    """A learner's name for a code: whitespace collapsed (Unicode NFC), 1 to 32 letters, digits, spaces,
+    ``.``, ``-`` or ``'``, with at least one letter or digit (one-line KvsimError otherwise)."""
+    if not isinstance(name, str):
+        raise KvsimError(f"name={name!r} is not text: expected a name such as 'Ana Lopez'")
+    text = unicodedata.normalize("NFC", " ".join(name.split()))
+    bad = next((ch for ch in text if not (ch.isalnum() or ch in " .-'")), None)
+    if bad is not None or not text or len(text) > _NAME_MAX or \
+            not any(ch.isalnum() for ch in text):
+        why = (f"has {bad!r}" if bad is not None else "is empty" if not text
+               else f"has {len(text)} characters" if len(text) > _NAME_MAX
+               else "has no letter or digit")
+        raise KvsimError(f"name={name!r} {why}: expected 1 to {_NAME_MAX} letters, digits, "
+                         f"spaces, '.', '-' or \"'\" (with a letter or digit)")
+    return text
+
+
+def _b32(digest: bytes, n: int) -> str:
+    return base64.b32encode(digest).decode()[:n]
+
+
+def _checksum(body: str, salt: str = _SALT) -> str:
+    return _b32(hashlib.sha256(f"{salt}|{body}".encode()).digest(), 5)
+
+
+def _room_tag(key: str, code: str) -> str:
+    return _b32(hmac.new(key.encode(), code.encode(), hashlib.sha256).digest(), 8)
+
+
+def _enc_value(v) -> str:
+    if v is None:
+        return "none"
+    if isinstance(v, float):
+        return f"{v:g}"
+    return str(v)
+
+
+def _enc_prediction(pred) -> str:
+    if not pred:
+        return "-"
+    (k, v), = pred.items()
+    if k == "band":
+        return f"{_enc_value(float(v[0]))}:{_enc_value(float(v[1]))}"
+    return str(v)
+
+
+def completion_code(mission, stars: int, settings: Mapping[str, Any], prediction=None, *,
+                    name=None, room_key=FROM_ENV) -> str:
+    """``M<n>/<stars>/<settings>/<prediction or ->/<name or ->/<checksum>``, then
+    ``/<room tag>`` when a room key is in force (``room_key``, by default ``$KVSIM_ROOM_KEY``)."""
+    m = get_mission(mission)
+    s = normalise_settings(m, settings)
+    if stars not in (0, 1, 2, 3):
+        raise KvsimError(f"stars={stars!r} is out of range: expected 0, 1, 2 or 3")
+    who = "-" if name is None else check_name(name).replace(" ", "_")
+    body = (f"M{m.number}/{stars}/{','.join(_enc_value(s[lv.name]) for lv in m.levers)}/"
+            f"{_enc_prediction(prediction)}/{who}")
+    code = f"{body}/{_checksum(body)}"
+    key = resolve_room_key(room_key)
+    return f"{code}/{_room_tag(key, code)}" if key is not None else code
+
+
+
+def _parse_value(lever, text: str):
+    if text == "none":
+        return lever.check(None)
+    if lever.kind == "choice":
+        return lever.check(text)
+    try:
+        x = float(text)
+    except ValueError:
+        raise KvsimError(f"setting {lever.name}={text!r} is not a number: expected "
+                         f"{lever.describe()}") from None
+    return lever.check(int(x) if lever.kind == "int" and x.is_integer() else x)
+
+
+def _parse(text: str, parts: list[str]) -> dict:
+    """Mission, stars, settings and prediction of a code's first four parts."""
+    head, stars_t, settings_t, pred_t = parts[:4]
+    try:
+        m = get_mission(head[1:])
+    except KvsimError:
+        raise KvsimError(f"completion code {text!r}: mission {head[1:]!r} is not known: "
+                         f"expected M1 to M{max(MISSIONS)}") from None
+    if stars_t not in ("0", "1", "2", "3"):
+        raise KvsimError(f"completion code {text!r}: stars {stars_t!r} out of range: expected 0-3")
+    values = settings_t.split(",")
+    if len(values) != len(m.levers):
+        raise KvsimError(f"completion code {text!r}: mission {m.number} has {len(m.levers)} "
+                         f"setting(s) ({', '.join(lv.name for lv in m.levers)}), the code "
+                         f"{len(values)}")
+    try:
+        settings = {lv.name: _parse_value(lv, v) for lv, v in zip(m.levers, values)}
+        if pred_t == "-":
+            prediction = None
+        elif m.band and ":" in pred_t:
+            lo, _, hi = pred_t.partition(":")
+            lv = m.lever(m.resource)
+            prediction = {"band": (_parse_value(lv, lo), _parse_value(lv, hi))}
+        else:
+            prediction = {"cause": pred_t}
+    except KvsimError as e:
+        raise KvsimError(f"completion code {text!r}: {e}") from None
+    return dict(mission=m, stars=int(stars_t), settings=settings, prediction=prediction)
+
+
+def _split(code) -> tuple[str, list[str]]:
+    text = str(code).strip()
+    return text, text.split("/")
+
+
+def verify(code: str, *, rescore: bool = True, room_key=FROM_ENV) -> dict:
+    """Check a completion code; with ``rescore``, score its settings again.
+
+    Returns ``code``, ``mission``, ``stars`` (claimed), ``settings``,
+    ``prediction``, ``name`` (``None``: made without one), ``checksum_ok``,
+    ``room_tag`` (whether the code has one) and ``room``: ``None`` when no room
+    key is in force (``room_key``, by default ``$KVSIM_ROOM_KEY``), else whether
+    the code was made with it. With ``rescore``, ``rescored`` (the stars kvsim
+    gives now; ``None`` when the checksum or the room already failed); and
+    ``ok``: checksum right, not made outside the room, and (with ``rescore``)
+    the claim confirmed. A code that cannot be parsed, or one of the first
+    format, raises a one-line KvsimError.
+    """
+    text, parts = _split(code)
+    if len(parts) == 5 and parts[0].startswith("M"):
+        raise KvsimError(f"completion code {text!r} is in the first format, which binds no "
+                         f"name: refused; expected a code of this kvsim (`kvsim missions "
+                         f"--name NAME` prints yours), {_FORM}")
+    if len(parts) not in (6, 7) or not parts[0].startswith("M"):
+        raise KvsimError(f"completion code {text!r} is malformed: expected {_FORM}, e.g. "
+                         f"M1/2/0.87/-/Ana_Lopez/ABCDE")
+    fields = _parse(text, parts)
+    who = parts[4]
+    if who == "-":
+        name = None
+    else:
+        try:
+            name = check_name(who.replace("_", " "))
+        except KvsimError as e:
+            raise KvsimError(f"completion code {text!r}: {e}") from None
+    m = fields.pop("mission")
+    ok_sum = _checksum("/".join(parts[:5])) == parts[5]
+    key = resolve_room_key(room_key)
+    tag = parts[6] if len(parts) == 7 else None
+    room = None if key is None else (
+        tag is not None and hmac.compare_digest(tag, _room_tag(key, "/".join(parts[:6]))))
+    out = dict(code=text, mission=m.number, **fields, name=name, checksum_ok=ok_sum,
+               room_tag=tag is not None, room=room)
+    fine = ok_sum and room is not False
+    if rescore:
+        again = score(m, fields["settings"], prediction=fields["prediction"]).stars if fine \
+            else None
+        out.update(rescored=again, ok=fine and again == fields["stars"])
+    else:
+        out.update(ok=fine)
+    return out
+
+
+def rejection(v: Mapping[str, Any]) -> str:
+    """Why a parsed code (:func:`verify`'s answer, not ``ok``) is rejected, in one line."""
+    if not v["checksum_ok"]:
+        return (f"completion code {v['code']!r} fails its checksum: a character was changed "
+                f"or mistyped (the checksum covers the name, the settings, the stars and the "
+                f"prediction)")
+    if v["room"] is False:
+        made = "with another room's key" if v["room_tag"] else "without a room key"
+        return (f"completion code {v['code']!r} was not made with this room's key "
+                f"(${ROOM_KEY_VAR}): it was made {made}")
+    return (f"completion code {v['code']!r} is NOT confirmed: it claims {v['stars']} star(s), "
+            f"its settings earn {v['rescored']} now")
+
+
+def upgrade_old_code(code: str, *, name=None, room_key=FROM_ENV) -> str:
+    """A first-format code (five parts, no name) as a code of this format, for a progress
+    file written before names: its checksum must be right (one-line KvsimError otherwise).
+    Only the progress file uses it; :func:`verify` refuses first-format codes."""
+    text, parts = _split(code)
+    if len(parts) != 5 or not parts[0].startswith("M"):
+        raise KvsimError(f"completion code {text!r} is not of the first format: expected "
+                         f"M<mission>/<stars>/<settings>/<prediction>/<checksum>")
+    f = _parse(text, parts)
+    if _checksum("/".join(parts[:4]), _OLD_SALT) != parts[4]:
+        raise KvsimError(f"completion code {text!r} fails its checksum: a character was "
+                         f"changed or mistyped")
+    return completion_code(f["mission"], f["stars"], f["settings"], f["prediction"], name=name,
+                           room_key=room_key)
+
+
+# ---------------------------------------------------------------------- leaderboard
+
+#: What a completion code looks like (its parts are checked by :func:`verify`).
+_CODE = re.compile(r"^M\S*/\S*/\S*/\S*/\S+$")
+
+
+def _show(value) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def leaderboard_lines(lines: Iterable[str]) -> list[tuple[int, str, str]]:
+    """``(line number, name, code)`` for every entry of a leaderboard file (blank lines and
+    ``#`` comments skipped; ``name`` is ``""`` for a bare code). A line that is not
+    ``name CODE`` (or a bare code) raises a one-line KvsimError naming its number and how
+    many such lines there are."""
+    entries, bad = [], []
+    for no, raw in enumerate(lines, 1):
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        *name_parts, code = line.split()
+        if not _CODE.match(code):
+            bad.append((no, line))
+            continue
+        entries.append((no, " ".join(name_parts).rstrip(":").strip(), code))
+    if bad:
+        no, line = bad[0]
+        more = f" ({len(bad)} such lines in all)" if len(bad) > 1 else ""
+        raise KvsimError(f"line {no} is not 'name CODE': {_show(line)}{more}: expected one "
+                         f"'name {_FORM}' per line")
+    return entries
+
+
+def _judge(code: str, line_name: str, key) -> tuple[str, dict | None, str]:
+    """``(row name, verdict or None, why rejected or "")`` for one leaderboard entry."""
+    try:
+        v = verify(code, rescore=False, room_key=key)
+    except KvsimError as e:
+        return line_name or "(unreadable)", None, str(e)
+    row = v["name"] if v["checksum_ok"] and v["name"] else (line_name or v["name"] or "(no name)")
+    if not v["ok"]:
+        return row, None, rejection(v)
+    if v["name"] is None:
+        return row, None, (f"completion code {code!r} carries no name: the learner runs `kvsim "
+                           f"missions --name NAME` and hands in the code it prints")
+    if line_name and " ".join(line_name.split()).casefold() != v["name"].casefold():
+        return row, None, (f"completion code {code!r} was made for {v['name']!r}, not "
+                           f"{line_name!r}: a code's name cannot be changed")
+    v = verify(code, room_key=key)
+    return row, (v if v["ok"] else None), ("" if v["ok"] else rejection(v))
+
+
+def leaderboard(lines: Iterable[str], *, room_key=FROM_ENV) -> list[dict]:
+    """The room's table from lines ``name CODE`` (or ``name: CODE``, or a bare code).
+
+    Every code is verified and re-scored; a row is the name *in the code* (a
+    line's own name must agree with it). A code is rejected, counting nothing,
+    when it does not parse, fails its checksum, carries no name or another
+    name than its line's, is not confirmed, or, with a room key in force
+    (``room_key``, by default ``$KVSIM_ROOM_KEY``), was not made with that key.
+    Rows: ``name``, per-mission stars (``m1``..``m4``), ``total``, ``rejected``
+    (codes that failed) and ``why`` (one ``line <n>: <reason>`` per rejected
+    code); sorted by total, then name. Lines that are not codes at all raise
+    (:func:`leaderboard_lines`).
+    """
+    key = resolve_room_key(room_key)
+    board: dict[str, dict] = {}
+    for no, line_name, code in leaderboard_lines(lines):
+        name, v, why = _judge(code, line_name, key)
+        row = board.setdefault(name, {"name": name, **{f"m{n}": 0 for n in MISSIONS},
+                                      "rejected": [], "why": []})
+        if v is None:
+            row["rejected"].append(code)
+            row["why"].append(f"line {no}: {why}")
+        else:
+            cell = f"m{v['mission']}"
+            row[cell] = max(row[cell], v["stars"])
+    rows = list(board.values())
+    for r in rows:
+        r["total"] = sum(r[f"m{n}"] for n in MISSIONS)
+    rows.sort(key=lambda r: (-r["total"], r["name"]))
+    return rows
+
+
+def leaderboard_text(rows: list[dict], *, room: bool = False) -> str:
+    """The table at a terminal; ``room``: say that only codes made with the room key count."""
+    head = f"{'#':>2}  {'name':<20} " + " ".join(f"m{n}" for n in MISSIONS) + "  total"
+    out = [head]
+    for i, r in enumerate(rows, 1):
+        cells = " ".join(f"{r[f'm{n}']:>2}" for n in MISSIONS)
+        line = f"{i:>2}  {r['name'][:20]:<20} {cells}  {r['total']:>5}"
+        if r["rejected"]:
+            line += f"  ({len(r['rejected'])} code(s) rejected)"
+        out.append(line)
+    if room:
+        out.append(f"(${ROOM_KEY_VAR} is set: only codes made with this room's key count)")
+    return "\n".join(out)
