@@ -280,14 +280,6 @@ def answering_titles(nb) -> list[tuple[int, str]]:
     return found
 
 
-#: Chapters whose charts after a Predict box still state the answer, and who rewrites them
-#: (design §6: the title asks the question; the finding shows once the reader has guessed).
-#: Empty this as each chapter lands; a chapter listed here that passes fails the test.
-ANSWERING_TITLES_ALLOWED = {
-    "ch05-belgavis-book-store": "cells 6, 9, 12, 15 (chapter 5's editor)",
-}
-
-
 def test_answering_titles_are_found():
     def chart_cell(title):
         html = ('<div id="altair-viz-0"></script><script>(function(spec, embedOpt){})('
@@ -308,8 +300,6 @@ def test_answering_titles_are_found():
 
 @pytest.mark.parametrize("path", CHAPTERS, ids=IDS)
 def test_a_chart_right_after_a_predict_box_asks_the_question(path):
+    """Design §6: the title asks the question; the finding shows once the reader has guessed."""
     found = answering_titles(_nb(path))
-    if path.stem in ANSWERING_TITLES_ALLOWED:
-        assert found, f"{path.stem} now asks every question: remove it from ANSWERING_TITLES_ALLOWED"
-        pytest.skip(f"allowed until rewritten: {ANSWERING_TITLES_ALLOWED[path.stem]}; today {found}")
     assert not found, f"charts after a prediction cell that state the answer (cell, title): {found}"
