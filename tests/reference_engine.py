@@ -436,7 +436,7 @@ class Engine:
             return 1
         if _blocks_for(p + o - 1, bs) > usable:
             return 2
-        if cfg.admission == "guaranteed" and _blocks_for(
+        if cfg.admission in ("guaranteed", "static_batch") and _blocks_for(
                 p + (cfg.max_tokens if cfg.max_tokens is not None else o), bs) > self.N:
             return 3
         if not cfg.enable_chunked_prefill and p + o - 1 > cfg.max_num_batched_tokens:
@@ -575,7 +575,7 @@ class Engine:
 
     def _victim(self, requester: Req) -> Req:
         adm = self.cfg.admission
-        if adm == "guaranteed":
+        if adm in ("guaranteed", "static_batch"):
             raise RuntimeError("reference: guaranteed admission ran out of blocks")
         if adm == "sglang":
             v = self._fewest_generated()
@@ -594,9 +594,20 @@ class Engine:
         cfg, free = self.cfg, self.pool.n_free
         if cfg.admission == "optimistic":
             return new_blocks + evictable + headroom <= free
-        if cfg.admission == "guaranteed":
-            reserved = sum(_blocks_for(x.P + self._planned(x), self.bs) for x in self.running)
-            return (reserved + _blocks_for(r.P + self._planned(r), self.bs) <= self.N
+        if cfg.admission == "max_utilization":
+            # TensorRT-LLM: the whole prompt's blocks, no credit for cached ones, against
+            # what the round has not yet given to earlier admissions' whole prompts
+            return _blocks_for(r.target, self.bs) + headroom <= self.round_room
+        if cfg.admission in ("guaranteed", "static_batch"):
+            if cfg.admission == "static_batch" and any(not x.prefilling for x in self.running):
+                return False                    # STATIC_BATCH: a batch drains first
+            # TensorRT-LLM: free blocks less every running request's remaining blocks to
+            # completion (reservation less its table, a shared block in every table holding it)
+            remaining = sum(_blocks_for(x.P + self._planned(x), self.bs) - len(x.table)
+                            for x in self.round_running)
+            remaining += sum(_blocks_for(x.P + self._planned(x), self.bs)
+                             for x in self.running if x not in self.round_running)
+            return (_blocks_for(r.P + self._planned(r), self.bs) <= self.round_free - remaining
                     and new_blocks + evictable <= free)
         # sglang (the round's reservations are in self.round_reserved)
         if self.batch_is_full:
@@ -753,11 +764,15 @@ class Engine:
         cut = False
         copies0 = pool.over_free
         late_decoder_take = False      # a decode took a block after a copy over a free one
+        # TensorRT-LLM's STATIC_BATCH: no prefill chunk while anyone generates
+        hold = cfg.admission == "static_batch" and any(not r.prefilling for r in self.running)
         for r in order:
             if budget <= 0:
                 break
             if r.state != "running":
                 continue                              # an earlier victim
+            if hold and r.prefilling:
+                continue
             if r.prefilling:
                 full = r.target - r.computed
                 if 0 < thr < full:
@@ -816,6 +831,11 @@ class Engine:
                 self._admit_running(r)
                 resumed.append(r)
                 budget -= 1
+            self.round_room = self.round_free = pool.n_free      # TensorRT-LLM's round
+            # MAX_UTILIZATION: a prompt in prefill has all its blocks in TensorRT-LLM
+            self.round_room -= sum(max(0, _blocks_for(x.target, bs) - len(x.table))
+                                   for x in self.running if x.prefilling)
+            self.round_running = list(self.running)
             while (self.waiting and not self.swapped and len(self.running) < cfg.max_num_seqs
                    and budget > 0):
                 r = self.waiting[0]
@@ -860,6 +880,7 @@ class Engine:
                 self._admit_running(r)
                 chunks.append((r, H, c))
                 budget -= c
+                self.round_room -= _blocks_for(r.target, bs)
                 if cfg.admission == "sglang":
                     if self.round_reserved is None:      # the idle server's first admission
                         self.round_reserved = self._reservations(chunks)

@@ -192,7 +192,8 @@ def configs(draw, workload_strategy=None, engines=("v1", "v0", "v1"), caching=No
                                            else workloads())
     engine = draw(st.sampled_from(engines))
     bs = draw(st.sampled_from(block_sizes))
-    admission = draw(st.sampled_from(["optimistic", "sglang", "optimistic", "guaranteed"]))
+    admission = draw(st.sampled_from(["optimistic", "sglang", "optimistic", "guaranteed",
+                                      "max_utilization", "static_batch"]))
     max_tokens = draw(st.sampled_from([None, 60, None, 25, 1]) | st.integers(1, 80))
     chunked = not draw(st.booleans())
     watermark = draw(st.sampled_from([0.0, 0.0, 0.01, 0.05, 0.1]))
@@ -204,7 +205,7 @@ def configs(draw, workload_strategy=None, engines=("v1", "v0", "v1"), caching=No
     longest = p_max + o_max - 1 if max_model_len is None else max_model_len - 1
     fit = -(-longest // bs)
     need = fit
-    if admission == "guaranteed":
+    if admission in ("guaranteed", "static_batch"):
         resv_out = max_tokens if max_tokens is not None else o_max
         top_prompt = p_max if max_model_len is None else max_model_len - 1
         need = max(need, -(-(top_prompt + resv_out) // bs))
@@ -302,7 +303,8 @@ def random_workload(rng: random.Random, *, prefix_heavy: bool = False, kinds=Non
 
 
 def random_config(rng: random.Random, *, prefix_heavy: bool = False, engine=None, swap=None,
-                  kinds=None, admissions=("optimistic", "optimistic", "guaranteed", "sglang")):
+                  kinds=None, admissions=("optimistic", "optimistic", "guaranteed", "sglang",
+                                          "max_utilization", "static_batch")):
     """A workload and engine options that can run it (every request fits the pool)."""
     wl, p_max, o_max, max_model_len = random_workload(rng, prefix_heavy=prefix_heavy, kinds=kinds)
     engine = engine or rng.choice(["v1", "v1", "v0"])
@@ -316,7 +318,7 @@ def random_config(rng: random.Random, *, prefix_heavy: bool = False, engine=None
     longest = p_max + o_max - 1 if max_model_len is None else max_model_len - 1
     fit = -(-longest // bs)
     need = fit
-    if admission == "guaranteed":
+    if admission in ("guaranteed", "static_batch"):
         top_prompt = p_max if max_model_len is None else max_model_len - 1
         need = max(need, -(-(top_prompt + (max_tokens or o_max)) // bs))
     total = need + rng.choice([0, 1, 2, 3, rng.randint(0, need), rng.randint(0, 3 * need + 4)])
@@ -550,7 +552,7 @@ def check_invariants(workload, opts, r):
         assert np.array_equal(np.bincount(ev["request"][ev["mode"] == 1], minlength=rq.num_rows),
                               rq["swaps"])
         assert (np.diff(ev["t_s"]) >= 0).all()
-    if opts["admission"] == "guaranteed":
+    if opts["admission"] in ("guaranteed", "static_batch"):
         assert ev.num_rows == 0 and not tl["preemptions"].any()
     if not opts["enable_chunked_prefill"] and not opts["long_prefill_token_threshold"]:
         # Without chunking no prefill is ever partial, so a step that preempted

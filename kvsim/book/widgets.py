@@ -15,12 +15,19 @@ copy of it (controls with no kernel behind them) reaches the static site.
 slider tick (:func:`kvsim.runs.stepper.scheduler_frames`) for a pool, a batch
 size and an answer length the reader picks; its static twin is
 :func:`kvsim.book.charts.stepper_chart` over precomputed frames.
+
+:func:`alert_explorer` (chapter 4) sets one alert rule's threshold, window
+and ``for`` and shows when it goes pending, fires and resolves on the
+incident (:func:`kvsim.observe.rule_timing.alert_timing`, as ``promtool``
+evaluates it); its static twin is :func:`kvsim.book.charts.alert_rule_chart`
+over a precomputed grid.
 """
 from __future__ import annotations
 
 import functools
 import html
 
+from kvsim.book.charts.alert_rule import alert_readout, alert_rule_chart, alert_rule_data
 from kvsim.book.charts.stepper import STATE_COLOURS
 from kvsim.book.charts.theme import PALETTE
 from kvsim.errors import (
@@ -34,12 +41,15 @@ from kvsim.errors import (
 from kvsim.model.hardware import get_gpu, list_gpus
 from kvsim.model.memory import KV_DTYPES, kv_budget
 from kvsim.model.presets import get_model, list_models
+from kvsim.observe.rule_timing import RULES, alert_timing
+from kvsim.observe.series import scrape
 from kvsim.runs.stepper import scheduler_frames, toy_requests
 from kvsim.traffic.lengths import MAX_LENGTH
 from kvsim.units import format_bytes
 
 __all__ = ["capacity_report", "report_html", "capacity_calculator", "frame_html", "scheduler_stepper",
-           "UTIL_SLIDER", "STEPPER_SLIDERS", "strict_slider", "check_in_control"]
+           "UTIL_SLIDER", "STEPPER_SLIDERS", "strict_slider", "check_in_control",
+           "ALERT_THRESHOLD_SLIDERS", "ALERT_SLIDERS", "alert_explorer"]
 
 _AUTO = "model dtype"
 
@@ -49,6 +59,18 @@ UTIL_SLIDER = (0.01, 1.0, 0.01)
 #: The stepper's sliders: parameter -> (min, max). Kept small so every block is visible.
 STEPPER_SLIDERS = {"num_gpu_blocks": (4, 60), "requests": (1, 12), "prompt_tokens": (1, 400),
                    "output_tokens": (1, 400)}
+
+#: The alert explorer's threshold slider for each rule shape: (min, max, step), in the
+#: expression's unit (a count of preemptions, a 0-1 fraction of the KV pool, requests).
+ALERT_THRESHOLD_SLIDERS = {"preemptions": (0.0, 20.0, 0.5), "kv_usage": (0.5, 1.0, 0.01),
+                           "waiting": (0.0, 100.0, 1.0)}
+#: Where each rule's threshold slider starts when the dropdown switches to it.
+ALERT_THRESHOLD_START = {"preemptions": 0.0, "kv_usage": 0.9, "waiting": 10.0}
+#: Its window and ``for`` sliders, in minutes: (min, max, step).
+ALERT_SLIDERS = {"window_min": (1.0, 15.0, 1.0), "for_min": (0.0, 15.0, 0.25)}
+_RULE_LABELS = {"preemptions": "preemptions: increase(vllm:num_preemptions_total[w])",
+                "kv_usage": "KV cache: avg_over_time(vllm:kv_cache_usage_perc[w])",
+                "waiting": "queue: avg_over_time(vllm:num_requests_waiting[w])"}
 
 
 def capacity_report(model, gpu, *, gpu_memory_utilization: float, kv_dtype=None,
@@ -326,3 +348,90 @@ def scheduler_stepper(*, num_gpu_blocks: int = 20, requests: int = 5, prompt_tok
     c_step.observe(draw, names="value")
     rerun()
     return w.VBox([c_blocks, c_n, c_prompt, c_answer, c_step, out])
+
+
+@functools.lru_cache(maxsize=4)
+def _scenario_scrape(scenario: str, interval_s: float):
+    from kvsim.runs.scenarios import run_scenario
+
+    run = run_scenario(scenario)
+    return run, scrape(run, interval_s=interval_s)
+
+
+def alert_explorer(rule: str = "preemptions", *, threshold: float = 0.0,
+                   window_min: float = 5.0, for_min: float = 10.0,
+                   scenario: str = "incident-day"):
+    """An ipywidgets explorer: one alert rule's threshold, window and ``for`` on an incident.
+
+    ``rule`` is a shape of :data:`kvsim.observe.rule_timing.RULES` (a dropdown
+    switches it). The output shows the readout ("fires at 18.75 min, 2.6 min
+    after the first preemption; resolves at ...") above the chart of the
+    expression, its threshold, its pending and firing spans, the rush and the
+    first preemption (:func:`kvsim.book.charts.alert_rule_chart`). The defaults
+    are seed 003's preemption rule (``rate(...[5m]) > 0`` for 10 minutes).
+
+    Each argument is checked against its slider (:data:`ALERT_THRESHOLD_SLIDERS`,
+    :data:`ALERT_SLIDERS`): a value off it raises kvsim's one-line
+    :class:`KvsimError`, never a silent clamp.
+    """
+    import ipywidgets as w
+
+    rule = check_choice("rule", rule, list(RULES))
+    lo, hi, _ = ALERT_THRESHOLD_SLIDERS[rule]
+    threshold = check_in_control(check_float, "threshold", threshold, lo, hi,
+                                 f"{rule} rule's slider")
+    window_min, for_min = (check_in_control(check_float, name, value, *ALERT_SLIDERS[name][:2],
+                                            "explorer's slider")
+                           for name, value in (("window_min", window_min),
+                                               ("for_min", for_min)))
+    run, tab = _scenario_scrape(scenario, 15.0)
+
+    style = {"description_width": "150px"}
+    c_rule = w.Dropdown(options=[(_RULE_LABELS[r], r) for r in RULES], value=rule,
+                        description="Rule", style=style, layout=w.Layout(width="560px"))
+
+    def slider(param: str, value: float, bounds, description: str, shown: bool = True):
+        lo, hi, step = bounds
+        return strict_slider("float")(param=param, min=lo, max=hi, step=step, value=value,
+                                      description=description, continuous_update=False,
+                                      readout_format=".2f" if step < 1 else ".1f",
+                                      style=style, layout=w.Layout(
+                                          width="480px", display=None if shown else "none"))
+
+    c_threshold = {r: slider("threshold", threshold if r == rule else ALERT_THRESHOLD_START[r],
+                             bounds,
+                             "Threshold (>)", r == rule)
+                   for r, bounds in ALERT_THRESHOLD_SLIDERS.items()}
+    c_window = slider("window_min", window_min, ALERT_SLIDERS["window_min"], "Window (min)")
+    c_for = slider("for_min", for_min, ALERT_SLIDERS["for_min"], "for (min)")
+    out = w.Output()
+
+    def show(data: dict) -> None:
+        out.outputs = ({"output_type": "display_data", "metadata": {}, "data": data},)
+
+    def update(_change=None):
+        current = c_rule.value
+        for r, c in c_threshold.items():
+            c.layout.display = None if r == current else "none"
+        try:
+            th = c_threshold[current].value
+            timing = alert_timing(run, current, threshold=th, window_s=c_window.value * 60,
+                                  for_s=c_for.value * 60, tab=tab)
+            data = alert_rule_data(run, current, thresholds=[th], windows_min=[c_window.value],
+                                   fors_min=[c_for.value], tab=tab)
+            chart = alert_rule_chart(data, interactive=False, title=timing.expr,
+                                     subtitle=f"for: {c_for.value:g} min, on {scenario}")
+            bundle = chart._repr_mimebundle_()
+            chart_data = dict(bundle[0] if isinstance(bundle, tuple) else bundle)
+            readout = alert_readout(timing)
+            chart_data["text/html"] = (f"<p><b>{html.escape(readout)}</b></p>"
+                                       + chart_data.get("text/html", ""))
+            chart_data["text/plain"] = readout
+            show(chart_data)
+        except KvsimError as exc:
+            show({"text/html": _error_html(str(exc)), "text/plain": str(exc)})
+
+    for c in [c_rule, c_window, c_for, *c_threshold.values()]:
+        c.observe(update, names="value")
+    update()
+    return w.VBox([c_rule, *c_threshold.values(), c_window, c_for, out])

@@ -129,6 +129,7 @@ class BlockPool:
         self.runs: dict[int, _Run] = {}      # stream key -> its _Run in the queue
         self.group_index: dict[tuple[int, int], _GroupBlock] = {}   # (group, index) -> _GroupBlock
         self.evicted = 0                     # cached blocks reused for new data
+        self.extra_refs = 0                  # holders of shared-prefix blocks beyond the first
         self._next_eid = 0
         self._dead_tail: _Run | None = None  # the last unreachable run, if at the queue's tail
 
@@ -206,6 +207,8 @@ class BlockPool:
             del self.queue[block.eid]
             block.eid = -1
             self.cached_free -= 1
+        else:
+            self.extra_refs += 1
         block.refs += 1
 
     def release_group_block(self, block: _GroupBlock) -> None:
@@ -213,6 +216,8 @@ class BlockPool:
         if block.refs == 0:
             self._enqueue(block)
             self.cached_free += 1
+        else:
+            self.extra_refs -= 1
 
     def new_group_block(self, group: int, index: int) -> _GroupBlock:
         """Index a freshly computed shared-prefix block (its block was taken by the caller).
@@ -265,6 +270,13 @@ class KVCacheManager:
     @property
     def cached_free(self) -> int:
         return self.pool.cached_free
+
+    @property
+    def shared_block_refs(self) -> int:
+        """How many more blocks the requests' block tables list than the pool holds for them:
+        a shared-prefix block held by ``k`` requests counts ``k - 1`` (TensorRT-LLM's
+        GUARANTEED_NO_EVICT credits them, see :class:`kvsim.engine.policies.GuaranteedAdmission`)."""
+        return self.pool.extra_refs
 
     def blocks_for(self, tokens: int) -> int:
         return cdiv(tokens, self.block_size)

@@ -52,7 +52,7 @@ def _unfit_masks(cfg: EngineConfig, prompts: NDArray[np.int64], outputs: NDArray
     capped = np.minimum(outputs, np.maximum(cfg.max_model_len - prompts, 0))
     masks = [(1, prompts >= cfg.max_model_len),
              (2, cdiv(prompts + capped - 1, cfg.block_size) > max_blocks)]
-    if cfg.admission == "guaranteed":
+    if cfg.reserves_answers:
         masks.append((3, GuaranteedAdmission.reservations(cfg, prompts, capped)
                       > cfg.num_gpu_blocks))
     if not cfg.enable_chunked_prefill:

@@ -74,6 +74,7 @@ if TYPE_CHECKING:
     from .costs import GPULike, ModelLike
 
 __all__ = ["ENGINE_DEFAULTS", "EngineConfig", "resolve_options", "ADMISSION_NAMES",
+           "RESERVING_ADMISSIONS",
            "check_sglang_constants", "SGLANG_MIN_NEW_TOKEN_RATIO_FACTOR",
            "SGLANG_NEW_TOKEN_RATIO_DECAY_STEPS", "SGLANG_RETRACT_DECODE_STEPS",
            "SGLANG_CLIP_MAX_NEW_TOKENS"]
@@ -121,8 +122,13 @@ _COST_OPTIONS = set(CostModel.names())
 SWAP_SPACE_MAX = 10**15
 
 
-#: The admission policies (:mod:`kvsim.engine.policies` implements one class per name).
-ADMISSION_NAMES = ("optimistic", "guaranteed", "sglang")
+#: The admission policies (:mod:`kvsim.engine.policies` implements one class per name):
+#: vLLM's ``optimistic``, SGLang's ``sglang`` and TensorRT-LLM's capacity-scheduler
+#: policies (``CapacitySchedulerPolicy``): ``guaranteed`` (GUARANTEED_NO_EVICT, its
+#: default), ``max_utilization`` (MAX_UTILIZATION) and ``static_batch`` (STATIC_BATCH).
+ADMISSION_NAMES = ("optimistic", "guaranteed", "sglang", "max_utilization", "static_batch")
+#: The policies that reserve every admitted request's prompt + planned answer.
+RESERVING_ADMISSIONS = ("guaranteed", "static_batch")
 
 
 #: SGLang's scheduler constants (python/sglang/srt/environ.py @21ff4b08, the defaults of
@@ -200,6 +206,12 @@ class EngineConfig:
     kv_bytes_per_token: int
     block_bytes: int
     swap_space_blocks: int
+
+    @property
+    def reserves_answers(self) -> bool:
+        """The policy reserves prompt + planned answer for every admitted request
+        (TensorRT-LLM's GUARANTEED_NO_EVICT and STATIC_BATCH)."""
+        return self.admission in RESERVING_ADMISSIONS
 
     @property
     def whole_prompt_allocation(self) -> bool:

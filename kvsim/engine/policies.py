@@ -2,17 +2,32 @@
 
 Explained in chapter 2, *Optimistic admission and preemption*.
 
-* :class:`OptimisticAdmission` — vLLM (and TensorRT-LLM's MAX_UTILIZATION):
-  admit a waiting request when the blocks it needs now fit, leaving the
-  watermark free; the answer is not reserved. What "needs now" means is the
-  engine mode's (V1: the whole prompt when ``scheduler_reserve_full_isl``,
-  else the first chunk; V0: the whole prompt). When a running request cannot
-  get a block, the victim is the *last admitted* running request (priority
+* :class:`OptimisticAdmission` — vLLM: admit a waiting request when the
+  blocks it needs now fit, leaving the watermark free; the answer is not
+  reserved. What "needs now" means is the engine mode's (V1: the whole prompt
+  when ``scheduler_reserve_full_isl``, else the first chunk; V0: the whole
+  prompt), less its prefix-cache hit. When a running request cannot get a
+  block, the victim is the *last admitted* running request (priority
   scheduling: the lowest priority, then the latest arrival), as vLLM's
   ``schedule()`` does.
-* :class:`GuaranteedAdmission` — TensorRT-LLM ``GUARANTEED_NO_EVICT``: admit
-  only if prompt + ``max_tokens`` blocks, for it and for everything running,
-  fit in the pool. It never preempts.
+* TensorRT-LLM's capacity scheduler, as NVIDIA/TensorRT-LLM does it
+  (cpp/tensorrt_llm/batch_manager/capacityScheduler.cpp @02a10fed,
+  cpp/include/tensorrt_llm/batch_manager/scheduledBlocksManager.h @6a1a21e4,
+  kvCacheManager.cpp @002ba6a7 ``getNeededBlocksOneStep`` and
+  ``getRemainingBlocksToCompletion``; the PyTorch backend,
+  tensorrt_llm/_torch/pyexecutor/scheduler.py @b93e14ca, binds the same C++ class):
+
+  - :class:`MaxUtilizationAdmission` — ``MAX_UTILIZATION``: a new request needs
+    free blocks for its whole prompt, with no credit for cached prefix blocks,
+    and the requests admitted before it in the round count at their whole
+    prompts too; pauses (the victim, the front of the queue) are vLLM's.
+  - :class:`GuaranteedAdmission` — ``GUARANTEED_NO_EVICT``: admit only if the
+    blocks of prompt + planned answer, for it and what remains for everything
+    running, fit the free blocks; a shared-prefix block held by several running
+    requests is counted once. It never preempts.
+  - :class:`StaticBatchAdmission` — ``STATIC_BATCH``: guaranteed admission, and
+    nothing new while any request generates (nor a prefill chunk: a request
+    still in prefill waits too), so a batch runs to its end before the next.
 * :class:`SGLangAdmission` — SGLang's scheduler (sgl-project/sglang, the commits
   its docstring names): a new request reserves its prompt and its whole remaining
   answer, running ones ``new_token_ratio`` x theirs; a refusal blocks admission
@@ -59,7 +74,7 @@ if TYPE_CHECKING:
     _Counts = NDArray[np.integer[Any]]   # token or block counts, one per request
 
 __all__ = ["SchedulerView", "OptimisticAdmission", "GuaranteedAdmission", "SGLangAdmission",
-           "make_policy", "ADMISSIONS"]
+           "MaxUtilizationAdmission", "StaticBatchAdmission", "make_policy", "ADMISSIONS"]
 
 
 class SchedulerView(Protocol):
@@ -98,6 +113,8 @@ class _Policy:
     keeps_generated_kv = True
     #: SGLang's ``batch_is_full``: no admission until a request finishes or is retracted
     batch_is_full = False
+    #: TensorRT-LLM's STATIC_BATCH: while any request generates, no prefill chunk runs
+    prefill_waits_for_decoders = False
 
     def bind(self, sched: SchedulerView) -> None:
         self.sched = sched
@@ -162,8 +179,62 @@ class OptimisticAdmission(_Policy):
     name = "optimistic"
 
 
+class MaxUtilizationAdmission(_Policy):
+    """TensorRT-LLM's ``MAX_UTILIZATION`` (``MaxUtilizationScheduler``; see the module docstring).
+
+    ``MaxUtilizationScheduledBlocksManager`` adds up, over the round, the blocks
+    each scheduled request needs for one step and checks the sum against the
+    free blocks (``schedulingHasFreeBlocks``); for a request's first context
+    chunk ``getNeededBlocksOneStep`` asks for ``ceil(prompt / block_size)``, the
+    whole prompt (after a pause, prompt + generated), whatever the prefix cache
+    holds or the first chunk takes. The running requests' blocks are taken
+    before admission in kvsim, so the round starts from the blocks free then, less
+    what the prompts still in prefill lack (TensorRT-LLM's ``addSequence`` takes a
+    whole prompt's blocks at its first chunk, kvsim's V1 each chunk's).
+    Victim and pause: the last started request, back at the front (vLLM's).
+    """
+
+    name = "max_utilization"
+    plans_rounds = True
+
+    def bind(self, sched: SchedulerView) -> None:
+        super().bind(sched)
+        self._room = 0      # free blocks less the whole prompts admitted in this round
+
+    def begin_admission(self, chunks: list[Chunk]) -> None:
+        sched = self.sched
+        kv = sched.kv
+        lacking = 0
+        for rid in sched.prefilling:
+            lacking += max(0, self._prompt_blocks(rid) - kv.held[rid])
+        self._room = kv.free - lacking
+
+    def _prompt_blocks(self, rid: int) -> int:
+        sched = self.sched
+        return sched.kv.blocks_for(sched.requests.target[rid])
+
+    def admits(self, rid: int, new_blocks: int, hit: Hit, headroom: int) -> bool:
+        # NOTE(trtllm-skip-for-reuse): TensorRT-LLM first skips a request whose next
+        # uncached block another context request of the round computes; kvsim admits in order
+        return self._prompt_blocks(rid) + headroom <= self._room
+
+    def admitted(self, rid: int) -> None:
+        super().admitted(rid)
+        if rid in self.sched.prefilling:      # not a V0 swap-in (TensorRT-LLM has no swap)
+            self._room -= self._prompt_blocks(rid)
+
+
 class GuaranteedAdmission(_Policy):
-    """Reserve prompt + max_tokens for every admitted request; never preempt.
+    """TensorRT-LLM's ``GUARANTEED_NO_EVICT``: reserve prompt + planned answer; never preempt.
+
+    ``GuaranteedNoEvictScheduler`` starts from the free blocks, takes off what each
+    running request still needs to completion (``getRemainingBlocksToCompletion``:
+    the blocks of prompt + ``max_new_tokens`` less the blocks its table holds), and
+    admits waiting requests in order while each one's whole reservation fits the
+    rest (a new request holds nothing yet, so its own prefix hit earns no credit).
+    Free blocks count a shared-prefix block once however many tables hold it, so
+    the condition is ``reserved + new <= pool + shared_block_refs`` (the extra
+    holders, counted when the round starts): shared blocks count once.
 
     The reservation uses the engine's ``max_tokens`` when it is set; without it
     each request reserves its own true answer length, as if every client sent
@@ -171,11 +242,16 @@ class GuaranteedAdmission(_Policy):
     """
 
     name = "guaranteed"
+    plans_rounds = True
 
     def bind(self, sched: SchedulerView) -> None:
         super().bind(sched)
         self.reserved = 0
         self.resv: dict[int, int] = {}
+        self._credit = 0     # the extra holders of shared blocks when the round began
+
+    def begin_admission(self, chunks: list[Chunk]) -> None:
+        self._credit = self.sched.kv.shared_block_refs
 
     @overload
     @staticmethod
@@ -211,8 +287,11 @@ class GuaranteedAdmission(_Policy):
         return self.reservations(sched.cfg, reqs.prompt[rid], reqs.output[rid])
 
     def admits(self, rid: int, new_blocks: int, hit: Hit, headroom: int) -> bool:
-        return (self.reserved + self.reservation(rid) <= self.sched.kv.num_blocks
-                and self.sched.kv.can_allocate(new_blocks, hit, 0))
+        # NOTE(trtllm-skip-for-reuse): no skip for a request that could reuse a block
+        # another context request of the round computes; kvsim admits in order
+        kv = self.sched.kv
+        return (self.reserved + self.reservation(rid) <= kv.num_blocks + self._credit
+                and kv.can_allocate(new_blocks, hit, 0))
 
     def victim(self, requester: int) -> int:
         raise RuntimeError("kvsim: guaranteed admission ran out of blocks (internal error: its "
@@ -226,6 +305,27 @@ class GuaranteedAdmission(_Policy):
 
     def released(self, rid: int) -> None:
         self.reserved -= self.resv.pop(rid)
+
+
+class StaticBatchAdmission(GuaranteedAdmission):
+    """TensorRT-LLM's ``STATIC_BATCH`` (``StaticBatchScheduler``: ``impl<true>`` of
+    GUARANTEED_NO_EVICT's scheduler).
+
+    Its first loop schedules every request in generation; only when it scheduled
+    none does it look at the context requests, new ones and those part-way through
+    a chunked prefill alike, with guaranteed admission's reservations (and no skip
+    for reuse). So while any request generates, nothing is admitted and no prefill
+    chunk runs: a batch drains before the next one starts.
+    """
+
+    name = "static_batch"
+    prefill_waits_for_decoders = True
+
+    def admits(self, rid: int, new_blocks: int, hit: Hit, headroom: int) -> bool:
+        sched = self.sched
+        if len(sched.running) > len(sched.prefilling):      # someone generates
+            return False
+        return super().admits(rid, new_blocks, hit, headroom)
 
 
 class SGLangAdmission(_Policy):
@@ -385,8 +485,9 @@ class SGLangAdmission(_Policy):
         self.base, self.steps_since_reset = self.init, 0
 
 
-ADMISSIONS: dict[str, type[_Policy]] = {"optimistic": OptimisticAdmission, "guaranteed": GuaranteedAdmission,
-              "sglang": SGLangAdmission}
+ADMISSIONS: dict[str, type[_Policy]] = {
+    "optimistic": OptimisticAdmission, "guaranteed": GuaranteedAdmission, "sglang": SGLangAdmission,
+    "max_utilization": MaxUtilizationAdmission, "static_batch": StaticBatchAdmission}
 assert tuple(ADMISSIONS) == ADMISSION_NAMES, "options.ADMISSION_NAMES must name every policy"
 
 

@@ -127,6 +127,7 @@ class Scheduler:
         self._policy_plans_rounds = self.policy.plans_rounds
         self._requeue_front = self.policy.requeue_front
         self._keeps_generated_kv = self.policy.keeps_generated_kv
+        self._prefill_waits = self.policy.prefill_waits_for_decoders
         self._swapping = cfg.preemption_mode == "swap"
         # event jumps: how many identical decode steps one plan may cover (the engine's speed-up)
         self.max_jump = 1 if cfg.step_by_step else UNLIMITED
@@ -349,7 +350,8 @@ class Scheduler:
         """
         kv, group = self.kv, self.decoding
         n_group = group.size
-        plan = self._plan_chunks(budget - n_group) if self.prefilling else ([], 0)
+        plan = self._plan_chunks(budget - n_group) if self.prefilling \
+            and not self._prefills_wait() else ([], 0)
         if plan is None or n_group > budget:
             return self._schedule_in_order(budget)
         chunks, chunk_blocks = plan
@@ -368,6 +370,10 @@ class Scheduler:
                 kv.grow(rid, start + c)
                 kv.cache_prefix(rid, start + c)
         return chunks, [], budget - sum(c for _, _, c in chunks)
+
+    def _prefills_wait(self) -> bool:
+        """TensorRT-LLM's STATIC_BATCH: no prefill chunk while any request generates."""
+        return self._prefill_waits and len(self.running) > len(self.prefilling)
 
     def _chunk_of(self, rid: int, budget: int) -> int:
         c = self.requests.target[rid] - self.requests.computed[rid]
@@ -419,12 +425,15 @@ class Scheduler:
             self._leave_decoding(rid)
         scheduled: dict[int, int] = {}
         stop = False
+        prefills_wait = self._prefills_wait()
         for rid in order:
             if budget <= 0:
                 break
             if rid not in self.running:
                 continue                               # an earlier victim
             decoding = rid not in self.prefilling
+            if prefills_wait and not decoding:
+                continue
             c = 1 if decoding else self._chunk_of(rid, budget)
             tokens = self._stored(rid) + c
             while kv.shortfall(rid, tokens) > 0:
@@ -655,7 +664,7 @@ class Scheduler:
         self.rec.decode_run(t0, ends, dts, T, crossings, kv.num_blocks - blank0 - cached0, blank0,
                             cached0, kv.num_blocks - pool.blank - pool.cached_free,
                             pool.cached_free, n, waiting, swapped, len(self.running),
-                            waiting + self.arrivals.arrived_by(t1))
+                            waiting + self.arrivals.arrived_by(t1), len(self.prefilling))
 
     def _record(self, t1: float, dt: float, gap: float, decoding: int, prefill_tokens: int,
                 decode_tokens: int, emitted: int) -> None:

@@ -32,7 +32,7 @@ _CONST = ("running", "waiting", "swapped", "preemptions", "decoding", "prefill_t
 #: What :meth:`Recorder.step` keeps per single step, and :meth:`Recorder.decode_run` per run.
 _SINGLE_FIELDS = ("row", "gap_s", "kv_blocks_used", "kv_blocks_cached") + _CONST
 _RUN_FIELDS = ("row", "steps", "t0", "T", "used0", "blank0", "cached0", "used_end", "cached_end",
-               "batch", "waiting", "swapped", "running_end", "waiting_end")
+               "batch", "waiting", "swapped", "running_end", "waiting_end", "idle")
 
 #: The timeline's columns and dtypes, in order.
 TIMELINE_COLUMNS = {
@@ -74,7 +74,7 @@ class Recorder:
     def decode_run(self, t0: float, ends: list[float], dts: list[float], T: int,
                    crossings: list[int], used0: int, blank0: int, cached0: int, used_end: int,
                    cached_end: int, batch: int, waiting: int, swapped: int, running_end: int,
-                   waiting_end: int) -> None:
+                   waiting_end: int, idle: int = 0) -> None:
         """``k = len(dts)`` pure decode steps (steps ``T .. T+k-1``) starting at ``t0``.
 
         Gaps and block counts are rebuilt at the end from the run's start and
@@ -85,10 +85,11 @@ class Recorder:
         ``used_end``/``cached_end``, after the run's finished requests freed
         their blocks. Every step decodes (and emits) ``batch`` tokens with
         ``waiting`` and ``swapped`` requests queued; the last one shows
-        ``running_end`` and ``waiting_end`` (after its finishes and arrivals).
+        ``running_end`` and ``waiting_end`` (after its finishes and arrivals). ``idle``
+        running requests take no part (TensorRT-LLM's STATIC_BATCH: prefills that wait).
         """
         self._runs += (len(self._t), len(dts), t0, T, used0, blank0, cached0, used_end,
-                       cached_end, batch, waiting, swapped, running_end, waiting_end)
+                       cached_end, batch, waiting, swapped, running_end, waiting_end, idle)
         self._t += ends
         self._dt += dts
         self._run_crossings += crossings
@@ -144,7 +145,8 @@ class Recorder:
         """Rebuild the decode runs' rows, all runs at once."""
         runs = np.array(self._runs, dtype=np.float64).reshape(-1, len(_RUN_FIELDS))  # exact: < 2**53
         pos, k, T, used0, blank0, cached0, used_end, cached_end, batch, waiting, swapped, \
-            running_end, waiting_end = (runs[:, i].astype(np.int64) for i in (0, 1, *range(3, 14)))
+            running_end, waiting_end, idle = (runs[:, i].astype(np.int64)
+                                              for i in (0, 1, *range(3, 15)))
         t0 = runs[:, 2]
         cross = np.array(self._run_crossings, dtype=np.int64).reshape(len(k), -1)
         bs = cross.shape[1]
@@ -162,8 +164,9 @@ class Recorder:
         cols["kv_blocks_used"][rows] = used0[run] + taken
         cols["kv_blocks_cached"][rows] = cached0[run] - np.maximum(0, taken - blank0[run])
         batch_rows = batch[run]
-        for name in ("running", "decoding", "decode_tokens", "emitted_tokens"):
+        for name in ("decoding", "decode_tokens", "emitted_tokens"):
             cols[name][rows] = batch_rows
+        cols["running"][rows] = batch_rows + idle[run]
         cols["waiting"][rows] = waiting[run]
         cols["swapped"][rows] = swapped[run]
         last = pos + k - 1

@@ -13,6 +13,12 @@ function per query shape, each named after it:
   edges; on evenly spaced scrapes that changes values by at most one scrape's
   worth, and the tests check every alert onset computed here against
   ``promtool``);
+* :func:`prometheus_increase` -- ``increase(counter[w])`` exactly as Prometheus
+  computes it, extrapolation included, at chosen evaluation times (the rule
+  explorer's, :mod:`kvsim.observe.rule_timing`; evaluated on the scrapes, as
+  ``promtool`` does, a full window is stretched by nothing, but a real
+  server's evaluations fall between scrapes and a lone preemption in a
+  two-minute window reads up to 8/7);
 * :func:`avg_over_time` / :func:`min_over_time` -- of a gauge over ``w``;
 * :func:`histogram_quantile_over` -- ``histogram_quantile(q,
   rate(h_bucket[w]))``;
@@ -36,7 +42,7 @@ from kvsim.errors import KvsimError, check_float
 
 from .catalogue import ITL_BUCKETS, REQUEST_NUM_PREEMPTIONS_BUCKETS, le_label
 
-__all__ = ["histogram_quantile", "increase", "finished_increase", "avg_over_time", "min_over_time", "deriv",
+__all__ = ["histogram_quantile", "increase", "prometheus_increase", "finished_increase", "avg_over_time", "min_over_time", "deriv",
            "histogram_quantile_over", "mean_over", "firing", "onset", "longest_gap_over",
            "dashboard_rows", "book_rules"]
 
@@ -75,6 +81,48 @@ def increase(tab: Table, counter: str, window_s: float) -> np.ndarray:
     t = _times(tab)
     values = _column(tab, counter)
     return values - values[_lag(t, window_s)]
+
+
+def prometheus_increase(t, values, window_s: float, at) -> np.ndarray:
+    """PromQL's ``increase(counter[window])`` at each evaluation time in ``at`` (seconds),
+    as Prometheus 2.42 computes it from the samples ``(t, values)``; NaN where it returns
+    nothing (fewer than two samples in the window).
+
+    The window holds the samples from ``now - window`` to ``now``, both included
+    (times compared in whole milliseconds, as Prometheus stores them). The raw
+    increase (last minus first sample, plus the value before every counter reset)
+    is stretched from the samples' span towards the window's edges: to an edge
+    nearer than 1.1 average sample gaps all the way, else by half a gap; at the
+    start never past the point where the counter, extended back at its average
+    slope, would reach zero.
+    """
+    # NOTE(prometheus 2.42, promql/functions.go extrapolatedRate): the zero point caps the
+    # distance to the start before the 1.1-gap test; from 2.53 (PR #13725) Prometheus caps
+    # after it, which differs only in a series' first window. Prometheus 3 also drops the
+    # sample at exactly now - window.
+    t_ms = np.round(np.asarray(t, dtype=float) * 1000).astype(np.int64)
+    v = np.asarray(values, dtype=float)
+    at_ms = np.round(np.asarray(at, dtype=float) * 1000).astype(np.int64)
+    w_ms = int(round(check_float("window_s", window_s, min=0.0, min_open=True) * 1000))
+    lo = np.searchsorted(t_ms, at_ms - w_ms, side="left")
+    hi = np.searchsorted(t_ms, at_ms, side="right")
+    out = np.full(len(at_ms), np.nan)
+    for k, (a, b) in enumerate(zip(lo, hi)):
+        if b - a < 2:
+            continue
+        s = v[a:b]
+        raw = float(s[-1] - s[0]) + float(s[:-1][np.diff(s) < 0].sum())
+        to_start = (t_ms[a] - (at_ms[k] - w_ms)) / 1000
+        to_end = (at_ms[k] - t_ms[b - 1]) / 1000
+        span = (t_ms[b - 1] - t_ms[a]) / 1000
+        gap = span / (b - a - 1)
+        if raw > 0 and s[0] >= 0:
+            to_start = min(to_start, span * s[0] / raw)
+        limit = 1.1 * gap
+        stretched = span + (to_start if to_start < limit else gap / 2) + \
+            (to_end if to_end < limit else gap / 2)
+        out[k] = raw * stretched / span
+    return out
 
 
 def _over(tab: Table, gauge: str, window_s: float, reduce) -> np.ndarray:

@@ -22,12 +22,15 @@ One module per family, every name importable from ``kvsim.book.charts``:
   spans, histograms) and the engine's work (useful, recomputed, rescued);
 * :mod:`kvsim.book.charts.timeline` — the timeline of a run, with a playhead;
 * :mod:`kvsim.book.charts.swap` — chapter 3: swap against recompute, the
-  crossover, the block-size study, the spread over seeds.
+  crossover, the block-size study, the spread over seeds;
+* :mod:`kvsim.book.charts.alert_rule` — chapter 4's alert explorer: when a rule
+  with a threshold, a window and a ``for`` fires on the incident.
 
 The lab's mission charts are in :mod:`kvsim.book.lab_charts`.
 """
 from __future__ import annotations
 
+from .alert_rule import alert_readout, alert_rule_chart, alert_rule_data
 from .capacity import (
                        budget_chart,
                        budget_data,
@@ -77,4 +80,5 @@ __all__ = [
     "timeline_data", "timeline_chart",
     "MODES", "swap_recompute_data", "swap_recompute_chart", "get_gpu_label", "block_size_data",
     "block_size_chart", "spread_data", "spread_chart",
+    "alert_rule_data", "alert_rule_chart", "alert_readout",
 ]
