@@ -86,7 +86,8 @@ def simulate_reference(workload, *, model, gpu, check: bool = True,
         raise KvsimError(f"workload={type(workload).__name__} is not supported")
     model, gpu, _budget, cost_model, cfg = resolve_options(model, gpu, engine_options)
     cost = StepCost(model, gpu, cost_model, tensor_parallel_size=cfg.tensor_parallel_size,
-                    kv_bytes_per_token=cfg.kv_bytes_per_token, engine=cfg.engine)
+                    kv_bytes_per_token=cfg.kv_bytes_per_token, engine=cfg.engine,
+                    async_scheduling=cfg.async_scheduling)
     eng = Engine(workload, model, gpu, cost, cfg, check=check)
     try:
         return eng.run()

@@ -869,7 +869,8 @@ def test_a_conversation_hits_its_own_history_in_every_engine():
 def _bare_engine(**opts):
     """A reference engine on an empty workload, to poke its pool directly."""
     model, gpu, _, cost_model, cfg = resolve_options(MODEL, GPU, opts)
-    cost = StepCost(model, gpu, cost_model, kv_bytes_per_token=cfg.kv_bytes_per_token)
+    cost = StepCost(model, gpu, cost_model, kv_bytes_per_token=cfg.kv_bytes_per_token,
+                    async_scheduling=cfg.async_scheduling)
     return ref_engine.Engine(kvsim.Workload.from_requests([]), model, gpu, cost, cfg)
 
 

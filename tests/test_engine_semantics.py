@@ -64,7 +64,8 @@ def step_cost(result) -> StepCost:
     """The cost model the run used (its engine mode's CPU overhead, its KV bytes per token)."""
     return StepCost(kvsim.get_model(MODEL), kvsim.get_gpu(GPU), kvsim.CostModel(),
                     engine=result.config["engine"],
-                    kv_bytes_per_token=result.config["kv_bytes_per_token"])
+                    kv_bytes_per_token=result.config["kv_bytes_per_token"],
+                    async_scheduling=result.config["async_scheduling"])
 
 
 

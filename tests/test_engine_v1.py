@@ -238,7 +238,8 @@ def test_long_prefill_token_threshold_splits_chunks_as_vllm_does():
     assert rq["first_token_s"].tolist() == [tl["t_s"][1], tl["t_s"][1], tl["t_s"][2]]
     ap = attention_pairs
     cost = StepCost(kvsim.get_model(MODEL), kvsim.get_gpu(GPU), kvsim.CostModel(), engine="v1",
-                    kv_bytes_per_token=r.config["kv_bytes_per_token"])
+                    kv_bytes_per_token=r.config["kv_bytes_per_token"],
+                    async_scheduling=r.config["async_scheduling"])
     expect = [cost.step_s(1024, 3, 0, 2 * ap(0, 400) + ap(0, 224), 400 + 400 + 224),
               cost.step_s(1024, 3, 0, 2 * ap(400, 400) + ap(224, 224), 800 + 800 + 448),
               cost.step_s(2 + 352, 3, 801 + 801, ap(448, 352), 800)]

@@ -119,6 +119,8 @@ BAD_OPTIONS = [
     ("vllm_version", "latest", "0.11 to 0.28"),
     ("scheduler_reserve_full_isl", "maybe", "true or false"),
     ("scheduler_reserve_full_isl", 2, "true or false"),
+    ("async_scheduling", "yes", "true or false"),
+    ("async_scheduling", 1, "true or false"),
     ("enable_prefix_caching", "yes", "true or false"),
     ("enable_prefix_caching", 1, "true or false"),
     ("enable_prefix_caching", "on", "true or false"),
@@ -318,7 +320,7 @@ def test_both_pins_give_the_same_pool():
 # Defaults the engine mode decides (None in ENGINE_DEFAULTS)
 
 MODE_DEPENDENT = {"max_num_seqs", "max_num_batched_tokens", "watermark", "enable_prefix_caching",
-                  "scheduler_reserve_full_isl"}
+                  "scheduler_reserve_full_isl", "async_scheduling"}
 
 
 def test_the_mode_dependent_defaults_are_none():

@@ -185,16 +185,21 @@ class StepCost:
         tensor_parallel_size: GPUs sharing the model.
         kv_bytes_per_token: KV bytes a token costs the whole group.
         engine: ``"v1"`` or ``"v0"`` (decides the CPU overhead default).
+        async_scheduling: vLLM V1's asynchronous scheduling (the default from 0.14,
+            :func:`kvsim.model.vllm_defaults.async_scheduling_default`): the CPU work of a
+            step overlaps the GPU's, so a step lasts the longer of the two
+            (:meth:`step_s`); without it the two add up.
     """
 
     def __init__(self, model: ModelSpec, gpu: GPUSpec, cost: CostModel | None = None, *,
                  tensor_parallel_size: int = 1, kv_bytes_per_token: int | None = None,
-                 engine: str = "v1") -> None:
+                 engine: str = "v1", async_scheduling: bool = False) -> None:
         cost = cost or CostModel()
         tp = model.check_tensor_parallel_size(tensor_parallel_size)
         if engine not in CPU_OVERHEAD:
             raise KvsimError(f"engine={engine!r} is not known: expected one of v1, v0")
         self.model, self.gpu, self.cost, self.tp = model, gpu, cost, tp
+        self.async_scheduling = bool(async_scheduling)
         shape = model.compute_shape()
         self.shape = shape
         fixed_cpu, per_seq_cpu = CPU_OVERHEAD[engine]
@@ -229,6 +234,7 @@ class StepCost:
         self.decode_s_per_token = (self.attn_flops_per_pair * self.s_per_attn_flop
                                    + self.kv_read_bytes_per_token * self.s_per_byte)
         self._fixed: dict[tuple[int, int], float] = {}
+        self._fixed_gpu: dict[tuple[int, int], float] = {}
 
     # ------------------------------------------------------------------ parts
     def linear_work(self, n_tokens: int) -> tuple[int, float, float]:
@@ -291,6 +297,17 @@ class StepCost:
                 + self.lm_head_s(n_seqs) + self.allreduce_s(n_tokens)
                 + self.attention_kernels * self.latency_s)
 
+    def fixed_gpu_s(self, n_tokens: int, n_seqs: int) -> float:
+        """The GPU's part of :meth:`fixed_s` (memoised): what an asynchronous step overlaps
+        its CPU work with."""
+        key = (n_tokens, n_seqs)
+        t = self._fixed_gpu.get(key)
+        if t is None:
+            t = self._fixed_gpu[key] = (self.linear_s(n_tokens) + self.elementwise_s(n_tokens)
+                                        + self.lm_head_s(n_seqs) + self.allreduce_s(n_tokens)
+                                        + self.attention_kernels * self.latency_s)
+        return t
+
     # --------------------------------------------------------------- the step
     def fixed_s(self, n_tokens: int, n_seqs: int) -> float:
         """Everything in a step but the context-dependent attention (memoised)."""
@@ -319,8 +336,20 @@ class StepCost:
         ``decode_context``: the sum over decoding sequences of the tokens each
         attends to; ``prefill_pairs``/``prefill_kv_tokens``: the prefill
         chunks' attention pairs and the KV tokens they read. A pure decode
-        step is exactly ``fixed_s(n, n) + decode_s_per_token * decode_context``.
+        step is exactly ``fixed_s(n, n) + decode_s_per_token * decode_context``
+        (with ``async_scheduling``: the larger of ``fixed_gpu_s(n, n) +
+        decode_s_per_token * decode_context`` and ``cpu_s(n)``).
         """
+        if self.async_scheduling:
+            # V1's engine core schedules step N+1 and processes step N's output while the
+            # GPU runs step N (vLLM PRs #19970, #23569): the step lasts the longer of the two.
+            # NOTE(async-serial-remainder): the per-step synchronisation that remains (the
+            # sampled tokens back to the CPU) is not charged.
+            gpu = self.fixed_gpu_s(n_tokens, n_seqs) + self.decode_s_per_token * decode_context
+            if prefill_pairs or prefill_kv_tokens:
+                gpu = gpu + self.prefill_attention_s(prefill_pairs, prefill_kv_tokens)
+            cpu = self.cpu_s(n_seqs)
+            return gpu if gpu >= cpu else cpu
         t = self.fixed_s(n_tokens, n_seqs) + self.decode_s_per_token * decode_context
         if prefill_pairs or prefill_kv_tokens:
             t = t + self.prefill_attention_s(prefill_pairs, prefill_kv_tokens)

@@ -90,7 +90,8 @@ def build_engine(workload: Workload, model: ModelLike, gpu: GPULike,
     """The engine :func:`simulate` runs, not yet started (:mod:`kvsim.runs.stepper` watches it step)."""
     model, gpu, budget, cost_model, cfg = resolve_options(model, gpu, engine_options)
     cost = StepCost(model, gpu, cost_model, tensor_parallel_size=cfg.tensor_parallel_size,
-                    kv_bytes_per_token=cfg.kv_bytes_per_token, engine=cfg.engine)
+                    kv_bytes_per_token=cfg.kv_bytes_per_token, engine=cfg.engine,
+                    async_scheduling=cfg.async_scheduling)
     return Engine(workload, model, gpu, cost, cfg)
 
 
@@ -168,10 +169,12 @@ class Engine:
         and none that starts at or after the next arrival or ``until_s``."""
         t0, n, k = self.scheduler.t, plan.n_group, plan.max_steps
         context = plan.context_tokens
+        slope = self._decode_slope
+        if self.cost.async_scheduling:
+            return self._time_async_decode_run(t0, n, k, context)
         fixed = self._fixed_s.get(n)
         if fixed is None:
             fixed = self._fixed_s[n] = self.cost.fixed_s(n, n)
-        slope = self._decode_slope
         if k == 1:                                 # one step (the commonest case)
             dt = fixed + slope * context
             return [t0 + dt], [dt]
@@ -192,6 +195,34 @@ class Engine:
         next(ends)
         ends = list(ends)
         if lim < _INF and k > 1:               # keep the steps that start before lim
+            k = 1 + bisect_left(ends, lim, 0, k - 1)
+            del dts[k:], ends[k:]
+        return ends, dts
+
+    def _time_async_decode_run(self, t0: float, n: int, k: int,
+                               context: int) -> tuple[list[float], list[float]]:
+        """:meth:`_time_decode_run` under asynchronous scheduling: each step lasts the larger
+        of its GPU time and its CPU time, the sum :meth:`StepCost.step_s` makes step by step."""
+        cost, slope = self.cost, self._decode_slope
+        gpu_fixed, cpu = cost.fixed_gpu_s(n, n), cost.cpu_s(n)
+        if k == 1:
+            gpu = gpu_fixed + slope * context
+            dt = gpu if gpu >= cpu else cpu
+            return [t0 + dt], [dt]
+        lim = self.arrivals.next_time()
+        if self.until < lim:
+            lim = self.until
+        first = gpu_fixed + slope * context
+        if first < cpu:
+            first = cpu
+        if lim < _INF:
+            kt = int((lim - t0) / first) + 2     # steps only lengthen: as in _time_decode_run
+            if kt < k:
+                k = kt
+        dts = [g if g >= cpu else cpu
+               for g in (gpu_fixed + slope * c for c in range(context, context + k * n, n))]
+        ends = list(accumulate(dts, initial=t0))[1:]
+        if lim < _INF and k > 1:
             k = 1 + bisect_left(ends, lim, 0, k - 1)
             del dts[k:], ends[k:]
         return ends, dts

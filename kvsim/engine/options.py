@@ -21,6 +21,9 @@ option                                ``engine="v1"`` (default)   ``engine="v0"`
 ``vllm_version``                      "0.28" (0.11-0.28)          "0.10" (0.6-0.10)
 ``scheduler_reserve_full_isl``        True (from 0.19; 0.18 and   (whole prompt)
                                       earlier: False)
+``async_scheduling``                  False (vLLM: True from      False
+                                      0.14; kvsim's default, for
+                                      now)
 ``step_overhead_s``/``seq_overhead_s`` V1's CPU overhead          V0's
 ====================================  ==========================  ===============
 
@@ -49,6 +52,7 @@ from kvsim.model.presets import get_model
 from kvsim.model.vllm_defaults import (
     ENGINES,
     USAGE_CONTEXTS,
+    async_scheduling_default,
     batch_defaults,
     check_vllm_version,
     has_reserve_full_isl,
@@ -92,6 +96,7 @@ ENGINE_DEFAULTS: dict[str, Any] = {
     "enable_chunked_prefill": True,
     "long_prefill_token_threshold": 0,
     "scheduler_reserve_full_isl": None,
+    "async_scheduling": None,
     "enable_prefix_caching": None,
     "watermark": None,
     "preemption_mode": "recompute",
@@ -177,6 +182,7 @@ class EngineConfig:
     enable_chunked_prefill: bool
     long_prefill_token_threshold: int
     scheduler_reserve_full_isl: bool
+    async_scheduling: bool
     enable_prefix_caching: bool
     watermark: float
     preemption_mode: str
@@ -268,6 +274,12 @@ def resolve_options(model: ModelLike, gpu: GPULike, options: Mapping[str, Any]) 
         raise KvsimError(f"scheduler_reserve_full_isl=True is not available with vllm_version="
                          f"{version!r}: vLLM added it in 0.19; expected vllm_version >= 0.19 or "
                          f"scheduler_reserve_full_isl=False")
+    if o["async_scheduling"] is None:
+        o["async_scheduling"] = async_scheduling_default(engine, version)
+    o["async_scheduling"] = _check_bool("async_scheduling", o["async_scheduling"])
+    if o["async_scheduling"] and engine == "v0":
+        raise KvsimError("async_scheduling=True is not available with engine='v0': V0 schedules "
+                         "synchronously; expected async_scheduling=False or engine='v1'")
     if o["watermark"] is None:
         o["watermark"] = watermark_default(engine)
     o["watermark"] = check_float("watermark", o["watermark"], min=0, max=1, max_open=True)

@@ -46,7 +46,8 @@ __all__ = ["VLLM_V1_VERSIONS", "ENGINES", "USAGE_CONTEXTS", "batch_defaults", "w
            "NON_TORCH_BYTES", "SAMPLER_LOGIT_BYTES", "ACTIVATION_BYTES", "max_num_batched_tokens_default",
            "VLLM_V1_RELEASES", "VLLM_V0_RELEASES", "VLLM_VERSION_DEFAULT", "RESERVE_FULL_ISL_SINCE",
            "check_vllm_version", "has_reserve_full_isl", "reserve_full_isl_default",
-           "vllm_version_default"]
+           "vllm_version_default", "ASYNC_SCHEDULING_SINCE", "async_scheduling_default",
+           "vllm_async_scheduling_default"]
 
 #: The V1 releases kvsim knows (minor versions of 0.x): 0.11, the first without V0, to 0.28.
 VLLM_V1_RELEASES: tuple[int, ...] = tuple(range(11, 29))
@@ -59,6 +60,11 @@ VLLM_VERSION_DEFAULT = "0.28"
 VLLM_V1_VERSIONS = f"vLLM V1 as of {VLLM_VERSION_DEFAULT}"
 #: The first release with ``scheduler_reserve_full_isl``, on by default (see the module text).
 RESERVE_FULL_ISL_SINCE = 19
+#: The first release that schedules asynchronously by default: ``SchedulerConfig.async_scheduling``
+#: (opt-in since PR #19970, June 2025) became "on unless a feature forbids it" with PR #27614,
+#: listed in tracking issue #27679 and shipped in 0.14.0 (January 2026; the release notes as
+#: quoted by torch-spyre/sendnn-inference PR #636).
+ASYNC_SCHEDULING_SINCE = 14
 
 _VERSION_RE = re.compile(r"(\d+)\.(\d+)(?:\.(\d+))?")
 ENGINES = ("v1", "v0")
@@ -185,3 +191,26 @@ def reserve_full_isl_default(engine: str, version: str) -> bool:
     """
     check_choice("engine", engine, ENGINES)
     return engine == "v1" and has_reserve_full_isl(version)
+
+
+def vllm_async_scheduling_default(engine: str, version: str) -> bool:
+    """vLLM's own ``async_scheduling`` default: on for V1 from 0.14, else off.
+
+    With it the engine core prepares step N+1 (scheduling, input preparation) and
+    processes step N's output while step N runs on the GPU (PRs #19970, #23569).
+    V0 has no such mode.
+    """
+    check_choice("engine", engine, ENGINES)
+    return engine == "v1" and _minor(version) >= ASYNC_SCHEDULING_SINCE
+
+
+def async_scheduling_default(engine: str, version: str) -> bool:
+    """kvsim's ``async_scheduling`` default: off on every release, for now.
+
+    NOTE(async-off-by-default): vLLM schedules asynchronously by default from 0.14
+    (:func:`vllm_async_scheduling_default`); kvsim keeps the serial step until the book's
+    scenarios and the lab's missions are re-derived with it (their figures move by 5-20%).
+    ``async_scheduling=True`` runs vLLM's rule.
+    """
+    check_choice("engine", engine, ENGINES)
+    return False
