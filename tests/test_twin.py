@@ -3,7 +3,7 @@
 The round trip: a kvsim run, its exporter's scrape text (one scrape since start, and a
 pair), the twin, the twin's run, against the run's own summary, with the tolerances the
 module docstring of :mod:`kvsim.observe.twin` states. The real scrapes are the fragments
-in ``tests/data/scrapes`` (see its SOURCES.md).
+in ``book/data/scrapes`` (see its SOURCES.md; the book reads one).
 """
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ from kvsim.observe.readings import between, read_prometheus_json, read_scrape_te
 from kvsim.observe.twin import build_twin, fit_lengths, match_model, what_ifs
 from kvsim.traffic.lengths import Fixed, Geometric, LogNormal
 
-SCRAPES = Path(__file__).parent / "data" / "scrapes"
+SCRAPES = Path(__file__).resolve().parents[1] / "book" / "data" / "scrapes"
 
 
 def _scrape(result, t, **kw):
