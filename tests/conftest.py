@@ -100,3 +100,16 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.promtool)
         if item.nodeid in SLOW_TESTS:
             item.add_marker(pytest.mark.slow)
+
+
+@pytest.fixture
+def isolated_progress(tmp_path, monkeypatch):
+    """The lab's progress file in a temporary home, no room key: a test that writes the
+    reader's real progress (or the default file) fails."""
+    from kvsim.lab import codes, progress
+
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.setenv(progress.ENV_VAR, str(tmp_path / "home" / "default-progress.json"))
+    monkeypatch.delenv(codes.ROOM_KEY_VAR, raising=False)
+    yield
+    assert not (tmp_path / "home").exists(), "a test wrote the default progress file"

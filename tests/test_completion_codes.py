@@ -25,13 +25,7 @@ ONE = {"preemption_mode": "recompute", "gpu_memory_utilization": 0.95}   # passe
 KEY, OTHER_KEY = "room-3-tuesday", "room-5-friday"
 
 
-@pytest.fixture(autouse=True)
-def _no_real_home_no_room(tmp_path, monkeypatch):
-    monkeypatch.setenv("HOME", str(tmp_path / "home"))
-    monkeypatch.setenv(mp.ENV_VAR, str(tmp_path / "home" / "default-progress.json"))
-    monkeypatch.delenv(codes.ROOM_KEY_VAR, raising=False)
-    yield
-    assert not (tmp_path / "home").exists(), "a test wrote the default progress file"
+pytestmark = pytest.mark.usefixtures("isolated_progress")
 
 
 def run(capsys, *argv):

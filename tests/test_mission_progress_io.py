@@ -30,13 +30,7 @@ ZERO_B = {"preemption_mode": "swap", "gpu_memory_utilization": 0.7}
 RIGHT = {"cause": "swap-link"}
 
 
-@pytest.fixture(autouse=True)
-def _no_real_home(tmp_path, monkeypatch):
-    monkeypatch.setenv("HOME", str(tmp_path / "home"))
-    monkeypatch.setenv(mp.ENV_VAR, str(tmp_path / "home" / "default-progress.json"))
-    monkeypatch.delenv(mp.ROOM_KEY_VAR, raising=False)
-    yield
-    assert not (tmp_path / "home").exists(), "a test wrote the default progress file"
+pytestmark = pytest.mark.usefixtures("isolated_progress")
 
 
 def test_the_scores_these_tests_rely_on():
