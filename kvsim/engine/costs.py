@@ -18,6 +18,9 @@ one after another (:eq:`step-time` in chapter 3)::
            + attention_s(pairs, kv_tokens)    # prefill: quadratic; decode: reads the KV cache
            + swap_s                           # blocking PCIe copies (V0 swap), if any
 
+With ``async_scheduling`` (vLLM V1's overlapped engine loop) the CPU term does not add: a
+step lasts the larger of ``cpu_s`` and the sum of the GPU terms (:meth:`StepCost.step_s`).
+
 Each kernel costs ``kernel_latency_s + flops / (peak_flops x matmul_efficiency)
 + bytes / (hbm_bytes_per_s x memory_efficiency)``: compute time plus memory
 time plus a launch latency, *added*, not the larger of the two. Summing is what
