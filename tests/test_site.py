@@ -371,8 +371,12 @@ SET_ALERT_RULE = """(values) => {
     return moved;
 }"""
 
-# the readout's lines are a text's tspans: joined again as alert_readout writes them
-ALERT_READOUT = """() => Array.from(document.querySelectorAll('div[id^="altair-viz-"] svg text'))
+# the twin's readout (the chart with the Threshold slider; the page has other charts): its
+# lines are a text's tspans, joined again as alert_readout writes them
+ALERT_READOUT = """() => Array.from(document.querySelectorAll('div[id^="altair-viz-"]'))
+    .filter(d => Array.from(d.querySelectorAll('.vega-bind-name'))
+                      .some(n => n.textContent.trim() === 'Threshold'))
+    .flatMap(d => Array.from(d.querySelectorAll('svg text')))
     .map(t => t.querySelectorAll('tspan').length
               ? Array.from(t.querySelectorAll('tspan')).map(s => s.textContent).join('; ')
               : t.textContent)
