@@ -808,3 +808,31 @@ def test_the_lab_fits_a_phone_and_reads_at_12_px(browser, base_url, page_path):
     finally:
         context.close()
     assert not problems, f"{page_path}: {problems}"
+
+
+@pytest.mark.skipif(MISSIONS_PAGE not in PAGES, reason="chapter 5 is not built")
+def test_a_mission_charts_committed_guess_locks_until_change_my_guess(open_page):
+    page, log = open_page(MISSIONS_PAGE)
+    page.wait_for_function(f"({MISSION_INPUTS})().length == 2", timeout=30_000)
+    box = page.locator(".vega-bind:has(.vega-bind-name:text-matches('^\\\\s*Mission 1:.*committed')) input")
+    slider = page.locator(".vega-bind:has(.vega-bind-name:text-matches('^\\\\s*Mission 1:.*guess, ')) input")
+    change = page.locator(".vega-bind:has(.vega-bind-name:text-matches('^\\\\s*Mission 1:.*committed')) button.kvbook-missions-change")
+    assert not slider.is_disabled() and not change.is_visible()
+    page.wait_for_function(PREDICT_READY, timeout=30_000)         # the chart is behind a Predict box
+    page.click(f"{_form('ch05-predict-storm')} .kvbook-guess-skip")
+    box.focus()
+    page.keyboard.press("Space")                                  # commit by keyboard
+    page.wait_for_function("/your guess [0-9.]+ (fails on some day|passes on every day)/"
+                           ".test(document.body.innerText)", timeout=10_000)
+    change.wait_for(state="visible", timeout=10_000)              # missions.js locks after Vega
+    assert slider.is_disabled() and box.is_disabled()
+    page.reload(wait_until="load")                                # still locked
+    page.wait_for_function(f"({MISSION_INPUTS})().some(i => i.type === 'checkbox' && i.checked)",
+                           timeout=30_000)
+    change.wait_for(state="visible", timeout=10_000)
+    assert slider.is_disabled()
+    change.click()
+    change.wait_for(state="hidden", timeout=10_000)
+    assert not slider.is_disabled() and not box.is_checked()
+    assert "guess with the slider, then tick the box" in page.inner_text("body")
+    assert not log.unexpected_errors(), log.unexpected_errors()
