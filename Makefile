@@ -14,7 +14,7 @@ BUILD := $(JUPYTER_BOOK) build . --all -W -n --keep-going
 NBVAL := --nbval --nbval-current-env --nbval-cell-timeout=600 \
          --nbval-sanitize-with tests/nbval_sanitize.cfg
 
-.PHONY: help book serve test unit lint typecheck execute bench bench-compare vendor clean
+.PHONY: help book serve test unit lint typecheck execute bench bench-compare vendor lab-data clean
 
 help:
 	@echo "make book     build the book into $(SITE)/ (clean build, -W -n)"
@@ -27,9 +27,15 @@ help:
 	@echo "make bench    run the benchmarks"
 	@echo "make bench-compare REV=...  the engine's speed against REV, interleaved"
 	@echo "make vendor   refresh the vendored JavaScript in book/_vendor/"
+	@echo "make lab-data re-score every mission's grid for the site (commit the file it writes)"
 	@echo "make clean    remove _build/"
 
 # A clean build every time: -W on an incremental build can pass over a cached failure.
+# The static site's missions (every grid point scored by score()): after a change to the
+# engine or a mission, run this and commit book/_ext/static/kvbook/lab-missions.js.
+lab-data:
+	$(PYTHON) scripts/lab_site_data.py
+
 book:
 	rm -rf _build
 	$(BUILD)

@@ -75,6 +75,9 @@ SITE_TESTS = {
 SLOW_TESTS = {
     "tests/test_missions.py::test_expert_answer_passes_on_every_seed_and_is_kvsims_own_least[3]",
     "tests/test_ch05_numbers.py::test_the_glued_numbers_are_kvsims",
+    *(f"tests/test_lab_site.py::test_a_sample_of_grid_points_rescores_to_the_committed_rows[{n}]"
+      for n in (1, 2, 3, 4)),
+    "tests/test_lab_site.py::test_the_third_star_is_scores_own",
     "tests/test_alerts.py::test_prometheus_scrapes_the_exporter_end_to_end",
     "tests/test_alerts.py::test_the_chapters_prometheus_recipe_works_as_written",
     "tests/test_vllm_dashboard.py::test_every_panel_has_data_on_the_010_series",

@@ -572,3 +572,271 @@ def test_predict_form_fits_a_phone_and_reads_at_12_px(browser, base_url, page_pa
     finally:
         context.close()
     assert not problems, f"{page_path}: {problems}"
+
+
+# --------------------------------------------------------------------------
+# The lab on the static site (lab.js over lab-missions.js): chapter 5's panels earn the
+# stars score() gives and the codes kvsim.lab.codes makes; the hub lists, exports and
+# imports them in kvsim's own export format.
+
+HUB_PAGE = "book/lab-hub.html"
+LAB_READY = "() => document.querySelectorAll('section.kvbook-lab').length === 4"
+
+
+def _panel(n: int) -> str:
+    return f"section.kvbook-lab[data-mission='{n}']"
+
+
+def _lab_run(page, n: int, values: dict) -> dict:
+    """Choose the levers of mission ``n``'s panel by their shown text, run, read the result."""
+    for name, text in values.items():
+        page.select_option(f"{_panel(n)} select[data-lever='{name}']", label=text)
+    page.click(f"{_panel(n)} button.kvbook-lab-run")
+    page.wait_for_function(
+        f"() => document.querySelector(\"{_panel(n)} .kvbook-lab-code\")?.textContent.length > 0",
+        timeout=10_000)
+    return page.evaluate(f"""() => {{
+        const p = document.querySelector("{_panel(n)}");
+        const code = p.querySelector('.kvbook-lab-code-text');
+        return {{stars: p.querySelector('.kvbook-lab-result .kvbook-lab-stars').textContent,
+                 verdict: p.querySelector('.kvbook-lab-verdict').textContent,
+                 code: code ? code.textContent : null,
+                 code_line: p.querySelector('.kvbook-lab-code').textContent,
+                 figures: Array.from(p.querySelectorAll('.kvbook-lab-result td')).map(t => t.textContent),
+                 best: p.querySelector('.kvbook-lab-best').textContent}};
+    }}""")
+
+
+def _commit_cause(page, n: int, key: str):
+    page.check(f"{_panel(n)} input[type=radio][value='{key}']")
+    page.click(f"{_panel(n)} button.kvbook-lab-commit")
+
+
+def _save_name(page, n: int, name: str):
+    field = page.locator(f"{_panel(n)} input.kvbook-lab-name")
+    field.fill("")
+    field.focus()
+    page.keyboard.type(name)
+    page.keyboard.press("Enter")
+    page.wait_for_function(
+        f"() => document.querySelector(\"{_panel(n)} .kvbook-lab-nameform .kvbook-lab-message\")"
+        ".textContent.length > 0", timeout=10_000)
+
+
+@pytest.mark.skipif(MISSIONS_PAGE not in PAGES, reason="chapter 5 is not built")
+def test_a_lab_panel_earns_scores_stars_and_kvsims_code(open_page):
+    from kvsim.lab import codes, missions
+
+    page, log = open_page(MISSIONS_PAGE)
+    page.wait_for_function(LAB_READY, timeout=30_000)
+    # readouts are the grid's values, rounded as the grid is written
+    shown = page.eval_on_selector_all(f"{_panel(1)} select[data-lever] option",
+                                      "els => els.map(e => e.textContent)")
+    grid = missions.get_mission(1).lever("gpu_memory_utilization").grid
+    assert shown == [f"{v:.2f}" for v in grid]
+    _save_name(page, 1, "Ana Lopez")
+    _commit_cause(page, 1, "kv-too-small")
+
+    lucky = _lab_run(page, 1, {"gpu_memory_utilization": "0.60"})
+    want = missions.score(1, {"gpu_memory_utilization": 0.60})
+    assert lucky["stars"].endswith(f"{want.stars} of 3 stars") and lucky["verdict"] == want.message
+    assert lucky["code"] is None and "needs a star" in lucky["code_line"]
+
+    best = _lab_run(page, 1, {"gpu_memory_utilization": "0.87"})
+    pred = {"cause": "kv-too-small"}
+    sc = missions.score(1, {"gpu_memory_utilization": 0.87}, prediction=pred)
+    assert sc.stars == 3 and best["stars"].endswith("3 of 3 stars") and best["verdict"] == sc.message
+    assert best["code"] == codes.completion_code(1, 3, {"gpu_memory_utilization": 0.87}, pred,
+                                                 name="Ana Lopez", room_key=None)
+    assert codes.verify(best["code"], room_key=None)["ok"]
+    worst = max(float(r["ttft_p95_s"]) for r in sc.runs)
+    assert f"{worst:.2f} s" in best["figures"]                  # the worst day, rounded
+    assert "best of 2 run(s): ★★★ 3 of 3 stars with gpu_memory_utilization=0.87" in best["best"]
+    assert not log.unexpected_errors(), log.unexpected_errors()
+
+
+@pytest.mark.skipif(MISSIONS_PAGE not in PAGES, reason="chapter 5 is not built")
+def test_the_browsers_codes_and_names_are_kvsims(open_page):
+    from kvsim.errors import KvsimError
+    from kvsim.lab import codes
+
+    page, log = open_page(MISSIONS_PAGE)
+    page.wait_for_function(LAB_READY, timeout=30_000)
+    cases = [
+        (3, 2, {"max_tokens": 400, "kv_dtype": "fp8", "gpu_memory_utilization": 0.6},
+         {"cause": "memory-lost"}, "  Zoë   O'Brien-Smith "),
+        (4, 3, {"watermark": 0.04}, {"band": [0.04, 0.06]}, "李雷"),
+        (2, 1, {"preemption_mode": "recompute", "gpu_memory_utilization": 0.95}, None, None),
+        (3, 1, {"max_tokens": None, "kv_dtype": "fp16", "gpu_memory_utilization": 0.95},
+         None, "J. R. 2"),
+        (4, 2, {"watermark": 0.0}, None, "Ana Lopez"),
+    ]
+    for n, stars, settings, pred, name in cases:
+        js = page.evaluate("""([n, stars, values, pred, name]) => {
+            const checked = name === null ? [null] : window.kvbookLab.checkName(name);
+            return window.kvbookLab.makeCode(n, stars, values, pred, checked[0]);
+        }""", [n, stars, list(settings.values()), pred, name])
+        py_pred = {"band": tuple(pred["band"])} if pred and "band" in pred else pred
+        assert js == codes.completion_code(n, stars, settings, py_pred, name=name, room_key=None)
+    for bad in ["Ana_Lopez", "x" * 33, "...", "", "a<b"]:
+        with pytest.raises(KvsimError):
+            codes.check_name(bad)
+        assert page.evaluate("(n) => window.kvbookLab.checkName(n)[0]", bad) is None, bad
+    assert not log.unexpected_errors(), log.unexpected_errors()
+
+
+@pytest.mark.skipif(MISSIONS_PAGE not in PAGES, reason="chapter 5 is not built")
+def test_a_committed_guess_locks_until_change_my_guess(open_page):
+    from kvsim.lab import codes
+
+    page, log = open_page(MISSIONS_PAGE)
+    page.wait_for_function(LAB_READY, timeout=30_000)
+    radios = f"{_panel(2)} input[type=radio]"
+    _commit_cause(page, 2, "kv-too-small")                       # a wrong cause
+    state = "(sel) => Array.from(document.querySelectorAll(sel)).map(r => [r.value, r.checked, r.disabled])"
+    assert all(disabled for _, _, disabled in page.evaluate(state, radios))
+    assert page.is_visible(f"{_panel(2)} button.kvbook-lab-change")
+    assert not page.is_visible(f"{_panel(2)} button.kvbook-lab-commit")
+    page.reload(wait_until="load")                               # the lock is kept
+    page.wait_for_function(LAB_READY, timeout=30_000)
+    kept = page.evaluate(state, radios)
+    assert [v for v, checked, _ in kept if checked] == ["kv-too-small"] and all(d for *_, d in kept)
+    assert "counts toward the third star" in page.inner_text(f"{_panel(2)} .kvbook-lab-predict")
+    two = _lab_run(page, 2, {"preemption_mode": "recompute", "gpu_memory_utilization": "0.85"})
+    assert two["stars"].endswith("2 of 3 stars") and "not right" in two["verdict"]
+    page.click(f"{_panel(2)} button.kvbook-lab-change")          # unlocks
+    assert not any(d for *_, d in page.evaluate(state, radios))
+    _commit_cause(page, 2, "swap-link")                          # right, but after a run
+    assert "cannot earn the third star" in page.inner_text(f"{_panel(2)} .kvbook-lab-predict")
+    again = _lab_run(page, 2, {"preemption_mode": "recompute", "gpu_memory_utilization": "0.85"})
+    assert again["stars"].endswith("2 of 3 stars")               # as kvsim.lab.progress.attempt
+    assert again["code"] == codes.completion_code(
+        2, 2, {"preemption_mode": "recompute", "gpu_memory_utilization": 0.85}, None,
+        name=None, room_key=None)
+    assert not log.unexpected_errors(), log.unexpected_errors()
+
+
+@pytest.mark.skipif(HUB_PAGE not in PAGES or MISSIONS_PAGE not in PAGES, reason="hub not built")
+def test_the_hub_lists_exports_and_imports_kvsims_own_files(open_page, base_url, tmp_path):
+    from kvsim.lab import progress
+
+    page, log = open_page(MISSIONS_PAGE)
+    page.wait_for_function(LAB_READY, timeout=30_000)
+    _save_name(page, 4, "Ana Lopez")
+    for j, text in enumerate(["0.04", "0.06"]):
+        page.select_option(f"{_panel(4)} .kvbook-lab-predict select >> nth={j}", label=text)
+    page.click(f"{_panel(4)} button.kvbook-lab-commit")
+    run = _lab_run(page, 4, {"watermark": "0.04"})
+    assert run["stars"].endswith("3 of 3 stars")
+
+    page.goto(f"{base_url}/{HUB_PAGE}", wait_until="load")
+    page.wait_for_selector("#kvbook-lab-hub tr[data-mission='4']", timeout=30_000)
+    row = page.inner_text("#kvbook-lab-hub tr[data-mission='4']")
+    assert "3 of 3 stars" in row and run["code"] in row and "watermark=0.04" in row
+    assert "Total: 3 of 12 stars." in page.inner_text("#kvbook-lab-hub")
+    with page.expect_download() as download:
+        page.click("#kvbook-lab-hub button.kvbook-lab-export")
+    exported = tmp_path / "from-the-site.json"
+    download.value.save_as(exported)
+    doc = json.loads(exported.read_text())
+    assert doc["codes"] == {"4": run["code"]} and doc["progress"]["name"] == "Ana Lopez"
+    # kvsim reads the site's export: every record checked, the star re-scored
+    mine = tmp_path / "missions.json"
+    assert progress.import_progress(exported, path=mine)[4] == "imported"
+    assert progress.load(mine)["missions"]["4"]["code"] == run["code"]
+
+    # and the site reads kvsim's: a run made in a "notebook", exported, pasted in the hub
+    other = tmp_path / "notebook.json"
+    progress.set_name("Ana Lopez", path=other)
+    progress.attempt(1, {"gpu_memory_utilization": 0.9}, path=other)
+    from_kvsim = tmp_path / "kvsim-export.json"
+    progress.export_progress(from_kvsim, path=other)
+    text = from_kvsim.read_text()
+    tampered = text.replace('"stars": 1', '"stars": 2', 1)
+    page.fill("#kvbook-lab-import-text", tampered)
+    page.click("#kvbook-lab-hub button.kvbook-lab-import")
+    page.wait_for_function("() => /Import refused/.test(document.querySelector('#kvbook-lab-hub .kvbook-lab-message').textContent)",
+                           timeout=10_000)
+    assert "none yet" in page.inner_text("#kvbook-lab-hub tr[data-mission='1']")   # nothing changed
+    page.fill("#kvbook-lab-import-text", text)
+    page.click("#kvbook-lab-hub button.kvbook-lab-import")
+    page.wait_for_function("() => /^Imported/.test(document.querySelector('#kvbook-lab-hub .kvbook-lab-message').textContent)",
+                           timeout=10_000)
+    want = progress.load(other)["missions"]["1"]["code"]
+    assert want in page.inner_text("#kvbook-lab-hub tr[data-mission='1']")
+    assert "Total: 4 of 12 stars." in page.inner_text("#kvbook-lab-hub")
+    page.reload(wait_until="load")                                # kept in the browser
+    page.wait_for_selector("#kvbook-lab-hub tr[data-mission='1']", timeout=30_000)
+    assert want in page.inner_text("#kvbook-lab-hub tr[data-mission='1']")
+    assert not log.unexpected_errors(), log.unexpected_errors()
+
+
+@pytest.mark.skipif(MISSIONS_PAGE not in PAGES, reason="chapter 5 is not built")
+def test_a_lab_panel_without_web_crypto_keeps_the_stars_and_says_why(open_page):
+    page, log = open_page(MISSIONS_PAGE)
+    page.context.add_init_script("Object.defineProperty(window.crypto, 'subtle', {get() { return undefined; }})")
+    page.reload(wait_until="load")
+    page.wait_for_function(LAB_READY, timeout=30_000)
+    run = _lab_run(page, 1, {"gpu_memory_utilization": "0.87"})
+    assert run["stars"].endswith("2 of 3 stars") and run["code"] is None
+    assert "no Web Crypto" in run["code_line"] and "stars are kept" in run["code_line"]
+    assert "2 of 3 stars" in run["best"]
+    assert not log.unexpected_errors(), log.unexpected_errors()
+
+
+@pytest.mark.parametrize("page_path", [p for p in (MISSIONS_PAGE, HUB_PAGE) if p in PAGES])
+def test_the_lab_fits_a_phone_and_reads_at_12_px(browser, base_url, page_path):
+    context = browser.new_context(viewport={"width": 390, "height": 844})
+    try:
+        page = context.new_page()
+        page.goto(f"{base_url}/{page_path}", wait_until="load", timeout=60_000)
+        page.wait_for_selector("section.kvbook-lab, #kvbook-lab-hub table", timeout=30_000)
+        problems = page.evaluate("""() => {
+            const out = [];
+            const roots = document.querySelectorAll('section.kvbook-lab, #kvbook-lab-hub');
+            for (const root of roots) {
+                for (const el of root.querySelectorAll('*')) {
+                    const r = el.getBoundingClientRect();
+                    if (r.width === 0 || el.closest('.kvbook-lab-table')) continue;   // tables scroll in their box
+                    if (r.right > window.innerWidth + 1) out.push(`${el.tagName}.${el.className} ends at ${Math.round(r.right)} px`);
+                    if (el.childElementCount === 0 && el.textContent.trim() && parseFloat(getComputedStyle(el).fontSize) < 12)
+                        out.push(`${el.tagName} text ${getComputedStyle(el).fontSize}`);
+                }
+                const t = root.querySelector('.kvbook-lab-table');
+                if (t && t.getBoundingClientRect().right > window.innerWidth + 1) out.push('a table box is wider than the page');
+            }
+            if (document.documentElement.scrollWidth > window.innerWidth + 1)
+                out.push(`the page scrolls sideways: ${document.documentElement.scrollWidth} px`);
+            return out;
+        }""")
+    finally:
+        context.close()
+    assert not problems, f"{page_path}: {problems}"
+
+
+@pytest.mark.skipif(MISSIONS_PAGE not in PAGES, reason="chapter 5 is not built")
+def test_a_mission_charts_committed_guess_locks_until_change_my_guess(open_page):
+    page, log = open_page(MISSIONS_PAGE)
+    page.wait_for_function(f"({MISSION_INPUTS})().length == 2", timeout=30_000)
+    box = page.locator(".vega-bind:has(.vega-bind-name:text-matches('^\\\\s*Mission 1:.*committed')) input")
+    slider = page.locator(".vega-bind:has(.vega-bind-name:text-matches('^\\\\s*Mission 1:.*guess, ')) input")
+    change = page.locator(".vega-bind:has(.vega-bind-name:text-matches('^\\\\s*Mission 1:.*committed')) button.kvbook-missions-change")
+    assert not slider.is_disabled() and not change.is_visible()
+    page.wait_for_function(PREDICT_READY, timeout=30_000)         # the chart is behind a Predict box
+    page.click(f"{_form('ch05-predict-storm')} .kvbook-guess-skip")
+    box.focus()
+    page.keyboard.press("Space")                                  # commit by keyboard
+    page.wait_for_function("/your guess [0-9.]+ (fails on some day|passes on every day)/"
+                           ".test(document.body.innerText)", timeout=10_000)
+    change.wait_for(state="visible", timeout=10_000)              # missions.js locks after Vega
+    assert slider.is_disabled() and box.is_disabled()
+    page.reload(wait_until="load")                                # still locked
+    page.wait_for_function(f"({MISSION_INPUTS})().some(i => i.type === 'checkbox' && i.checked)",
+                           timeout=30_000)
+    change.wait_for(state="visible", timeout=10_000)
+    assert slider.is_disabled()
+    change.click()
+    change.wait_for(state="hidden", timeout=10_000)
+    assert not slider.is_disabled() and not box.is_checked()
+    assert "guess with the slider, then tick the box" in page.inner_text("body")
+    assert not log.unexpected_errors(), log.unexpected_errors()

@@ -44,6 +44,12 @@ MATHJAX_BRIDGE = "kvbook/mathjax-bridge.js"
 BOOK_CSS = "kvbook/book.css"
 #: Keeps a reader's committed mission guesses in localStorage (chapter 5's static twins).
 MISSIONS_JS = "kvbook/missions.js"
+#: The lab on the static site (chapter 5's panels and the hub): the data, the script, its
+#: styles, added only to the pages in LAB_PAGES (the data is every mission's grid scored).
+LAB_DATA_JS = "kvbook/lab-missions.js"
+LAB_JS = "kvbook/lab.js"
+LAB_CSS = "kvbook/lab.css"
+LAB_PAGES = ("book/ch05-belgavis-book-store", "book/lab-hub")
 #: After sphinx's and the theme's scripts and any require.js (default priority 500).
 VEGA_PRIORITY = 800
 
@@ -77,6 +83,14 @@ def _builder_inited(app: Sphinx) -> None:
         app.add_js_file(MATHJAX_BRIDGE, priority=VEGA_PRIORITY)
         app.add_css_file(BOOK_CSS)
         app.add_js_file(MISSIONS_JS, priority=VEGA_PRIORITY)
+
+
+def _lab_assets(app: Sphinx, pagename, templatename, context, doctree) -> None:
+    """The lab's data and script on the pages that play it (after predict-reveal.js)."""
+    if pagename in LAB_PAGES and app.builder.format == "html":
+        app.add_js_file(LAB_DATA_JS, priority=VEGA_PRIORITY + 10)
+        app.add_js_file(LAB_JS, priority=VEGA_PRIORITY + 20)
+        app.add_css_file(LAB_CSS)
 
 
 def _script_key(script) -> tuple:
@@ -114,4 +128,5 @@ def setup(app: Sphinx) -> dict:
     app.connect("builder-inited", _builder_inited)
     # early: a later handler may return a template name, and emit_firstresult stops there
     app.connect("html-page-context", _dedupe_scripts, priority=100)
+    app.connect("html-page-context", _lab_assets)
     return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}

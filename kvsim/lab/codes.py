@@ -49,7 +49,7 @@ from .missions import MISSIONS, get_mission, normalise_settings, score
 
 __all__ = ["ROOM_KEY_VAR", "FROM_ENV", "resolve_room_key", "check_name", "completion_code", "verify",
            "rejection", "upgrade_old_code", "leaderboard_lines", "leaderboard",
-           "leaderboard_text"]
+           "leaderboard_text", "CHECKSUM_SALT", "NAME_MAX"]
 
 #: The environment variable holding the instructor's room key.
 ROOM_KEY_VAR = "KVSIM_ROOM_KEY"
@@ -59,6 +59,10 @@ FROM_ENV: Any = object()
 _SALT = "kvsim-missions-v2"
 _OLD_SALT = "kvsim-missions-v1"
 _NAME_MAX = 32
+#: The checksum's public salt and the longest name, for a code made elsewhere (the static
+#: site makes the same codes in the browser: kvsim.book.lab_site).
+CHECKSUM_SALT = _SALT
+NAME_MAX = _NAME_MAX
 _FORM = "M<mission>/<stars>/<settings>/<prediction>/<name>/<checksum>[/<room tag>]"
 
 

@@ -7,6 +7,10 @@
  * when it changes and, once the charts have drawn their inputs, puts the stored values
  * back (dispatching the events Vega listens to, so the chart follows). A button with the
  * class kvbook-missions-reset forgets this page's values. Nothing leaves the browser.
+ *
+ * A committed guess locks: while a mission's "I have committed my guess" box is ticked, its
+ * guess slider and the box are disabled, and a "Change my guess" button beside the box
+ * unticks it (the band hides again) and frees the slider.
  */
 (function () {
   "use strict";
@@ -46,6 +50,40 @@
       item.input.dataset.kvbookMission = "1";
       restore(item, s);
     });
+    lock(items);
+  }
+
+  function missionOf(item) { return /Mission (\d+)/.exec(item.key)[1]; }
+
+  // The lock: a ticked box disables its mission's slider and itself, until "Change my guess".
+  function lock(items) {
+    items.filter(function (i) { return i.input.type === "checkbox"; }).forEach(function (box) {
+      var n = missionOf(box);
+      var sliders = items.filter(function (i) {
+        return i.input.type === "range" && missionOf(i) === n;
+      });
+      var bind = box.input.closest(".vega-bind");
+      var button = bind.querySelector("button.kvbook-missions-change");
+      if (!button) {
+        button = document.createElement("button");
+        button.type = "button";
+        button.className = "kvbook-missions-change";
+        button.textContent = "Change my guess";
+        button.addEventListener("click", function () {
+          box.input.disabled = false;
+          box.input.checked = false;
+          box.input.dispatchEvent(new Event("input", { bubbles: true }));
+          box.input.dispatchEvent(new Event("change", { bubbles: true }));
+          var slider = sliders[0] && sliders[0].input;
+          if (slider) { slider.focus(); }
+        });
+        bind.appendChild(button);
+      }
+      var locked = box.input.checked;
+      box.input.disabled = locked;
+      sliders.forEach(function (i) { i.input.disabled = locked; });
+      button.hidden = !locked;
+    });
   }
 
   // Saving listens on the document, so a change is kept even before the poll below has
@@ -68,6 +106,9 @@
     };
     document.addEventListener("input", save, true);
     document.addEventListener("change", save, true);
+    document.addEventListener("change", function (event) {      // after Vega's own listener
+      if (keyOf(event.target)) { window.setTimeout(function () { lock(missionInputs()); }, 0); }
+    });
   }
 
   function start() {
