@@ -840,3 +840,93 @@ def test_a_mission_charts_committed_guess_locks_until_change_my_guess(open_page)
     assert not slider.is_disabled() and not box.is_checked()
     assert "guess with the slider, then tick the box" in page.inner_text("body")
     assert not log.unexpected_errors(), log.unexpected_errors()
+
+
+# Folded plumbing cells, and citation labels that name their source.
+
+def _folded_cells(page: str) -> list[int]:
+    """Indices of the page's notebook code cells tagged ``hide-input``."""
+    nb_path = ROOT / Path(page).with_suffix(".ipynb")
+    if not nb_path.exists():
+        return []
+    nb = nbformat.read(nb_path, as_version=4)
+    return [i for i, c in enumerate(nb.cells)
+            if c.cell_type == "code" and "hide-input" in c.metadata.get("tags", [])]
+
+
+def _shows_output(cell) -> bool:
+    """Whether a code cell has an output a reader sees (glue records are invisible)."""
+    return any(o.output_type in ("stream", "error")
+               or any(not k.startswith("application/papermill.record/") for k in o.get("data", {}))
+               for o in cell.outputs)
+
+
+FOLDED_PAGES = [p for p in PAGES if _folded_cells(p)]
+
+
+def test_folded_cells_are_folded_in_jupyterlab_too():
+    """A cell folded on the site is folded in JupyterLab, and none a reader edits is folded."""
+    assert FOLDED_PAGES, "no page folds a plumbing cell"
+    for page in FOLDED_PAGES:
+        nb = nbformat.read(ROOT / Path(page).with_suffix(".ipynb"), as_version=4)
+        for i, cell in enumerate(nb.cells):
+            if cell.cell_type != "code":
+                continue
+            tagged = "hide-input" in cell.metadata.get("tags", [])
+            hidden = cell.metadata.get("jupyter", {}).get("source_hidden", False)
+            assert tagged == hidden, f"{page} cell {i}: hide-input {tagged}, source_hidden {hidden}"
+            if tagged:
+                assert "prediction = None" not in cell.source and "answer = None" not in cell.source, \
+                    f"{page} cell {i}: a cell the reader edits is folded"
+
+
+@pytest.mark.parametrize("page_path", FOLDED_PAGES)
+def test_plumbing_cells_are_folded_with_their_output_shown(browser, base_url, page_path):
+    page = browser.new_page()
+    try:
+        page.goto(f"{base_url}/{page_path}", wait_until="load", timeout=60_000)
+        cells = page.evaluate("""() => Array.from(document.querySelectorAll('div.cell.tag_hide-input')).map(cell => {
+            const fold = cell.querySelector(':scope > details.above-input');
+            const input = cell.querySelector('.cell_input');
+            const output = cell.querySelector(':scope > .cell_output');
+            return {
+                fold: !!fold, open: fold ? fold.open : null,
+                input_shown: !!input && input.checkVisibility(),
+                output_shown: !!output && output.checkVisibility(),
+            };
+        })""")
+        nb = nbformat.read(ROOT / Path(page_path).with_suffix(".ipynb"), as_version=4)
+        folded = _folded_cells(page_path)
+        assert len(cells) == len(folded), (page_path, cells)
+        for i, cell in zip(folded, cells):
+            assert cell["fold"] and cell["open"] is False, (page_path, i, cell)
+            assert not cell["input_shown"], (page_path, i, "the code shows before the reader asks")
+            if _shows_output(nb.cells[i]):
+                assert cell["output_shown"], (page_path, i, "the output must stay visible")
+        # Open the first fold outside a veiled Predict answer (veiled content is inert until a guess).
+        summaries = page.locator("div.cell.tag_hide-input > details.above-input > summary")
+        free = page.evaluate("""() => Array.from(document.querySelectorAll(
+            'div.cell.tag_hide-input > details.above-input > summary')).findIndex(s => !s.closest('[inert]'))""")
+        if free >= 0:
+            summaries.nth(free).click()
+        else:                       # all behind a veil: open the first as the reader will after a guess
+            free = 0
+            page.evaluate("() => { document.querySelector('div.cell.tag_hide-input > details.above-input').open = true; }")
+        assert page.evaluate("""n => document.querySelectorAll('div.cell.tag_hide-input')[n]
+            .querySelector('.cell_input').checkVisibility()""", free), "the fold does not open"
+    finally:
+        page.close()
+
+
+def test_no_citation_reads_anonymous():
+    """The source articles are cited by their titles, never as "[Anonymous, n.d.]"."""
+    cited = {}
+    for page in PAGES:
+        html_text = (SITE / page).read_text(errors="replace")
+        assert "Anonymous" not in html_text, f"{page} shows 'Anonymous'"
+        for label in re.findall(r'<span class="bibtex-citation"[^>]*>(.*?)</span>', html_text, flags=re.S):
+            cited.setdefault(page, []).append(re.sub(r"<[^>]+>", "", re.sub(r'title="[^"]*"', "", label)))
+    labels = [label for page_labels in cited.values() for label in page_labels]
+    for title in ("KV Cache Preemption in vLLM", "vLLM Preemption: When to Swap KV Cache vs. Recompute",
+                  "Your Load Test Looks Fine at 40 Concurrent Requests"):
+        assert any(title in label for label in labels), f"no citation label names {title!r}"
