@@ -172,7 +172,7 @@ def test_capacity_engine_v0_keeps_every_block(capsys):
 def test_capacity_seed003_8b_h100(capsys):
     """Seed 003 ("Throughput collapse under load"): the seed's round "~50 GiB" on an 80 GB H100
     at 0.90 gives 68 sequences of 6k; with the memory CUDA reports (79.18 GiB) vLLM V1 leaves
-    ~54.7 GiB: 74. A published vLLM log for that server says 447,088 tokens (within 0.5 %)."""
+    ~54.7 GiB: 74."""
     d = run_json(capsys, "capacity", "--model", "llama-3.1-8b", "--gpu", "h100-80gb",
                  "--util", "0.9", "--seq-len", "6000")
     for key, value in SEED003.items():

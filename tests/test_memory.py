@@ -304,8 +304,8 @@ def test_pinned_budget_needs_exactly_one_figure():
 def test_the_start_up_log_lines_follow_vllm_v1():
     """vLLM V1 logs "GPU KV cache size: N tokens" (num_gpu_blocks x block_size, the null
     block included) and "Maximum concurrency for L tokens per request: Xx" (num_gpu_blocks /
-    ceil(L / block_size)); for Llama-3.1-8B on an H100 at 0.90 a published log reads
-    447,088 tokens."""
+    ceil(L / block_size)). kvsim's pool against real start-up logs is pinned below
+    (benchmarks/startup_logs.json)."""
     import kvsim
 
     b = kvsim.kv_budget("h100-80gb", "llama-3.1-8b", gpu_memory_utilization=0.90)
@@ -313,7 +313,6 @@ def test_the_start_up_log_lines_follow_vllm_v1():
     assert tokens_line == f"GPU KV cache size: {b.vllm_blocks * 16:,} tokens"
     assert b.log_concurrency() == b.vllm_blocks / (131_072 // 16)
     assert concurrency_line == f"Maximum concurrency for 131,072 tokens per request: {b.log_concurrency():.2f}x"
-    assert abs(b.log_tokens / 447_088 - 1) < 0.01
     assert b.log_concurrency(4_097) == b.vllm_blocks / 257
     with pytest.raises(kvsim.KvsimError, match="max_model_len"):
         b.log_concurrency(0)
