@@ -10,6 +10,7 @@ the prose.
 from __future__ import annotations
 
 import math
+import re
 
 import numpy as np
 import pytest
@@ -97,7 +98,7 @@ def test_stepper_twin_has_a_frame_per_step_and_names_every_state():
     assert len(data["bars"]) == len(frames) * 6            # five requests and the free row
     assert {b["state"] for b in data["bars"]} <= set(charts.STEPPER_STATES) | {"free"}
     spec = charts.stepper_chart(data, title="t", start=26).to_dict()
-    assert spec["params"][0]["bind"]["max"] == len(frames)
+    assert spec["params"][0]["bind"]["max"] == len(frames) and spec["params"][0]["value"] == 26
     with pytest.raises(KvsimError, match="start"):
         charts.stepper_chart(data, title="t", start=len(frames) + 1)
 
@@ -105,13 +106,62 @@ def test_stepper_twin_has_a_frame_per_step_and_names_every_state():
 def test_stepper_widget_recomputes_and_shows_errors_in_one_line():
     pytest.importorskip("ipywidgets")
     box = widgets.scheduler_stepper()
-    step = box.children[4]
-    same = stepper.scheduler_frames(stepper.toy_requests(5, output_tokens=80), num_gpu_blocks=20)
+    step = box.children[5]
+    same = _frames()                                         # the prose's toy, exactly
     assert step.max == len(same)
     assert step.value == next(f["step"] for f in same if f["preempted"])   # opens on the first
     box.children[0].value = 4                               # a pool too small for any request
     text = box.children[-1].outputs[0]["data"]["text/plain"]
     assert "can never fit" in text and "\n" not in text
+
+
+def test_the_live_stepper_opens_on_the_prose_s_toy_and_its_numbers():
+    """The widget runs the requests and pool of the chapter's static chart and glued prose."""
+    pytest.importorskip("ipywidgets")
+    g = glued(read_chapter(NOTEBOOK))
+    box = widgets.scheduler_stepper()
+    blocks, n, prompt, answer, mode, step = box.children[:6]
+    assert (blocks.value, n.value, prompt.value) == (ch02.TOY_BLOCKS, 5, 40)
+    assert mode.value == "varied" and answer.disabled
+    frames = _frames()
+    # its last step and its events are the chapter's: 148 steps, the re-preemption included
+    assert step.max == len(frames) == g["n_frames"] - 1        # the chart adds step 0
+    events = [f["step"] for f in frames if f["preempted"]]
+    assert events[0] == g["first_step"] and g["again_step"] in events
+    step.value = g["again_step"]
+    assert "is preempted" in box.children[-1].outputs[0]["data"]["text/plain"]
+    # one length for all: the slider, as before
+    mode.value = "one"
+    assert not answer.disabled
+    assert step.max == len(stepper.scheduler_frames(stepper.toy_requests(5, output_tokens=80),
+                                                    num_gpu_blocks=20))
+    with pytest.raises(KvsimError, match="output_tokens=0"):
+        widgets.scheduler_stepper(output_tokens=(90, 0))
+
+
+def test_the_static_stepper_opens_before_the_first_step():
+    frames = stepper.scheduler_frames(stepper.toy_requests(), num_gpu_blocks=ch02.TOY_BLOCKS,
+                                      include_start=True)
+    start, first = frames[0], frames[1]
+    assert start["step"] == 0 and first["step"] == 1
+    assert start["free_blocks"] == start["total_blocks"] == ch02.TOY_BLOCKS
+    assert start["waiting"] == ["R1", "R2", "R3", "R4", "R5"] and not start["preempted"]
+    assert all(r["state"] == "waiting" and r["blocks"] == 0 for r in start["requests"])
+    assert frames[1:] == _frames()                           # nothing else changes
+    data = charts.stepper_data(frames)
+    spec = charts.stepper_chart(data, title="t").to_dict()
+    param = spec["params"][0]
+    assert param["value"] == 0 and param["bind"]["min"] == 0   # opens at step 0, not the answer
+    assert param["bind"]["max"] == len(frames) - 1
+    # the chapter's saved chart does the same
+    html = next(o["data"]["text/html"] for c in read_chapter(NOTEBOOK).cells
+                if c.cell_type == "code" and "stepper_chart(" in c.source
+                for o in c.get("outputs", []) if "text/html" in o.get("data", {}))
+    saved = re.search(r'"params": \[\{"name": "step", "bind": \{[^}]*"min": (\d+)[^}]*\}, '
+                      r'"value": (\d+)\}', "".join(html))
+    assert saved and saved.groups() == ("0", "0"), "the saved chart opens at step 0"
+    with pytest.raises(KvsimError, match="include_start"):
+        stepper.scheduler_frames(stepper.toy_requests(), include_start="yes")
 
 
 # --- the seed article's claims (seed 003), with kvsim's verdicts --------------------------
@@ -242,4 +292,21 @@ def test_notebook_glue_matches_kvsim():
     assert g["tax200"] > g["tax120"] > 0 and g["tax_loop"] > 50
     assert g["r3_rescued"] > 0
     for ex_id in (i for i in exercises.list_exercises() if i.startswith("ch02-")):
-        assert g[ex_id] == exercises.expected(ex_id), ex_id
+        if exercises.EXERCISES[ex_id].kind != "choice":
+            assert g[ex_id] == exercises.expected(ex_id), ex_id
+    # the predictions show the chapter's own figures (the sweeps' 3-seed medians)
+    assert round(g["pre120"], 1) == exercises.PREDICTIONS["ch02-predict-incident"].solve()[0]
+    assert round(100 + g["capped_change"], 1) == exercises.PREDICTIONS["ch02-predict-cap"].solve()[0]
+
+
+def test_the_choice_solutions_state_the_word_the_check_expects():
+    """A choice answer is not glued: each solution says it in quotes, and only it."""
+    md = "\n".join(c.source for c in read_chapter(NOTEBOOK).cells if c.cell_type == "markdown")
+    for ex_id in (i for i in exercises.list_exercises() if i.startswith("ch02-")):
+        ex = exercises.EXERCISES[ex_id]
+        if ex.kind != "choice":
+            continue
+        solution = re.search(r"````\{solution\} ex-" + ex_id + r"\n(.*?)````", md, re.S).group(1)
+        said = {o for o in ex.options if f'"{o}"' in solution}
+        assert said == {exercises.expected(ex_id)}, (ex_id, said)
+

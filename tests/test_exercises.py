@@ -302,3 +302,78 @@ CH03_MISCONCEPTIONS = [
 @pytest.mark.parametrize("pid, guess", CH03_MISCONCEPTIONS, ids=[p for p, _ in CH03_MISCONCEPTIONS])
 def test_chapter_3s_feedback_rejects_the_misconception_each_prompt_targets(pid, guess):
     assert exercises.judge_prediction(pid, guess).status != "close"
+
+
+# --- chapter 2 -------------------------------------------------------------------------
+
+def _ch02_misconceptions():
+    from kvsim.book.exercises import ch02
+    first = exercises.PREDICTIONS["ch02-predict-first-preemption"].solve()[0]
+    return [
+        # a rate read as a share: the requests preempted at least once, per 1,000
+        ("ch02-predict-incident", ch02.preempted_share_per_1k()),
+        # the off-by-one the prompt's hint teaches about, either way
+        ("ch02-predict-first-preemption", first - 1),
+        ("ch02-predict-first-preemption", first + 1),
+        # the source's "under half the concurrency": half of chapter 1's 850 + 250 capacity,
+        # and half of optimistic admission's batch
+        ("ch02-predict-guaranteed", belgavi().max_concurrent(850 + 250) / 2),
+        ("ch02-predict-guaranteed", ch02.policy_running("optimistic") / 2),
+        # the source's fix "raises sustained throughput": at least the goodput at 256
+        ("ch02-predict-cap", 100.0),
+        # the reported hundredfold fall (~100 -> ~1.5 tokens/s), and "busy means fine"
+        ("ch02-predict-thrash", 1.5),
+        ("ch02-predict-thrash", 100.0),
+        # "no preemption, no harm": the uncapped p95 TTFT, or the 2 s target
+        ("ch02-predict-band", float(np.median([kvsim.run_scenario(
+            "load-test-120", users=ch02.BAND_USERS, seed=s).summary()["ttft_p95_s"]
+            for s in ch02.SWEEP_SEEDS]))),
+        ("ch02-predict-band", ch02.TARGET_TTFT_S),
+        # throughput minus goodput (prompts, processed and never delivered) taken for the tax
+        ("ch02-predict-tax", 100 * (1 - kvsim.run_scenario("load-test-120").summary()["goodput_tok_s"]
+                                    / kvsim.run_scenario("load-test-120").summary()["throughput_tok_s"])),
+    ]
+
+
+def test_chapter_2s_feedback_rejects_the_misconception_each_prompt_targets():
+    cases = _ch02_misconceptions()
+    assert {p for p, _ in cases} == {p for p in PIDS if p.startswith("ch02-")}, "one per prompt"
+    for pid, guess in cases:
+        v = exercises.judge_prediction(pid, guess)
+        assert v.status == "off", (pid, guess, v.message)
+
+
+def test_chapter_2s_feedback_shows_what_the_chapter_shows():
+    """The figure and the words of each feedback are the chapter's: the 3-seed median of the
+    sweeps, and guaranteed admission's batch as a cut from optimistic's, not "about half"."""
+    from statistics import median
+
+    from kvsim.book.exercises import ch02
+    rate = median(kvsim.run_scenario("load-test-120", seed=s).summary()["preemptions_per_1k"]
+                  for s in ch02.SWEEP_SEEDS)
+    incident = exercises.judge_prediction("ch02-predict-incident", 1)
+    assert f"kvsim shows {exercises.plain(round(rate, 1))} " in incident.message
+    assert "rate, not a share" in incident.message
+    gua, opt = ch02.policy_running("guaranteed"), ch02.policy_running("optimistic")
+    why = exercises.PREDICTIONS["ch02-predict-guaranteed"].solve()[1]
+    assert f"{100 * (1 - gua / opt):.0f}% fewer than optimistic's {opt:.1f}" in why
+    assert "about half" not in why
+    cap = exercises.PREDICTIONS["ch02-predict-cap"]
+    assert "default 256" not in cap.question + cap.unit + cap.solve()[1]
+
+
+def test_at_least_half_of_chapter_2s_exercises_ask_for_a_decision_or_reasoning():
+    # a choice, or arithmetic from the chapter's equations (eq-guaranteed; the watermark's
+    # int(share x blocks)) that no kvsim call gives directly
+    reasoning = {"ch02-guaranteed-slots", "ch02-watermark-blocks"}
+    ch02 = [i for i in IDS if i.startswith("ch02-")]
+    choices = {i for i in CHOICE if i.startswith("ch02-")}
+    assert choices and 2 * len(reasoning | choices) >= len(ch02)
+
+
+def test_chapter_2s_choices_follow_kvsim():
+    from kvsim.book.exercises import ch02
+    assert expected("ch02-whatif-fp8") == ch02.target_verdict(kv_dtype="fp8") == "neither"
+    assert ch02.target_verdict() == "preemption"            # the incident itself, in bf16
+    assert ch02.target_verdict(max_num_seqs=ch02.p95_capacity()) == "queueing"
+    assert expected("ch02-whatif-users") == "flat"

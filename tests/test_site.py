@@ -930,3 +930,119 @@ def test_no_citation_reads_anonymous():
     for title in ("KV Cache Preemption in vLLM", "vLLM Preemption: When to Swap KV Cache vs. Recompute",
                   "Your Load Test Looks Fine at 40 Concurrent Requests"):
         assert any(title in label for label in labels), f"no citation label names {title!r}"
+
+
+# Every page reads on a phone (390 px): the page never scrolls sideways, and chart text
+# is at least 12 px as drawn (a fixed-width chart shrunk to the page would draw it smaller).
+# At 1280 px no printed output line is cut at the right.
+
+#: Records every canvas text Vega draws, with its size in canvas pixels (font x transform).
+CANVAS_TEXT_SPY = """(() => {
+    const seen = [];
+    window.__kvbookCanvasText = seen;
+    const fillText = CanvasRenderingContext2D.prototype.fillText;
+    CanvasRenderingContext2D.prototype.fillText = function (text, ...rest) {
+        const m = /(\\d+(?:\\.\\d+)?)px/.exec(this.font);
+        if (m && String(text).trim())
+            seen.push({canvas: this.canvas, px: parseFloat(m[1]) * Math.abs(this.getTransform().d),
+                       text: String(text)});
+        return fillText.call(this, text, ...rest);
+    };
+})();"""
+
+#: Chart text smaller than 12 px as the page shows it: canvas pixels scaled by the canvas's
+#: drawn height over its pixel height, SVG font sizes by the screen transform.
+SMALL_CHART_TEXT = """() => {
+    const small = [];
+    for (const t of window.__kvbookCanvasText || []) {
+        const c = t.canvas, r = c.getBoundingClientRect();
+        const chart = c.isConnected && c.closest('div[id^="altair-viz-"]');
+        if (!chart || !r.height) continue;
+        const px = t.px * r.height / c.height;
+        if (px < 11.95) small.push([chart.id, t.text.slice(0, 30), Math.round(px * 10) / 10]);
+    }
+    for (const t of document.querySelectorAll('div[id^="altair-viz-"] svg text')) {
+        if (!t.textContent.trim()) continue;
+        const m = t.getScreenCTM();
+        const px = parseFloat(getComputedStyle(t).fontSize) * Math.hypot(m.b, m.d);
+        if (px < 11.95) small.push([t.closest('div[id^="altair-viz-"]').id, t.textContent.slice(0, 30),
+                                    Math.round(px * 10) / 10]);
+    }
+    return small;
+}"""
+
+PAGE_SCROLL = """() => {
+    const doc = document.documentElement, width = doc.clientWidth;
+    const wide = Array.from(document.querySelectorAll('article *'))
+        .filter(el => el.getBoundingClientRect().right > width + 1
+                      && !el.closest('.vega-embed, [style*="overflow"], pre, .highlight, table'))
+        .slice(0, 5).map(el => el.tagName + ': ' + (el.textContent || '').trim().slice(0, 50));
+    return {scroll: doc.scrollWidth, width: width, wide: wide};
+}"""
+
+CLIPPED_OUTPUT = """() => Array.from(document.querySelectorAll('.cell_output pre, div.output pre'))
+    .filter(p => p.scrollWidth > p.clientWidth + 1)
+    .map(p => p.textContent.trim().split('\\n')[0].slice(0, 70))"""
+
+#: Pages whose charts still draw text under 12 px at 390 px: their chart functions keep fixed
+#: widths (chapter 1's capacity charts; chapter 4's spans, histogram, work-rate and alert charts;
+#: chapter 5's days, timeline, mission-band and lab charts) or their notebooks pass one (width=...),
+#: and their saved outputs come from before the responsive charts. Strict: once a page passes,
+#: the test says so and the page comes off this list.
+PHONE_TEXT_PENDING = {
+    "book/ch01-bytes-and-capacity.html": "fixed-width capacity charts (capacity.py)",
+    "book/ch04-detecting-preemption.html": "fixed-width charts and saved outputs before re-execution",
+    "book/ch05-belgavis-book-store.html": "fixed-width charts and saved outputs before re-execution",
+}
+
+
+def _phone_page(browser, base_url, page_path):
+    context = browser.new_context(viewport={"width": 390, "height": 844})
+    context.add_init_script(CANVAS_TEXT_SPY)
+    page = context.new_page()
+    page.goto(f"{base_url}/{page_path}", wait_until="networkidle", timeout=60_000)
+    want = expectations(page_path)["charts"]
+    if want:
+        page.wait_for_function(
+            "(n) => document.querySelectorAll('div[id^=\"altair-viz-\"] svg, div[id^=\"altair-viz-\"] canvas').length >= n",
+            arg=want, timeout=30_000)
+        page.wait_for_timeout(500)          # the last chart's text is drawn after its canvas
+    return context, page
+
+
+@pytest.mark.parametrize("page_path", PAGES)
+def test_no_page_scrolls_sideways_on_a_phone(browser, base_url, page_path):
+    context, page = _phone_page(browser, base_url, page_path)
+    try:
+        state = page.evaluate(PAGE_SCROLL)
+    finally:
+        context.close()
+    assert state["scroll"] <= state["width"], f"{page_path}: scrolls sideways at 390 px: {state}"
+
+
+@pytest.mark.parametrize("page_path", [
+    pytest.param(p, marks=pytest.mark.xfail(reason=PHONE_TEXT_PENDING[p], strict=True))
+    if p in PHONE_TEXT_PENDING else p
+    for p in PAGES if expectations(p)["charts"]])
+def test_chart_text_reads_at_12_px_on_a_phone(browser, base_url, page_path):
+    context, page = _phone_page(browser, base_url, page_path)
+    try:
+        drawn = page.evaluate("() => (window.__kvbookCanvasText || []).length"
+                              " + document.querySelectorAll('div[id^=\"altair-viz-\"] svg text').length")
+        small = page.evaluate(SMALL_CHART_TEXT)
+    finally:
+        context.close()
+    assert drawn > 0, f"{page_path}: no chart text was seen (the spy found no canvas or SVG text)"
+    assert not small, f"{page_path}: chart text under 12 px at 390 px: {small[:6]}"
+
+
+@pytest.mark.parametrize("page_path", PAGES)
+def test_no_output_line_is_cut_at_the_right(browser, base_url, page_path):
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    try:
+        page = context.new_page()
+        page.goto(f"{base_url}/{page_path}", wait_until="networkidle", timeout=60_000)
+        clipped = page.evaluate(CLIPPED_OUTPUT)
+    finally:
+        context.close()
+    assert not clipped, f"{page_path}: output lines cut at the right at 1280 px: {clipped[:4]}"

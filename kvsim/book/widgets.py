@@ -43,7 +43,7 @@ from kvsim.model.memory import KV_DTYPES, kv_budget
 from kvsim.model.presets import get_model, list_models
 from kvsim.observe.rule_timing import RULES, alert_timing
 from kvsim.observe.series import scrape
-from kvsim.runs.stepper import scheduler_frames, toy_requests
+from kvsim.runs.stepper import TOY_OUTPUT_TOKENS, scheduler_frames, toy_requests
 from kvsim.traffic.lengths import MAX_LENGTH
 from kvsim.units import format_bytes
 
@@ -280,8 +280,16 @@ def frame_html(frame: dict) -> str:
 
 
 def scheduler_stepper(*, num_gpu_blocks: int = 20, requests: int = 5, prompt_tokens: int = 40,
-                      output_tokens: int = 80, model: str = "llama-3.1-8b", gpu: str = "a40-48gb"):
+                      output_tokens=TOY_OUTPUT_TOKENS, model: str = "llama-3.1-8b",
+                      gpu: str = "a40-48gb"):
     """An ipywidgets stepper: pick the pool, the batch and the lengths, then walk the steps.
+
+    It opens on chapter 2's toy, the one its prose and static chart follow: five
+    40-token prompts with answers of 90, 70, 100, 60 and 80 tokens
+    (:data:`kvsim.runs.stepper.TOY_OUTPUT_TOKENS`, cycled over the requests) in
+    20 blocks. ``output_tokens`` is such a sequence, or one length for every
+    request; the "Answers" control switches between the sequence and the
+    "Answer tokens" slider's one length.
 
     Every frame comes from :func:`kvsim.runs.stepper.scheduler_frames` (the real
     engine, one step at a time); a set-up that cannot run (a prompt larger
@@ -296,11 +304,22 @@ def scheduler_stepper(*, num_gpu_blocks: int = 20, requests: int = 5, prompt_tok
 
     model = _preset(model)
     gpu = get_gpu(gpu).name
+    if isinstance(output_tokens, (list, tuple)):
+        if not output_tokens:
+            raise KvsimError("output_tokens=() is empty: expected a length or a sequence of "
+                             "lengths")
+        lo, hi = STEPPER_SLIDERS["output_tokens"]
+        lengths = tuple(check_in_control(check_int, "output_tokens", n, lo, hi, "stepper's slider")
+                        for n in output_tokens)
+        one = min(max(round(sum(lengths) / len(lengths)), lo), hi)
+    else:
+        lengths, one = TOY_OUTPUT_TOKENS, output_tokens
     given = dict(num_gpu_blocks=num_gpu_blocks, requests=requests, prompt_tokens=prompt_tokens,
-                 output_tokens=output_tokens)
-    num_gpu_blocks, requests, prompt_tokens, output_tokens = (
+                 output_tokens=one)
+    num_gpu_blocks, requests, prompt_tokens, one = (
         check_in_control(check_int, name, given[name], lo, hi, "stepper's slider")
         for name, (lo, hi) in STEPPER_SLIDERS.items())
+    varied = isinstance(output_tokens, (list, tuple))
 
     style = {"description_width": "150px"}
     layout = w.Layout(width="480px")
@@ -313,7 +332,12 @@ def scheduler_stepper(*, num_gpu_blocks: int = 20, requests: int = 5, prompt_tok
     c_blocks = slider("num_gpu_blocks", num_gpu_blocks, "Pool (blocks of 16)")
     c_n = slider("requests", requests, "Requests at t = 0")
     c_prompt = slider("prompt_tokens", prompt_tokens, "Prompt tokens")
-    c_answer = slider("output_tokens", output_tokens, "Answer tokens")
+    c_answer = slider("output_tokens", one, "Answer tokens")
+    c_mode = w.Dropdown(options=[(f"{', '.join(map(str, lengths))} tokens, cycled", "varied"),
+                                 ("one length: the slider above", "one")],
+                        value="varied" if varied else "one", description="Answers", style=style,
+                        layout=layout)
+    c_answer.disabled = varied
     c_step = w.IntSlider(value=1, min=1, max=1, description="Engine step", style=style,
                          layout=layout)
     out = w.Output()
@@ -330,9 +354,11 @@ def scheduler_stepper(*, num_gpu_blocks: int = 20, requests: int = 5, prompt_tok
             show(frame_html(f), f["story"])
 
     def rerun(_change=None):
+        c_answer.disabled = c_mode.value == "varied"
+        answers = lengths if c_mode.value == "varied" else c_answer.value
         try:
             state["frames"] = scheduler_frames(
-                toy_requests(c_n.value, prompt_tokens=c_prompt.value, output_tokens=c_answer.value),
+                toy_requests(c_n.value, prompt_tokens=c_prompt.value, output_tokens=answers),
                 num_gpu_blocks=c_blocks.value, model=model, gpu=gpu)
         except KvsimError as exc:
             state["frames"] = []
@@ -343,11 +369,11 @@ def scheduler_stepper(*, num_gpu_blocks: int = 20, requests: int = 5, prompt_tok
         c_step.value = first
         draw()
 
-    for c in (c_blocks, c_n, c_prompt, c_answer):
+    for c in (c_blocks, c_n, c_prompt, c_answer, c_mode):
         c.observe(rerun, names="value")
     c_step.observe(draw, names="value")
     rerun()
-    return w.VBox([c_blocks, c_n, c_prompt, c_answer, c_step, out])
+    return w.VBox([c_blocks, c_n, c_prompt, c_answer, c_mode, c_step, out])
 
 
 @functools.lru_cache(maxsize=4)

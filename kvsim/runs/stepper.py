@@ -12,7 +12,8 @@ cannot disagree with :func:`kvsim.simulate`::
 Each frame is a dict:
 
 ``step``
-    steps executed so far (1 = after the first step).
+    steps executed so far (1 = after the first step; 0 = before it, with
+    ``include_start=True``).
 ``t_ms``
     simulated time at the end of the step, in milliseconds.
 ``free_blocks``, ``total_blocks``
@@ -39,7 +40,7 @@ from kvsim.engine.scheduler import REQUEST_STATES
 from kvsim.errors import KvsimError, check_int
 from kvsim.traffic.workload import Request, Workload
 
-__all__ = ["STATES", "scheduler_frames", "toy_requests", "frame_rows"]
+__all__ = ["STATES", "TOY_OUTPUT_TOKENS", "scheduler_frames", "toy_requests", "frame_rows"]
 
 #: Request states a frame can show, in the order a request meets them.
 STATES = REQUEST_STATES
@@ -48,7 +49,11 @@ STATES = REQUEST_STATES
 MAX_FRAMES = 5_000
 
 
-def toy_requests(n: int = 5, *, prompt_tokens: int = 40, output_tokens=(90, 70, 100, 60, 80)
+#: The answer lengths of chapter 2's toy (its five requests, cycled for more).
+TOY_OUTPUT_TOKENS = (90, 70, 100, 60, 80)
+
+
+def toy_requests(n: int = 5, *, prompt_tokens: int = 40, output_tokens=TOY_OUTPUT_TOKENS
                  ) -> list[Request]:
     """``n`` requests that all arrive at t = 0: the stepper's default batch.
 
@@ -131,13 +136,17 @@ def _story(frame: dict, previous: list[dict] | None) -> str:
 
 
 def scheduler_frames(requests, *, model="llama-3.1-8b", gpu="a40-48gb", num_gpu_blocks: int = 20,
-                     max_frames: int = 1_000, **engine_options) -> list[dict]:
+                     max_frames: int = 1_000, include_start: bool = False,
+                     **engine_options) -> list[dict]:
     """Run ``requests`` step by step and return one frame per engine step (see the module doc).
 
     ``requests`` is a list of :class:`kvsim.Request` or a :class:`kvsim.Workload`;
     ``num_gpu_blocks`` sets the pool (a small one makes every block visible);
     other keyword arguments are engine options, as for :func:`kvsim.simulate`.
-    Stops after ``max_frames`` frames (at most 5,000).
+    Stops after ``max_frames`` frames (at most 5,000). ``include_start=True``
+    puts a frame for step 0 first: the moment the first step is scheduled, the
+    requests that have arrived waiting in arrival order, the pool free (a view
+    that answers nothing yet).
     """
     max_frames = check_int("max_frames", max_frames, min=1, max=MAX_FRAMES)
     if isinstance(requests, Workload):
@@ -148,6 +157,8 @@ def scheduler_frames(requests, *, model="llama-3.1-8b", gpu="a40-48gb", num_gpu_
     else:
         raise KvsimError(f"requests={type(requests).__name__} is not supported: expected a "
                          "non-empty list of kvsim.Request or a kvsim.Workload")
+    if include_start is not True and include_start is not False:
+        raise KvsimError(f"include_start={include_start!r}: expected True or False")
     if engine_options.get("step_by_step") is False:
         raise KvsimError("step_by_step=False is not supported by the stepper: it shows every step")
     # a toy whose requests could never run says so, rather than showing an empty pool
@@ -159,7 +170,28 @@ def scheduler_frames(requests, *, model="llama-3.1-8b", gpu="a40-48gb", num_gpu_
         engine.run(after_step=watcher)
     except _Enough:
         pass
+    if include_start and watcher.frames:
+        return [_start_frame(workload, watcher.frames[0])] + watcher.frames
     return watcher.frames
+
+
+def _start_frame(workload: Workload, first: dict) -> dict:
+    """Step 0: the engine idles until the first arrival, then schedules; who waits then."""
+    arrivals = [float(a) for a in workload.arrival_s]
+    t0 = min(arrivals)
+    order = sorted((a, i) for i, a in enumerate(arrivals) if a <= t0)
+    here = {i for _, i in order}
+    requests = [dict(r, state="waiting" if i in here else "not arrived", blocks=0, tokens=0,
+                     generated=0, preemptions=0, recomputed=0, rescued=0, needs_block=False)
+                for i, r in enumerate(first["requests"])]
+    waiting = [_name(i) for _, i in order]
+    frame = dict(step=0, t_ms=t0 * 1e3, free_blocks=first["total_blocks"],
+                 total_blocks=first["total_blocks"], requests=requests, admitted=[],
+                 preempted=[], finished=[], waiting=waiting)
+    frame["story"] = (f"Step 0, before the first step: {len(waiting)} request"
+                      f"{'s' if len(waiting) != 1 else ''} wait{'s' if len(waiting) == 1 else ''} "
+                      f"in the queue, and all {first['total_blocks']} blocks are free.")
+    return frame
 
 
 def frame_rows(frames: list[dict]) -> list[dict]:

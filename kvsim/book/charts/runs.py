@@ -8,12 +8,23 @@ and rescued tokens (:func:`work_split_chart`) and the work rate over time
 """
 from __future__ import annotations
 
+import textwrap
 from typing import Iterable, Mapping, Sequence
 
 from kvsim.engine.result import SimResult
 from kvsim.errors import KvsimError, check_float
 
-from .theme import DASHES, MIN_FONT_PX, NEUTRAL, PALETTE, altair, finish_chart, need_rows
+from .theme import (
+    DASHES,
+    MIN_FONT_PX,
+    NEUTRAL,
+    PALETTE,
+    altair,
+    check_width,
+    finish_chart,
+    fit_page,
+    need_rows,
+)
 
 # --- chapter 2: runs compared ----------------------------------------------------------
 
@@ -58,8 +69,11 @@ def _plain_value(x):
 
 def bars_chart(rows: Iterable[Mapping], *, category: str, panels: Sequence[tuple[str, str]],
                title: str, subtitle: str | None = None, label_format: str = ",.1f",
-               width: int = 300):
+               width="container"):
     """One horizontal bar per ``category`` value, one panel per metric (stacked), each bar labelled.
+
+    ``width`` is each panel's: ``"container"`` (the default) follows the page, a
+    number of pixels fixes it.
 
     ``panels`` is a list of ``(column, axis title with unit)`` or ``(column,
     axis title, d3 format of the labels)``. Where a row has
@@ -67,6 +81,7 @@ def bars_chart(rows: Iterable[Mapping], *, category: str, panels: Sequence[tuple
     rule shows the spread over seeds. Categories keep the rows' order.
     """
     alt = altair()
+    width = check_width(width, "bars_chart")
     panels = [tuple(p) + (label_format,) * (3 - len(p)) for p in panels]
     rows = need_rows(rows, [category] + [p[0] for p in panels], "bars_chart")
     order = list(dict.fromkeys(str(r[category]) for r in rows))
@@ -89,32 +104,40 @@ def bars_chart(rows: Iterable[Mapping], *, category: str, panels: Sequence[tuple
         charts.append(alt.layer(bar, spread, text).properties(width=width, height=30 * len(order)))
     # panels stacked, not side by side: each stays readable on a phone
     chart = alt.vconcat(*charts, spacing=10).resolve_scale(x="independent")
-    return finish_chart(chart, title, subtitle)
+    return finish_chart(fit_page(chart) if width == "container" else chart, title, subtitle)
 
 
 def lines_chart(rows: Iterable[Mapping], *, x: tuple[str, str], series: str,
                 panels: Sequence[tuple[str, str, str]], title: str, subtitle: str | None = None,
-                marks: Sequence = (), width: int = 300, stacked: bool = False,
+                marks: Sequence = (), width="container", stacked: bool = False,
                 points: bool = True, height: int = 200):
     """Small multiples of lines over ``x``, one line per ``series`` value.
 
     ``x`` is ``(column, axis title)``; ``panels`` is a list of ``(column,
     axis title, "linear" or "log")``, side by side, or one above the other
-    with ``stacked`` (a dashboard over time). Each line has its own dash and an end
-    label in the first panel (never colour alone); a band shows the spread over seeds when the
+    with ``stacked`` (a dashboard over time). Each line has its own dash, named
+    in one legend of dash and colour (never colour alone); a band shows the spread over seeds when the
     rows carry ``<column>_lo``/``_hi``. ``marks`` are x values to mark with a
-    rule ("you are here").
+    rule ("you are here"). ``width`` is each panel's: ``"container"`` (the
+    default) follows the page, and then the panels always stack (side by side
+    they would not fit a phone); a number of pixels fixes it.
     """
     alt = altair()
+    width = check_width(width, "lines_chart")
+    stacked = stacked or width == "container"
     x_col, x_title = x
     rows = need_rows(rows, [x_col, series] + [c for c, _, _ in panels], "lines_chart")
     names = list(dict.fromkeys(str(r[series]) for r in rows))
     if len(names) > len(DASHES):
         raise KvsimError(f"lines_chart: {len(names)} series is too many: expected at most "
                          f"{len(DASHES)}")
-    colour = alt.Color("s:N", sort=names, legend=None,
+    # one legend, colour and dash together (never colour alone); it wraps on a phone
+    legend = alt.Legend(title=None, orient="top", symbolType="stroke", symbolStrokeWidth=2,
+                        symbolSize=400, symbolOpacity=1,
+                        columns=1 if width == "container" else 0)
+    colour = alt.Color("s:N", sort=names, legend=legend,
                        scale=alt.Scale(domain=names, range=PALETTE[:len(names)]))
-    dash = alt.StrokeDash("s:N", sort=names, legend=None,
+    dash = alt.StrokeDash("s:N", sort=names, legend=legend,
                           scale=alt.Scale(domain=names, range=DASHES[:len(names)]))
     x_max = max(r[x_col] for r in rows)
     charts = []
@@ -146,17 +169,14 @@ def lines_chart(rows: Iterable[Mapping], *, x: tuple[str, str], series: str,
             strokeDash=dash,
             tooltip=[alt.Tooltip("s:N", title=series), alt.Tooltip("x:Q", title=x_title),
                      alt.Tooltip("v:Q", format=",.2f", title=axis_title)])
-        ends = base.transform_joinaggregate(last="max(x)", groupby=["s"]).transform_filter(
-            "datum.x == datum.last").mark_text(align="left", dx=6).encode(
-            x=xe, y=alt.Y("v:Q", scale=y_scale, title=axis_title), text="s:N", color=colour)
-        layers = [band, line] + ([ends] if index == 0 else [])   # one set of names is enough
+        layers = [band, line]
         if marks:
             layers.append(alt.Chart(alt.InlineData(values=[{"x": m} for m in marks]))
                           .mark_rule(strokeDash=[2, 2], color="black").encode(
                               x=alt.X("x:Q", title=x_title)))
         charts.append(alt.layer(*layers).properties(width=width, height=height))
     chart = alt.vconcat(*charts, spacing=8) if stacked else alt.hconcat(*charts, spacing=16)
-    return finish_chart(chart, title, subtitle)
+    return finish_chart(fit_page(chart) if width == "container" else chart, title, subtitle)
 
 
 def band_chart(rows: Iterable[Mapping], *, x: tuple[str, str], y: tuple[str, str], facet: str,
@@ -174,20 +194,26 @@ def band_chart(rows: Iterable[Mapping], *, x: tuple[str, str], y: tuple[str, str
              "text": ("✓ " if r[passes] else "") + str(r[label])} for r in rows]
     xs = list(dict.fromkeys(d["x"] for d in data))
     ys = list(dict.fromkeys(d["y"] for d in data))
-    base = alt.Chart()
-    cells = base.mark_rect(stroke=NEUTRAL).encode(
-        x=alt.X("x:N", sort=xs, title=x[1], axis=alt.Axis(labelAngle=0)),
-        y=alt.Y("y:N", sort=ys, title=y[1]),
-        color=alt.Color("ok:N", legend=None,
-                        scale=alt.Scale(domain=[False, True], range=["white", PALETTE[2]])))
-    text = base.mark_text(fontSize=MIN_FONT_PX, lineBreak="|").encode(
-        x=alt.X("x:N", sort=xs), y=alt.Y("y:N", sort=ys), text="text:N",
-        color=alt.condition("datum.ok", alt.value("white"), alt.value("black")))
-    chart = (alt.layer(cells, text, data=alt.InlineData(values=data))
-             .properties(width=62 * len(xs), height=56 * len(ys))
-             .facet(column=alt.Column("f:N", sort=list(dict.fromkeys(d["f"] for d in data)),
-                                      title=None)))
-    return finish_chart(chart, title, subtitle)
+    facets = list(dict.fromkeys(d["f"] for d in data))
+
+    def grid(f: str):
+        rows_f = [d for d in data if d["f"] == f]
+        base = alt.Chart(alt.InlineData(values=rows_f))
+        cells = base.mark_rect(stroke=NEUTRAL).encode(
+            x=alt.X("x:N", sort=xs, title=x[1], axis=alt.Axis(labelAngle=0)),
+            y=alt.Y("y:N", sort=ys, title=y[1]),
+            color=alt.Color("ok:N", legend=None,
+                            scale=alt.Scale(domain=[False, True], range=["white", PALETTE[2]])))
+        text = base.mark_text(fontSize=MIN_FONT_PX, lineBreak="|").encode(
+            x=alt.X("x:N", sort=xs), y=alt.Y("y:N", sort=ys), text="text:N",
+            color=alt.condition("datum.ok", alt.value("white"), alt.value("black")))
+        return alt.layer(cells, text).properties(
+            width="container", height=56 * len(ys),
+            title=alt.TitleParams(f, fontSize=13, fontWeight="normal", anchor="middle"))
+
+    # one grid per facet value, one above the other, each as wide as the page
+    chart = alt.vconcat(*[grid(f) for f in facets], spacing=16)
+    return finish_chart(fit_page(chart), title, subtitle)
 
 
 def work_split_data(runs: Mapping[str, object]) -> list[dict]:
@@ -221,14 +247,16 @@ def work_split_data(runs: Mapping[str, object]) -> list[dict]:
 
 
 def work_split_chart(rows: Iterable[Mapping], *, title: str, subtitle: str | None = None,
-                     width: int = 300):
+                     width="container"):
     """The recompute tax: per run, the share of the engine's work that was recomputation.
 
     Bars of useful work and recomputation stacked to 100% of the tokens
     processed, with the tokens rescued by the prefix cache as an outlined bar
     beyond them (work the engine did *not* do); every segment is labelled.
+    ``width``: ``"container"`` (the default) follows the page; pixels fix it.
     """
     alt = altair()
+    width = check_width(width, "work_split_chart")
     rows = need_rows(rows, ["run", "kind", "tokens", "share_pct"], "work_split_chart")
     runs = list(dict.fromkeys(r["run"] for r in rows))
     data = []
@@ -236,9 +264,11 @@ def work_split_chart(rows: Iterable[Mapping], *, title: str, subtitle: str | Non
         useful = next(r for r in rows if r["run"] == name and r["kind"] == "useful")
         redo = next(r for r in rows if r["run"] == name and r["kind"] == "recomputed")
         saved = next(r for r in rows if r["run"] == name and r["kind"].startswith("rescued"))
-        label = f"{redo['share_pct']:.1f}% recomputed" if redo["tokens"] else "no recompute"
+        label = name + ": " + (f"{redo['share_pct']:.1f}% recomputed" if redo["tokens"]
+                               else "no recompute")
         if saved["tokens"]:
             label += f", {saved['share_pct']:.1f}% rescued"
+        label = "\n".join(textwrap.wrap(label, 44))       # fits a phone's page
         data += [{"run": name, "kind": "useful", "a": 0, "b": useful["share_pct"],
                   "tokens": useful["tokens"], "label": f"{useful['share_pct']:.0f}% useful"},
                  {"run": name, "kind": "recomputed", "a": useful["share_pct"], "b": 100.0,
@@ -251,8 +281,9 @@ def work_split_chart(rows: Iterable[Mapping], *, title: str, subtitle: str | Non
         d["end"] = ends[d["run"]]
     kinds = ["useful", "recomputed", "rescued"]
     base = alt.Chart(alt.InlineData(values=data))
-    y = alt.Y("run:N", sort=runs, title=None)
-    x_top = max(100.0, max(d["b"] for d in data))   # labels run on past the plot
+    # each run is named in the label above its bar (no axis labels to narrow a phone's plot)
+    y = alt.Y("run:N", sort=runs, title=None, axis=None)
+    x_top = max(100.0, max(d["b"] for d in data))
     fill = base.transform_filter("datum.kind != 'rescued'").mark_bar(height=20).encode(
         x=alt.X("a:Q", title="tokens processed (% of the run's work)",
                 scale=alt.Scale(domain=[0, x_top])), x2="b:Q", y=y,
@@ -264,14 +295,17 @@ def work_split_chart(rows: Iterable[Mapping], *, title: str, subtitle: str | Non
         height=20, fill="white", stroke=PALETTE[2], strokeDash=[4, 2], strokeWidth=2).encode(
         x=alt.X("a:Q", title="tokens processed (% of the run's work)"), x2="b:Q", y=y,
         tooltip=[alt.Tooltip("run:N"), alt.Tooltip("tokens:Q", format=",d")])
+    # the label above its bar, from the left edge: it never runs past a phone's page
+    lines = max(d["label"].count("\n") + 1 for d in data)
     labels = base.transform_filter("datum.kind == 'recomputed'").mark_text(
-        align="left", dx=6).encode(x=alt.X("end:Q", title="tokens processed (% of the run's work)"),
-                                   y=y, text="label:N")
+        align="left", baseline="bottom", lineBreak="\n", yOffset=-12).encode(
+        x=alt.value(0), y=y, text="label:N")
     inside = base.transform_filter("datum.kind == 'useful'").mark_text(
         align="left", dx=6, color="white").encode(
         x=alt.X("a:Q", title="tokens processed (% of the run's work)"), y=y, text="label:N")
-    chart = alt.layer(fill, outline, inside, labels).properties(width=width, height=34 * len(runs))
-    return finish_chart(chart, title, subtitle)
+    chart = alt.layer(fill, outline, inside, labels).properties(width=width,
+                                                                    height=(40 + 16 * lines) * len(runs))
+    return finish_chart(fit_page(chart) if width == "container" else chart, title, subtitle)
 
 
 def spans_chart(rows: Iterable[Mapping], *, title: str, subtitle: str | None = None,

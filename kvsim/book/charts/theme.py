@@ -61,12 +61,46 @@ def altair():
     return alt
 
 
-def finish_chart(chart, title: str, subtitle: str | None = None):
-    """Title (the finding, with an optional subtitle) and the book's theme."""
+#: Characters per line of a chart's title (15 px) and subtitle (12 px): each line fits a
+#: phone's page (about 330 px), so a title never widens a chart past it.
+TITLE_CHARS, SUBTITLE_CHARS = 40, 52
+
+
+def _lines(text, width: int) -> list[str] | str:
+    """``text`` (a string or a list of lines) with every line wrapped to ``width`` characters."""
+    import textwrap
+
+    lines = [text] if isinstance(text, str) else list(text)
+    out = [part for line in lines for part in (textwrap.wrap(line, width) or [""])]
+    return out[0] if len(out) == 1 else out
+
+
+def fit_page(chart):
+    """A chart whose views have ``width="container"``, fitted to the page's width (concatenated
+    views too: Vega-Lite sizes each to the container and ``fit-x`` keeps axes and labels in)."""
     alt = altair()
-    params = {"text": title}
+    return chart.properties(autosize=alt.AutoSizeParams(type="fit-x", contains="padding"))
+
+
+def check_width(width, what: str):
+    """``"container"`` (the page's width) or a fixed width in pixels (200-700)."""
+    from kvsim.errors import check_int
+
+    if width == "container":
+        return width
+    return check_int("width", width, min=200, max=700,
+                     why=f"{what}'s width in pixels, or 'container' to follow the page")
+
+
+def finish_chart(chart, title, subtitle=None):
+    """Title (the finding, with an optional subtitle) and the book's theme.
+
+    Each line of the title and subtitle is wrapped to fit a phone's page
+    (:data:`TITLE_CHARS`, :data:`SUBTITLE_CHARS`)."""
+    alt = altair()
+    params = {"text": _lines(title, TITLE_CHARS)}
     if subtitle:
-        params["subtitle"] = subtitle
+        params["subtitle"] = _lines(subtitle, SUBTITLE_CHARS)
     return chart.properties(title=alt.TitleParams(**params)).configure(**THEME)
 
 
