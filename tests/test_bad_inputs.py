@@ -425,3 +425,25 @@ def test_the_table_holds_at_least_a_hundred_bad_inputs():
     total = len(API) + len(CLI) + len(WIDGET_ARGS) + len(WIDGET_VALUES) + 5
     assert total >= 100, total
     assert np.unique([row[0] for row in API]).size == len(API)
+
+
+@pytest.mark.parametrize("content, needle", [
+    (None, "does not exist"), ("dir", "is not a file"), (b"ab\x00cd", "is a binary file"),
+    (b"caf\xe9", "is not UTF-8 text (byte 3)"), (b"x" * 11, "is 11 bytes"),
+])
+def test_a_text_file_that_cannot_be_read_is_one_line_naming_it(tmp_path, content, needle):
+    from kvsim.errors import read_text_file
+    path = tmp_path / "input.txt"
+    if content == "dir":
+        path.mkdir()
+    elif content is not None:
+        path.write_bytes(content)
+    with pytest.raises(KvsimError) as exc:
+        read_text_file(path, what="scrape", expected="a scrape", max_bytes=10)
+    msg = str(exc.value)
+    assert needle in msg and str(path) in msg and msg.endswith("a scrape" if needle != "is 11 bytes"
+                                                                else "at most 10 bytes")
+    assert "\n" not in msg
+    path2 = tmp_path / "ok.txt"
+    path2.write_text("vllm:x 1\n")
+    assert read_text_file(path2, what="scrape", expected="a scrape", max_bytes=10) == "vllm:x 1\n"

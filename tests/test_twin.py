@@ -312,7 +312,7 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path, capsys):
     err = _bad(tmp_path, capsys, "# TYPE python_gc_objects_collected_total counter\n"
                'python_gc_objects_collected_total{generation="0"} 12.0\n')
     assert "no vLLM series" in err
-    assert "cannot read it" in _bad(tmp_path, capsys, "x 1\n", str(tmp_path / "missing.prom"))
+    assert "does not exist" in _bad(tmp_path, capsys, "x 1\n", str(tmp_path / "missing.prom"))
 
 
 def test_a_pair_in_the_wrong_order_is_one_line(tmp_path, capsys):

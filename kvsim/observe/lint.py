@@ -36,13 +36,12 @@ import difflib
 import json
 import re
 from dataclasses import dataclass
-from pathlib import Path
 
 import promql_parser as pq
 import yaml
 from prometheus_client.utils import floatToGoString
 
-from kvsim.errors import KvsimError, check_choice
+from kvsim.errors import KvsimError, check_choice, read_text_file
 
 from .catalogue import VERSIONS, MetricDef, metric_defs
 
@@ -452,17 +451,7 @@ def _read_text(path_or_text, what: str, expected: str) -> str:
     """The text of a file (or the text itself, when it has a newline)."""
     if isinstance(path_or_text, str) and "\n" in path_or_text:
         return path_or_text
-    p = Path(path_or_text)
-    if not p.is_file():
-        raise KvsimError(f"{what} {str(p)!r} does not exist: expected {expected}")
-    data = p.read_bytes()
-    if b"\0" in data:
-        raise KvsimError(f"{what} {str(p)!r} is a binary file: expected {expected}")
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise KvsimError(f"{what} {str(p)!r} is not UTF-8 text (byte {exc.start}): expected "
-                         f"{expected}") from None
+    return read_text_file(path_or_text, what=what, expected=expected)
 
 
 def rule_expressions(path_or_text) -> list[tuple[str, str]]:

@@ -46,7 +46,7 @@ from prometheus_client.openmetrics.parser import (
 )
 from prometheus_client.parser import text_string_to_metric_families as _parse_text
 
-from kvsim.errors import KvsimError, check_float
+from kvsim.errors import KvsimError, check_float, read_text_file
 
 from .lint import CLIENT_TRAP
 
@@ -166,26 +166,10 @@ class Window:
 # --- parsing -------------------------------------------------------------------------------
 
 def _text_of(path: str | Path) -> tuple[str, str]:
-    """A file's text, or a one-line error: missing, too large, binary, not UTF-8."""
-    where = str(path)
-    try:
-        p = Path(path)
-        size = p.stat().st_size
-        if size > MAX_BYTES:
-            raise KvsimError(f"{where} is {size:,} bytes: expected a /metrics scrape or a "
-                             f"Prometheus export of at most {MAX_BYTES:,} bytes")
-        raw = p.read_bytes()
-    except OSError as e:
-        raise KvsimError(f"{where}: cannot read it ({e.strerror}): expected a saved /metrics "
-                         "scrape or a Prometheus JSON export") from None
-    if b"\x00" in raw:
-        raise KvsimError(f"{where} is a binary file: expected the text of a /metrics scrape "
-                         "or a Prometheus JSON export")
-    try:
-        return raw.decode("utf-8"), where
-    except UnicodeDecodeError:
-        raise KvsimError(f"{where} is not UTF-8 text: expected the text of a /metrics scrape "
-                         "or a Prometheus JSON export") from None
+    """A file's text and its name, or a one-line error: missing, too large, binary, not UTF-8."""
+    text = read_text_file(path, what="scrape", max_bytes=MAX_BYTES,
+                          expected="the text of a /metrics scrape or a Prometheus JSON export")
+    return text, str(path)
 
 
 def _normalised(name: str) -> str:
