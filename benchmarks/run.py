@@ -341,6 +341,11 @@ def main(argv=None) -> int:
         print(calibration.format_error_table(calibration.error_table(rows)))
     else:
         print(f"(profiles not found at {PROFILES}: calibration table skipped)")
+    from kvsim.engine import attention_profiles
+    print(f"\nAttention kernels against {len(attention_profiles.ATTENTION_MEASURED)} measured "
+          f"per-layer medians ({attention_profiles.ATTENTION_SOURCE}; "
+          f"kvsim.engine.attention_profiles):")
+    print(attention_profiles.format_attention_table(attention_profiles.attention_error_table()))
     startup_logs.main()
     return 0
 

@@ -1,8 +1,8 @@
 """vLLM V1's asynchronous scheduling (``async_scheduling=True``): a step lasts the longer of
 its GPU work and its CPU work, instead of their sum.
 
-vLLM turns it on by default from 0.14 (PR #27614); kvsim keeps it off by default for now
-(``NOTE(async-off-by-default)`` in kvsim.model.vllm_defaults), so these tests set it.
+vLLM turns it on by default from 0.14 (PR #27614), and so does kvsim (its default follows
+``vllm_version``); these tests set it explicitly where they compare the two.
 """
 from __future__ import annotations
 
@@ -49,7 +49,7 @@ def _run(**opts):
 
 
 def test_a_run_with_async_scheduling_is_faster_and_the_same_step_by_step():
-    serial, fast = _run(), _run(async_scheduling=True)
+    serial, fast = _run(async_scheduling=False), _run(async_scheduling=True)
     assert fast.config["async_scheduling"] is True and serial.config["async_scheduling"] is False
     s, f = serial.summary(), fast.summary()
     assert f["itl_p50_s"] < s["itl_p50_s"]
@@ -59,14 +59,18 @@ def test_a_run_with_async_scheduling_is_faster_and_the_same_step_by_step():
     assert stepped.summary() == f
 
 
-def test_kvsims_default_is_serial_on_every_release_and_vllms_is_async_from_0_14():
-    for version in ("0.11", "0.13", "0.14", "0.28"):
-        assert async_scheduling_default("v1", version) is False
+def test_the_default_follows_vllm_off_before_0_14_and_on_from_it():
+    for version, expected in (("0.11", False), ("0.13", False), ("0.14", True), ("0.28", True)):
+        assert async_scheduling_default("v1", version) is expected
+        assert vllm_async_scheduling_default("v1", version) is expected
         assert kvsim.simulate([kvsim.Request(0.0, 10, 2)], model=MODEL, gpu=GPU,
-                              vllm_version=version).config["async_scheduling"] is False
-    assert [vllm_async_scheduling_default("v1", v) for v in ("0.13", "0.14", "0.28")] == [
-        False, True, True]
-    assert vllm_async_scheduling_default("v0", "0.10") is False
+                              vllm_version=version).config["async_scheduling"] is expected
+    # the default release (the newest) schedules asynchronously; V0 never does
+    assert kvsim.simulate([kvsim.Request(0.0, 10, 2)], model=MODEL,
+                          gpu=GPU).config["async_scheduling"] is True
+    assert async_scheduling_default("v0", "0.10") is False
+    assert kvsim.simulate([kvsim.Request(0.0, 10, 2)], model=MODEL, gpu=GPU,
+                          engine="v0").config["async_scheduling"] is False
 
 
 def test_v0_has_no_async_scheduling():

@@ -120,9 +120,17 @@ def a40():
 
 
 def test_a_pure_decode_step_is_fixed_plus_a_slope_per_context_token(a40):
-    """The closed form the engine's jumps rely on: step_s = fixed_s(n, n) + slope x context."""
+    """The closed forms the engine's jumps rely on: step_s = fixed_s(n, n) + slope x context
+    serially; with asynchronous scheduling (the default) the larger of fixed_gpu_s(n, n) +
+    slope x context and cpu_s(n)."""
+    serial = StepCost(kvsim.get_model("llama-2-7b"), kvsim.get_gpu("a40-48gb"),
+                      async_scheduling=False)
+    assert a40.async_scheduling and not serial.async_scheduling
     for n, ctx in ((1, 500), (21, 21_000), (128, 300_000)):
-        assert a40.step_s(n, n, decode_context=ctx) == a40.fixed_s(n, n) + a40.decode_s_per_token * ctx
+        assert serial.step_s(n, n, decode_context=ctx) == \
+            serial.fixed_s(n, n) + serial.decode_s_per_token * ctx
+        assert a40.step_s(n, n, decode_context=ctx) == max(
+            a40.fixed_gpu_s(n, n) + a40.decode_s_per_token * ctx, a40.cpu_s(n))
     # the slope is the KV read (and attention FLOPs) of one context token
     assert a40.decode_s_per_token == pytest.approx(
         LLAMA2_KV_PER_TOKEN / (a40.gpu.hbm_bytes_per_s * a40.gpu.memory_efficiency), rel=0.05)
@@ -155,8 +163,10 @@ def test_the_output_head_runs_once_per_sequence_per_step(a40):
     one = a40.lm_head_s(1)
     assert a40.lm_head_s(2000) > 10 * one
     assert a40.fixed_s(2000, 1) - a40.fixed_s(2000, 1) == 0
+    # a second sequence adds its logits row, its CPU time and its share of each attention kernel
     assert a40.fixed_s(2000, 2) - a40.fixed_s(2000, 1) == pytest.approx(
-        a40.lm_head_s(2) - a40.lm_head_s(1) + a40.cpu_per_seq_s, rel=1e-9)
+        a40.lm_head_s(2) - a40.lm_head_s(1) + a40.cpu_per_seq_s
+        + a40.attention_launch_s(2) - a40.attention_launch_s(1), rel=1e-9)
 
 
 def test_attention_pairs_count_a_causal_chunk():

@@ -274,8 +274,8 @@ def llama_shape(layers, hidden, heads, kv_heads, head_dim, inter, vocab):
     qkv = (heads + 2 * kv_heads) * head_dim
     per_layer_params = hidden * qkv + heads * head_dim * hidden + hidden * 2 * inter + inter * hidden
     return dict(
-        layers=layers, hidden=hidden, heads=heads, head_dim=head_dim, vocab=vocab,
-        dense=layers * per_layer_params,
+        layers=layers, hidden=hidden, heads=heads, kv_heads=kv_heads, head_dim=head_dim,
+        vocab=vocab, dense=layers * per_layer_params,
         # the unsplit side of each matmul: hidden in, hidden out, hidden in, hidden out
         act_rep=layers * 4 * hidden,
         # the split side: qkv out, heads x head_dim in, 2 inter out, inter in
@@ -298,16 +298,22 @@ LLAMA31_8B = llama_shape(32, 4096, 32, 8, 128, 14336, 128256)
 
 # The GPU figures the presets carry (kvsim/model/hardware.py): datasheet peaks and the
 # efficiencies fitted to Vidur's profiles; "link" is the all-reduce bandwidth per direction.
+# "attn_latency" and "attn_per_head": the attention kernel's floor and what each sequence adds
+# to it per KV head (fitted to Vidur's measured FlashAttention kernels; the H100 has the A100's).
 A40 = dict(peak=149.7e12, hbm=696e9, matmul_eff=0.95, memory_eff=0.98, latency=7.5e-6,
-           link=25e9)            # PCIe Gen4, no NVLink
+           link=25e9,            # PCIe Gen4, no NVLink
+           attn_latency=6.4e-6, attn_per_head=59e-9)
 H100 = dict(peak=989.4e12, hbm=3350e9, matmul_eff=0.88, memory_eff=0.96, latency=5.0e-6,
-            link=450e9)          # NVLink 4, 450 GB/s per direction
+            link=450e9,          # NVLink 4, 450 GB/s per direction
+            attn_latency=11.1e-6, attn_per_head=43e-9)
 
 
 def hand_decode_step_s(m: dict, g: dict, *, tp: int, n: int, context: int,
-                       kv_bytes_per_token: int) -> float:
+                       kv_bytes_per_token: int, overlapped: bool = True) -> float:
     """One pure decode step of ``n`` sequences attending to ``context`` tokens in all (the
-    formula above, written out; KV bytes per token are the whole group's)."""
+    formula above, written out; KV bytes per token are the whole group's). ``overlapped``:
+    vLLM V1's asynchronous scheduling (the default from 0.14), where the step lasts the longer
+    of its CPU and GPU work; otherwise their sum."""
     s_flop = 1 / (g["peak"] * g["matmul_eff"])
     s_byte = 1 / (g["hbm"] * g["memory_eff"])
     s_attn_flop = 1 / (g["peak"] * 0.5)
@@ -319,17 +325,19 @@ def hand_decode_step_s(m: dict, g: dict, *, tp: int, n: int, context: int,
     head = m["lm_head"] / tp
     lm_head = lat + 2 * n * head * s_flop + (head * 2 + n * (h + V / tp) * 2) * s_byte
     allreduce = 0.0 if tp == 1 else 2 * L * (8e-6 + 2 * (tp - 1) / tp * n * h * 2 / g["link"])
-    attention_kernels = L * lat
+    attention_kernels = L * (g["attn_latency"] + n * max(1, m["kv_heads"] // tp) * g["attn_per_head"])
     attention = context * (4 * L * (m["heads"] / tp) * m["head_dim"] * s_attn_flop
                            + kv_bytes_per_token / tp * s_byte)
-    return cpu + linear + elementwise + lm_head + allreduce + attention_kernels + attention
+    gpu = linear + elementwise + lm_head + allreduce + attention_kernels + attention
+    return max(cpu, gpu) if overlapped else cpu + gpu
 
 
 @pytest.mark.parametrize("preset, figures", [("a40-48gb", A40), ("h100-80gb", H100)])
 def test_the_gpu_figures_used_by_hand_are_the_presets(preset, figures):
     g = kvsim.get_gpu(preset)
     assert (g.peak_flops, g.hbm_bytes_per_s, g.matmul_efficiency, g.memory_efficiency,
-            g.kernel_latency_s, g.interconnect_bytes_per_s) == tuple(figures.values())
+            g.kernel_latency_s, g.interconnect_bytes_per_s, g.attention_latency_s,
+            g.attention_s_per_seq_head) == tuple(figures.values())
 
 
 def test_the_hand_shapes_are_the_models_published_parameter_counts():
@@ -351,11 +359,15 @@ def test_a_tensor_parallel_decode_step_costs_the_formula_by_hand():
     matmul weights and FLOPs (6,979,321,856 / 2 parameters), half the split activations, half
     the heads and half the KV (8 KV heads, 4 a GPU: 131,072 / 2 bytes a token), half the output
     head; plus two all-reduces a layer of 4 x 4,096 x 2 B, a ring's 2 (2 - 1) / 2 = 1 of them
-    over 450 GB/s, each after 8 us: 64 x (8 us + 32,768 B / 450 GB/s) = 0.5167 ms."""
+    over 450 GB/s, each after 8 us: 64 x (8 us + 32,768 B / 450 GB/s) = 0.5167 ms; 32 attention
+    kernels of 11.1 us + 4 sequences x 4 KV heads x 43 ns = 0.3772 ms."""
     kv = kvsim.kv_bytes_per_token("llama-3.1-8b")
     assert kv == 2 * 32 * 8 * 128 * 2 == 131_072
     want = hand_decode_step_s(LLAMA31_8B, H100, tp=2, n=4, context=4 * 500, kv_bytes_per_token=kv)
-    assert want == pytest.approx(5.374329633829e-3, rel=1e-11)     # 5.37 ms, by the lines above
+    # 5.59 ms serial, by the lines above; overlapped with its 1.152 ms of CPU work, 4.44 ms
+    assert hand_decode_step_s(LLAMA31_8B, H100, tp=2, n=4, context=4 * 500, kv_bytes_per_token=kv,
+                              overlapped=False) == pytest.approx(5.591545633829e-3, rel=1e-11)
+    assert want == pytest.approx(5.591545633829e-3 - (1e-3 + 4 * 38e-6), rel=1e-11)
     cost = StepCost(kvsim.get_model("llama-3.1-8b"), kvsim.get_gpu("h100-80gb"),
                     tensor_parallel_size=2)
     assert cost.step_s(4, 4, decode_context=2000) == pytest.approx(want, rel=1e-12, abs=0)
@@ -386,15 +398,22 @@ def test_a_pinned_llama2_7b_decode_step_on_an_a40():
     CPU 1.0 + 8 x 0.038 = 1.304 ms; matmuls 128 x 7.5 us + 2 x 8 x 6,476,005,376 FLOPs at
     0.95 x 149.7 TFLOPS + (6,476,005,376 x 2 B + 8 x (524,288 + 1,581,056) x 2 B) at 0.98 x
     696 GB/s = 20.727 ms; element-wise 192 x 3.75 us + 8 x (524,288 + 1,318,912) x 2 B x 2.25
-    = 0.817 ms; output head 0.407 ms; 32 attention kernels 0.24 ms; attention over 8,000
-    context tokens x (4 x 32 x 32 x 128 FLOPs at half of peak + 524,288 B) = 6.205 ms.
-    Total 29.701 ms."""
+    = 0.817 ms; output head 0.407 ms; 32 attention kernels of 6.4 us + 8 sequences x 32 KV
+    heads x 59 ns = 0.688 ms; attention over 8,000 context tokens x (4 x 32 x 32 x 128 FLOPs
+    at half of peak + 524,288 B) = 6.205 ms. GPU 28.845 ms: overlapped with the CPU (vLLM V1
+    from 0.14, the default) the step lasts 28.845 ms; serial (before 0.14) 30.149 ms."""
     kv = kvsim.kv_bytes_per_token("llama-2-7b")
     assert kv == 2 * 32 * 32 * 128 * 2 == 524_288
     want = hand_decode_step_s(LLAMA2_7B, A40, tp=1, n=8, context=8 * 1000, kv_bytes_per_token=kv)
-    assert want == pytest.approx(29.700992339130e-3, rel=1e-11)
+    serial = hand_decode_step_s(LLAMA2_7B, A40, tp=1, n=8, context=8 * 1000,
+                                kv_bytes_per_token=kv, overlapped=False)
+    assert serial == pytest.approx(30.149120339130e-3, rel=1e-11)
+    assert want == pytest.approx(serial - 1.304e-3, rel=1e-11)
     cost = StepCost(kvsim.get_model("llama-2-7b"), kvsim.get_gpu("a40-48gb"))
     assert cost.step_s(8, 8, decode_context=8000) == pytest.approx(want, rel=1e-12, abs=0)
+    cost = StepCost(kvsim.get_model("llama-2-7b"), kvsim.get_gpu("a40-48gb"),
+                    async_scheduling=False)
+    assert cost.step_s(8, 8, decode_context=8000) == pytest.approx(serial, rel=1e-12, abs=0)
     # inside a run: eight 200-token prompts prefilled in step 0, decode step 800 attends to
     # 200 + 800 = 1,000 tokens each
     r = kvsim.simulate([kvsim.Request(0.0, 200, 900)] * 8, model="llama-2-7b", gpu="a40-48gb",

@@ -15,6 +15,7 @@ one after another (:eq:`step-time` in chapter 3)::
            + elementwise_s(n_tokens)          # norms, rotary embeddings, activations, adds
            + lm_head_s(n_seqs)                # the output head, once per sequence
            + allreduce_s(n_tokens)            # tensor parallelism: two all-reduces a layer
+           + attention_launch_s(n_seqs)       # a floor per attention kernel, a cost per sequence
            + attention_s(pairs, kv_tokens)    # prefill: quadratic; decode: reads the KV cache
            + swap_s                           # blocking PCIe copies (V0 swap), if any
 
@@ -32,7 +33,10 @@ Calibration (:mod:`kvsim.engine.calibration`, ``make bench``): ``matmul_efficien
 ``memory_efficiency`` and ``kernel_latency_s`` of each GPU preset are fitted
 to measured per-layer matmul times of Vidur's profiles (A100, H100, A40;
 batches of 1 to 4,096 tokens, tensor parallelism 1 to 8), one set of three
-numbers per GPU for every model. The other constants are documented below.
+numbers per GPU for every model. The attention kernels' floor and per-sequence
+cost (``attention_latency_s``, ``attention_s_per_seq_head``) are fitted to
+Vidur's measured decode kernels (:mod:`kvsim.engine.attention_profiles`).
+The other constants are documented below.
 """
 from __future__ import annotations
 
@@ -45,7 +49,11 @@ from kvsim.model.hardware import get_gpu
 from kvsim.model.memory import kv_bytes_per_token
 from kvsim.model.memory import kv_bytes_per_token as _kv_bytes
 from kvsim.model.presets import get_model
-from kvsim.model.vllm_defaults import ACTIVATION_BYTES
+from kvsim.model.vllm_defaults import (
+    ACTIVATION_BYTES,
+    async_scheduling_default,
+    vllm_version_default,
+)
 from kvsim.units import cdiv
 
 from .plan import EVICTED
@@ -72,6 +80,9 @@ __all__ = ["CostModel", "StepCost", "swap_time_s", "recompute_time_s", "transfer
 #: reach. FlashAttention-2 reports "50-73% of the theoretical maximum FLOPs/s
 #: on A100" (Dao, 2023); serving batches (causal, variable length) sit at the
 #: low end, so kvsim uses 0.5 on every GPU.
+#: NOTE(prefill-attention-efficiency): Vidur's measured A100 prefill kernels reach about
+#: 14% (:mod:`kvsim.engine.attention_profiles`, 0.31x of kvsim's time); kvsim keeps the paper's
+#: figure, since one 2024 kernel on one GPU generation is not the H100's FlashAttention-3.
 ATTENTION_EFFICIENCY = 0.5
 
 #: Per-step CPU time by engine mode, ``(fixed_s, per_sequence_s)``: the
@@ -188,20 +199,23 @@ class StepCost:
         tensor_parallel_size: GPUs sharing the model.
         kv_bytes_per_token: KV bytes a token costs the whole group.
         engine: ``"v1"`` or ``"v0"`` (decides the CPU overhead default).
-        async_scheduling: vLLM V1's asynchronous scheduling (the default from 0.14,
-            :func:`kvsim.model.vllm_defaults.async_scheduling_default`): the CPU work of a
-            step overlaps the GPU's, so a step lasts the longer of the two
-            (:meth:`step_s`); without it the two add up.
+        async_scheduling: vLLM V1's asynchronous scheduling: the CPU work of a step
+            overlaps the GPU's, so a step lasts the longer of the two (:meth:`step_s`);
+            without it the two add up. ``None``: the default of ``engine``'s newest release
+            (:func:`kvsim.model.vllm_defaults.async_scheduling_default`: on for V1 from 0.14,
+            off on V0); the engine passes the run's own setting.
     """
 
     def __init__(self, model: ModelSpec, gpu: GPUSpec, cost: CostModel | None = None, *,
                  tensor_parallel_size: int = 1, kv_bytes_per_token: int | None = None,
-                 engine: str = "v1", async_scheduling: bool = False) -> None:
+                 engine: str = "v1", async_scheduling: bool | None = None) -> None:
         cost = cost or CostModel()
         tp = model.check_tensor_parallel_size(tensor_parallel_size)
         if engine not in CPU_OVERHEAD:
             raise KvsimError(f"engine={engine!r} is not known: expected one of v1, v0")
         self.model, self.gpu, self.cost, self.tp = model, gpu, cost, tp
+        if async_scheduling is None:
+            async_scheduling = async_scheduling_default(engine, vllm_version_default(engine))
         self.async_scheduling = bool(async_scheduling)
         shape = model.compute_shape()
         self.shape = shape
@@ -232,6 +246,11 @@ class StepCost:
         self.attn_flops_per_pair = 4.0 * model.kv_layers * heads_per_gpu * model.head_dim
         self.kv_read_bytes_per_token = kvb / tp          # the group's KV, sharded
         self.attention_kernels = model.kv_layers
+        # one attention kernel per KV layer: its floor, and per scheduled sequence and KV head
+        # of this GPU (tensor parallelism splits the KV heads; a GPU keeps at least one)
+        self.attn_latency_s = k * float(gpu.attention_latency_s)  # type: ignore[arg-type]
+        kv_heads_per_gpu = max(1, model.num_kv_heads // tp)
+        self.attn_seq_s = k * float(gpu.attention_s_per_seq_head) * kv_heads_per_gpu
         #: seconds per token of decode context (each decoding sequence reads its
         #: whole KV and attends to it): the slope of a pure decode step.
         self.decode_s_per_token = (self.attn_flops_per_pair * self.s_per_attn_flop
@@ -295,10 +314,15 @@ class StepCost:
     def cpu_s(self, n_seqs: int) -> float:
         return self.cpu_fixed_s + self.cpu_per_seq_s * n_seqs
 
+    def attention_launch_s(self, n_seqs: int) -> float:
+        """The part of the attention kernels that does not depend on the context: one kernel
+        per KV layer (its launch floor) plus what each scheduled sequence adds to it per KV
+        head of this GPU (the per-sequence work of a FlashAttention kernel, measured beyond
+        the KV it reads; :data:`kvsim.engine.calibration.ATTENTION_MEASURED`)."""
+        return self.attention_kernels * (self.attn_latency_s + n_seqs * self.attn_seq_s)
+
     def _fixed_uncached(self, n_tokens: int, n_seqs: int) -> float:
-        return (self.cpu_s(n_seqs) + self.linear_s(n_tokens) + self.elementwise_s(n_tokens)
-                + self.lm_head_s(n_seqs) + self.allreduce_s(n_tokens)
-                + self.attention_kernels * self.latency_s)
+        return self.cpu_s(n_seqs) + self.fixed_gpu_s(n_tokens, n_seqs)
 
     def fixed_gpu_s(self, n_tokens: int, n_seqs: int) -> float:
         """The GPU's part of :meth:`fixed_s` (memoised): what an asynchronous step overlaps
@@ -308,7 +332,7 @@ class StepCost:
         if t is None:
             t = self._fixed_gpu[key] = (self.linear_s(n_tokens) + self.elementwise_s(n_tokens)
                                         + self.lm_head_s(n_seqs) + self.allreduce_s(n_tokens)
-                                        + self.attention_kernels * self.latency_s)
+                                        + self.attention_launch_s(n_seqs))
         return t
 
     # --------------------------------------------------------------- the step

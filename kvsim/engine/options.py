@@ -21,9 +21,8 @@ option                                ``engine="v1"`` (default)   ``engine="v0"`
 ``vllm_version``                      "0.28" (0.11-0.28)          "0.10" (0.6-0.10)
 ``scheduler_reserve_full_isl``        True (from 0.19; 0.18 and   (whole prompt)
                                       earlier: False)
-``async_scheduling``                  False (vLLM: True from      False
-                                      0.14; kvsim's default, for
-                                      now)
+``async_scheduling``                  True (from 0.14; 0.13 and   False
+                                      earlier: False)
 ``step_overhead_s``/``seq_overhead_s`` V1's CPU overhead          V0's
 ====================================  ==========================  ===============
 

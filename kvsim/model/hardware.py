@@ -18,7 +18,11 @@ FP16/BF16 tensor cores, no 2:4 sparsity). ``matmul_efficiency``,
 ``memory_efficiency`` and ``kernel_latency_s`` are the cost model's constants
 for this GPU (:mod:`kvsim.engine.costs`), fitted to measured kernel timings where
 they exist (``calibration`` says which) and borrowed from the closest measured
-GPU otherwise. ``pcie_bytes_per_s`` is the *effective* one-way host<->device
+GPU otherwise. ``attention_latency_s`` (the shortest attention kernel; ``None``:
+``kernel_latency_s``) and ``attention_s_per_seq_head`` (what each sequence adds to
+one layer's attention kernel per KV head, beyond reading its KV) are fitted to
+Vidur's measured FlashAttention decode kernels (:data:`kvsim.engine.calibration.
+ATTENTION_MEASURED`) on the A100 and the A40 and borrowed elsewhere. ``pcie_bytes_per_s`` is the *effective* one-way host<->device
 copy rate (PCIe Gen4 x16: 32 GB/s nominal per direction, about 25 GB/s in
 practice; Gen5 x16: 64 and about 50). ``interconnect_bytes_per_s`` is the
 per-direction GPU-to-GPU bandwidth tensor parallelism's all-reduces use
@@ -60,6 +64,8 @@ class GPUSpec:
     kernel_latency_s: float = 5e-6
     interconnect_bytes_per_s: int | None = None
     calibration: str = "not calibrated: round default efficiencies"
+    attention_latency_s: float | None = None
+    attention_s_per_seq_head: float = 43e-9
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name.strip():
@@ -77,6 +83,11 @@ class GPUSpec:
                                                         max=1, min_open=True))
         object.__setattr__(self, "kernel_latency_s",
                            check_float(p + "kernel_latency_s", self.kernel_latency_s, min=0, max=1))
+        if self.attention_latency_s is None:
+            object.__setattr__(self, "attention_latency_s", self.kernel_latency_s)
+        for field in ("attention_latency_s", "attention_s_per_seq_head"):
+            object.__setattr__(self, field, check_float(p + field, getattr(self, field), min=0,
+                                                        max=1))
         for field in ("description", "calibration"):
             if not isinstance(getattr(self, field), str):
                 raise KvsimError(f"{p}{field}={getattr(self, field)!r} is not valid: expected a "
@@ -111,6 +122,7 @@ _PRESETS: dict[str, GPUSpec] = {g.name: g for g in (
         peak_flops=149_700 * _G,
         pcie_bytes_per_s=25 * _G,
         matmul_efficiency=0.95, memory_efficiency=0.98, kernel_latency_s=7.5e-6,
+        attention_latency_s=6.4e-6, attention_s_per_seq_head=59e-9,
         calibration=_fitted("A40"),
         description=("NVIDIA A40 (Ampere GA102, 84 SMs): 48 GB GDDR6 with ECC, 696 GB/s, "
                      "FP16/BF16 tensor 149.7 TFLOPS dense, PCIe Gen4 x16 (~25 GB/s effective "
@@ -127,6 +139,7 @@ _PRESETS: dict[str, GPUSpec] = {g.name: g for g in (
         peak_flops=362_050 * _G,
         pcie_bytes_per_s=25 * _G,
         matmul_efficiency=0.95, memory_efficiency=0.98, kernel_latency_s=7.5e-6,
+        attention_latency_s=6.4e-6, attention_s_per_seq_head=59e-9,
         calibration=("not measured: the A40's fitted efficiencies (the closest measured GPU: "
                      "a PCIe board with GDDR6)"),
         description=("NVIDIA L40S (Ada AD102, 142 SMs): 48 GB GDDR6 with ECC, 864 GB/s, "
@@ -144,6 +157,7 @@ _PRESETS: dict[str, GPUSpec] = {g.name: g for g in (
         pcie_bytes_per_s=25 * _G,
         interconnect_bytes_per_s=300 * _G,
         matmul_efficiency=0.87, memory_efficiency=1.0, kernel_latency_s=7.5e-6,
+        attention_latency_s=11.1e-6, attention_s_per_seq_head=43e-9,
         calibration=_fitted("A100"),
         description=("NVIDIA A100 80GB SXM (GA100, 108 SMs): 80 GB HBM2e, 2,039 GB/s, BF16 "
                      "tensor 312 TFLOPS dense, PCIe Gen4 x16 (~25 GB/s effective), NVLink 3 "
@@ -160,6 +174,8 @@ _PRESETS: dict[str, GPUSpec] = {g.name: g for g in (
         pcie_bytes_per_s=50 * _G,
         interconnect_bytes_per_s=450 * _G,
         matmul_efficiency=0.88, memory_efficiency=0.96, kernel_latency_s=5.0e-6,
+        # NOTE(unprofiled-attention): no measured H100 attention kernels; the A100's figures
+        attention_latency_s=11.1e-6, attention_s_per_seq_head=43e-9,
         calibration=_fitted("H100"),
         description=("NVIDIA H100 SXM (GH100, 132 SMs): 80 GB HBM3, 3.35 TB/s, BF16 tensor "
                      "989.4 TFLOPS dense (1,979 with sparsity), PCIe Gen5 x16 (~50 GB/s "
@@ -177,6 +193,7 @@ _PRESETS: dict[str, GPUSpec] = {g.name: g for g in (
         pcie_bytes_per_s=50 * _G,
         interconnect_bytes_per_s=450 * _G,
         matmul_efficiency=0.88, memory_efficiency=0.96, kernel_latency_s=5.0e-6,
+        attention_latency_s=11.1e-6, attention_s_per_seq_head=43e-9,
         calibration="not measured: the H100's fitted efficiencies (the same GH100 chip)",
         description=("NVIDIA H200 SXM (GH100, 132 SMs): 141 GB HBM3e, 4.8 TB/s, BF16 tensor "
                      "989.4 TFLOPS dense, PCIe Gen5 x16 (~50 GB/s effective), NVLink 4. "

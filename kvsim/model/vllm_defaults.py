@@ -205,12 +205,7 @@ def vllm_async_scheduling_default(engine: str, version: str) -> bool:
 
 
 def async_scheduling_default(engine: str, version: str) -> bool:
-    """kvsim's ``async_scheduling`` default: off on every release, for now.
-
-    NOTE(async-off-by-default): vLLM schedules asynchronously by default from 0.14
-    (:func:`vllm_async_scheduling_default`); kvsim keeps the serial step until the book's
-    scenarios and the lab's missions are re-derived with it (their figures move by 5-20%).
-    ``async_scheduling=True`` runs vLLM's rule.
+    """kvsim's ``async_scheduling`` default: vLLM's (:func:`vllm_async_scheduling_default`),
+    on for V1 from 0.14 and so on for the default release; off for V1 before 0.14 and for V0.
     """
-    check_choice("engine", engine, ENGINES)
-    return False
+    return vllm_async_scheduling_default(engine, version)
