@@ -174,3 +174,146 @@ def json_dumps(x) -> str:
     import json
 
     return json.dumps(x, sort_keys=True)
+
+
+# --- charts follow the page's width (a phone's 390 px as well as a desktop's) ---------
+
+def _vl_version() -> str:
+    import altair as alt
+
+    return ".".join(alt.VEGALITE_VERSION.split(".")[:2])
+
+
+def _svg_texts(spec: dict) -> list[str]:
+    """Every text line Vega draws for ``spec`` (through vl_convert, no browser)."""
+    import html
+    import re
+
+    vlc = pytest.importorskip("vl_convert")
+    svg = vlc.vegalite_to_svg(spec, vl_version=_vl_version())
+    return [html.unescape(t) for t in re.findall(r">([^<>]+)</(?:text|tspan)>", svg)]
+
+
+@pytest.fixture(scope="module")
+def incident():
+    return kvsim.run_scenario("incident-day")
+
+
+def _page_charts(incident):
+    """Chapter 1's and 4's chart functions, and the timeline, each at its default width."""
+    b = kvsim.kv_budget("a40-48gb", "llama-2-7b", gpu_memory_utilization=0.6)
+    grid = charts.capacity_grid(["llama-2-7b", "llama-3.1-8b"], "a40-48gb",
+                                utilizations=[0.5, 0.6], output_tokens=[250, 500],
+                                prompt_tokens=850)
+    spans = [dict(rule="VLLMKVCachePinned", start=21.75, end=25.75, label="from minute 21.8"),
+             dict(rule="VLLMKVCacheNearFull", start=None, end=None, label="never fires")]
+    return {
+        "budget_chart": lambda **kw: charts.budget_chart(charts.budget_data({"A40": b}),
+                                                         title="T", **kw),
+        "capacity_chart": lambda **kw: charts.capacity_chart(grid, title="T", **kw),
+        "spans_chart": lambda **kw: charts.spans_chart(spans, title="T", marks=[15, 25], **kw),
+        "histogram_chart": lambda **kw: charts.histogram_chart(
+            (0.1, 0.2), [5, 7, 10], marks={"mean": 0.12}, title="T", **kw),
+        "work_rate_chart": lambda **kw: charts.work_rate_chart(
+            charts.work_rate_data(incident), title="T", **kw),
+        "timeline_chart": lambda **kw: charts.timeline_chart(charts.timeline_data(incident),
+                                                             title="T", **kw),
+    }
+
+
+def _widths(spec) -> list:
+    found = []
+    if isinstance(spec, dict):
+        if "width" in spec:
+            found.append(spec["width"])
+        for value in spec.values():
+            found += _widths(value)
+    elif isinstance(spec, list):
+        for value in spec:
+            found += _widths(value)
+    return found
+
+
+def test_chapter_1_and_4_charts_follow_the_page_and_a_fixed_width_still_holds(incident):
+    for name, build in _page_charts(incident).items():
+        spec = build().to_dict()
+        assert set(_widths(spec)) == {"container"}, name
+        assert spec["autosize"] == {"type": "fit-x", "contains": "padding"}, name
+        fixed = build(width=320).to_dict()
+        assert set(_widths(fixed)) == {320} and "autosize" not in fixed, name
+        with pytest.raises(kvsim.KvsimError, match=f"{name}'s width in pixels"):
+            build(width=2_000)
+
+
+def test_budget_and_spans_name_each_bar_in_its_label_not_on_an_axis():
+    b = kvsim.kv_budget("a40-48gb", "llama-2-7b", gpu_memory_utilization=0.6)
+    rows = charts.budget_data({"A40": b})
+    texts = _svg_texts(charts.budget_chart(rows, title="T").to_dict())
+    kv = next(r for r in rows if r["part"] == "KV cache")
+    assert f"KV cache: {kv['gb']:,.2f} GB = {kv['gib']:,.2f} GiB" in texts
+    spans = [dict(rule="VLLMKVCachePinned", start=21.75, end=25.75, label="from minute 21.8"),
+             dict(rule="VLLMKVCacheNearFull", start=None, end=None, label="never fires")]
+    texts = _svg_texts(charts.spans_chart(spans, title="T").to_dict())
+    assert {"VLLMKVCachePinned: from minute 21.8", "VLLMKVCacheNearFull: never fires"} <= set(texts)
+    assert "VLLMKVCachePinned" not in texts                 # no axis label beside the bars
+
+
+def test_capacity_chart_stacks_a_panel_per_model_under_one_slider():
+    models = ["llama-2-7b", "llama-3.1-8b", "mistral-7b"]
+    grid = charts.capacity_grid(models, "a40-48gb", utilizations=[0.5, 0.6],
+                                output_tokens=[250, 500], prompt_tokens=850)
+    spec = charts.capacity_chart(grid, here=("llama-2-7b", 0.6, "Belgavi"), title="T").to_dict()
+    assert [p["title"]["text"] for p in spec["vconcat"]] == models
+    (param,) = spec["params"]
+    assert param["name"] == "answer" and param["bind"]["input"] == "range"
+    texts = _svg_texts(spec)
+    assert texts.count("Belgavi") == 1                      # circled in its own model's panel
+    assert texts.count("gpu_memory_utilization (share)") == 1   # the shared axis named once
+    wrapped = charts.capacity_chart(grid, title="T", width=220, columns=2).to_dict()
+    assert wrapped["columns"] == 2 and len(wrapped["concat"]) == 3
+
+
+def test_histogram_labels_a_mark_on_the_side_with_room_and_ticks_each_decade():
+    spec = charts.histogram_chart((0.01, 0.1, 1.0, 10.0), [100, 150, 160, 161, 161],
+                                  marks={"mean": 0.02, "longest": 8.0}, title="T").to_dict()
+    labels = {spec["datasets"][layer["data"]["name"]][0]["name"]: layer["mark"]
+              for layer in spec["layer"] if layer["mark"]["type"] == "text"}
+    assert labels["mean 20"]["align"] == "left" and labels["longest 8,000"]["align"] == "right"
+    bars = next(layer for layer in spec["layer"] if layer["mark"]["type"] == "rect")
+    assert bars["encoding"]["x"]["axis"]["values"] == [1.0, 10.0, 100.0, 1_000.0, 10_000.0]
+
+
+def test_the_alert_readout_breaks_after_its_commas_only_on_a_narrow_plot(incident):
+    grid = charts.alert_rule_data(incident, "preemptions", thresholds=[0], windows_min=[5],
+                                  fors_min=[10])
+    spec = charts.alert_rule_chart(grid, title="T", interactive=False).to_dict()
+    readout = grid["readouts"][0]["text"]
+    assert readout == "fires at 26.25 min, 10.1 min after the first preemption; resolves at 30.75 min"
+    narrow = _svg_texts(spec)                                # Vega's default view: 300 px
+    assert ["fires at 26.25 min,", "10.1 min after the first preemption",
+            "resolves at 30.75 min"] == [t for t in narrow if t.startswith(("fires", "10.1", "resolves"))]
+    wide = _svg_texts(dict(spec, width=charts.alert_rule.READOUT_SPLIT_PX + 160))
+    assert readout.split("; ") == [t for t in wide if t.startswith(("fires", "resolves"))]
+
+
+def test_the_playhead_text_turns_left_of_its_line_past_the_runs_middle(incident):
+    import json
+
+    spec = charts.timeline_chart(charts.timeline_data(incident), title="T").to_dict()
+    half = round(float(spec["params"][0]["bind"]["max"]) / 2, 3)
+    aligns = {json.dumps(m.get("align"), sort_keys=True) for m in _marks(spec)
+              if m.get("type") == "text" and isinstance(m.get("align"), dict)}
+    assert aligns == {json.dumps({"expr": f"playhead > {half} ? 'right' : 'left'"})}
+
+
+def _marks(spec) -> list[dict]:
+    found = []
+    if isinstance(spec, dict):
+        if isinstance(spec.get("mark"), dict):
+            found.append(spec["mark"])
+        for value in spec.values():
+            found += _marks(value)
+    elif isinstance(spec, list):
+        for value in spec:
+            found += _marks(value)
+    return found

@@ -987,13 +987,9 @@ CLIPPED_OUTPUT = """() => Array.from(document.querySelectorAll('.cell_output pre
     .map(p => p.textContent.trim().split('\\n')[0].slice(0, 70))"""
 
 #: Pages whose charts still draw text under 12 px at 390 px: their chart functions keep fixed
-#: widths (chapter 1's capacity charts; chapter 4's spans, histogram, work-rate and alert charts;
-#: chapter 5's days, timeline, mission-band and lab charts) or their notebooks pass one (width=...),
-#: and their saved outputs come from before the responsive charts. Strict: once a page passes,
-#: the test says so and the page comes off this list.
+#: widths (chapter 5's days and lab-twin charts, kvsim.book.lab_charts) or their notebooks pass
+#: one (width=...). Strict: once a page passes, the test says so and the page comes off this list.
 PHONE_TEXT_PENDING = {
-    "book/ch01-bytes-and-capacity.html": "fixed-width capacity charts (capacity.py)",
-    "book/ch04-detecting-preemption.html": "fixed-width charts and saved outputs before re-execution",
     "book/ch05-belgavis-book-store.html": "fixed-width charts and saved outputs before re-execution",
 }
 

@@ -14,7 +14,17 @@ from kvsim.model.memory import KV_DTYPES, kv_budget, kv_bytes_per_token
 from kvsim.model.presets import get_model
 from kvsim.units import GB, GiB, KiB
 
-from .theme import DASHES, NEUTRAL, PALETTE, altair, finish_chart, kv_dtype_label, need_rows
+from .theme import (
+    DASHES,
+    NEUTRAL,
+    PALETTE,
+    altair,
+    check_width,
+    finish_chart,
+    fit_page,
+    kv_dtype_label,
+    need_rows,
+)
 
 # --- bytes per token -------------------------------------------------------------
 
@@ -115,37 +125,42 @@ def budget_data(budgets: Mapping[str, object]) -> list[dict]:
 
 
 def budget_chart(rows: Iterable[Mapping], *, title: str = "Where the GPU's memory goes",
-                 subtitle: str | None = None):
+                 subtitle: str | None = None, width="container"):
     """One panel per set-up, one labelled bar per part of the memory, in GB and GiB.
 
-    The part is named on the axis (colour repeats it) and every bar carries
-    its value in both units.
+    Each bar's label, under it from the left edge, names the part (colour
+    repeats it) and gives its value in both units, so no label runs past a
+    phone's page. The panels share one GB axis, one above the other.
+    ``width`` is each panel's: ``"container"`` (the default) follows the page,
+    a number of pixels fixes it.
     """
     alt = altair()
+    width = check_width(width, "budget_chart")
     rows = need_rows(rows, ["setup", "part", "order", "gb", "gib"], "budget_chart")
-    rows = [dict(r, value=f"{r['gb']:,.2f} GB = {r['gib']:,.2f} GiB") for r in rows]
+    rows = [dict(r, label=f"{r['part']}: {r['gb']:,.2f} GB = {r['gib']:,.2f} GiB") for r in rows]
     setups = list(dict.fromkeys(r["setup"] for r in rows))
     top = max(r["gb"] for r in rows)
-    base = alt.Chart().encode(
-        y=alt.Y("part:N", sort=_PARTS, title=None),
-        x=alt.X("gb:Q", title="GPU memory (GB, 1 GB = 10^9 B)",
-                scale=alt.Scale(domain=[0, top * 1.45])),
-    )
-    bars = base.mark_bar().encode(
-        color=alt.Color("part:N", sort=_PARTS, legend=None,
-                        scale=alt.Scale(domain=_PARTS, range=_PART_COLOURS)),
-        tooltip=[alt.Tooltip("setup:N"), alt.Tooltip("part:N"),
-                 alt.Tooltip("bytes:Q", format=",", title="bytes"),
-                 alt.Tooltip("gb:Q", format=",.2f", title="GB"),
-                 alt.Tooltip("gib:Q", format=",.2f", title="GiB")],
-    )
-    text = base.mark_text(align="left", dx=4, baseline="middle").encode(text="value:N")
-    chart = (alt.layer(bars, text, data=alt.Data(values=rows))
-             .properties(width=440, height=alt.Step(26))
-             .facet(row=alt.Row("setup:N", sort=setups, title=None,
-                                header=alt.Header(labelAngle=0, labelAlign="left",
-                                                  labelAnchor="start", labelOrient="top"))))
-    return finish_chart(chart, title, subtitle)
+    x_title = "GPU memory (GB, 1 GB = 10^9 B)"
+    panels = []
+    for setup in setups:
+        base = alt.Chart(alt.InlineData(values=[r for r in rows if r["setup"] == setup]))
+        # the part is named in the label under its bar (no axis labels to narrow a phone's plot)
+        y = alt.Y("part:N", sort=_PARTS, title=None, axis=None)
+        bars = base.mark_bar(height=14, yOffset=-9).encode(
+            x=alt.X("gb:Q", title=x_title, scale=alt.Scale(domain=[0, top])), y=y,
+            color=alt.Color("part:N", sort=_PARTS, legend=None,
+                            scale=alt.Scale(domain=_PARTS, range=_PART_COLOURS)),
+            tooltip=[alt.Tooltip("setup:N"), alt.Tooltip("part:N"),
+                     alt.Tooltip("bytes:Q", format=",", title="bytes"),
+                     alt.Tooltip("gb:Q", format=",.2f", title="GB"),
+                     alt.Tooltip("gib:Q", format=",.2f", title="GiB")])
+        labels = base.mark_text(align="left", baseline="middle", yOffset=8).encode(
+            x=alt.value(0), y=y, text="label:N")
+        panels.append(alt.layer(bars, labels).properties(
+            width=width, height=40 * len(_PARTS),
+            title=alt.TitleParams(setup, fontSize=13, fontWeight="normal", anchor="start")))
+    chart = alt.vconcat(*panels, spacing=16).resolve_scale(x="shared")
+    return finish_chart(fit_page(chart) if width == "container" else chart, title, subtitle)
 
 
 # --- capacity against request length ----------------------------------------------
@@ -247,7 +262,7 @@ def capacity_grid(models: Iterable[str], gpu: str, *, kv_dtypes: Iterable[str | 
 
 
 def capacity_chart(rows: Iterable[Mapping], *, answer: int | None = None,
-                   here: tuple | None = None, columns: int = 2,
+                   here: tuple | None = None, columns: int = 2, width="container",
                    title: str = "Concurrent requests that fit", subtitle: str | None = None):
     """Small multiples, one per model: requests that fit against ``gpu_memory_utilization``.
 
@@ -261,8 +276,12 @@ def capacity_chart(rows: Iterable[Mapping], *, answer: int | None = None,
     with a one-line error that says so (never moved to the nearest length).
     ``here`` = ``(model, util, label)`` draws a "you are here" line at that
     utilisation in every panel and circles the point of that model.
+    ``width`` is each panel's: ``"container"`` (the default) follows the page,
+    and then the panels stack, one above the other (side by side they would not
+    fit a phone); a number of pixels fixes it, ``columns`` panels to a row.
     """
     alt = altair()
+    width = check_width(width, "capacity_chart")
     rows = need_rows(rows, ["model", "kv", "util", "answer", "requests"], "capacity_chart")
     models = list(dict.fromkeys(r["model"] for r in rows))
     answers = sorted({int(r["answer"]) for r in rows})
@@ -276,7 +295,7 @@ def capacity_chart(rows: Iterable[Mapping], *, answer: int | None = None,
         raise KvsimError(f"answer={answer!r} is not in the grid: expected one of {answers} "
                          "(the static chart's slider keeps to its precomputed answer lengths; "
                          "the live capacity_calculator takes any)")
-    columns = check_int("columns", columns, min=1)
+    columns = 1 if width == "container" else check_int("columns", columns, min=1)
     caches = sorted(dict.fromkeys(r["kv"] for r in rows), key=lambda k: ("8-bit" in k, k))
     n = len(caches)
 
@@ -284,49 +303,63 @@ def capacity_chart(rows: Iterable[Mapping], *, answer: int | None = None,
                          bind=alt.binding_range(min=answers[0], max=answers[-1], step=step,
                                                 name="Answer tokens "))
     utils = [r["util"] for r in rows]
-    x = alt.X("util:Q", title="gpu_memory_utilization (share)",
-              scale=alt.Scale(domain=[min(utils), max(utils)]))
+    x_title = "gpu_memory_utilization (share)"
+    x_scale = alt.Scale(domain=[min(utils), max(utils)])
     y = alt.Y("requests:Q", title="requests that fit (requests)", scale=alt.Scale(zero=True))
-    colour = alt.Color("kv:N", sort=caches, legend=None, scale=alt.Scale(range=PALETTE[:n]))
-    lines = alt.Chart().mark_line(point=True).encode(
-        x=x, y=y, color=colour,
-        strokeDash=alt.StrokeDash("kv:N", sort=caches, legend=None,
-                                  scale=alt.Scale(range=DASHES[:n])),
-        tooltip=[alt.Tooltip("model:N"), alt.Tooltip("kv:N", title="KV cache"),
-                 alt.Tooltip("util:Q", format=".2f", title="utilisation"),
-                 alt.Tooltip("answer:Q", format=",", title="answer tokens"),
-                 alt.Tooltip("requests:Q", format=",", title="requests")],
-    ).transform_filter(alt.datum.answer == p_answer)
-    # Each line is named at its right end ("fp8 cache"), in its colour: no legend to decode.
-    names = (alt.Chart().mark_text(align="right", dx=-2, dy=-10)
-             .encode(x=x, y=y, color=colour, text="name:N")
-             .transform_filter((alt.datum.answer == p_answer) & (alt.datum.util == max(utils)))
-             .transform_calculate(name="split(datum.kv, ' (')[0]"))
-    layers = [lines, names]
+    # one colour and dash per cache in every panel (a panel's own caches would restart them)
+    colour = alt.Color("kv:N", sort=caches, legend=None,
+                       scale=alt.Scale(domain=caches, range=PALETTE[:n]))
     if here is not None:
-        model, util, label = here
-        if model not in models:
-            raise KvsimError(f"here: model {model!r} is not in the grid: expected one of "
+        here_model, util, label = here
+        if here_model not in models:
+            raise KvsimError(f"here: model {here_model!r} is not in the grid: expected one of "
                              f"{', '.join(models)}")
         util = round(float(util), 4)
         if util not in set(utils):
             raise KvsimError(f"here: util {util} is not in the grid: expected one of "
                              f"{sorted(set(utils))}")
-        own = sorted({r["kv"] for r in rows if r["model"] == model},
+        own = sorted({r["kv"] for r in rows if r["model"] == here_model},
                      key=lambda k: ("8-bit" in k, k))[0]
-        rule = alt.Chart().mark_rule(color="black", strokeDash=[2, 3]).encode(x=alt.datum(util))
-        point = (alt.Chart().mark_point(size=200, filled=False, color="black", strokeWidth=2)
-                 .encode(x=x, y=y)
-                 .transform_filter((alt.datum.answer == p_answer) & (alt.datum.model == model)
-                                   & (alt.datum.util == util) & (alt.datum.kv == own)))
-        note = (alt.Chart().mark_text(align="left", dx=10, dy=-12)
-                .encode(x=x, y=y, text=alt.value(str(label)))
-                .transform_filter((alt.datum.answer == p_answer) & (alt.datum.model == model)
-                                  & (alt.datum.util == util) & (alt.datum.kv == own)))
-        layers += [rule, point, note]
-    chart = (alt.layer(*layers, data=alt.Data(values=rows))
-             .properties(width=220, height=170)
-             .facet(facet=alt.Facet("model:N", sort=models, title=None), columns=columns)
-             .resolve_scale(y="independent")
+
+    def panel(index: int, model: str):
+        # stacked, the utilisation axis is named once, under the last panel
+        named = columns > 1 or index == len(models) - 1
+        x = alt.X("util:Q", title=x_title, scale=x_scale,
+                  axis=alt.Axis() if named else alt.Axis(title=None))
+        lines = alt.Chart().mark_line(point=True).encode(
+            x=x, y=y, color=colour,
+            strokeDash=alt.StrokeDash("kv:N", sort=caches, legend=None,
+                                      scale=alt.Scale(domain=caches, range=DASHES[:n])),
+            tooltip=[alt.Tooltip("model:N"), alt.Tooltip("kv:N", title="KV cache"),
+                     alt.Tooltip("util:Q", format=".2f", title="utilisation"),
+                     alt.Tooltip("answer:Q", format=",", title="answer tokens"),
+                     alt.Tooltip("requests:Q", format=",", title="requests")],
+        ).transform_filter(alt.datum.answer == p_answer)
+        # Each line is named at its right end ("fp8 cache"), in its colour: no legend to decode.
+        names = (alt.Chart().mark_text(align="right", dx=-2, dy=-10)
+                 .encode(x=x, y=y, color=colour, text="name:N")
+                 .transform_filter((alt.datum.answer == p_answer) & (alt.datum.util == max(utils)))
+                 .transform_calculate(name="split(datum.kv, ' (')[0]"))
+        layers = [lines, names]
+        if here is not None:
+            layers.append(alt.Chart(alt.InlineData(values=[{"util": util}]))
+                          .mark_rule(color="black", strokeDash=[2, 3]).encode(x=x))
+            if model == here_model:
+                point = alt.Chart().transform_filter(
+                    (alt.datum.answer == p_answer) & (alt.datum.util == util)
+                    & (alt.datum.kv == own)).encode(x=x, y=y)
+                layers += [point.mark_point(size=200, filled=False, color="black",
+                                            strokeWidth=2),
+                           point.mark_text(align="left", dx=10, dy=-12).encode(
+                               text=alt.value(str(label)))]
+        return alt.layer(*layers, data=alt.InlineData(
+            values=[r for r in rows if r["model"] == model])).properties(
+            width=width, height=150,
+            title=alt.TitleParams(model, fontSize=13, fontWeight="normal", anchor="start"))
+
+    panels = [panel(i, m) for i, m in enumerate(models)]
+    chart = (alt.vconcat(*panels, spacing=16) if columns == 1
+             else alt.concat(*panels, columns=columns, spacing=16))
+    chart = (chart.resolve_scale(x="shared", y="independent")
              .add_params(p_answer))
-    return finish_chart(chart, title, subtitle)
+    return finish_chart(fit_page(chart) if width == "container" else chart, title, subtitle)

@@ -309,41 +309,56 @@ def work_split_chart(rows: Iterable[Mapping], *, title: str, subtitle: str | Non
 
 
 def spans_chart(rows: Iterable[Mapping], *, title: str, subtitle: str | None = None,
-                x_title: str = "time (min)", marks: Sequence = (), width: int = 420):
+                x_title: str = "time (min)", marks: Sequence = (), width="container"):
     """One row per item with a bar from ``start`` to ``end`` (an alert's firing span) and a
-    text label (``label``, e.g. "never fires"); ``start`` None draws only the label."""
+    text label (``label``, e.g. "never fires"); ``start`` None draws only the label.
+
+    Each row's label, under its bar from the left edge, names the item and says
+    its ``label`` ("VLLMKVCachePinned: from minute 21.8"), so a long name never
+    narrows a phone's plot. ``width``: ``"container"`` (the default) follows
+    the page; pixels fix it.
+    """
     alt = altair()
+    width = check_width(width, "spans_chart")
     rows = need_rows(rows, ["rule", "start", "end", "label"], "spans_chart")
     order = [str(r["rule"]) for r in rows]
     x_max = max([r["end"] for r in rows if r["end"] is not None] + list(marks) + [1.0])
     data = [{"rule": str(r["rule"]), "start": r["start"], "end": r["end"],
-             "label": str(r["label"]), "at": r["end"] if r["end"] is not None else 0.0}
-            for r in rows]
+             "label": f"{r['rule']}: {r['label']}"} for r in rows]
     base = alt.Chart(alt.InlineData(values=data))
-    y = alt.Y("rule:N", sort=order, title=None, axis=alt.Axis(labelLimit=260))
-    x = alt.X("start:Q", title=x_title, scale=alt.Scale(domain=[0, x_max * 1.15]))
+    # the item is named in the label under its bar (no axis labels to narrow a phone's plot)
+    y = alt.Y("rule:N", sort=order, title=None, axis=None)
+    x = alt.X("start:Q", title=x_title, scale=alt.Scale(domain=[0, x_max]))
     bars = base.transform_filter("datum.start != null").mark_bar(
-        height=14, color=PALETTE[3]).encode(x=x, x2="end:Q", y=y,
-                                            tooltip=[alt.Tooltip("rule:N"),
-                                                     alt.Tooltip("label:N")])
-    labels = base.mark_text(align="left", dx=4).encode(
-        x=alt.X("at:Q", title=x_title), y=y, text="label:N")
+        height=14, yOffset=-9, color=PALETTE[3]).encode(
+        x=x, x2="end:Q", y=y, tooltip=[alt.Tooltip("rule:N"), alt.Tooltip("label:N")])
+    labels = base.mark_text(align="left", baseline="middle", yOffset=8).encode(
+        x=alt.value(0), y=y, text="label:N")
     layers = [bars, labels]
     if marks:
         layers.append(alt.Chart(alt.InlineData(values=[{"m": m} for m in marks]))
                       .mark_rule(strokeDash=[2, 2], color="black")
                       .encode(x=alt.X("m:Q", title=x_title)))
-    chart = alt.layer(*layers).properties(width=width, height=26 * len(order))
-    return finish_chart(chart, title, subtitle)
+    chart = alt.layer(*layers).properties(width=width, height=40 * len(order))
+    return finish_chart(fit_page(chart) if width == "container" else chart, title, subtitle)
 
 
 def histogram_chart(edges: Sequence[float], counts: Sequence[float], *, marks: Mapping[str, float],
                     title: str, subtitle: str | None = None, x_title: str = "latency (ms)",
-                    scale: float = 1e3, width: int = 480):
+                    scale: float = 1e3, width="container"):
     """A latency histogram as Prometheus keeps it: one bar per bucket (cumulative ``counts``
     turned into per-bucket counts, ``+Inf`` last), on a log axis, with a labelled rule at
-    each of ``marks`` (``{"mean": s, "p99": s, ...}``, in the same unit as ``edges``)."""
+    each of ``marks`` (``{"mean": s, "p99": s, ...}``, in the same unit as ``edges``).
+
+    A mark's label sits on the side of its rule with more room (right of a rule
+    in the axis's left part, left of one further right), so it stays inside a
+    phone's plot. ``width``: ``"container"`` (the default) follows the page;
+    pixels fix it.
+    """
+    import math
+
     alt = altair()
+    width = check_width(width, "histogram_chart")
     edges = [float(e) for e in edges]
     counts = [float(c) for c in counts]
     if len(counts) != len(edges) + 1 or not edges:
@@ -355,23 +370,41 @@ def histogram_chart(edges: Sequence[float], counts: Sequence[float], *, marks: M
                      "n": c - prev, "label": f"le={edge:g}"})
         lo, prev = edge, c
     rows = [r for r in rows if r["n"] > 0]
-    base = alt.Chart(alt.InlineData(values=rows))
-    x = alt.X("lo:Q", title=x_title, scale=alt.Scale(type="log"))
-    bars = base.mark_rect(color=PALETTE[0], opacity=0.8, stroke="white").encode(
-        x=x, x2="hi:Q", y=alt.Y("n:Q", title="inter-token gaps (count, log scale)",
-                               scale=alt.Scale(type="log")),
-        tooltip=[alt.Tooltip("label:N", title="bucket"), alt.Tooltip("n:Q", format=",.0f")])
     mark_rows = [{"x": round(v * scale, 4), "name": f"{k} {v * scale:,.0f}"}
                  for k, v in marks.items()]
+    # where each mark falls along the log axis (0 at its left end, 1 at its right)
+    low = math.log10(min([r["lo"] for r in rows] + [m["x"] for m in mark_rows if m["x"] > 0]))
+    high = math.log10(max([r["hi"] for r in rows] + [m["x"] for m in mark_rows]))
+    span = (high - low) or 1.0
+
+    def decades(lo: float, hi: float) -> list[float]:
+        """One tick per power of ten (Vega's nine per decade crowd a phone's axis)."""
+        return [10.0 ** k for k in range(math.floor(lo), math.ceil(hi) + 1)]
+
+    base = alt.Chart(alt.InlineData(values=rows))
+    x = alt.X("lo:Q", title=x_title, scale=alt.Scale(type="log"),
+              axis=alt.Axis(values=decades(low, high), format=",~g"))
+    n_max = max(r["n"] for r in rows)
+    bars = base.mark_rect(color=PALETTE[0], opacity=0.8, stroke="white").encode(
+        x=x, x2="hi:Q", y=alt.Y("n:Q", title="inter-token gaps (count, log scale)",
+                               scale=alt.Scale(type="log"),
+                               axis=alt.Axis(values=decades(0, math.log10(n_max)),
+                                             format=",~g")),
+        tooltip=[alt.Tooltip("label:N", title="bucket"), alt.Tooltip("n:Q", format=",.0f")])
     rules = alt.Chart(alt.InlineData(values=mark_rows)).mark_rule(
         color="black", strokeDash=[4, 3]).encode(x=alt.X("x:Q", title=x_title))
+
+    def right_side(v: float) -> bool:
+        return v <= 0 or (math.log10(v) - low) / span < 0.6
+
     # one label per mark, each a line lower than the last, so that close marks stay legible
     names = [alt.Chart(alt.InlineData(values=[row])).mark_text(
-        align="left", dx=4, dy=14 * i, baseline="top").encode(
+        align="left" if right_side(row["x"]) else "right",
+        dx=4 if right_side(row["x"]) else -4, dy=14 * i, baseline="top").encode(
         x=alt.X("x:Q", title=x_title), y=alt.value(0), text="name:N")
         for i, row in enumerate(mark_rows)]
     chart = alt.layer(bars, rules, *names).properties(width=width, height=220)
-    return finish_chart(chart, title, subtitle)
+    return finish_chart(fit_page(chart) if width == "container" else chart, title, subtitle)
 
 
 #: The kinds of work in :func:`work_rate_data`, bottom to top of the stack.
@@ -409,9 +442,13 @@ def work_rate_data(result, *, bin_s: float = 60.0) -> list[dict]:
 
 
 def work_rate_chart(rows: Iterable[Mapping], *, title: str, subtitle: str | None = None,
-                    marks: Sequence = (), label_at: float | None = None, width: int = 480):
-    """A stacked area of the engine's work by kind over time, each band named in place."""
+                    marks: Sequence = (), label_at: float | None = None, width="container"):
+    """A stacked area of the engine's work by kind over time, each band named in place.
+
+    ``width``: ``"container"`` (the default) follows the page; pixels fix it.
+    """
     alt = altair()
+    width = check_width(width, "work_rate_chart")
     rows = need_rows(rows, ["t_min", "kind", "tok_s", "order"], "work_rate_chart")
     kinds = [k for k in WORK_KINDS if any(r["kind"] == k for r in rows)]
     colour = alt.Color("kind:N", sort=kinds, legend=None,
@@ -438,4 +475,4 @@ def work_rate_chart(rows: Iterable[Mapping], *, title: str, subtitle: str | None
                       .mark_rule(strokeDash=[2, 2], color="black")
                       .encode(x=alt.X("m:Q", title="time (min)")))
     chart = alt.layer(*layers).properties(width=width, height=220)
-    return finish_chart(chart, title, subtitle)
+    return finish_chart(fit_page(chart) if width == "container" else chart, title, subtitle)

@@ -5,8 +5,10 @@ theme ``"kvbook"`` by :func:`kvsim.book.notebook.setup`, so a chapter's own char
 follow it too):
 
 * text of at least :data:`MIN_FONT_PX` pixels;
-* width that follows the page (``"container"``; small multiples use fixed
-  panels that the site's stylesheet shrinks to the page);
+* width that follows the page (``"container"``, fitted by :func:`fit_page`;
+  small multiples stack their panels, each as wide as the page, and a label
+  that would crowd a phone's plot sits under its bar from the left edge);
+  a fixed width in pixels stays possible (:func:`check_width`);
 * the Okabe-Ito palette (:data:`PALETTE`), which stays distinct for the
   common forms of colour blindness, and nothing encoded by colour alone:
   every coloured series is also told apart by a dash pattern, a position,

@@ -12,7 +12,7 @@ from typing import Mapping
 from kvsim.engine.result import SimResult
 from kvsim.errors import KvsimError, check_int
 
-from .theme import DASHES, PALETTE, altair, finish_chart, need_rows
+from .theme import DASHES, PALETTE, altair, check_width, finish_chart, fit_page, need_rows
 
 # --- the timeline of a run -------------------------------------------------------------
 
@@ -84,7 +84,7 @@ def timeline_data(runs, *, points: int = 400) -> dict:
 
 
 def timeline_chart(data: Mapping, *, title: str, subtitle: str | None = None,
-                   playhead: bool = True, width: int = 620):
+                   playhead: bool = True, width="container"):
     """The book's timeline: per run, KV usage with preemption ticks over a queue strip.
 
     ``data`` comes from :func:`timeline_data`. Every run gets a panel of KV
@@ -94,7 +94,10 @@ def timeline_chart(data: Mapping, *, title: str, subtitle: str | None = None,
     requests, dashed, when there are any); all panels share one time axis. With
     ``playhead``, a slider bound to an Altair parameter moves a vertical line
     through every panel and prints the state there, so the static page can
-    walk the run with no kernel.
+    walk the run with no kernel; past the run's middle the printed state sits
+    left of the line, so it never runs past a phone's page. ``width`` is each
+    panel's: ``"container"`` (the default) follows the page, a number of pixels
+    fixes it.
     """
     alt = altair()
     for key in ("series", "ticks", "runs", "t_end"):
@@ -103,7 +106,7 @@ def timeline_chart(data: Mapping, *, title: str, subtitle: str | None = None,
     series = need_rows(data["series"], ["run", "t", "kv_pct", "waiting", "swapped"], "timeline_chart")
     ticks = list(data["ticks"])
     runs, t_end = list(data["runs"]), float(data["t_end"])
-    width = check_int("width", width, min=200, max=700)
+    width = check_width(width, "timeline_chart")
     x_scale = alt.Scale(domain=[0, round(t_end, 3)], nice=False)
     x = alt.X("t:Q", title="time (s)", scale=x_scale)
     step = round(t_end / max(1, len({r["t"] for r in series}) // len(runs)), 3) or t_end
@@ -112,6 +115,7 @@ def timeline_chart(data: Mapping, *, title: str, subtitle: str | None = None,
                                            name="Playhead (s) ")) if playhead else None
     any_swapped = any(r["swapped"] for r in series)
     top_kv = max(110.0, max(r["kv_pct"] for r in series) + 10)
+    half = round(t_end / 2, 3)          # past it, the playhead's text is left of the line
 
     def playhead_layers(y_text: float, text_expr: str, rows):
         if p_t is None:
@@ -124,7 +128,8 @@ def timeline_chart(data: Mapping, *, title: str, subtitle: str | None = None,
                .transform_window(rank="rank()", sort=[alt.SortField("t", order="descending")])
                .transform_filter("datum.rank == 1")
                .transform_calculate(label=text_expr)
-               .mark_text(align="left", dx=6, baseline="top")
+               .mark_text(baseline="top", align={"expr": f"playhead > {half} ? 'right' : 'left'"},
+                          dx={"expr": f"playhead > {half} ? -6 : 6"})
                .encode(x=alt.X("t:Q", title="time (s)", scale=x_scale), y=alt.value(y_text),
                        text="label:N"))
         return [rule, now]
@@ -185,4 +190,4 @@ def timeline_chart(data: Mapping, *, title: str, subtitle: str | None = None,
                                                            strokeDash="independent")
     if p_t is not None:
         chart = chart.add_params(p_t)
-    return finish_chart(chart, title, subtitle)
+    return finish_chart(fit_page(chart) if width == "container" else chart, title, subtitle)
