@@ -64,8 +64,9 @@ def altair():
 
 
 #: Characters per line of a chart's title (15 px) and subtitle (12 px): each line fits a
-#: phone's page (about 330 px), so a title never widens a chart past it.
-TITLE_CHARS, SUBTITLE_CHARS = 40, 52
+#: phone's page (about 330 px), so a title never widens a chart past it (40 title characters
+#: reached 358 px in Debian's chromium fonts and lost their last letter at 390 px).
+TITLE_CHARS, SUBTITLE_CHARS = 36, 52
 
 
 def _lines(text, width: int) -> list[str] | str:

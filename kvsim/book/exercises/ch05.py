@@ -74,6 +74,20 @@ def _fix(name: str) -> dict:
     return FIXES[name]
 
 
+#: kvsim's cost error on these steps (kvsim.engine.uncertainty; tests/test_claims_under_cost_error):
+#: every step 10% shorter or longer.
+ERROR_SCALES = (0.9, 1.1)
+
+
+def fix_under_error(name: str, key: str = "preemptions_per_1k") -> dict[float, float]:
+    """The median over :data:`FIX_SEEDS` of ``key`` for fix ``name`` with every step at 0.9, 1
+    and 1.1 times kvsim's time: whether a comparison the chapter states survives kvsim's
+    own error."""
+    return {k: _median("belgavi-long", FIX_SEEDS, key, **_fix(name),
+                       **({"step_time_scale": k} if k != 1.0 else {}))
+            for k in (ERROR_SCALES[0], 1.0, ERROR_SCALES[1])}
+
+
 # --- predictions ------------------------------------------------------------------------
 
 def _running():
@@ -292,5 +306,5 @@ PREDICTIONS: list[Prediction] = [
                         "five days", solve=_storm_memory, rel_tol=0.03),
 ]
 
-__all__ = ["EXERCISES", "PREDICTIONS", "CASE_SEEDS", "FIX_SEEDS", "LONG_OUTPUT", "CAP", "FIXES",
+__all__ = ["EXERCISES", "PREDICTIONS", "CASE_SEEDS", "FIX_SEEDS", "ERROR_SCALES", "fix_under_error", "LONG_OUTPUT", "CAP", "FIXES",
            "WHATIF_RATE", "SLOW_PCIE_BYTES_PER_S", "VICTIM_TOKENS", "LAB_UTIL", "LAB_ANSWER"]
