@@ -24,11 +24,11 @@ window.kvbookLabData = {
      "text": "max_num_seqs is too low, so requests queue"
     }
    ],
-   "debrief": "KV usage pinned at the top while the waiting queue grows is the memory-bound signature: every preemption frees one request's blocks for another. Only added capacity escapes the trade-off. Ask for memory in the smallest step that ends the storm on every day of traffic, not on the lucky one. The trap: replayed cold (2 minutes from an empty server, as this mission once was), gpu_memory_utilization=0.76 passes on all 5 days; after a 2-minute warm-up over 10 minutes it holds on 4 of 5 (seed 3: p95 time to first token 6.48s > 2s). The answer is gpu_memory_utilization=0.87.",
+   "debrief": "KV usage pinned at the top while the waiting queue grows is the memory-bound signature: every preemption frees one request's blocks for another. Only added capacity escapes the trade-off. Ask for memory in the smallest step that ends the storm on every day of traffic, not on the lucky one. The trap: replayed cold (2 minutes from an empty server, as this mission once was), gpu_memory_utilization=0.75 passes on all 5 days; after a 2-minute warm-up over 10 minutes it holds on 3 of 5 (seed 1: preemptions per 1,000 requests 11.3 > 10). The answer is gpu_memory_utilization=0.86.",
    "direction": "min",
    "duration_s": 600.0,
    "expert": [
-    0.87
+    0.86
    ],
    "flags": "--gpu-memory-utilization (vllm serve); the co-located service must shrink by as much",
    "key": "storm",
@@ -157,7 +157,7 @@ window.kvbookLabData = {
    "number": 1,
    "pass_band": [
     [
-     0.87,
+     0.86,
      0.95
     ]
    ],
@@ -170,278 +170,278 @@ window.kvbookLabData = {
     {
      "days": 0,
      "median": [
-      14.9935,
-      172.3356,
-      0.0309
+      13.2627,
+      139.4558,
+      0.0321
      ],
-     "message": "Mission 1: 0 stars. The SLO holds on 0 of 5 days of traffic; on seed 0: preemptions per 1,000 requests 22.3 > 10.",
+     "message": "Mission 1: 0 stars. The SLO holds on 0 of 5 days of traffic; on seed 0: preemptions per 1,000 requests 19 > 10.",
      "settings": [
       0.6
      ],
      "stars": 0,
      "worst": [
-      46.4219,
-      288.1178,
-      0.0678
+      41.6584,
+      266.0358,
+      0.0661
      ]
     },
     {
      "days": 0,
      "median": [
-      12.5679,
-      143.9909,
-      0.0252
+      11.2507,
+      120.1814,
+      0.0229
      ],
-     "message": "Mission 1: 0 stars. The SLO holds on 0 of 5 days of traffic; on seed 0: preemptions per 1,000 requests 16.8 > 10.",
+     "message": "Mission 1: 0 stars. The SLO holds on 0 of 5 days of traffic; on seed 0: preemptions per 1,000 requests 20.1 > 10.",
      "settings": [
       0.61
      ],
      "stars": 0,
      "worst": [
-      39.4425,
-      278.654,
-      0.0648
+      35.1639,
+      263.9327,
+      0.0626
      ]
     },
     {
      "days": 0,
      "median": [
-      10.8398,
-      139.748,
-      0.0238
+      10.1634,
+      114.5475,
+      0.0275
      ],
-     "message": "Mission 1: 0 stars. The SLO holds on 0 of 5 days of traffic; on seed 0: preemptions per 1,000 requests 12.3 > 10.",
+     "message": "Mission 1: 0 stars. The SLO holds on 0 of 5 days of traffic; on seed 0: preemptions per 1,000 requests 13.4 > 10.",
      "settings": [
       0.62
      ],
      "stars": 0,
      "worst": [
-      34.1892,
-      268.1388,
-      0.0667
+      30.2155,
+      266.0358,
+      0.0568
      ]
     },
     {
      "days": 1,
      "median": [
-      8.7837,
-      104.2383,
-      0.0238
+      7.9646,
+      101.9473,
+      0.0206
      ],
-     "message": "Mission 1: 0 stars. The SLO holds on 1 of 5 days of traffic; on seed 1: p95 time to first token 10.7s > 2s. A pass on some days is luck, not a fix.",
+     "message": "Mission 1: 0 stars. The SLO holds on 1 of 5 days of traffic; on seed 1: p95 time to first token 9.83s > 2s. A pass on some days is luck, not a fix.",
      "settings": [
       0.63
      ],
      "stars": 0,
      "worst": [
-      28.8816,
-      266.0358,
-      0.0589
+      26.5486,
+      257.6236,
+      0.0575
      ]
     },
     {
      "days": 1,
      "median": [
-      7.4762,
-      85.9107,
-      0.0204
+      6.902,
+      89.5692,
+      0.0136
      ],
-     "message": "Mission 1: 0 stars. The SLO holds on 1 of 5 days of traffic; on seed 1: p95 time to first token 9.53s > 2s. A pass on some days is luck, not a fix.",
+     "message": "Mission 1: 0 stars. The SLO holds on 1 of 5 days of traffic; on seed 1: p95 time to first token 7.91s > 2s. A pass on some days is luck, not a fix.",
      "settings": [
       0.64
      ],
      "stars": 0,
      "worst": [
-      25.0177,
-      255.5205,
-      0.0551
+      23.5539,
+      243.9537,
+      0.0548
      ]
     },
     {
      "days": 1,
      "median": [
-      6.1502,
-      75.9637,
-      0.0172
+      5.1273,
+      72.5624,
+      0.0136
      ],
-     "message": "Mission 1: 0 stars. The SLO holds on 1 of 5 days of traffic; on seed 1: p95 time to first token 8.33s > 2s. A pass on some days is luck, not a fix.",
+     "message": "Mission 1: 0 stars. The SLO holds on 1 of 5 days of traffic; on seed 1: p95 time to first token 7.37s > 2s. A pass on some days is luck, not a fix.",
      "settings": [
       0.65
      ],
      "stars": 0,
      "worst": [
-      22.3867,
-      231.3354,
-      0.0481
+      21.3353,
+      243.9537,
+      0.047
      ]
     },
     {
      "days": 1,
      "median": [
-      4.5258,
-      73.3104,
-      0.0102
+      3.7384,
+      62.3583,
+      0.008
      ],
-     "message": "Mission 1: 0 stars. The SLO holds on 1 of 5 days of traffic; on seed 1: p95 time to first token 7.29s > 2s. A pass on some days is luck, not a fix.",
+     "message": "Mission 1: 0 stars. The SLO holds on 1 of 5 days of traffic; on seed 1: p95 time to first token 6.49s > 2s. A pass on some days is luck, not a fix.",
      "settings": [
       0.66
      ],
      "stars": 0,
      "worst": [
-      20.426,
-      239.7476,
-      0.0554
+      19.4291,
+      255.5205,
+      0.0521
      ]
     },
     {
      "days": 1,
      "median": [
-      3.2459,
+      2.9604,
       44.6735,
-      0.0068
+      0.0057
      ],
-     "message": "Mission 1: 0 stars. The SLO holds on 1 of 5 days of traffic; on seed 1: p95 time to first token 6.12s > 2s. A pass on some days is luck, not a fix.",
+     "message": "Mission 1: 0 stars. The SLO holds on 1 of 5 days of traffic; on seed 1: p95 time to first token 5.45s > 2s. A pass on some days is luck, not a fix.",
      "settings": [
       0.67
      ],
      "stars": 0,
      "worst": [
-      18.8228,
-      243.9537,
-      0.0478
+      17.7504,
+      213.4595,
+      0.0382
      ]
     },
     {
      "days": 1,
      "median": [
-      2.6201,
-      43.0839,
-      0.0068
+      2.2851,
+      40.8163,
+      0.0034
      ],
-     "message": "Mission 1: 0 stars. The SLO holds on 1 of 5 days of traffic; on seed 1: p95 time to first token 5.32s > 2s. A pass on some days is luck, not a fix.",
+     "message": "Mission 1: 0 stars. The SLO holds on 1 of 5 days of traffic; on seed 1: p95 time to first token 4.62s > 2s. A pass on some days is luck, not a fix.",
      "settings": [
       0.68
      ],
      "stars": 0,
      "worst": [
-      16.5257,
-      186.1199,
-      0.0339
+      15.6862,
+      157.7287,
+      0.0307
      ]
     },
     {
      "days": 1,
      "median": [
-      1.7746,
-      31.746,
-      0.0057
+      1.2057,
+      25.2005,
+      0.0045
      ],
-     "message": "Mission 1: 0 stars. The SLO holds on 1 of 5 days of traffic; on seed 1: p95 time to first token 4.15s > 2s. A pass on some days is luck, not a fix.",
+     "message": "Mission 1: 0 stars. The SLO holds on 1 of 5 days of traffic; on seed 1: p95 time to first token 3.33s > 2s. A pass on some days is luck, not a fix.",
      "settings": [
       0.69
      ],
      "stars": 0,
      "worst": [
-      14.9771,
-      149.3165,
-      0.0297
+      14.1608,
+      156.6772,
+      0.0317
      ]
     },
     {
      "days": 1,
      "median": [
-      1.3045,
+      0.8557,
       18.3276,
-      0.0023
+      0.0011
      ],
-     "message": "Mission 1: 0 stars. The SLO holds on 1 of 5 days of traffic; on seed 1: p95 time to first token 3.31s > 2s. A pass on some days is luck, not a fix.",
+     "message": "Mission 1: 0 stars. The SLO holds on 1 of 5 days of traffic; on seed 1: p95 time to first token 2.61s > 2s. A pass on some days is luck, not a fix.",
      "settings": [
       0.7
      ],
      "stars": 0,
      "worst": [
-      14.0138,
-      125.1314,
+      12.9022,
+      119.8738,
       0.0233
      ]
     },
     {
      "days": 1,
      "median": [
-      1.0984,
-      17.1821,
+      0.7088,
+      16.0367,
       0.0023
      ],
-     "message": "Mission 1: 0 stars. The SLO holds on 1 of 5 days of traffic; on seed 1: p95 time to first token 2.2s > 2s. A pass on some days is luck, not a fix.",
+     "message": "Mission 1: 0 stars. The SLO holds on 1 of 5 days of traffic; on seed 1: preemptions per 1,000 requests 24.9 > 10. A pass on some days is luck, not a fix.",
      "settings": [
       0.71
      ],
      "stars": 0,
      "worst": [
-      12.129,
-      95.6887,
-      0.0233
+      11.3192,
+      93.5857,
+      0.0159
      ]
     },
     {
      "days": 1,
      "median": [
-      0.4972,
+      0.385,
       13.6054,
       0.0011
      ],
-     "message": "Mission 1: 0 stars. The SLO holds on 1 of 5 days of traffic; on seed 1: preemptions per 1,000 requests 19.3 > 10. A pass on some days is luck, not a fix.",
+     "message": "Mission 1: 0 stars. The SLO holds on 1 of 5 days of traffic; on seed 1: preemptions per 1,000 requests 22.7 > 10. A pass on some days is luck, not a fix.",
      "settings": [
       0.72
      ],
      "stars": 0,
      "worst": [
-      11.1601,
-      74.6583,
-      0.0137
+      10.2664,
+      75.7098,
+      0.0169
      ]
     },
     {
      "days": 1,
      "median": [
-      0.3653,
-      13.6054,
+      0.3454,
+      12.4717,
       0.0011
      ],
-     "message": "Mission 1: 0 stars. The SLO holds on 1 of 5 days of traffic; on seed 1: preemptions per 1,000 requests 14.7 > 10. A pass on some days is luck, not a fix.",
+     "message": "Mission 1: 0 stars. The SLO holds on 1 of 5 days of traffic; on seed 1: preemptions per 1,000 requests 17 > 10. A pass on some days is luck, not a fix.",
      "settings": [
       0.73
      ],
      "stars": 0,
      "worst": [
-      9.8234,
-      64.143,
-      0.0127
+      9.3948,
+      67.2976,
+      0.0148
      ]
     },
     {
      "days": 3,
      "median": [
-      0.3326,
-      9.0703,
-      0.0011
+      0.2974,
+      7.9365,
+      0.0
      ],
-     "message": "Mission 1: 0 stars. The SLO holds on 3 of 5 days of traffic; on seed 1: preemptions per 1,000 requests 12.5 > 10. A pass on some days is luck, not a fix.",
+     "message": "Mission 1: 0 stars. The SLO holds on 3 of 5 days of traffic; on seed 1: preemptions per 1,000 requests 13.6 > 10. A pass on some days is luck, not a fix.",
      "settings": [
       0.74
      ],
      "stars": 0,
      "worst": [
-      9.1094,
-      67.2976,
-      0.0126
+      8.0187,
+      64.143,
+      0.0148
      ]
     },
     {
      "days": 3,
      "median": [
-      0.2959,
-      6.8729,
+      0.2886,
+      5.7274,
       0.0
      ],
      "message": "Mission 1: 0 stars. The SLO holds on 3 of 5 days of traffic; on seed 1: preemptions per 1,000 requests 11.3 > 10. A pass on some days is luck, not a fix.",
@@ -450,27 +450,27 @@ window.kvbookLabData = {
      ],
      "stars": 0,
      "worst": [
-      7.6473,
-      55.7308,
-      0.0105
+      6.849,
+      48.3701,
+      0.0084
      ]
     },
     {
      "days": 4,
      "median": [
-      0.2799,
-      4.5351,
-      0.0011
+      0.2809,
+      4.5819,
+      0.0
      ],
-     "message": "Mission 1: 0 stars. The SLO holds on 4 of 5 days of traffic; on seed 3: p95 time to first token 6.48s > 2s. A pass on some days is luck, not a fix.",
+     "message": "Mission 1: 0 stars. The SLO holds on 4 of 5 days of traffic; on seed 3: p95 time to first token 5.74s > 2s. A pass on some days is luck, not a fix.",
      "settings": [
       0.76
      ],
      "stars": 0,
      "worst": [
-      6.4825,
-      55.7308,
-      0.0116
+      5.7385,
+      51.5247,
+      0.0105
      ]
     },
     {
@@ -480,213 +480,213 @@ window.kvbookLabData = {
       3.4364,
       0.0
      ],
-     "message": "Mission 1: 0 stars. The SLO holds on 4 of 5 days of traffic; on seed 3: p95 time to first token 5.56s > 2s. A pass on some days is luck, not a fix.",
+     "message": "Mission 1: 0 stars. The SLO holds on 4 of 5 days of traffic; on seed 3: p95 time to first token 4.71s > 2s. A pass on some days is luck, not a fix.",
      "settings": [
       0.77
      ],
      "stars": 0,
      "worst": [
-      5.5558,
-      55.7308,
-      0.0074
+      4.7101,
+      48.3701,
+      0.0084
      ]
     },
     {
      "days": 4,
      "median": [
-      0.2732,
-      3.4014,
+      0.2709,
+      1.1455,
       0.0
      ],
-     "message": "Mission 1: 0 stars. The SLO holds on 4 of 5 days of traffic; on seed 3: p95 time to first token 4.71s > 2s. A pass on some days is luck, not a fix.",
+     "message": "Mission 1: 0 stars. The SLO holds on 4 of 5 days of traffic; on seed 3: p95 time to first token 4.16s > 2s. A pass on some days is luck, not a fix.",
      "settings": [
       0.78
      ],
      "stars": 0,
      "worst": [
-      4.7116,
+      4.1646,
       41.0095,
+      0.0116
+     ]
+    },
+    {
+     "days": 4,
+     "median": [
+      0.2702,
+      0.0,
+      0.0
+     ],
+     "message": "Mission 1: 0 stars. The SLO holds on 4 of 5 days of traffic; on seed 3: p95 time to first token 3.7s > 2s. A pass on some days is luck, not a fix.",
+     "settings": [
+      0.79
+     ],
+     "stars": 0,
+     "worst": [
+      3.7029,
+      46.2671,
       0.0105
      ]
     },
     {
      "days": 4,
      "median": [
-      0.2712,
-      3.4014,
+      0.2702,
+      0.0,
       0.0
      ],
-     "message": "Mission 1: 0 stars. The SLO holds on 4 of 5 days of traffic; on seed 3: p95 time to first token 4.04s > 2s. A pass on some days is luck, not a fix.",
-     "settings": [
-      0.79
-     ],
-     "stars": 0,
-     "worst": [
-      4.0373,
-      39.9579,
-      0.0084
-     ]
-    },
-    {
-     "days": 4,
-     "median": [
-      0.2786,
-      1.1338,
-      0.0
-     ],
-     "message": "Mission 1: 0 stars. The SLO holds on 4 of 5 days of traffic; on seed 3: p95 time to first token 2.69s > 2s. A pass on some days is luck, not a fix.",
+     "message": "Mission 1: 0 stars. The SLO holds on 4 of 5 days of traffic; on seed 3: p95 time to first token 2.34s > 2s. A pass on some days is luck, not a fix.",
      "settings": [
       0.8
      ],
      "stars": 0,
      "worst": [
-      2.6948,
-      34.7003,
-      0.0053
+      2.3433,
+      35.7518,
+      0.0074
      ]
     },
     {
      "days": 4,
      "median": [
-      0.2678,
+      0.2694,
       0.0,
       0.0
      ],
-     "message": "Mission 1: 0 stars. The SLO holds on 4 of 5 days of traffic; on seed 3: preemptions per 1,000 requests 30.5 > 10. A pass on some days is luck, not a fix.",
+     "message": "Mission 1: 0 stars. The SLO holds on 4 of 5 days of traffic; on seed 3: preemptions per 1,000 requests 32.6 > 10. A pass on some days is luck, not a fix.",
      "settings": [
       0.81
      ],
      "stars": 0,
      "worst": [
-      1.9443,
-      30.4942,
+      1.5315,
+      32.5973,
       0.0084
      ]
     },
     {
      "days": 4,
      "median": [
-      0.2681,
+      0.2694,
       0.0,
       0.0
      ],
-     "message": "Mission 1: 0 stars. The SLO holds on 4 of 5 days of traffic; on seed 3: preemptions per 1,000 requests 26.3 > 10. A pass on some days is luck, not a fix.",
+     "message": "Mission 1: 0 stars. The SLO holds on 4 of 5 days of traffic; on seed 3: preemptions per 1,000 requests 20 > 10. A pass on some days is luck, not a fix.",
      "settings": [
       0.82
      ],
      "stars": 0,
      "worst": [
-      1.2372,
-      26.2881,
-      0.0042
-     ]
-    },
-    {
-     "days": 4,
-     "median": [
-      0.2681,
-      0.0,
-      0.0
-     ],
-     "message": "Mission 1: 0 stars. The SLO holds on 4 of 5 days of traffic; on seed 3: preemptions per 1,000 requests 18.9 > 10. A pass on some days is luck, not a fix.",
-     "settings": [
-      0.83
-     ],
-     "stars": 0,
-     "worst": [
-      0.8085,
-      18.9274,
-      0.0042
-     ]
-    },
-    {
-     "days": 4,
-     "median": [
-      0.2681,
-      0.0,
-      0.0
-     ],
-     "message": "Mission 1: 0 stars. The SLO holds on 4 of 5 days of traffic; on seed 3: preemptions per 1,000 requests 17.9 > 10. A pass on some days is luck, not a fix.",
-     "settings": [
-      0.84
-     ],
-     "stars": 0,
-     "worst": [
-      0.4593,
-      17.8759,
+      0.8488,
+      19.979,
       0.0032
      ]
     },
     {
      "days": 4,
      "median": [
-      0.2681,
+      0.2694,
       0.0,
       0.0
      ],
-     "message": "Mission 1: 0 stars. The SLO holds on 4 of 5 days of traffic; on seed 3: preemptions per 1,000 requests 11.6 > 10. A pass on some days is luck, not a fix.",
+     "message": "Mission 1: 0 stars. The SLO holds on 4 of 5 days of traffic; on seed 3: preemptions per 1,000 requests 16.8 > 10. A pass on some days is luck, not a fix.",
      "settings": [
-      0.85
+      0.83
      ],
      "stars": 0,
      "worst": [
-      0.3467,
-      11.5668,
-      0.0
+      0.4885,
+      16.8244,
+      0.0021
      ]
     },
     {
      "days": 4,
      "median": [
-      0.2681,
+      0.2694,
       0.0,
       0.0
      ],
-     "message": "Mission 1: 0 stars. The SLO holds on 4 of 5 days of traffic; on seed 3: preemptions per 1,000 requests 11.6 > 10. A pass on some days is luck, not a fix.",
+     "message": "Mission 1: 0 stars. The SLO holds on 4 of 5 days of traffic; on seed 3: preemptions per 1,000 requests 14.7 > 10. A pass on some days is luck, not a fix.",
      "settings": [
-      0.86
+      0.84
      ],
      "stars": 0,
      "worst": [
-      0.321,
-      11.5668,
+      0.3738,
+      14.7213,
+      0.0021
+     ]
+    },
+    {
+     "days": 4,
+     "median": [
+      0.2694,
+      0.0,
+      0.0
+     ],
+     "message": "Mission 1: 0 stars. The SLO holds on 4 of 5 days of traffic; on seed 3: preemptions per 1,000 requests 15.8 > 10. A pass on some days is luck, not a fix.",
+     "settings": [
+      0.85
+     ],
+     "stars": 0,
+     "worst": [
+      0.3251,
+      15.7729,
       0.0
      ]
     },
     {
      "days": 5,
      "median": [
-      0.2681,
+      0.2694,
       0.0,
       0.0
      ],
-     "message": "Mission 1: 2 stars. The SLO holds on all 5 days with gpu_memory_utilization=0.87, the least kvsim's search finds. Commit a prediction before running for the third.",
-     "message_right": "Mission 1: 3 stars. The SLO holds on all 5 days with gpu_memory_utilization=0.87, the least kvsim's search finds.",
-     "message_wrong": "Mission 1: 2 stars. The SLO holds on all 5 days with gpu_memory_utilization=0.87, the least kvsim's search finds. Your prediction was not right: see the debrief.",
+     "message": "Mission 1: 2 stars. The SLO holds on all 5 days with gpu_memory_utilization=0.86, the least kvsim's search finds. Commit a prediction before running for the third.",
+     "message_right": "Mission 1: 3 stars. The SLO holds on all 5 days with gpu_memory_utilization=0.86, the least kvsim's search finds.",
+     "message_wrong": "Mission 1: 2 stars. The SLO holds on all 5 days with gpu_memory_utilization=0.86, the least kvsim's search finds. Your prediction was not right: see the debrief.",
      "settings": [
-      0.87
+      0.86
      ],
      "stars": 2,
      "worst": [
-      0.3024,
-      7.3607,
+      0.3059,
+      8.4122,
       0.0
      ]
     },
     {
      "days": 5,
      "median": [
-      0.2681,
+      0.2694,
       0.0,
       0.0
      ],
-     "message": "Mission 1: 1 star. The SLO holds on all 5 days; kvsim's search passes with gpu_memory_utilization=0.87, less than your 0.88.",
+     "message": "Mission 1: 1 star. The SLO holds on all 5 days; kvsim's search passes with gpu_memory_utilization=0.86, less than your 0.87.",
+     "settings": [
+      0.87
+     ],
+     "stars": 1,
+     "worst": [
+      0.2941,
+      4.2061,
+      0.0
+     ]
+    },
+    {
+     "days": 5,
+     "median": [
+      0.2694,
+      0.0,
+      0.0
+     ],
+     "message": "Mission 1: 1 star. The SLO holds on all 5 days; kvsim's search passes with gpu_memory_utilization=0.86, less than your 0.88.",
      "settings": [
       0.88
      ],
      "stars": 1,
      "worst": [
-      0.3031,
+      0.2937,
       1.0515,
       0.0
      ]
@@ -694,17 +694,17 @@ window.kvbookLabData = {
     {
      "days": 5,
      "median": [
-      0.2681,
+      0.2694,
       0.0,
       0.0
      ],
-     "message": "Mission 1: 1 star. The SLO holds on all 5 days; kvsim's search passes with gpu_memory_utilization=0.87, less than your 0.89.",
+     "message": "Mission 1: 1 star. The SLO holds on all 5 days; kvsim's search passes with gpu_memory_utilization=0.86, less than your 0.89.",
      "settings": [
       0.89
      ],
      "stars": 1,
      "worst": [
-      0.2948,
+      0.2918,
       0.0,
       0.0
      ]
@@ -712,17 +712,17 @@ window.kvbookLabData = {
     {
      "days": 5,
      "median": [
-      0.2681,
+      0.2694,
       0.0,
       0.0
      ],
-     "message": "Mission 1: 1 star. The SLO holds on all 5 days; kvsim's search passes with gpu_memory_utilization=0.87, less than your 0.9.",
+     "message": "Mission 1: 1 star. The SLO holds on all 5 days; kvsim's search passes with gpu_memory_utilization=0.86, less than your 0.9.",
      "settings": [
       0.9
      ],
      "stars": 1,
      "worst": [
-      0.2947,
+      0.2918,
       0.0,
       0.0
      ]
@@ -730,17 +730,17 @@ window.kvbookLabData = {
     {
      "days": 5,
      "median": [
-      0.2681,
+      0.2694,
       0.0,
       0.0
      ],
-     "message": "Mission 1: 1 star. The SLO holds on all 5 days; kvsim's search passes with gpu_memory_utilization=0.87, less than your 0.91.",
+     "message": "Mission 1: 1 star. The SLO holds on all 5 days; kvsim's search passes with gpu_memory_utilization=0.86, less than your 0.91.",
      "settings": [
       0.91
      ],
      "stars": 1,
      "worst": [
-      0.2948,
+      0.2918,
       0.0,
       0.0
      ]
@@ -748,17 +748,17 @@ window.kvbookLabData = {
     {
      "days": 5,
      "median": [
-      0.2681,
+      0.2694,
       0.0,
       0.0
      ],
-     "message": "Mission 1: 1 star. The SLO holds on all 5 days; kvsim's search passes with gpu_memory_utilization=0.87, less than your 0.92.",
+     "message": "Mission 1: 1 star. The SLO holds on all 5 days; kvsim's search passes with gpu_memory_utilization=0.86, less than your 0.92.",
      "settings": [
       0.92
      ],
      "stars": 1,
      "worst": [
-      0.2948,
+      0.2918,
       0.0,
       0.0
      ]
@@ -766,17 +766,17 @@ window.kvbookLabData = {
     {
      "days": 5,
      "median": [
-      0.2681,
+      0.2694,
       0.0,
       0.0
      ],
-     "message": "Mission 1: 1 star. The SLO holds on all 5 days; kvsim's search passes with gpu_memory_utilization=0.87, less than your 0.93.",
+     "message": "Mission 1: 1 star. The SLO holds on all 5 days; kvsim's search passes with gpu_memory_utilization=0.86, less than your 0.93.",
      "settings": [
       0.93
      ],
      "stars": 1,
      "worst": [
-      0.2948,
+      0.2918,
       0.0,
       0.0
      ]
@@ -784,17 +784,17 @@ window.kvbookLabData = {
     {
      "days": 5,
      "median": [
-      0.2681,
+      0.2694,
       0.0,
       0.0
      ],
-     "message": "Mission 1: 1 star. The SLO holds on all 5 days; kvsim's search passes with gpu_memory_utilization=0.87, less than your 0.94.",
+     "message": "Mission 1: 1 star. The SLO holds on all 5 days; kvsim's search passes with gpu_memory_utilization=0.86, less than your 0.94.",
      "settings": [
       0.94
      ],
      "stars": 1,
      "worst": [
-      0.2948,
+      0.2918,
       0.0,
       0.0
      ]
@@ -802,17 +802,17 @@ window.kvbookLabData = {
     {
      "days": 5,
      "median": [
-      0.2681,
+      0.2694,
       0.0,
       0.0
      ],
-     "message": "Mission 1: 1 star. The SLO holds on all 5 days; kvsim's search passes with gpu_memory_utilization=0.87, less than your 0.95.",
+     "message": "Mission 1: 1 star. The SLO holds on all 5 days; kvsim's search passes with gpu_memory_utilization=0.86, less than your 0.95.",
      "settings": [
       0.95
      ],
      "stars": 1,
      "worst": [
-      0.2948,
+      0.2918,
       0.0,
       0.0
      ]
@@ -868,9 +868,9 @@ window.kvbookLabData = {
      "text": "the answers got longer"
     }
    ],
-   "debrief": "Swap copies run inside the step: on a shared 4 GB/s link one victim's blocks take longer to copy than several decode steps, and every stream waits for them (chapter 3 computes the freeze). Recompute spends GPU time instead, chunked into steps that were running anyway, so the tail of every stream shortens; memory then ends the queue. vLLM V1 removed swap: upgrading is the same fix. The trap: replayed cold (2 minutes from an empty server, as this mission once was), gpu_memory_utilization=0.6 passes on all 5 days; after a 2-minute warm-up over 10 minutes it holds on 0 of 5 (seed 0: preemptions per 1,000 requests 135 > 80). The answer is gpu_memory_utilization=0.85.",
+   "debrief": "Swap copies run inside the step: on a shared 4 GB/s link one victim's blocks take longer to copy than several decode steps, and every stream waits for them (chapter 3 computes the freeze). Recompute spends GPU time instead, chunked into steps that were running anyway, so the tail of every stream shortens; memory then ends the queue. vLLM V1 removed swap: upgrading is the same fix. The trap: replayed cold (2 minutes from an empty server, as this mission once was), gpu_memory_utilization=0.6 passes on all 5 days; after a 2-minute warm-up over 20 minutes it holds on 0 of 5 (seed 0: preemptions per 1,000 requests 119 > 80). The answer is gpu_memory_utilization=0.85.",
    "direction": "min",
-   "duration_s": 600.0,
+   "duration_s": 1200.0,
    "expert": [
     "recompute",
     0.85
@@ -949,136 +949,136 @@ window.kvbookLabData = {
     {
      "days": 0,
      "median": [
-      89.1142,
-      232.6733,
-      0.1365,
-      0.2389
+      117.8251,
+      246.6667,
+      0.1325,
+      0.24
      ],
-     "message": "Mission 2: 0 stars. The SLO holds on 0 of 5 days of traffic; on seed 0: preemptions per 1,000 requests 148 > 80.",
+     "message": "Mission 2: 0 stars. The SLO holds on 0 of 5 days of traffic; on seed 0: p95 time to first token 29.5s > 25s.",
      "settings": [
       "swap",
       0.6
      ],
      "stars": 0,
      "worst": [
-      121.0437,
-      257.885,
-      0.1577,
-      0.2389
+      219.1517,
+      263.2613,
+      0.1586,
+      0.2401
      ]
     },
     {
      "days": 1,
      "median": [
-      51.7231,
-      204.6205,
-      0.1064,
-      0.243
+      58.1577,
+      221.0216,
+      0.1179,
+      0.2445
      ],
-     "message": "Mission 2: 0 stars. The SLO holds on 1 of 5 days of traffic; on seed 1: p95 time to first token 51.7s > 25s. A pass on some days is luck, not a fix.",
+     "message": "Mission 2: 0 stars. The SLO holds on 1 of 5 days of traffic; on seed 1: p95 time to first token 51.2s > 25s. A pass on some days is luck, not a fix.",
      "settings": [
       "swap",
       0.65
      ],
      "stars": 0,
      "worst": [
-      83.9463,
-      228.2004,
-      0.14,
-      0.2431
+      153.8181,
+      224.4508,
+      0.1364,
+      0.2446
      ]
     },
     {
      "days": 1,
      "median": [
-      35.0459,
-      168.9655,
-      0.097,
-      0.2471
+      25.8949,
+      101.1788,
+      0.0486,
+      0.1867
      ],
-     "message": "Mission 2: 0 stars. The SLO holds on 1 of 5 days of traffic; on seed 1: p95 time to first token 35s > 25s. A pass on some days is luck, not a fix.",
+     "message": "Mission 2: 0 stars. The SLO holds on 1 of 5 days of traffic; on seed 1: preemptions per 1,000 requests 89.5 > 80. A pass on some days is luck, not a fix.",
      "settings": [
       "swap",
       0.7
      ],
      "stars": 0,
      "worst": [
-      57.8121,
-      188.1188,
-      0.1007,
-      0.2473
+      97.6294,
+      196.7526,
+      0.1174,
+      0.2489
      ]
     },
     {
-     "days": 1,
+     "days": 2,
      "median": [
-      21.9923,
-      82.7586,
-      0.0362,
-      0.1913
+      13.1454,
+      55.0098,
+      0.0258,
+      0.1855
      ],
-     "message": "Mission 2: 0 stars. The SLO holds on 1 of 5 days of traffic; on seed 1: preemptions per 1,000 requests 82.8 > 80. A pass on some days is luck, not a fix.",
+     "message": "Mission 2: 0 stars. The SLO holds on 2 of 5 days of traffic; on seed 2: p99 inter-token gap 189ms > 180ms. A pass on some days is luck, not a fix.",
      "settings": [
       "swap",
       0.75
      ],
      "stars": 0,
      "worst": [
-      35.4992,
-      167.8571,
-      0.085,
-      0.2514
+      55.8731,
+      173.7968,
+      0.0911,
+      0.2533
      ]
     },
     {
-     "days": 2,
+     "days": 4,
      "median": [
-      9.1629,
-      39.2857,
-      0.019,
-      0.1877
+      4.2526,
+      15.2818,
+      0.0067,
+      0.1605
      ],
-     "message": "Mission 2: 0 stars. The SLO holds on 2 of 5 days of traffic; on seed 1: p99 inter-token gap 189ms > 180ms. A pass on some days is luck, not a fix.",
+     "message": "Mission 2: 0 stars. The SLO holds on 4 of 5 days of traffic; on seed 3: p95 time to first token 29.8s > 25s. A pass on some days is luck, not a fix.",
      "settings": [
       "swap",
       0.8
      ],
      "stars": 0,
      "worst": [
-      15.1679,
-      100.6601,
-      0.0585,
-      0.2549
+      29.7539,
+      119.4296,
+      0.0677,
+      0.2574
      ]
     },
     {
      "days": 4,
      "median": [
-      4.8864,
-      13.7931,
-      0.0054,
-      0.1637
+      0.3106,
+      3.8204,
+      0.002,
+      0.16
      ],
-     "message": "Mission 2: 0 stars. The SLO holds on 4 of 5 days of traffic; on seed 3: p99 inter-token gap 195ms > 180ms. A pass on some days is luck, not a fix.",
+     "message": "Mission 2: 0 stars. The SLO holds on 4 of 5 days of traffic; on seed 3: p99 inter-token gap 197ms > 180ms. A pass on some days is luck, not a fix.",
      "settings": [
       "swap",
       0.85
      ],
      "stars": 0,
      "worst": [
-      6.8342,
-      54.4554,
-      0.0273,
-      0.1945
+      19.8713,
+      48.1283,
+      0.0223,
+      0.1967
      ]
     },
     {
      "days": 5,
      "median": [
-      0.5217,
-      7.1429,
-      0.0036,
-      0.1661
+      0.2704,
+      1.9048,
+      0.0,
+      0.1598
      ],
      "message": "Mission 2: 1 star. The SLO holds on all 5 days; kvsim's search passes with gpu_memory_utilization=0.85, less than your 0.9.",
      "settings": [
@@ -1087,19 +1087,19 @@ window.kvbookLabData = {
      ],
      "stars": 1,
      "worst": [
-      1.7429,
-      12.069,
-      0.0067,
-      0.1675
+      10.5281,
+      24.9554,
+      0.0125,
+      0.1706
      ]
     },
     {
      "days": 5,
      "median": [
-      0.2767,
+      0.2675,
       0.0,
       0.0,
-      0.1629
+      0.1598
      ],
      "message": "Mission 2: 1 star. The SLO holds on all 5 days; kvsim's search passes with gpu_memory_utilization=0.85, less than your 0.95.",
      "settings": [
@@ -1108,124 +1108,124 @@ window.kvbookLabData = {
      ],
      "stars": 1,
      "worst": [
-      0.3212,
-      1.7241,
-      0.0017,
-      0.1676
+      2.6742,
+      12.4777,
+      0.0089,
+      0.1741
      ]
     },
     {
      "days": 0,
      "median": [
-      72.0991,
-      243.1034,
-      0.1161,
-      0.2388
+      83.9247,
+      251.4286,
+      0.1062,
+      0.2401
      ],
-     "message": "Mission 2: 0 stars. The SLO holds on 0 of 5 days of traffic; on seed 0: preemptions per 1,000 requests 135 > 80.",
+     "message": "Mission 2: 0 stars. The SLO holds on 0 of 5 days of traffic; on seed 0: preemptions per 1,000 requests 119 > 80.",
      "settings": [
       "recompute",
       0.6
      ],
      "stars": 0,
      "worst": [
-      100.1314,
-      259.7403,
-      0.1477,
-      0.2389
+      185.25,
+      255.4028,
+      0.1309,
+      0.2401
      ]
     },
     {
      "days": 1,
      "median": [
-      42.2714,
-      203.5714,
-      0.0916,
-      0.2429
+      38.9789,
+      200.0,
+      0.0727,
+      0.2444
      ],
-     "message": "Mission 2: 0 stars. The SLO holds on 1 of 5 days of traffic; on seed 1: p95 time to first token 42.3s > 25s. A pass on some days is luck, not a fix.",
+     "message": "Mission 2: 0 stars. The SLO holds on 1 of 5 days of traffic; on seed 1: p95 time to first token 36.7s > 25s. A pass on some days is luck, not a fix.",
      "settings": [
       "recompute",
       0.65
      ],
      "stars": 0,
      "worst": [
-      69.6916,
-      211.5028,
-      0.1084,
-      0.2431
+      121.1348,
+      243.553,
+      0.1168,
+      0.2446
      ]
     },
     {
-     "days": 1,
+     "days": 2,
      "median": [
-      30.9113,
-      150.0,
-      0.0678,
-      0.2468
+      19.4956,
+      81.5324,
+      0.0333,
+      0.1544
      ],
-     "message": "Mission 2: 0 stars. The SLO holds on 1 of 5 days of traffic; on seed 1: p95 time to first token 30.9s > 25s. A pass on some days is luck, not a fix.",
+     "message": "Mission 2: 0 stars. The SLO holds on 2 of 5 days of traffic; on seed 2: preemptions per 1,000 requests 163 > 80. A pass on some days is luck, not a fix.",
      "settings": [
       "recompute",
       0.7
      ],
      "stars": 0,
      "worst": [
-      47.0298,
-      185.7143,
-      0.0704,
-      0.2472
+      73.7934,
+      204.9911,
+      0.0982,
+      0.2489
      ]
     },
     {
-     "days": 3,
+     "days": 4,
      "median": [
-      16.6726,
-      72.4138,
-      0.0259,
-      0.1568
+      10.1728,
+      49.1159,
+      0.0172,
+      0.1574
      ],
-     "message": "Mission 2: 0 stars. The SLO holds on 3 of 5 days of traffic; on seed 2: preemptions per 1,000 requests 139 > 80. A pass on some days is luck, not a fix.",
+     "message": "Mission 2: 0 stars. The SLO holds on 4 of 5 days of traffic; on seed 3: p95 time to first token 39.2s > 25s. A pass on some days is luck, not a fix.",
      "settings": [
       "recompute",
       0.75
      ],
      "stars": 0,
      "worst": [
-      25.2805,
-      158.4158,
-      0.0589,
-      0.2512
+      39.1916,
+      184.492,
+      0.0723,
+      0.2532
      ]
     },
     {
      "days": 4,
      "median": [
-      8.6285,
-      29.3103,
-      0.0074,
-      0.1601
+      3.5224,
+      14.2857,
+      0.0048,
+      0.1594
      ],
-     "message": "Mission 2: 0 stars. The SLO holds on 4 of 5 days of traffic; on seed 3: preemptions per 1,000 requests 111 > 80. A pass on some days is luck, not a fix.",
+     "message": "Mission 2: 0 stars. The SLO holds on 4 of 5 days of traffic; on seed 3: preemptions per 1,000 requests 86.5 > 80. A pass on some days is luck, not a fix.",
      "settings": [
       "recompute",
       0.8
      ],
      "stars": 0,
      "worst": [
-      12.1633,
-      110.5611,
-      0.0515,
-      0.2549
+      24.1965,
+      86.4528,
+      0.0401,
+      0.1691
      ]
     },
     {
      "days": 5,
      "median": [
-      4.2287,
-      13.7931,
-      0.0054,
-      0.1631
+      0.3024,
+      3.8204,
+      0.0019,
+      0.1598
      ],
      "message": "Mission 2: 2 stars. The SLO holds on all 5 days with gpu_memory_utilization=0.85, the least kvsim's search finds. Commit a prediction before running for the third.",
      "message_right": "Mission 2: 3 stars. The SLO holds on all 5 days with gpu_memory_utilization=0.85, the least kvsim's search finds.",
@@ -1236,19 +1236,19 @@ window.kvbookLabData = {
      ],
      "stars": 2,
      "worst": [
-      5.6786,
-      33.0033,
-      0.0085,
-      0.1646
+      15.7379,
+      39.2157,
+      0.0143,
+      0.1664
      ]
     },
     {
      "days": 5,
      "median": [
-      0.3812,
-      7.1429,
+      0.2704,
+      1.9048,
       0.0,
-      0.1635
+      0.1598
      ],
      "message": "Mission 2: 1 star. The SLO holds on all 5 days; kvsim's search passes with gpu_memory_utilization=0.85, less than your 0.9.",
      "settings": [
@@ -1257,19 +1257,19 @@ window.kvbookLabData = {
      ],
      "stars": 1,
      "worst": [
-      1.5382,
-      12.069,
-      0.0067,
-      0.1671
+      8.2828,
+      24.0642,
+      0.008,
+      0.1699
      ]
     },
     {
      "days": 5,
      "median": [
-      0.2767,
+      0.2675,
       0.0,
       0.0,
-      0.163
+      0.1598
      ],
      "message": "Mission 2: 1 star. The SLO holds on all 5 days; kvsim's search passes with gpu_memory_utilization=0.85, less than your 0.95.",
      "settings": [
@@ -1278,10 +1278,10 @@ window.kvbookLabData = {
      ],
      "stars": 1,
      "worst": [
-      0.3212,
-      1.7241,
-      0.0017,
-      0.1676
+      2.3476,
+      8.0214,
+      0.0036,
+      0.1723
      ]
     }
    ],
@@ -1452,11 +1452,11 @@ window.kvbookLabData = {
     {
      "days": 0,
      "median": [
-      10.0926,
-      140.5896,
-      0.0311
+      9.1555,
+      126.9841,
+      0.0265
      ],
-     "message": "Mission 3: 0 stars. The SLO holds on 0 of 5 days of traffic; on seed 0: p95 time to first token 5.76s > 2s.",
+     "message": "Mission 3: 0 stars. The SLO holds on 0 of 5 days of traffic; on seed 0: p95 time to first token 5.11s > 2s.",
      "settings": [
       400,
       "fp16",
@@ -1464,19 +1464,19 @@ window.kvbookLabData = {
      ],
      "stars": 0,
      "worst": [
-      10.9661,
-      237.6446,
-      0.0423
+      10.0544,
+      214.511,
+      0.0397
      ]
     },
     {
      "days": 0,
      "median": [
-      5.3505,
-      68.0272,
-      0.0103
+      4.9265,
+      62.3583,
+      0.0102
      ],
-     "message": "Mission 3: 0 stars. The SLO holds on 0 of 5 days of traffic; on seed 0: preemptions per 1,000 requests 41.3 > 10.",
+     "message": "Mission 3: 0 stars. The SLO holds on 0 of 5 days of traffic; on seed 0: preemptions per 1,000 requests 35.8 > 10.",
      "settings": [
       400,
       "fp16",
@@ -1484,19 +1484,19 @@ window.kvbookLabData = {
      ],
      "stars": 0,
      "worst": [
-      6.5776,
-      73.6067,
-      0.0129
+      6.3024,
+      71.4286,
+      0.0137
      ]
     },
     {
      "days": 1,
      "median": [
-      2.1418,
-      34.0136,
+      1.9449,
+      28.3447,
       0.0043
      ],
-     "message": "Mission 3: 0 stars. The SLO holds on 1 of 5 days of traffic; on seed 1: p95 time to first token 2.03s > 2s. A pass on some days is luck, not a fix.",
+     "message": "Mission 3: 0 stars. The SLO holds on 1 of 5 days of traffic; on seed 1: preemptions per 1,000 requests 18.1 > 10. A pass on some days is luck, not a fix.",
      "settings": [
       400,
       "fp16",
@@ -1504,19 +1504,19 @@ window.kvbookLabData = {
      ],
      "stars": 0,
      "worst": [
-      4.1812,
-      39.9579,
-      0.008
+      4.1366,
+      34.3643,
+      0.0069
      ]
     },
     {
      "days": 2,
      "median": [
-      0.3555,
-      10.2041,
+      0.3464,
+      12.4717,
       0.0
      ],
-     "message": "Mission 3: 0 stars. The SLO holds on 2 of 5 days of traffic; on seed 2: preemptions per 1,000 requests 10.2 > 10. A pass on some days is luck, not a fix.",
+     "message": "Mission 3: 0 stars. The SLO holds on 2 of 5 days of traffic; on seed 2: preemptions per 1,000 requests 12.5 > 10. A pass on some days is luck, not a fix.",
      "settings": [
       400,
       "fp16",
@@ -1524,19 +1524,19 @@ window.kvbookLabData = {
      ],
      "stars": 0,
      "worst": [
-      2.0139,
-      26.2881,
-      0.0034
+      1.7613,
+      18.9274,
+      0.0032
      ]
     },
     {
      "days": 4,
      "median": [
-      0.2762,
+      0.2719,
       2.2676,
       0.0
      ],
-     "message": "Mission 3: 0 stars. The SLO holds on 4 of 5 days of traffic; on seed 3: preemptions per 1,000 requests 15.8 > 10. A pass on some days is luck, not a fix.",
+     "message": "Mission 3: 0 stars. The SLO holds on 4 of 5 days of traffic; on seed 3: preemptions per 1,000 requests 17.9 > 10. A pass on some days is luck, not a fix.",
      "settings": [
       400,
       "fp16",
@@ -1544,15 +1544,15 @@ window.kvbookLabData = {
      ],
      "stars": 0,
      "worst": [
-      0.4801,
-      15.7729,
-      0.0011
+      0.4066,
+      17.8759,
+      0.0021
      ]
     },
     {
      "days": 5,
      "median": [
-      0.2712,
+      0.2688,
       0.0,
       0.0
      ],
@@ -1564,15 +1564,15 @@ window.kvbookLabData = {
      ],
      "stars": 1,
      "worst": [
-      0.3219,
-      6.3091,
+      0.3161,
+      4.2061,
       0.0
      ]
     },
     {
      "days": 5,
      "median": [
-      0.2712,
+      0.2688,
       0.0,
       0.0
      ],
@@ -1584,7 +1584,7 @@ window.kvbookLabData = {
      ],
      "stars": 1,
      "worst": [
-      0.2976,
+      0.2965,
       0.0,
       0.0
      ]
@@ -1592,7 +1592,7 @@ window.kvbookLabData = {
     {
      "days": 5,
      "median": [
-      0.2712,
+      0.2688,
       0.0,
       0.0
      ],
@@ -1604,7 +1604,7 @@ window.kvbookLabData = {
      ],
      "stars": 1,
      "worst": [
-      0.2976,
+      0.2965,
       0.0,
       0.0
      ]
@@ -1612,7 +1612,7 @@ window.kvbookLabData = {
     {
      "days": 5,
      "median": [
-      0.2445,
+      0.2413,
       0.0,
       0.0
      ],
@@ -1626,7 +1626,7 @@ window.kvbookLabData = {
      ],
      "stars": 2,
      "worst": [
-      0.2529,
+      0.2508,
       0.0,
       0.0
      ]
@@ -1634,7 +1634,7 @@ window.kvbookLabData = {
     {
      "days": 5,
      "median": [
-      0.2445,
+      0.2413,
       0.0,
       0.0
      ],
@@ -1646,7 +1646,7 @@ window.kvbookLabData = {
      ],
      "stars": 1,
      "worst": [
-      0.2529,
+      0.2508,
       0.0,
       0.0
      ]
@@ -1654,7 +1654,7 @@ window.kvbookLabData = {
     {
      "days": 5,
      "median": [
-      0.2445,
+      0.2413,
       0.0,
       0.0
      ],
@@ -1666,7 +1666,7 @@ window.kvbookLabData = {
      ],
      "stars": 1,
      "worst": [
-      0.2529,
+      0.2508,
       0.0,
       0.0
      ]
@@ -1674,7 +1674,7 @@ window.kvbookLabData = {
     {
      "days": 5,
      "median": [
-      0.2445,
+      0.2413,
       0.0,
       0.0
      ],
@@ -1686,7 +1686,7 @@ window.kvbookLabData = {
      ],
      "stars": 1,
      "worst": [
-      0.2529,
+      0.2508,
       0.0,
       0.0
      ]
@@ -1694,7 +1694,7 @@ window.kvbookLabData = {
     {
      "days": 5,
      "median": [
-      0.2445,
+      0.2413,
       0.0,
       0.0
      ],
@@ -1706,7 +1706,7 @@ window.kvbookLabData = {
      ],
      "stars": 1,
      "worst": [
-      0.2529,
+      0.2508,
       0.0,
       0.0
      ]
@@ -1714,7 +1714,7 @@ window.kvbookLabData = {
     {
      "days": 5,
      "median": [
-      0.2445,
+      0.2413,
       0.0,
       0.0
      ],
@@ -1726,7 +1726,7 @@ window.kvbookLabData = {
      ],
      "stars": 1,
      "worst": [
-      0.2529,
+      0.2508,
       0.0,
       0.0
      ]
@@ -1734,7 +1734,7 @@ window.kvbookLabData = {
     {
      "days": 5,
      "median": [
-      0.2445,
+      0.2413,
       0.0,
       0.0
      ],
@@ -1746,7 +1746,7 @@ window.kvbookLabData = {
      ],
      "stars": 1,
      "worst": [
-      0.2529,
+      0.2508,
       0.0,
       0.0
      ]
@@ -1754,7 +1754,7 @@ window.kvbookLabData = {
     {
      "days": 5,
      "median": [
-      0.2445,
+      0.2413,
       0.0,
       0.0
      ],
@@ -1766,7 +1766,7 @@ window.kvbookLabData = {
      ],
      "stars": 1,
      "worst": [
-      0.2529,
+      0.2508,
       0.0,
       0.0
      ]
@@ -1774,11 +1774,11 @@ window.kvbookLabData = {
     {
      "days": 0,
      "median": [
-      71.8339,
-      317.2967,
-      0.0959
+      66.2867,
+      315.4574,
+      0.0899
      ],
-     "message": "Mission 3: 0 stars. The SLO holds on 0 of 5 days of traffic; on seed 0: p95 time to first token 37.9s > 2s.",
+     "message": "Mission 3: 0 stars. The SLO holds on 0 of 5 days of traffic; on seed 0: p95 time to first token 34.1s > 2s.",
      "settings": [
       500,
       "fp16",
@@ -1786,19 +1786,19 @@ window.kvbookLabData = {
      ],
      "stars": 0,
      "worst": [
-      90.9342,
-      357.1429,
-      0.103
+      85.8725,
+      324.263,
+      0.1008
      ]
     },
     {
      "days": 0,
      "median": [
-      39.8716,
-      311.7914,
-      0.0879
+      36.8431,
+      330.1788,
+      0.0784
      ],
-     "message": "Mission 3: 0 stars. The SLO holds on 0 of 5 days of traffic; on seed 0: p95 time to first token 16.1s > 2s.",
+     "message": "Mission 3: 0 stars. The SLO holds on 0 of 5 days of traffic; on seed 0: p95 time to first token 14.8s > 2s.",
      "settings": [
       500,
       "fp16",
@@ -1806,19 +1806,19 @@ window.kvbookLabData = {
      ],
      "stars": 0,
      "worst": [
-      55.5569,
-      337.5394,
-      0.0968
+      51.7397,
+      360.5442,
+      0.0964
      ]
     },
     {
      "days": 0,
      "median": [
-      18.9486,
-      320.8617,
-      0.0697
+      17.3858,
+      326.5306,
+      0.0712
      ],
-     "message": "Mission 3: 0 stars. The SLO holds on 0 of 5 days of traffic; on seed 0: p95 time to first token 7.79s > 2s.",
+     "message": "Mission 3: 0 stars. The SLO holds on 0 of 5 days of traffic; on seed 0: p95 time to first token 7.25s > 2s.",
      "settings": [
       500,
       "fp16",
@@ -1826,19 +1826,19 @@ window.kvbookLabData = {
      ],
      "stars": 0,
      "worst": [
-      28.6068,
-      349.1062,
-      0.0821
+      25.7365,
+      334.3849,
+      0.0739
      ]
     },
     {
      "days": 0,
      "median": [
-      8.5444,
-      160.9977,
-      0.034
+      8.2165,
+      155.3288,
+      0.0283
      ],
-     "message": "Mission 3: 0 stars. The SLO holds on 0 of 5 days of traffic; on seed 0: p95 time to first token 3.77s > 2s.",
+     "message": "Mission 3: 0 stars. The SLO holds on 0 of 5 days of traffic; on seed 0: p95 time to first token 3.55s > 2s.",
      "settings": [
       500,
       "fp16",
@@ -1846,19 +1846,19 @@ window.kvbookLabData = {
      ],
      "stars": 0,
      "worst": [
-      12.1556,
-      280.7571,
-      0.0641
+      11.5216,
+      263.9327,
+      0.0488
      ]
     },
     {
      "days": 0,
      "median": [
-      6.0192,
-      65.7596,
-      0.0102
+      5.7567,
+      61.2245,
+      0.0125
      ],
-     "message": "Mission 3: 0 stars. The SLO holds on 0 of 5 days of traffic; on seed 0: preemptions per 1,000 requests 22.3 > 10.",
+     "message": "Mission 3: 0 stars. The SLO holds on 0 of 5 days of traffic; on seed 0: preemptions per 1,000 requests 20.1 > 10.",
      "settings": [
       500,
       "fp16",
@@ -1866,19 +1866,19 @@ window.kvbookLabData = {
      ],
      "stars": 0,
      "worst": [
-      7.4745,
-      94.6372,
-      0.0183
+      7.4315,
+      89.3796,
+      0.0161
      ]
     },
     {
      "days": 1,
      "median": [
-      3.1721,
-      35.1474,
+      2.9485,
+      31.746,
       0.0045
      ],
-     "message": "Mission 3: 0 stars. The SLO holds on 1 of 5 days of traffic; on seed 1: p95 time to first token 3.47s > 2s. A pass on some days is luck, not a fix.",
+     "message": "Mission 3: 0 stars. The SLO holds on 1 of 5 days of traffic; on seed 1: p95 time to first token 3.63s > 2s. A pass on some days is luck, not a fix.",
      "settings": [
       500,
       "fp16",
@@ -1886,19 +1886,19 @@ window.kvbookLabData = {
      ],
      "stars": 0,
      "worst": [
-      6.9799,
-      49.8866,
-      0.0102
+      6.9842,
+      41.9501,
+      0.0107
      ]
     },
     {
      "days": 2,
      "median": [
-      0.5404,
-      17.1821,
+      0.4721,
+      16.0367,
       0.0023
      ],
-     "message": "Mission 3: 0 stars. The SLO holds on 2 of 5 days of traffic; on seed 2: preemptions per 1,000 requests 22.7 > 10. A pass on some days is luck, not a fix.",
+     "message": "Mission 3: 0 stars. The SLO holds on 2 of 5 days of traffic; on seed 2: preemptions per 1,000 requests 19.3 > 10. A pass on some days is luck, not a fix.",
      "settings": [
       500,
       "fp16",
@@ -1906,35 +1906,35 @@ window.kvbookLabData = {
      ],
      "stars": 0,
      "worst": [
-      5.3817,
-      23.1335,
+      5.3223,
+      24.1851,
+      0.0043
+     ]
+    },
+    {
+     "days": 4,
+     "median": [
+      0.2956,
+      5.6689,
+      0.0
+     ],
+     "message": "Mission 3: 0 stars. The SLO holds on 4 of 5 days of traffic; on seed 3: preemptions per 1,000 requests 21 > 10. A pass on some days is luck, not a fix.",
+     "settings": [
+      500,
+      "fp16",
+      0.95
+     ],
+     "stars": 0,
+     "worst": [
+      1.6503,
+      21.0305,
       0.0053
      ]
     },
     {
-     "days": 4,
-     "median": [
-      0.3053,
-      6.8729,
-      0.0
-     ],
-     "message": "Mission 3: 0 stars. The SLO holds on 4 of 5 days of traffic; on seed 3: p95 time to first token 2.07s > 2s. A pass on some days is luck, not a fix.",
-     "settings": [
-      500,
-      "fp16",
-      0.95
-     ],
-     "stars": 0,
-     "worst": [
-      2.0722,
-      19.979,
-      0.0043
-     ]
-    },
-    {
      "days": 5,
      "median": [
-      0.2522,
+      0.2439,
       0.0,
       0.0
      ],
@@ -1948,7 +1948,7 @@ window.kvbookLabData = {
      ],
      "stars": 2,
      "worst": [
-      0.2607,
+      0.2565,
       0.0,
       0.0
      ]
@@ -1956,7 +1956,7 @@ window.kvbookLabData = {
     {
      "days": 5,
      "median": [
-      0.2522,
+      0.2439,
       0.0,
       0.0
      ],
@@ -1968,7 +1968,7 @@ window.kvbookLabData = {
      ],
      "stars": 1,
      "worst": [
-      0.2607,
+      0.2565,
       0.0,
       0.0
      ]
@@ -1976,7 +1976,7 @@ window.kvbookLabData = {
     {
      "days": 5,
      "median": [
-      0.2522,
+      0.2439,
       0.0,
       0.0
      ],
@@ -1988,7 +1988,7 @@ window.kvbookLabData = {
      ],
      "stars": 1,
      "worst": [
-      0.2607,
+      0.2565,
       0.0,
       0.0
      ]
@@ -1996,7 +1996,7 @@ window.kvbookLabData = {
     {
      "days": 5,
      "median": [
-      0.2522,
+      0.2439,
       0.0,
       0.0
      ],
@@ -2008,7 +2008,7 @@ window.kvbookLabData = {
      ],
      "stars": 1,
      "worst": [
-      0.2607,
+      0.2565,
       0.0,
       0.0
      ]
@@ -2016,7 +2016,7 @@ window.kvbookLabData = {
     {
      "days": 5,
      "median": [
-      0.2522,
+      0.2439,
       0.0,
       0.0
      ],
@@ -2028,7 +2028,7 @@ window.kvbookLabData = {
      ],
      "stars": 1,
      "worst": [
-      0.2607,
+      0.2565,
       0.0,
       0.0
      ]
@@ -2036,7 +2036,7 @@ window.kvbookLabData = {
     {
      "days": 5,
      "median": [
-      0.2522,
+      0.2439,
       0.0,
       0.0
      ],
@@ -2048,7 +2048,7 @@ window.kvbookLabData = {
      ],
      "stars": 1,
      "worst": [
-      0.2607,
+      0.2565,
       0.0,
       0.0
      ]
@@ -2056,7 +2056,7 @@ window.kvbookLabData = {
     {
      "days": 5,
      "median": [
-      0.2522,
+      0.2439,
       0.0,
       0.0
      ],
@@ -2068,7 +2068,7 @@ window.kvbookLabData = {
      ],
      "stars": 1,
      "worst": [
-      0.2607,
+      0.2565,
       0.0,
       0.0
      ]
@@ -2076,7 +2076,7 @@ window.kvbookLabData = {
     {
      "days": 5,
      "median": [
-      0.2522,
+      0.2439,
       0.0,
       0.0
      ],
@@ -2088,7 +2088,7 @@ window.kvbookLabData = {
      ],
      "stars": 1,
      "worst": [
-      0.2607,
+      0.2565,
       0.0,
       0.0
      ]
@@ -2096,11 +2096,11 @@ window.kvbookLabData = {
     {
      "days": 0,
      "median": [
-      148.8816,
-      311.5693,
-      0.1096
+      143.1529,
+      328.7514,
+      0.114
      ],
-     "message": "Mission 3: 0 stars. The SLO holds on 0 of 5 days of traffic; on seed 0: p95 time to first token 89.4s > 2s.",
+     "message": "Mission 3: 0 stars. The SLO holds on 0 of 5 days of traffic; on seed 0: p95 time to first token 87s > 2s.",
      "settings": [
       600,
       "fp16",
@@ -2108,19 +2108,19 @@ window.kvbookLabData = {
      ],
      "stars": 0,
      "worst": [
-      164.4593,
-      351.4739,
-      0.1375
+      159.4758,
+      336.7347,
+      0.131
      ]
     },
     {
      "days": 0,
      "median": [
-      113.0117,
-      339.0023,
-      0.1144
+      109.3896,
+      349.2063,
+      0.1016
      ],
-     "message": "Mission 3: 0 stars. The SLO holds on 0 of 5 days of traffic; on seed 0: p95 time to first token 63.1s > 2s.",
+     "message": "Mission 3: 0 stars. The SLO holds on 0 of 5 days of traffic; on seed 0: p95 time to first token 60.1s > 2s.",
      "settings": [
       600,
       "fp16",
@@ -2128,19 +2128,19 @@ window.kvbookLabData = {
      ],
      "stars": 0,
      "worst": [
-      128.8321,
-      354.8753,
-      0.1189
+      123.8151,
+      352.6077,
+      0.1272
      ]
     },
     {
      "days": 0,
      "median": [
-      80.5854,
-      342.4036,
-      0.1046
+      77.3677,
+      345.9516,
+      0.1004
      ],
-     "message": "Mission 3: 0 stars. The SLO holds on 0 of 5 days of traffic; on seed 0: p95 time to first token 46s > 2s.",
+     "message": "Mission 3: 0 stars. The SLO holds on 0 of 5 days of traffic; on seed 0: p95 time to first token 43.3s > 2s.",
      "settings": [
       600,
       "fp16",
@@ -2148,19 +2148,19 @@ window.kvbookLabData = {
      ],
      "stars": 0,
      "worst": [
-      98.5196,
-      371.134,
-      0.1141
+      96.5353,
+      372.2795,
+      0.1126
      ]
     },
     {
      "days": 0,
      "median": [
-      58.5105,
-      332.1879,
-      0.0988
+      56.9398,
+      338.591,
+      0.0911
      ],
-     "message": "Mission 3: 0 stars. The SLO holds on 0 of 5 days of traffic; on seed 0: p95 time to first token 27.3s > 2s.",
+     "message": "Mission 3: 0 stars. The SLO holds on 0 of 5 days of traffic; on seed 0: p95 time to first token 26.4s > 2s.",
      "settings": [
       600,
       "fp16",
@@ -2168,19 +2168,19 @@ window.kvbookLabData = {
      ],
      "stars": 0,
      "worst": [
-      78.3371,
-      352.2608,
-      0.1012
+      75.5652,
+      375.2834,
+      0.1062
      ]
     },
     {
      "days": 0,
      "median": [
-      42.472,
-      342.4036,
-      0.091
+      42.0768,
+      354.8753,
+      0.093
      ],
-     "message": "Mission 3: 0 stars. The SLO holds on 0 of 5 days of traffic; on seed 0: p95 time to first token 15.5s > 2s.",
+     "message": "Mission 3: 0 stars. The SLO holds on 0 of 5 days of traffic; on seed 0: p95 time to first token 15.1s > 2s.",
      "settings": [
       600,
       "fp16",
@@ -2188,19 +2188,19 @@ window.kvbookLabData = {
      ],
      "stars": 0,
      "worst": [
-      56.7252,
-      380.9524,
-      0.1083
+      55.7316,
+      366.2132,
+      0.0981
      ]
     },
     {
      "days": 0,
      "median": [
-      28.4273,
-      316.3265,
-      0.0801
+      29.1115,
+      339.0023,
+      0.094
      ],
-     "message": "Mission 3: 0 stars. The SLO holds on 0 of 5 days of traffic; on seed 0: p95 time to first token 9.54s > 2s.",
+     "message": "Mission 3: 0 stars. The SLO holds on 0 of 5 days of traffic; on seed 0: p95 time to first token 9.28s > 2s.",
      "settings": [
       600,
       "fp16",
@@ -2208,19 +2208,19 @@ window.kvbookLabData = {
      ],
      "stars": 0,
      "worst": [
-      40.604,
-      377.4974,
-      0.0917
+      40.352,
+      364.8791,
+      0.0988
      ]
     },
     {
      "days": 0,
      "median": [
-      17.1376,
-      315.1927,
-      0.0763
+      17.201,
+      328.7982,
+      0.0831
      ],
-     "message": "Mission 3: 0 stars. The SLO holds on 0 of 5 days of traffic; on seed 0: p95 time to first token 4.71s > 2s.",
+     "message": "Mission 3: 0 stars. The SLO holds on 0 of 5 days of traffic; on seed 0: p95 time to first token 4.63s > 2s.",
      "settings": [
       600,
       "fp16",
@@ -2228,19 +2228,19 @@ window.kvbookLabData = {
      ],
      "stars": 0,
      "worst": [
-      27.0813,
-      349.1062,
-      0.0879
+      27.7817,
+      344.9001,
+      0.0983
      ]
     },
     {
      "days": 0,
      "median": [
-      8.8318,
-      217.6871,
-      0.0454
+      8.6596,
+      197.2789,
+      0.042
      ],
-     "message": "Mission 3: 0 stars. The SLO holds on 0 of 5 days of traffic; on seed 0: preemptions per 1,000 requests 29.1 > 10.",
+     "message": "Mission 3: 0 stars. The SLO holds on 0 of 5 days of traffic; on seed 0: preemptions per 1,000 requests 31.3 > 10.",
      "settings": [
       600,
       "fp16",
@@ -2248,15 +2248,15 @@ window.kvbookLabData = {
      ],
      "stars": 0,
      "worst": [
-      16.2609,
-      312.3028,
-      0.0669
+      16.9949,
+      319.6635,
+      0.0658
      ]
     },
     {
      "days": 5,
      "median": [
-      0.2515,
+      0.253,
       0.0,
       0.0
      ],
@@ -2270,7 +2270,7 @@ window.kvbookLabData = {
      ],
      "stars": 2,
      "worst": [
-      0.2692,
+      0.2702,
       1.0515,
       0.0
      ]
@@ -2278,7 +2278,7 @@ window.kvbookLabData = {
     {
      "days": 5,
      "median": [
-      0.2515,
+      0.253,
       0.0,
       0.0
      ],
@@ -2290,7 +2290,7 @@ window.kvbookLabData = {
      ],
      "stars": 1,
      "worst": [
-      0.2686,
+      0.2705,
       0.0,
       0.0
      ]
@@ -2298,7 +2298,7 @@ window.kvbookLabData = {
     {
      "days": 5,
      "median": [
-      0.2515,
+      0.253,
       0.0,
       0.0
      ],
@@ -2310,7 +2310,7 @@ window.kvbookLabData = {
      ],
      "stars": 1,
      "worst": [
-      0.2686,
+      0.2705,
       0.0,
       0.0
      ]
@@ -2318,7 +2318,7 @@ window.kvbookLabData = {
     {
      "days": 5,
      "median": [
-      0.2515,
+      0.253,
       0.0,
       0.0
      ],
@@ -2330,7 +2330,7 @@ window.kvbookLabData = {
      ],
      "stars": 1,
      "worst": [
-      0.2686,
+      0.2705,
       0.0,
       0.0
      ]
@@ -2338,7 +2338,7 @@ window.kvbookLabData = {
     {
      "days": 5,
      "median": [
-      0.2515,
+      0.253,
       0.0,
       0.0
      ],
@@ -2350,7 +2350,7 @@ window.kvbookLabData = {
      ],
      "stars": 1,
      "worst": [
-      0.2686,
+      0.2705,
       0.0,
       0.0
      ]
@@ -2358,7 +2358,7 @@ window.kvbookLabData = {
     {
      "days": 5,
      "median": [
-      0.2515,
+      0.253,
       0.0,
       0.0
      ],
@@ -2370,7 +2370,7 @@ window.kvbookLabData = {
      ],
      "stars": 1,
      "worst": [
-      0.2686,
+      0.2705,
       0.0,
       0.0
      ]
@@ -2378,7 +2378,7 @@ window.kvbookLabData = {
     {
      "days": 5,
      "median": [
-      0.2515,
+      0.253,
       0.0,
       0.0
      ],
@@ -2390,7 +2390,7 @@ window.kvbookLabData = {
      ],
      "stars": 1,
      "worst": [
-      0.2686,
+      0.2705,
       0.0,
       0.0
      ]
@@ -2398,7 +2398,7 @@ window.kvbookLabData = {
     {
      "days": 5,
      "median": [
-      0.2515,
+      0.253,
       0.0,
       0.0
      ],
@@ -2410,7 +2410,7 @@ window.kvbookLabData = {
      ],
      "stars": 1,
      "worst": [
-      0.2686,
+      0.2705,
       0.0,
       0.0
      ]
@@ -2418,11 +2418,11 @@ window.kvbookLabData = {
     {
      "days": 0,
      "median": [
-      236.6435,
-      320.7331,
-      0.1692
+      231.191,
+      336.7347,
+      0.1691
      ],
-     "message": "Mission 3: 0 stars. The SLO holds on 0 of 5 days of traffic; on seed 0: p95 time to first token 179s > 2s.",
+     "message": "Mission 3: 0 stars. The SLO holds on 0 of 5 days of traffic; on seed 0: p95 time to first token 173s > 2s.",
      "settings": [
       800,
       "fp16",
@@ -2430,19 +2430,19 @@ window.kvbookLabData = {
      ],
      "stars": 0,
      "worst": [
-      249.7107,
-      337.8685,
-      0.1929
+      248.4446,
+      339.0023,
+      0.2071
      ]
     },
     {
      "days": 0,
      "median": [
-      209.7661,
-      343.5374,
-      0.1579
+      207.3967,
+      342.4036,
+      0.161
      ],
-     "message": "Mission 3: 0 stars. The SLO holds on 0 of 5 days of traffic; on seed 0: p95 time to first token 147s > 2s.",
+     "message": "Mission 3: 0 stars. The SLO holds on 0 of 5 days of traffic; on seed 0: p95 time to first token 144s > 2s.",
      "settings": [
       800,
       "fp16",
@@ -2450,19 +2450,19 @@ window.kvbookLabData = {
      ],
      "stars": 0,
      "worst": [
-      223.7276,
-      358.2766,
-      0.1867
+      219.1779,
+      353.9519,
+      0.1838
      ]
     },
     {
      "days": 0,
      "median": [
-      187.2846,
-      345.9336,
-      0.1424
+      185.4698,
+      365.4066,
+      0.1483
      ],
-     "message": "Mission 3: 0 stars. The SLO holds on 0 of 5 days of traffic; on seed 0: p95 time to first token 124s > 2s.",
+     "message": "Mission 3: 0 stars. The SLO holds on 0 of 5 days of traffic; on seed 0: p95 time to first token 121s > 2s.",
      "settings": [
       800,
       "fp16",
@@ -2470,19 +2470,19 @@ window.kvbookLabData = {
      ],
      "stars": 0,
      "worst": [
-      204.4038,
-      360.5442,
-      0.1852
+      201.7461,
+      369.6145,
+      0.1678
      ]
     },
     {
      "days": 0,
      "median": [
-      166.2177,
-      357.1429,
-      0.1481
+      164.7651,
+      368.4807,
+      0.1495
      ],
-     "message": "Mission 3: 0 stars. The SLO holds on 0 of 5 days of traffic; on seed 0: p95 time to first token 103s > 2s.",
+     "message": "Mission 3: 0 stars. The SLO holds on 0 of 5 days of traffic; on seed 0: p95 time to first token 99.9s > 2s.",
      "settings": [
       800,
       "fp16",
@@ -2490,19 +2490,19 @@ window.kvbookLabData = {
      ],
      "stars": 0,
      "worst": [
-      183.147,
-      378.6848,
-      0.152
+      181.9609,
+      390.0227,
+      0.1639
      ]
     },
     {
      "days": 0,
      "median": [
-      145.1651,
-      351.6609,
-      0.1334
+      144.2966,
+      369.9885,
+      0.1416
      ],
-     "message": "Mission 3: 0 stars. The SLO holds on 0 of 5 days of traffic; on seed 0: p95 time to first token 86.1s > 2s.",
+     "message": "Mission 3: 0 stars. The SLO holds on 0 of 5 days of traffic; on seed 0: p95 time to first token 84.5s > 2s.",
      "settings": [
       800,
       "fp16",
@@ -2510,19 +2510,19 @@ window.kvbookLabData = {
      ],
      "stars": 0,
      "worst": [
-      165.9132,
-      375.2834,
-      0.1555
+      164.9516,
+      386.6213,
+      0.155
      ]
     },
     {
      "days": 0,
      "median": [
-      128.1595,
-      365.0794,
-      0.1311
+      127.1966,
+      387.1707,
+      0.1309
      ],
-     "message": "Mission 3: 0 stars. The SLO holds on 0 of 5 days of traffic; on seed 0: p95 time to first token 76.4s > 2s.",
+     "message": "Mission 3: 0 stars. The SLO holds on 0 of 5 days of traffic; on seed 0: p95 time to first token 75.9s > 2s.",
      "settings": [
       800,
       "fp16",
@@ -2530,19 +2530,19 @@ window.kvbookLabData = {
      ],
      "stars": 0,
      "worst": [
-      149.1183,
-      382.0862,
-      0.1449
+      147.7289,
+      394.5578,
+      0.1564
      ]
     },
     {
      "days": 0,
      "median": [
-      114.2625,
-      375.2834,
-      0.1343
+      113.5995,
+      382.0862,
+      0.1274
      ],
-     "message": "Mission 3: 0 stars. The SLO holds on 0 of 5 days of traffic; on seed 0: p95 time to first token 64.5s > 2s.",
+     "message": "Mission 3: 0 stars. The SLO holds on 0 of 5 days of traffic; on seed 0: p95 time to first token 64.2s > 2s.",
      "settings": [
       800,
       "fp16",
@@ -2550,19 +2550,19 @@ window.kvbookLabData = {
      ],
      "stars": 0,
      "worst": [
-      134.0931,
-      404.3528,
-      0.1456
+      133.3477,
+      397.9592,
+      0.1409
      ]
     },
     {
      "days": 0,
      "median": [
-      100.4056,
-      387.1707,
-      0.1289
+      100.3431,
+      376.4458,
+      0.1173
      ],
-     "message": "Mission 3: 0 stars. The SLO holds on 0 of 5 days of traffic; on seed 0: p95 time to first token 54s > 2s.",
+     "message": "Mission 3: 0 stars. The SLO holds on 0 of 5 days of traffic; on seed 0: p95 time to first token 54.2s > 2s.",
      "settings": [
       800,
       "fp16",
@@ -2570,19 +2570,19 @@ window.kvbookLabData = {
      ],
      "stars": 0,
      "worst": [
-      120.5521,
-      405.8957,
-      0.133
+      121.2094,
+      400.2268,
+      0.1289
      ]
     },
     {
      "days": 1,
      "median": [
-      0.4005,
-      22.6757,
+      0.3842,
+      23.8095,
       0.0053
      ],
-     "message": "Mission 3: 0 stars. The SLO holds on 1 of 5 days of traffic; on seed 1: p95 time to first token 4.53s > 2s. A pass on some days is luck, not a fix.",
+     "message": "Mission 3: 0 stars. The SLO holds on 1 of 5 days of traffic; on seed 1: p95 time to first token 4.31s > 2s. A pass on some days is luck, not a fix.",
      "settings": [
       800,
       "fp8",
@@ -2590,19 +2590,19 @@ window.kvbookLabData = {
      ],
      "stars": 0,
      "worst": [
-      5.0716,
-      45.3515,
-      0.0091
+      5.1136,
+      41.9501,
+      0.0069
      ]
     },
     {
      "days": 4,
      "median": [
-      0.2686,
+      0.2662,
       1.1455,
       0.0
      ],
-     "message": "Mission 3: 0 stars. The SLO holds on 4 of 5 days of traffic; on seed 3: p95 time to first token 2.07s > 2s. A pass on some days is luck, not a fix.",
+     "message": "Mission 3: 0 stars. The SLO holds on 4 of 5 days of traffic; on seed 3: preemptions per 1,000 requests 25.2 > 10. A pass on some days is luck, not a fix.",
      "settings": [
       800,
       "fp8",
@@ -2610,7 +2610,7 @@ window.kvbookLabData = {
      ],
      "stars": 0,
      "worst": [
-      2.0749,
+      1.8343,
       25.2366,
       0.0021
      ]
@@ -2618,11 +2618,11 @@ window.kvbookLabData = {
     {
      "days": 4,
      "median": [
-      0.2646,
+      0.2631,
       0.0,
       0.0
      ],
-     "message": "Mission 3: 0 stars. The SLO holds on 4 of 5 days of traffic; on seed 3: preemptions per 1,000 requests 10.5 > 10. A pass on some days is luck, not a fix.",
+     "message": "Mission 3: 0 stars. The SLO holds on 4 of 5 days of traffic; on seed 3: preemptions per 1,000 requests 13.7 > 10. A pass on some days is luck, not a fix.",
      "settings": [
       800,
       "fp8",
@@ -2630,15 +2630,15 @@ window.kvbookLabData = {
      ],
      "stars": 0,
      "worst": [
-      0.3054,
-      10.5152,
-      0.0011
+      0.3184,
+      13.6698,
+      0.0021
      ]
     },
     {
      "days": 5,
      "median": [
-      0.2646,
+      0.2631,
       0.0,
       0.0
      ],
@@ -2650,7 +2650,7 @@ window.kvbookLabData = {
      ],
      "stars": 1,
      "worst": [
-      0.2888,
+      0.2855,
       0.0,
       0.0
      ]
@@ -2658,7 +2658,7 @@ window.kvbookLabData = {
     {
      "days": 5,
      "median": [
-      0.2646,
+      0.2631,
       0.0,
       0.0
      ],
@@ -2670,7 +2670,7 @@ window.kvbookLabData = {
      ],
      "stars": 1,
      "worst": [
-      0.2888,
+      0.2855,
       0.0,
       0.0
      ]
@@ -2678,7 +2678,7 @@ window.kvbookLabData = {
     {
      "days": 5,
      "median": [
-      0.2646,
+      0.2631,
       0.0,
       0.0
      ],
@@ -2690,7 +2690,7 @@ window.kvbookLabData = {
      ],
      "stars": 1,
      "worst": [
-      0.2888,
+      0.2855,
       0.0,
       0.0
      ]
@@ -2698,7 +2698,7 @@ window.kvbookLabData = {
     {
      "days": 5,
      "median": [
-      0.2646,
+      0.2631,
       0.0,
       0.0
      ],
@@ -2710,7 +2710,7 @@ window.kvbookLabData = {
      ],
      "stars": 1,
      "worst": [
-      0.2888,
+      0.2855,
       0.0,
       0.0
      ]
@@ -2718,7 +2718,7 @@ window.kvbookLabData = {
     {
      "days": 5,
      "median": [
-      0.2646,
+      0.2631,
       0.0,
       0.0
      ],
@@ -2730,7 +2730,7 @@ window.kvbookLabData = {
      ],
      "stars": 1,
      "worst": [
-      0.2888,
+      0.2855,
       0.0,
       0.0
      ]
@@ -2738,11 +2738,11 @@ window.kvbookLabData = {
     {
      "days": 0,
      "median": [
-      405.2006,
-      274.3764,
-      0.2983
+      401.3448,
+      273.2426,
+      0.3051
      ],
-     "message": "Mission 3: 0 stars. The SLO holds on 0 of 5 days of traffic; on seed 0: p95 time to first token 319s > 2s.",
+     "message": "Mission 3: 0 stars. The SLO holds on 0 of 5 days of traffic; on seed 0: p95 time to first token 315s > 2s.",
      "settings": [
       null,
       "fp16",
@@ -2750,19 +2750,19 @@ window.kvbookLabData = {
      ],
      "stars": 0,
      "worst": [
-      417.5592,
-      275.5102,
-      0.3387
+      412.5867,
+      289.1156,
+      0.3217
      ]
     },
     {
      "days": 0,
      "median": [
-      381.1358,
-      295.5326,
-      0.2997
+      379.9781,
+      296.0894,
+      0.2919
      ],
-     "message": "Mission 3: 0 stars. The SLO holds on 0 of 5 days of traffic; on seed 0: p95 time to first token 303s > 2s.",
+     "message": "Mission 3: 0 stars. The SLO holds on 0 of 5 days of traffic; on seed 0: p95 time to first token 300s > 2s.",
      "settings": [
       null,
       "fp16",
@@ -2770,19 +2770,19 @@ window.kvbookLabData = {
      ],
      "stars": 0,
      "worst": [
-      388.7508,
-      312.9252,
-      0.3193
+      388.1295,
+      300.4535,
+      0.3333
      ]
     },
     {
      "days": 0,
      "median": [
-      362.748,
-      305.8419,
-      0.287
+      359.7193,
+      304.9887,
+      0.2817
      ],
-     "message": "Mission 3: 0 stars. The SLO holds on 0 of 5 days of traffic; on seed 0: p95 time to first token 283s > 2s.",
+     "message": "Mission 3: 0 stars. The SLO holds on 0 of 5 days of traffic; on seed 0: p95 time to first token 281s > 2s.",
      "settings": [
       null,
       "fp16",
@@ -2790,19 +2790,19 @@ window.kvbookLabData = {
      ],
      "stars": 0,
      "worst": [
-      378.4513,
-      317.4603,
-      0.3084
+      377.7077,
+      318.5941,
+      0.3075
      ]
     },
     {
      "days": 0,
      "median": [
-      342.1492,
-      322.905,
-      0.2882
+      339.1361,
+      327.3743,
+      0.2841
      ],
-     "message": "Mission 3: 0 stars. The SLO holds on 0 of 5 days of traffic; on seed 0: p95 time to first token 268s > 2s.",
+     "message": "Mission 3: 0 stars. The SLO holds on 0 of 5 days of traffic; on seed 0: p95 time to first token 265s > 2s.",
      "settings": [
       null,
       "fp16",
@@ -2810,19 +2810,19 @@ window.kvbookLabData = {
      ],
      "stars": 0,
      "worst": [
-      364.9572,
-      329.932,
-      0.3199
+      360.8644,
+      335.6009,
+      0.2963
      ]
     },
     {
      "days": 0,
      "median": [
-      325.7378,
-      321.8786,
-      0.2723
+      325.7215,
+      331.0658,
+      0.2568
      ],
-     "message": "Mission 3: 0 stars. The SLO holds on 0 of 5 days of traffic; on seed 0: p95 time to first token 253s > 2s.",
+     "message": "Mission 3: 0 stars. The SLO holds on 0 of 5 days of traffic; on seed 0: p95 time to first token 251s > 2s.",
      "settings": [
       null,
       "fp16",
@@ -2830,17 +2830,17 @@ window.kvbookLabData = {
      ],
      "stars": 0,
      "worst": [
-      351.7294,
-      333.3333,
-      0.2918
+      349.3708,
+      339.0023,
+      0.291
      ]
     },
     {
      "days": 0,
      "median": [
-      316.6208,
-      334.4788,
-      0.253
+      315.6104,
+      346.9388,
+      0.2356
      ],
      "message": "Mission 3: 0 stars. The SLO holds on 0 of 5 days of traffic; on seed 0: p95 time to first token 244s > 2s.",
      "settings": [
@@ -2850,19 +2850,19 @@ window.kvbookLabData = {
      ],
      "stars": 0,
      "worst": [
-      333.6507,
-      361.678,
-      0.3053
+      330.5791,
+      351.9553,
+      0.2824
      ]
     },
     {
      "days": 0,
      "median": [
-      305.5281,
-      335.6009,
-      0.2365
+      304.2794,
+      337.8685,
+      0.2434
      ],
-     "message": "Mission 3: 0 stars. The SLO holds on 0 of 5 days of traffic; on seed 0: p95 time to first token 234s > 2s.",
+     "message": "Mission 3: 0 stars. The SLO holds on 0 of 5 days of traffic; on seed 0: p95 time to first token 232s > 2s.",
      "settings": [
       null,
       "fp16",
@@ -2870,17 +2870,17 @@ window.kvbookLabData = {
      ],
      "stars": 0,
      "worst": [
-      321.6424,
-      350.5155,
-      0.2808
+      321.1184,
+      350.3401,
+      0.266
      ]
     },
     {
      "days": 0,
      "median": [
-      296.8841,
-      352.6077,
-      0.2442
+      295.1327,
+      345.2514,
+      0.2494
      ],
      "message": "Mission 3: 0 stars. The SLO holds on 0 of 5 days of traffic; on seed 0: p95 time to first token 226s > 2s.",
      "settings": [
@@ -2890,19 +2890,19 @@ window.kvbookLabData = {
      ],
      "stars": 0,
      "worst": [
-      311.8171,
+      311.7043,
       361.678,
-      0.2774
+      0.2506
      ]
     },
     {
      "days": 0,
      "median": [
-      182.0803,
-      468.254,
-      0.2055
+      180.3948,
+      457.0447,
+      0.2031
      ],
-     "message": "Mission 3: 0 stars. The SLO holds on 0 of 5 days of traffic; on seed 0: p95 time to first token 95.3s > 2s.",
+     "message": "Mission 3: 0 stars. The SLO holds on 0 of 5 days of traffic; on seed 0: p95 time to first token 93.4s > 2s.",
      "settings": [
       null,
       "fp8",
@@ -2910,19 +2910,19 @@ window.kvbookLabData = {
      ],
      "stars": 0,
      "worst": [
-      216.9952,
-      492.0635,
-      0.2244
+      215.6163,
+      489.7959,
+      0.2078
      ]
     },
     {
      "days": 0,
      "median": [
-      150.6706,
-      479.5918,
-      0.1901
+      150.8709,
+      497.7324,
+      0.1945
      ],
-     "message": "Mission 3: 0 stars. The SLO holds on 0 of 5 days of traffic; on seed 0: p95 time to first token 70.6s > 2s.",
+     "message": "Mission 3: 0 stars. The SLO holds on 0 of 5 days of traffic; on seed 0: p95 time to first token 69.6s > 2s.",
      "settings": [
       null,
       "fp8",
@@ -2930,19 +2930,19 @@ window.kvbookLabData = {
      ],
      "stars": 0,
      "worst": [
-      195.8315,
-      498.2818,
-      0.2019
+      195.6209,
+      506.8027,
+      0.2162
      ]
     },
     {
      "days": 0,
      "median": [
-      121.0085,
-      488.6621,
-      0.1681
+      122.1723,
+      501.1338,
+      0.1631
      ],
-     "message": "Mission 3: 0 stars. The SLO holds on 0 of 5 days of traffic; on seed 0: p95 time to first token 46.7s > 2s.",
+     "message": "Mission 3: 0 stars. The SLO holds on 0 of 5 days of traffic; on seed 0: p95 time to first token 48s > 2s.",
      "settings": [
       null,
       "fp8",
@@ -2950,19 +2950,19 @@ window.kvbookLabData = {
      ],
      "stars": 0,
      "worst": [
-      174.4697,
-      504.5351,
-      0.1943
+      174.6267,
+      532.8798,
+      0.1958
      ]
     },
     {
      "days": 0,
      "median": [
-      96.7983,
-      490.9297,
-      0.1575
+      98.1655,
+      477.6632,
+      0.1582
      ],
-     "message": "Mission 3: 0 stars. The SLO holds on 0 of 5 days of traffic; on seed 0: p95 time to first token 31.2s > 2s.",
+     "message": "Mission 3: 0 stars. The SLO holds on 0 of 5 days of traffic; on seed 0: p95 time to first token 31.6s > 2s.",
      "settings": [
       null,
       "fp8",
@@ -2970,19 +2970,19 @@ window.kvbookLabData = {
      ],
      "stars": 0,
      "worst": [
-      147.3098,
-      519.2744,
-      0.1627
+      149.2439,
+      517.0068,
+      0.181
      ]
     },
     {
      "days": 0,
      "median": [
-      74.6091,
-      470.0315,
-      0.1469
+      76.7952,
+      476.3407,
+      0.1618
      ],
-     "message": "Mission 3: 0 stars. The SLO holds on 0 of 5 days of traffic; on seed 0: p95 time to first token 16.9s > 2s.",
+     "message": "Mission 3: 0 stars. The SLO holds on 0 of 5 days of traffic; on seed 0: p95 time to first token 18.5s > 2s.",
      "settings": [
       null,
       "fp8",
@@ -2990,19 +2990,19 @@ window.kvbookLabData = {
      ],
      "stars": 0,
      "worst": [
-      128.4793,
-      529.4785,
-      0.1607
+      130.9167,
+      515.873,
+      0.1657
      ]
     },
     {
      "days": 0,
      "median": [
-      54.9365,
-      458.4648,
-      0.1379
+      58.6382,
+      468.98,
+      0.1429
      ],
-     "message": "Mission 3: 0 stars. The SLO holds on 0 of 5 days of traffic; on seed 0: p95 time to first token 3.49s > 2s.",
+     "message": "Mission 3: 0 stars. The SLO holds on 0 of 5 days of traffic; on seed 0: p95 time to first token 4.56s > 2s.",
      "settings": [
       null,
       "fp8",
@@ -3010,19 +3010,19 @@ window.kvbookLabData = {
      ],
      "stars": 0,
      "worst": [
-      112.7641,
-      490.9297,
-      0.144
+      116.0408,
+      502.2676,
+      0.1585
      ]
     },
     {
      "days": 0,
      "median": [
-      38.8148,
-      432.1767,
-      0.1232
+      42.0833,
+      435.3312,
+      0.1248
      ],
-     "message": "Mission 3: 0 stars. The SLO holds on 0 of 5 days of traffic; on seed 0: preemptions per 1,000 requests 14.5 > 10.",
+     "message": "Mission 3: 0 stars. The SLO holds on 0 of 5 days of traffic; on seed 0: preemptions per 1,000 requests 21.2 > 10.",
      "settings": [
       null,
       "fp8",
@@ -3030,19 +3030,19 @@ window.kvbookLabData = {
      ],
      "stars": 0,
      "worst": [
-      94.1937,
-      503.4014,
-      0.1389
+      98.0601,
+      488.6621,
+      0.1477
      ]
     },
     {
      "days": 1,
      "median": [
-      25.1482,
+      28.8318,
       423.7645,
-      0.1055
+      0.1207
      ],
-     "message": "Mission 3: 0 stars. The SLO holds on 1 of 5 days of traffic; on seed 1: p95 time to first token 25.1s > 2s. A pass on some days is luck, not a fix.",
+     "message": "Mission 3: 0 stars. The SLO holds on 1 of 5 days of traffic; on seed 1: p95 time to first token 28.8s > 2s. A pass on some days is luck, not a fix.",
      "settings": [
       null,
       "fp8",
@@ -3050,9 +3050,9 @@ window.kvbookLabData = {
      ],
      "stars": 0,
      "worst": [
-      80.4713,
-      479.5918,
-      0.1352
+      83.9176,
+      486.3946,
+      0.1329
      ]
     }
    ],
@@ -3094,7 +3094,7 @@ window.kvbookLabData = {
      "text": "admission fills the cache to the brim, so running requests are evicted"
     }
    ],
-   "debrief": "Too little headroom and running requests are evicted mid-answer; too much and new requests queue while blocks sit free. Between them lies a band; its edges move with the burst and the answer lengths, which is why another team's limits rarely fit. In a real server, step max_num_seqs down from the value that preempts and stop at the first that holds the preemption counter near zero. Replayed cold (2 minutes from an empty server, as this mission once was), watermark=0.05 passes on all 5 days; the cold band is 0.05 to 0.09, the warm band 0.04 to 0.06 (after a 2-minute warm-up over 10 minutes): a band found cold is not the band.",
+   "debrief": "Too little headroom and running requests are evicted mid-answer; too much and new requests queue while blocks sit free. Between them lies a band; its edges move with the burst and the answer lengths, which is why another team's limits rarely fit. In a real server, step max_num_seqs down from the value that preempts and stop at the first that holds the preemption counter near zero. Replayed cold (2 minutes from an empty server, as this mission once was), watermark=0.05 passes on all 5 days; the cold band is 0.05 to 0.1, the warm band 0.04 to 0.09 (after a 2-minute warm-up over 10 minutes): a band found cold is not the band.",
    "direction": "min",
    "duration_s": 600.0,
    "expert": [
@@ -3213,46 +3213,46 @@ window.kvbookLabData = {
    "pass_band": [
     [
      0.04,
-     0.06
+     0.09
     ]
    ],
    "resource": "watermark",
    "right_bands": [
     [
      0.03,
-     0.05
+     0.08
     ],
     [
      0.03,
-     0.06
+     0.09
     ],
     [
      0.03,
-     0.07
+     0.1
     ],
     [
      0.04,
-     0.05
+     0.08
     ],
     [
      0.04,
-     0.06
+     0.09
     ],
     [
      0.04,
-     0.07
+     0.1
     ],
     [
      0.05,
-     0.05
+     0.08
     ],
     [
      0.05,
-     0.06
+     0.09
     ],
     [
      0.05,
-     0.07
+     0.1
     ]
    ],
    "right_causes": [
@@ -3262,63 +3262,63 @@ window.kvbookLabData = {
     {
      "days": 0,
      "median": [
-      25.0165,
-      101.3616,
-      0.0242
+      24.2268,
+      95.3101,
+      0.0272
      ],
-     "message": "Mission 4: 0 stars. The SLO holds on 0 of 5 days of traffic; on seed 0: preemptions per 1,000 requests 37.5 > 10.",
+     "message": "Mission 4: 0 stars. The SLO holds on 0 of 5 days of traffic; on seed 0: preemptions per 1,000 requests 42.2 > 10.",
      "settings": [
       0.0
      ],
      "stars": 0,
      "worst": [
-      33.9821,
-      163.5581,
-      0.0459
+      33.212,
+      146.3415,
+      0.0387
      ]
     },
     {
      "days": 0,
      "median": [
-      24.8257,
-      43.8729,
+      24.0277,
+      39.3343,
       0.0091
      ],
-     "message": "Mission 4: 0 stars. The SLO holds on 0 of 5 days of traffic; on seed 0: preemptions per 1,000 requests 21.9 > 10.",
+     "message": "Mission 4: 0 stars. The SLO holds on 0 of 5 days of traffic; on seed 0: preemptions per 1,000 requests 17.2 > 10.",
      "settings": [
       0.01
      ],
      "stars": 0,
      "worst": [
-      33.7211,
-      68.8666,
-      0.0172
+      32.834,
+      57.3888,
+      0.0143
      ]
     },
     {
      "days": 2,
      "median": [
-      24.9529,
-      13.6157,
+      24.1767,
+      16.6163,
       0.003
      ],
-     "message": "Mission 4: 0 stars. The SLO holds on 2 of 5 days of traffic; on seed 1: preemptions per 1,000 requests 13.6 > 10. A pass on some days is luck, not a fix.",
+     "message": "Mission 4: 0 stars. The SLO holds on 2 of 5 days of traffic; on seed 1: preemptions per 1,000 requests 19.7 > 10. A pass on some days is luck, not a fix.",
      "settings": [
       0.02
      ],
      "stars": 0,
      "worst": [
-      33.6406,
-      31.5638,
-      0.0115
+      32.7698,
+      21.5208,
+      0.0072
      ]
     },
     {
      "days": 4,
      "median": [
-      25.2966,
-      6.0514,
-      0.003
+      24.4328,
+      6.3091,
+      0.0015
      ],
      "message": "Mission 4: 0 stars. The SLO holds on 4 of 5 days of traffic; on seed 3: preemptions per 1,000 requests 11.5 > 10. A pass on some days is luck, not a fix.",
      "settings": [
@@ -3326,16 +3326,16 @@ window.kvbookLabData = {
      ],
      "stars": 0,
      "worst": [
-      34.0886,
+      33.2043,
       11.4778,
-      0.0072
+      0.0045
      ]
     },
     {
      "days": 5,
      "median": [
-      25.5224,
-      1.5773,
+      24.7777,
+      4.5317,
       0.0015
      ],
      "message": "Mission 4: 2 stars. The SLO holds on all 5 days with watermark=0.04, the least kvsim's search finds. Commit a prediction before running for the third.",
@@ -3346,7 +3346,7 @@ window.kvbookLabData = {
      ],
      "stars": 2,
      "worst": [
-      34.3896,
+      33.4867,
       7.1736,
       0.0043
      ]
@@ -3354,7 +3354,7 @@ window.kvbookLabData = {
     {
      "days": 5,
      "median": [
-      25.7988,
+      24.8911,
       0.0,
       0.0
      ],
@@ -3364,15 +3364,15 @@ window.kvbookLabData = {
      ],
      "stars": 1,
      "worst": [
-      34.9222,
-      4.5386,
-      0.0015
+      34.1164,
+      3.0257,
+      0.0014
      ]
     },
     {
      "days": 5,
      "median": [
-      26.7044,
+      25.5552,
       0.0,
       0.0
      ],
@@ -3382,25 +3382,61 @@ window.kvbookLabData = {
      ],
      "stars": 1,
      "worst": [
-      35.7555,
-      1.4347,
-      0.0014
+      34.4031,
+      1.5129,
+      0.0
      ]
     },
     {
-     "days": 4,
+     "days": 5,
      "median": [
-      27.0203,
+      25.7958,
       0.0,
       0.0
      ],
-     "message": "Mission 4: 0 stars. The SLO holds on 4 of 5 days of traffic; on seed 2: p95 time to first token 36.3s > 36s. A pass on some days is luck, not a fix.",
+     "message": "Mission 4: 1 star. The SLO holds on all 5 days; kvsim's search passes with watermark=0.04, less than your 0.07.",
      "settings": [
       0.07
      ],
-     "stars": 0,
+     "stars": 1,
      "worst": [
-      36.2604,
+      35.0631,
+      0.0,
+      0.0
+     ]
+    },
+    {
+     "days": 5,
+     "median": [
+      26.3776,
+      0.0,
+      0.0
+     ],
+     "message": "Mission 4: 1 star. The SLO holds on all 5 days; kvsim's search passes with watermark=0.04, less than your 0.08.",
+     "settings": [
+      0.08
+     ],
+     "stars": 1,
+     "worst": [
+      35.4573,
+      0.0,
+      0.0
+     ]
+    },
+    {
+     "days": 5,
+     "median": [
+      27.5307,
+      0.0,
+      0.0
+     ],
+     "message": "Mission 4: 1 star. The SLO holds on all 5 days; kvsim's search passes with watermark=0.04, less than your 0.09.",
+     "settings": [
+      0.09
+     ],
+     "stars": 1,
+     "worst": [
+      35.8575,
       0.0,
       0.0
      ]
@@ -3408,53 +3444,17 @@ window.kvbookLabData = {
     {
      "days": 4,
      "median": [
-      27.6529,
+      27.9087,
       0.0,
       0.0
      ],
-     "message": "Mission 4: 0 stars. The SLO holds on 4 of 5 days of traffic; on seed 2: p95 time to first token 36.4s > 36s. A pass on some days is luck, not a fix.",
-     "settings": [
-      0.08
-     ],
-     "stars": 0,
-     "worst": [
-      36.3897,
-      0.0,
-      0.0
-     ]
-    },
-    {
-     "days": 3,
-     "median": [
-      28.3976,
-      0.0,
-      0.0
-     ],
-     "message": "Mission 4: 0 stars. The SLO holds on 3 of 5 days of traffic; on seed 2: p95 time to first token 36.6s > 36s. A pass on some days is luck, not a fix.",
-     "settings": [
-      0.09
-     ],
-     "stars": 0,
-     "worst": [
-      36.603,
-      0.0,
-      0.0
-     ]
-    },
-    {
-     "days": 3,
-     "median": [
-      28.8205,
-      0.0,
-      0.0
-     ],
-     "message": "Mission 4: 0 stars. The SLO holds on 3 of 5 days of traffic; on seed 2: p95 time to first token 37s > 36s. A pass on some days is luck, not a fix.",
+     "message": "Mission 4: 0 stars. The SLO holds on 4 of 5 days of traffic; on seed 2: p95 time to first token 36s > 36s. A pass on some days is luck, not a fix.",
      "settings": [
       0.1
      ],
      "stars": 0,
      "worst": [
-      36.9823,
+      36.0307,
       0.0,
       0.0
      ]
@@ -3462,17 +3462,17 @@ window.kvbookLabData = {
     {
      "days": 3,
      "median": [
-      29.438,
+      28.4659,
       0.0,
       0.0
      ],
-     "message": "Mission 4: 0 stars. The SLO holds on 3 of 5 days of traffic; on seed 2: p95 time to first token 37.4s > 36s. A pass on some days is luck, not a fix.",
+     "message": "Mission 4: 0 stars. The SLO holds on 3 of 5 days of traffic; on seed 2: p95 time to first token 36.2s > 36s. A pass on some days is luck, not a fix.",
      "settings": [
       0.11
      ],
      "stars": 0,
      "worst": [
-      37.3989,
+      36.2459,
       0.0,
       0.0
      ]
@@ -3480,17 +3480,17 @@ window.kvbookLabData = {
     {
      "days": 3,
      "median": [
-      30.5342,
+      29.1121,
       0.0,
       0.0
      ],
-     "message": "Mission 4: 0 stars. The SLO holds on 3 of 5 days of traffic; on seed 2: p95 time to first token 38s > 36s. A pass on some days is luck, not a fix.",
+     "message": "Mission 4: 0 stars. The SLO holds on 3 of 5 days of traffic; on seed 2: p95 time to first token 36.9s > 36s. A pass on some days is luck, not a fix.",
      "settings": [
       0.12
      ],
      "stars": 0,
      "worst": [
-      37.9872,
+      36.9468,
       0.0,
       0.0
      ]
@@ -3498,17 +3498,17 @@ window.kvbookLabData = {
     {
      "days": 3,
      "median": [
-      31.1726,
+      29.922,
       0.0,
       0.0
      ],
-     "message": "Mission 4: 0 stars. The SLO holds on 3 of 5 days of traffic; on seed 2: p95 time to first token 38.4s > 36s. A pass on some days is luck, not a fix.",
+     "message": "Mission 4: 0 stars. The SLO holds on 3 of 5 days of traffic; on seed 2: p95 time to first token 37.3s > 36s. A pass on some days is luck, not a fix.",
      "settings": [
       0.13
      ],
      "stars": 0,
      "worst": [
-      38.4245,
+      37.2973,
       0.0,
       0.0
      ]
@@ -3516,17 +3516,17 @@ window.kvbookLabData = {
     {
      "days": 3,
      "median": [
-      31.7079,
+      30.5889,
       0.0,
       0.0
      ],
-     "message": "Mission 4: 0 stars. The SLO holds on 3 of 5 days of traffic; on seed 2: p95 time to first token 38.8s > 36s. A pass on some days is luck, not a fix.",
+     "message": "Mission 4: 0 stars. The SLO holds on 3 of 5 days of traffic; on seed 2: p95 time to first token 37.5s > 36s. A pass on some days is luck, not a fix.",
      "settings": [
       0.14
      ],
      "stars": 0,
      "worst": [
-      38.8321,
+      37.8605,
       0.0,
       0.0
      ]
@@ -3534,17 +3534,17 @@ window.kvbookLabData = {
     {
      "days": 3,
      "median": [
-      32.4257,
+      31.1685,
       0.0,
       0.0
      ],
-     "message": "Mission 4: 0 stars. The SLO holds on 3 of 5 days of traffic; on seed 2: p95 time to first token 39.6s > 36s. A pass on some days is luck, not a fix.",
+     "message": "Mission 4: 0 stars. The SLO holds on 3 of 5 days of traffic; on seed 2: p95 time to first token 38.1s > 36s. A pass on some days is luck, not a fix.",
      "settings": [
       0.15
      ],
      "stars": 0,
      "worst": [
-      39.611,
+      38.1269,
       0.0,
       0.0
      ]
@@ -3552,17 +3552,17 @@ window.kvbookLabData = {
     {
      "days": 3,
      "median": [
-      32.743,
+      31.8765,
       0.0,
       0.0
      ],
-     "message": "Mission 4: 0 stars. The SLO holds on 3 of 5 days of traffic; on seed 2: p95 time to first token 39.9s > 36s. A pass on some days is luck, not a fix.",
+     "message": "Mission 4: 0 stars. The SLO holds on 3 of 5 days of traffic; on seed 2: p95 time to first token 38.6s > 36s. A pass on some days is luck, not a fix.",
      "settings": [
       0.16
      ],
      "stars": 0,
      "worst": [
-      40.0652,
+      38.6192,
       0.0,
       0.0
      ]
@@ -3570,17 +3570,17 @@ window.kvbookLabData = {
     {
      "days": 3,
      "median": [
-      33.7783,
+      32.3072,
       0.0,
       0.0
      ],
-     "message": "Mission 4: 0 stars. The SLO holds on 3 of 5 days of traffic; on seed 2: p95 time to first token 40.7s > 36s. A pass on some days is luck, not a fix.",
+     "message": "Mission 4: 0 stars. The SLO holds on 3 of 5 days of traffic; on seed 2: p95 time to first token 39.4s > 36s. A pass on some days is luck, not a fix.",
      "settings": [
       0.17
      ],
      "stars": 0,
      "worst": [
-      40.7429,
+      39.3999,
       0.0,
       0.0
      ]
@@ -3588,17 +3588,17 @@ window.kvbookLabData = {
     {
      "days": 3,
      "median": [
-      34.3099,
+      32.8062,
       0.0,
       0.0
      ],
-     "message": "Mission 4: 0 stars. The SLO holds on 3 of 5 days of traffic; on seed 2: p95 time to first token 41.5s > 36s. A pass on some days is luck, not a fix.",
+     "message": "Mission 4: 0 stars. The SLO holds on 3 of 5 days of traffic; on seed 2: p95 time to first token 40s > 36s. A pass on some days is luck, not a fix.",
      "settings": [
       0.18
      ],
      "stars": 0,
      "worst": [
-      41.455,
+      39.9747,
       0.0,
       0.0
      ]
@@ -3606,17 +3606,17 @@ window.kvbookLabData = {
     {
      "days": 3,
      "median": [
-      35.0006,
+      33.7557,
       0.0,
       0.0
      ],
-     "message": "Mission 4: 0 stars. The SLO holds on 3 of 5 days of traffic; on seed 2: p95 time to first token 42s > 36s. A pass on some days is luck, not a fix.",
+     "message": "Mission 4: 0 stars. The SLO holds on 3 of 5 days of traffic; on seed 2: p95 time to first token 40.6s > 36s. A pass on some days is luck, not a fix.",
      "settings": [
       0.19
      ],
      "stars": 0,
      "worst": [
-      41.9771,
+      40.6032,
       0.0,
       0.0
      ]
@@ -3624,53 +3624,53 @@ window.kvbookLabData = {
     {
      "days": 3,
      "median": [
-      35.8278,
+      34.1771,
       0.0,
       0.0
      ],
-     "message": "Mission 4: 0 stars. The SLO holds on 3 of 5 days of traffic; on seed 2: p95 time to first token 42.6s > 36s. A pass on some days is luck, not a fix.",
+     "message": "Mission 4: 0 stars. The SLO holds on 3 of 5 days of traffic; on seed 2: p95 time to first token 41.1s > 36s. A pass on some days is luck, not a fix.",
      "settings": [
       0.2
      ],
      "stars": 0,
      "worst": [
-      42.5594,
+      41.108,
       0.0,
       0.0
      ]
     },
     {
-     "days": 2,
+     "days": 3,
      "median": [
-      36.5085,
+      34.9039,
       0.0,
       0.0
      ],
-     "message": "Mission 4: 0 stars. The SLO holds on 2 of 5 days of traffic; on seed 1: p95 time to first token 36.5s > 36s. A pass on some days is luck, not a fix.",
+     "message": "Mission 4: 0 stars. The SLO holds on 3 of 5 days of traffic; on seed 2: p95 time to first token 41.6s > 36s. A pass on some days is luck, not a fix.",
      "settings": [
       0.21
      ],
      "stars": 0,
      "worst": [
-      43.4358,
+      41.6022,
       0.0,
       0.0
      ]
     },
     {
-     "days": 2,
+     "days": 3,
      "median": [
-      37.6452,
+      35.903,
       0.0,
       0.0
      ],
-     "message": "Mission 4: 0 stars. The SLO holds on 2 of 5 days of traffic; on seed 1: p95 time to first token 37.6s > 36s. A pass on some days is luck, not a fix.",
+     "message": "Mission 4: 0 stars. The SLO holds on 3 of 5 days of traffic; on seed 2: p95 time to first token 42.6s > 36s. A pass on some days is luck, not a fix.",
      "settings": [
       0.22
      ],
      "stars": 0,
      "worst": [
-      43.925,
+      42.639,
       0.0,
       0.0
      ]
@@ -3678,17 +3678,17 @@ window.kvbookLabData = {
     {
      "days": 2,
      "median": [
-      38.6623,
+      36.8763,
       0.0,
       0.0
      ],
-     "message": "Mission 4: 0 stars. The SLO holds on 2 of 5 days of traffic; on seed 1: p95 time to first token 38.7s > 36s. A pass on some days is luck, not a fix.",
+     "message": "Mission 4: 0 stars. The SLO holds on 2 of 5 days of traffic; on seed 1: p95 time to first token 36.9s > 36s. A pass on some days is luck, not a fix.",
      "settings": [
       0.23
      ],
      "stars": 0,
      "worst": [
-      44.357,
+      43.0669,
       0.0,
       0.0
      ]
@@ -3696,17 +3696,17 @@ window.kvbookLabData = {
     {
      "days": 2,
      "median": [
-      39.6187,
+      37.922,
       0.0,
       0.0
      ],
-     "message": "Mission 4: 0 stars. The SLO holds on 2 of 5 days of traffic; on seed 1: p95 time to first token 39.6s > 36s. A pass on some days is luck, not a fix.",
+     "message": "Mission 4: 0 stars. The SLO holds on 2 of 5 days of traffic; on seed 1: p95 time to first token 37.9s > 36s. A pass on some days is luck, not a fix.",
      "settings": [
       0.24
      ],
      "stars": 0,
      "worst": [
-      45.0725,
+      43.5388,
       0.0,
       0.0
      ]
@@ -3714,17 +3714,17 @@ window.kvbookLabData = {
     {
      "days": 2,
      "median": [
-      40.2005,
+      38.5196,
       0.0,
       0.0
      ],
-     "message": "Mission 4: 0 stars. The SLO holds on 2 of 5 days of traffic; on seed 1: p95 time to first token 40.2s > 36s. A pass on some days is luck, not a fix.",
+     "message": "Mission 4: 0 stars. The SLO holds on 2 of 5 days of traffic; on seed 1: p95 time to first token 38.5s > 36s. A pass on some days is luck, not a fix.",
      "settings": [
       0.25
      ],
      "stars": 0,
      "worst": [
-      45.7877,
+      44.374,
       0.0,
       0.0
      ]
@@ -3732,17 +3732,17 @@ window.kvbookLabData = {
     {
      "days": 2,
      "median": [
-      41.067,
+      39.5626,
       0.0,
       0.0
      ],
-     "message": "Mission 4: 0 stars. The SLO holds on 2 of 5 days of traffic; on seed 1: p95 time to first token 41.1s > 36s. A pass on some days is luck, not a fix.",
+     "message": "Mission 4: 0 stars. The SLO holds on 2 of 5 days of traffic; on seed 1: p95 time to first token 39.6s > 36s. A pass on some days is luck, not a fix.",
      "settings": [
       0.26
      ],
      "stars": 0,
      "worst": [
-      46.847,
+      45.192,
       0.0,
       0.0
      ]
@@ -3750,17 +3750,17 @@ window.kvbookLabData = {
     {
      "days": 2,
      "median": [
-      41.8888,
+      40.2832,
       0.0,
       0.0
      ],
-     "message": "Mission 4: 0 stars. The SLO holds on 2 of 5 days of traffic; on seed 1: p95 time to first token 41.9s > 36s. A pass on some days is luck, not a fix.",
+     "message": "Mission 4: 0 stars. The SLO holds on 2 of 5 days of traffic; on seed 1: p95 time to first token 40.3s > 36s. A pass on some days is luck, not a fix.",
      "settings": [
       0.27
      ],
      "stars": 0,
      "worst": [
-      47.8834,
+      46.2033,
       0.0,
       0.0
      ]
@@ -3768,17 +3768,17 @@ window.kvbookLabData = {
     {
      "days": 2,
      "median": [
-      43.1639,
+      41.3386,
       0.0,
       0.0
      ],
-     "message": "Mission 4: 0 stars. The SLO holds on 2 of 5 days of traffic; on seed 1: p95 time to first token 43.2s > 36s. A pass on some days is luck, not a fix.",
+     "message": "Mission 4: 0 stars. The SLO holds on 2 of 5 days of traffic; on seed 1: p95 time to first token 41.3s > 36s. A pass on some days is luck, not a fix.",
      "settings": [
       0.28
      ],
      "stars": 0,
      "worst": [
-      48.4438,
+      47.1111,
       0.0,
       0.0
      ]
@@ -3786,17 +3786,17 @@ window.kvbookLabData = {
     {
      "days": 2,
      "median": [
-      43.9704,
+      42.0835,
       0.0,
       0.0
      ],
-     "message": "Mission 4: 0 stars. The SLO holds on 2 of 5 days of traffic; on seed 1: p95 time to first token 44s > 36s. A pass on some days is luck, not a fix.",
+     "message": "Mission 4: 0 stars. The SLO holds on 2 of 5 days of traffic; on seed 1: p95 time to first token 42.1s > 36s. A pass on some days is luck, not a fix.",
      "settings": [
       0.29
      ],
      "stars": 0,
      "worst": [
-      49.2165,
+      47.7643,
       0.0,
       0.0
      ]
@@ -3804,17 +3804,17 @@ window.kvbookLabData = {
     {
      "days": 2,
      "median": [
-      45.1615,
+      43.2096,
       0.0,
       0.0
      ],
-     "message": "Mission 4: 0 stars. The SLO holds on 2 of 5 days of traffic; on seed 1: p95 time to first token 45.2s > 36s. A pass on some days is luck, not a fix.",
+     "message": "Mission 4: 0 stars. The SLO holds on 2 of 5 days of traffic; on seed 1: p95 time to first token 43.2s > 36s. A pass on some days is luck, not a fix.",
      "settings": [
       0.3
      ],
      "stars": 0,
      "worst": [
-      50.3184,
+      48.145,
       0.0,
       0.0
      ]
