@@ -166,21 +166,29 @@ def test_bad_lab_settings_are_one_line_errors(settings, needle):
     assert needle in str(info.value) and "\n" not in str(info.value)
 
 
-def test_the_twin_holds_every_grid_run_and_prints_its_numbers():
-    runs = lab.twin_runs()
-    assert set(runs) == {(u, a) for u in lab.TWIN_GRID["gpu_memory_utilization"]
-                         for a in lab.TWIN_GRID["output_mean"]}
+def test_the_twin_holds_the_panels_runs_and_prints_their_numbers():
+    """The twin's point at the panel's defaults is the panel's run (the chapter quotes it);
+    tests/test_lab_twin.py compares the committed twin with fresh runs, bin for bin."""
+    d = lab.LAB_DEFAULTS
+    today = (d["watermark"], f"{d['engine']}-{d['preemption_mode']}", d["seed"])
+    for name, value in zip(("watermark", "preemption", "seed"), today):
+        assert value in lab.TWIN_GRID[name]
+    assert {ch05.LAB_UTIL, 0.70} <= set(lab.TWIN_GRID["gpu_memory_utilization"])
+    assert {ch05.LAB_ANSWER, 250} <= set(lab.TWIN_GRID["output_mean"])
+    point = (ch05.LAB_UTIL, ch05.LAB_ANSWER) + today
+    grid = dict(zip(lab.TWIN_GRID, ((v,) for v in point)))
+    runs = lab.twin_runs(grid=grid)
+    corner = runs[point]
+    assert corner.summary() == lab.run_lab(gpu_memory_utilization=ch05.LAB_UTIL,
+                                           output_mean=ch05.LAB_ANSWER).summary()
     data = lab_charts.lab_twin_data(runs)
-    corner = runs[ch05.LAB_UTIL, ch05.LAB_ANSWER]
-    lines = [r["text"] for r in data["readout"]
-             if (r["util"], r["answers"]) == (ch05.LAB_UTIL, ch05.LAB_ANSWER)]
-    assert lines == lab.oncall_text(lab.oncall_numbers(corner))
-    n_ticks = sum(t["preemptions"] for t in data["ticks"]
-                  if (t["util"], t["answers"]) == (ch05.LAB_UTIL, ch05.LAB_ANSWER))
-    assert n_ticks == corner.summary()["preemptions"]
+    (row,) = data["runs"]
+    lines = [f"day (seed) {d['seed']}, after the warm-up:"] + lab.oncall_text(lab.oncall_numbers(corner))
+    assert row["text"].split() == " ".join(lines).split()
+    assert sum(int(n) for n in row["tick_n"].split(",") if n) == corner.events.num_rows
     spec = lab_charts.lab_twin_chart(data, title="t").to_dict()
     names = {p["name"] for p in spec["params"]}
-    assert {"util", "answers", "playhead"} <= names
+    assert {"util", "answers", "headroom", "mode", "seed", "playhead"} <= names
     assert "description" in spec
 
 

@@ -842,6 +842,137 @@ def test_a_mission_charts_committed_guess_locks_until_change_my_guess(open_page)
     assert not log.unexpected_errors(), log.unexpected_errors()
 
 
+# Chapter 5's lab twin and mission 3's FP8 lever: each control moves the chart to what
+# kvsim computes for it (the generic test above moves only a chart's first slider).
+
+#: Sets a chart's bound controls by their names (a drop-down by its option's shown text);
+#: the chart is the one whose controls include ``values``'s first name.
+SET_CONTROLS = """(values) => {
+    const names = Object.keys(values);
+    const chart = Array.from(document.querySelectorAll('div[id^="altair-viz-"]'))
+        .find(el => Array.from(el.querySelectorAll('.vega-bind-name'))
+                         .some(n => n.textContent.trim() === names[0]));
+    let moved = 0;
+    for (const bind of chart.querySelectorAll('.vega-bind')) {
+        const name = bind.querySelector('.vega-bind-name').textContent.trim();
+        if (!(name in values)) continue;
+        const input = bind.querySelector('select, input');
+        if (input.tagName === 'SELECT') {
+            const i = Array.from(input.options).findIndex(o => o.textContent.trim() === values[name]);
+            if (i < 0) continue;
+            input.selectedIndex = i;
+        } else if (input.type === 'checkbox') {
+            input.checked = values[name];
+        } else {
+            input.value = values[name];
+        }
+        input.dispatchEvent(new Event('input', {bubbles: true}));
+        input.dispatchEvent(new Event('change', {bubbles: true}));
+        moved += 1;
+    }
+    return moved;
+}"""
+
+#: A chart's texts (a multi-line text's lines joined by newlines), the chart found by the
+#: name of one of its controls.
+CHART_TEXTS = """(control) => {
+    const chart = Array.from(document.querySelectorAll('div[id^="altair-viz-"]'))
+        .find(el => Array.from(el.querySelectorAll('.vega-bind-name'))
+                         .some(n => n.textContent.trim() === control));
+    return Array.from(chart.querySelectorAll('svg text')).map(t => t.querySelectorAll('tspan').length
+        ? Array.from(t.querySelectorAll('tspan')).map(s => s.textContent).join('\\n') : t.textContent);
+}"""
+
+TWIN_NAMES = {"util": "gpu_memory_utilization", "answers": "mean answer (tokens)",
+              "headroom": "admission headroom (watermark)", "mode": "engine, preemption mode",
+              "seed": "day of traffic (seed)", "playhead": "playhead (s)"}
+
+
+def _twin_readout(point, playhead: int) -> list[str]:
+    """What the twin prints for ``point`` at ``playhead`` seconds, from a fresh kvsim run."""
+    from kvsim import lab
+    from kvsim.book import lab_charts
+
+    k = lab_charts.twin_run(lab.run_lab(**lab.twin_settings(point)))
+    i = min(playhead // lab_charts.TWIN_BIN_S, len(k["kv"])) - 1
+    queue = f"up to {k['waiting'][i]:,} waiting"
+    if point[3] == "v0-swap":
+        queue += f", {k['swapped'][i]:,} swapped to CPU"
+    return [f"{playhead} s: up to {k['kv'][i]:,} of {k['pool']:,} blocks in use", queue,
+            f"day (seed) {point[4]}, after the warm-up:"]
+
+
+@pytest.mark.skipif(MISSIONS_PAGE not in PAGES, reason="chapter 5 is not built")
+def test_the_lab_twin_follows_headroom_mode_seed_and_the_playhead(open_page):
+    from kvsim.book.lab_charts import TWIN_MODE_LABELS
+
+    page, log = open_page(MISSIONS_PAGE)
+    page.wait_for_function(PREDICT_READY, timeout=30_000)
+    page.click(f"{_form('ch05-predict-lab')} .kvbook-guess-skip")    # the twin answers it
+
+    def shown(want: list[str]) -> None:
+        page.wait_for_function(
+            f"(w) => {{ const t = ({CHART_TEXTS})({json.dumps(TWIN_NAMES['playhead'])});"
+            f" return w.every(x => t.some(s => s === x || s.startsWith(x + '\\n'))); }}",
+            arg=want, timeout=10_000)
+
+    point, playhead = [0.60, 250, 0.0, "v1-recompute", 5], 120      # the chart's first run
+    shown(_twin_readout(tuple(point), playhead))
+    steps = [("headroom", 0.02, "0.02"), ("mode", "v0-swap", TWIN_MODE_LABELS["v0-swap"]),
+             ("answers", 600, "600"), ("seed", 6, "6"), ("playhead", 200, "200")]
+    for lever, value, text in steps:
+        moved = page.evaluate(SET_CONTROLS, {TWIN_NAMES[lever]: text})
+        assert moved == 1, f"the twin's {TWIN_NAMES[lever]!r} control was not found"
+        if lever == "playhead":
+            playhead = value
+        else:
+            point[list(TWIN_NAMES).index(lever)] = value
+        shown(_twin_readout(tuple(point), playhead))
+    # the playhead's own readout is whole seconds
+    value = page.evaluate("() => Array.from(document.querySelectorAll('.vega-bind'))"
+                          ".find(b => b.textContent.includes('playhead (s)'))"
+                          ".querySelector('input[type=range] + span').textContent")
+    assert value == "200"
+    texts = page.evaluate(CHART_TEXTS, TWIN_NAMES["playhead"])
+    assert any("swapped out" in t for t in texts)          # a run that swapped says how much
+    assert not log.unexpected_errors(), log.unexpected_errors()
+
+
+@pytest.mark.skipif(MISSIONS_PAGE not in PAGES, reason="chapter 5 is not built")
+def test_the_lab_mission_3_chart_passes_its_answer_with_fp8_and_keeps_the_lock(open_page):
+    from kvsim.lab import missions
+
+    answer = missions.expert_settings(3)
+    assert answer["kv_dtype"] == "fp8"
+    util = answer["gpu_memory_utilization"]
+    names = {"dtype": "Mission 3: KV cache dtype",
+             "guess": "Mission 3: your guess, gpu_memory_utilization",
+             "commit": "Mission 3: I have committed my guess; show the pass band"}
+    page, log = open_page(MISSIONS_PAGE)
+    page.wait_for_function(PREDICT_READY, timeout=30_000)
+    page.click(f"{_form('ch05-predict-storm')} .kvbook-guess-skip")  # the missions follow it
+
+    def verdict(text: str) -> None:
+        page.wait_for_function(
+            f"(w) => ({CHART_TEXTS})({json.dumps(names['dtype'])}).includes(w)", arg=text,
+            timeout=10_000)
+
+    verdict("guess with the slider, then tick the box")
+    assert page.evaluate(SET_CONTROLS, {names["dtype"]: "fp8", names["guess"]: str(util)}) == 2
+    assert page.evaluate(SET_CONTROLS, {names["commit"]: True}) == 1
+    verdict(f"your guess {util:.2f} passes on every day")
+    # the lock: the guess is fixed, the cache dtype (a view) still changes
+    slider = page.locator(f".vega-bind:has(.vega-bind-name:text-is('{names['guess']}')) input")
+    dtype = page.locator(f".vega-bind:has(.vega-bind-name:text-is('{names['dtype']}')) select")
+    page.wait_for_function("(n) => Array.from(document.querySelectorAll('.vega-bind'))"
+                           ".find(b => b.textContent.includes(n)).querySelector('input').disabled",
+                           arg=names["guess"], timeout=10_000)
+    assert slider.is_disabled() and not dtype.is_disabled()
+    assert page.evaluate(SET_CONTROLS, {names["dtype"]: "fp16 (the ticket's)"}) == 1
+    verdict(f"your guess {util:.2f} fails on some day")
+    assert not log.unexpected_errors(), log.unexpected_errors()
+
+
 # Folded plumbing cells, and citation labels that name their source.
 
 def _folded_cells(page: str) -> list[int]:

@@ -1,251 +1,486 @@
-"""The lab's mission charts: where the pass band of a mission's resource lies.
+"""The lab's charts: where the pass band of a mission's resource lies, and the lab's twin.
 
-Explained in chapter 5 (the missions' debriefs and static twins). The rows
+Explained in chapter 5 (the missions' debriefs and static twins). The band's rows
 come from :func:`kvsim.lab.missions.mission_grid`, which scores every grid point
 with :func:`kvsim.lab.missions.score` itself, so the chart and the notebook's
-verdict cannot disagree. No scoring runs here; the chart only encodes.
+verdict cannot disagree. No scoring runs here; the chart only encodes. The lab's
+twin (:func:`lab_twin_chart`) draws :func:`kvsim.lab.twin_runs`'s precomputed runs.
 """
 from __future__ import annotations
 
+import json
 from typing import Iterable, Mapping
 
-from kvsim.book.charts.theme import DASHES, PALETTE, altair, finish_chart, need_rows
+from kvsim.book.charts.theme import (
+    DASHES,
+    NEUTRAL,
+    PALETTE,
+    altair,
+    check_width,
+    finish_chart,
+    fit_page,
+    need_rows,
+)
+from kvsim.errors import KvsimError
 from kvsim.lab.missions import expert_settings, get_mission, mission_grid
 from kvsim.lab.replay import oncall_numbers, oncall_text
-
-from .charts import timeline_data
 
 __all__ = ["mission_band_data", "mission_band_chart"]
 
 
 def mission_band_data(mission, rows: Iterable[Mapping] | None = None,
-                      others: Mapping | None = None) -> list[dict]:
+                      others: Mapping | None = None, by: str | None = None) -> list[dict]:
     """Long rows for :func:`mission_band_chart`: for each value of the resource (the other
     levers at ``others``, by default the expert's), each SLO metric's worst seed as a share of
-    its limit (1 = at the limit), and whether the point earns a star."""
+    its limit (1 = at the limit), and whether the point earns a star.
+
+    ``by`` names one more lever (mission 3's ``kv_dtype``) whose every value is kept: each
+    row then says its value in ``by`` (and the lever in ``by_lever``), and the chart lets the
+    reader choose it."""
 
     m = get_mission(mission)
     rows = list(rows) if rows is not None else mission_grid(m)
+    if by is not None:
+        if by == m.resource:
+            raise KvsimError(f"mission_band_data: by={by!r} is the resource on the x axis: "
+                             f"expected another of mission {m.number}'s levers")
+        m.lever(by)                                  # a lever of this mission, or one line
     if others is None:
         expert = expert_settings(m)
         others = {k: v for k, v in expert.items() if k != m.resource}
+    others = {k: v for k, v in others.items() if k != by}
     out = []
     for r in rows:
         if any(r[k] != v for k, v in others.items()):
             continue
         for key, limit, label, scale, unit in m.slo.items():
-            out.append({"x": r[m.resource], "metric": label, "share": round(
+            row = {"x": r[m.resource], "metric": label, "share": round(
                 r[f"{key}_worst"] / limit, 4), "worst": round(r[f"{key}_worst"] * scale, 3),
-                "unit": unit, "passes": bool(r["passes"]), "stars": int(r["stars"])})
+                "unit": unit, "passes": bool(r["passes"]), "stars": int(r["stars"])}
+            if by is not None:
+                row.update(by=r[by], by_lever=by)
+            out.append(row)
     return out
+
+
+def _spans(passing: list, step: float) -> list[tuple]:
+    """Runs of neighbouring grid values (no gap over 1.5 steps) as ``(low, high)``."""
+    if not passing:
+        return []
+    spans, lo, prev = [], passing[0], passing[0]
+    for v in passing[1:]:
+        if v - prev > step * 1.5:
+            spans.append((lo, prev))
+            lo = v
+        prev = v
+    spans.append((lo, prev))
+    return spans
 
 
 def mission_band_chart(rows: Iterable[Mapping], mission, *, title: str,
                        subtitle: str | None = None, guess: float | None = None,
-                       interactive: bool = True):
+                       interactive: bool = True, by_start=None):
     """Each SLO metric's worst day over the resource, the limit as a rule at 1, the passing
     settings shaded and labelled, and the reader's ``guess`` (if any) as a dashed rule.
 
     ``interactive`` (the static site's twin): a slider sets the reader's guess and the
     band, the lines and the verdict appear only once the reader ticks "I have committed
     my guess"; both inputs are labelled "Mission N: ..." so the site keeps them in the
-    browser's storage (book/_ext/static/kvbook/missions.js)."""
+    browser's storage (book/_ext/static/kvbook/missions.js).
+
+    Rows from ``mission_band_data(..., by=lever)`` add a drop-down of that lever (mission
+    3's KV cache dtype), starting at ``by_start`` (by default the ticket's own value): the
+    lines, the band and the verdict follow it. It is a view, not the guess, so it never
+    locks."""
     alt = altair()
     m = get_mission(mission)
     rows = need_rows(rows, ["x", "metric", "share", "passes"], "mission_band_chart")
     lever = m.lever(m.resource)
+    n = m.number
     names = list(dict.fromkeys(r["metric"] for r in rows))
     xs = sorted({r["x"] for r in rows})
-    passing = sorted({r["x"] for r in rows if r["passes"]})
+    has_by = all("by" in r for r in rows)
+    views = list(dict.fromkeys(r["by"] for r in rows)) if has_by else [None]
+    by_lever = None
+    if has_by:
+        by_lever = m.lever(rows[0].get("by_lever", ""))
+        if by_start is None:
+            by_start = by_lever.start if by_lever.start in views else views[0]
+        if by_start not in views:
+            raise KvsimError(f"mission_band_chart: by_start={by_start!r}: expected one of "
+                             f"{', '.join(map(str, views))}")
+    passing = {v: sorted({r["x"] for r in rows if r["passes"] and r.get("by") == v})
+               for v in views}
+    step = m.step
+    spans = {v: _spans(passing[v], step) for v in views}
     ymax = max(2.0, min(max(r["share"] for r in rows), 6.0))
     data = [dict(r, share_c=min(r["share"], ymax)) for r in rows]
     x_title = f"{lever.label or lever.name}"
-    x_enc = alt.X("x:Q", title=x_title,
-                  scale=alt.Scale(domain=[xs[0], xs[-1]], nice=False))
+    x_scale = alt.Scale(domain=[xs[0], xs[-1]], nice=False)
+    x_enc = alt.X("x:Q", title=x_title, scale=x_scale)
     colour = alt.Color("metric:N", sort=names, title=None,
                        scale=alt.Scale(domain=names, range=PALETTE[:len(names)]),
                        legend=alt.Legend(labelLimit=260, columns=1))
     dash = alt.StrokeDash("metric:N", sort=names, title=None,
                           scale=alt.Scale(domain=names, range=DASHES[:len(names)]))
+    y_title = "worst of 5 days / SLO limit (1 = at the limit)"
     lines = alt.Chart(alt.InlineData(values=data)).mark_line(point=True).encode(
-        x=x_enc, y=alt.Y("share_c:Q", title="worst of 5 days / SLO limit (1 = at the limit)",
-                         scale=alt.Scale(domain=[0, ymax])),
+        x=x_enc, y=alt.Y("share_c:Q", title=y_title, scale=alt.Scale(domain=[0, ymax])),
         color=colour, strokeDash=dash,
         tooltip=[alt.Tooltip("metric:N"), alt.Tooltip("x:Q", title=lever.name),
                  alt.Tooltip("worst:Q", title="worst day"), alt.Tooltip("unit:N"),
                  alt.Tooltip("stars:Q", title="stars")])
-    y_title = "worst of 5 days / SLO limit (1 = at the limit)"
     limit = alt.Chart(alt.InlineData(values=[{"y": 1.0}])).mark_rule(color="black").encode(
         y=alt.Y("y:Q", title=y_title))
     layers = []
-    step = m.step
-    if passing:
-        spans, lo, prev = [], passing[0], passing[0]
-        for v in passing[1:]:
-            if v - prev > step * 1.5:
-                spans.append((lo, prev))
-                lo = v
-            prev = v
-        spans.append((lo, prev))
-        band = [{"a": max(a - step / 2, xs[0]), "b": min(b + step / 2, xs[-1]),
-                 "t": f"passes: {a:g} to {b:g}"} for a, b in spans]
+    band = [{"a": max(a - step / 2, xs[0]), "b": min(b + step / 2, xs[-1]),
+             "t": f"passes: {a:g} to {b:g}", **({"by": v} if has_by else {})}
+            for v in views for a, b in spans[v]]
+    if band:
         base = alt.Chart(alt.InlineData(values=band))
-        x_a = alt.X("a:Q", title=x_title, scale=alt.Scale(domain=[xs[0], xs[-1]], nice=False))
+        x_a = alt.X("a:Q", title=x_title, scale=x_scale)
         layers.append(base.mark_rect(opacity=0.18, color=PALETTE[2]).encode(x=x_a, x2="b:Q"))
-        # the label ends at the band's right edge, so a band at the top of the range is not cut
-        layers.append(base.mark_text(align="right", dx=-3, dy=8, baseline="top").encode(
-            x=alt.X("b:Q", title=x_title, scale=alt.Scale(domain=[xs[0], xs[-1]], nice=False)),
-            y=alt.value(0), text="t:N"))
-    layers += [limit, lines]
+        # the label ends at the band's right edge, so a band at the top of the range is not
+        # cut, and sits below the verdict's line (a phone's page holds both only one above
+        # the other)
+        layers.append(base.mark_text(align="right", dx=-3, dy=26 if interactive else 8,
+                                     baseline="top").encode(
+            x=alt.X("b:Q", title=x_title, scale=x_scale), y=alt.value(0), text="t:N"))
     params = []
+    view_param = f"view_{n}"
+    if has_by:
+        params.append(alt.param(name=view_param, value=by_start, bind=alt.binding_select(
+            options=views, labels=[f"{v} (the ticket's)" if v == by_lever.start else str(v)
+                                   for v in views],
+            name=f"Mission {n}: {by_lever.label or by_lever.name} ")))
+        shown = f"datum.by == {view_param}"
+        layers = [layer.transform_filter(shown) for layer in layers]
+        lines = lines.transform_filter(shown)
     if interactive:
-        import json
-
-        n = m.number
         p_guess = alt.param(name=f"guess_{n}", value=xs[0], bind=alt.binding_range(
             min=xs[0], max=xs[-1], step=step, name=f"Mission {n}: your guess, {lever.name} "))
         p_reveal = alt.param(name=f"reveal_{n}", value=False, bind=alt.binding_checkbox(
             name=f"Mission {n}: I have committed my guess; show the pass band "))
-        params = [p_guess, p_reveal]
+        params = [p_guess, p_reveal] + params
         # the band and the lines appear only after the reader commits
-        layers = [layer.transform_filter(f"reveal_{n}") for layer in layers[:-2]] + \
+        layers = [layer.transform_filter(f"reveal_{n}") for layer in layers] + \
                  [limit, lines.transform_filter(f"reveal_{n}")]
-        marks = json.dumps([f"{v:.3f}" for v in passing])
-        verdict = (f"reveal_{n} ? (indexof({marks}, format(guess_{n}, '.3f')) >= 0 ? "
+        marks = {v: json.dumps([f"{x:.3f}" for x in passing[v]]) for v in views}
+        if has_by:                  # the passing settings of the view the reader chose
+            chosen = marks[views[-1]]
+            for v in reversed(views[:-1]):
+                chosen = f"({view_param} == {json.dumps(v)} ? {marks[v]} : {chosen})"
+        else:
+            chosen = marks[None]
+        verdict = (f"reveal_{n} ? (indexof({chosen}, format(guess_{n}, '.3f')) >= 0 ? "
                    f"'your guess ' + format(guess_{n}, '.2f') + ' passes on every day' : "
                    f"'your guess ' + format(guess_{n}, '.2f') + ' fails on some day') : "
                    f"'guess with the slider, then tick the box'")
         one = alt.Chart(alt.InlineData(values=[{}]))
         layers.append(one.transform_calculate(x=f"guess_{n}").mark_rule(
             strokeDash=[4, 3], color="black", strokeWidth=2).encode(
-            x=alt.X("x:Q", title=x_title, scale=alt.Scale(domain=[xs[0], xs[-1]], nice=False))))
+            x=alt.X("x:Q", title=x_title, scale=x_scale)))
         layers.append(one.transform_calculate(t=verdict).mark_text(
             align="left", baseline="top", dx=4, dy=4, fontWeight="bold").encode(
             x=alt.value(0), y=alt.value(0), text="t:N"))
+    else:
+        layers += [limit, lines]
     if guess is not None:
         layers.append(alt.Chart(alt.InlineData(values=[{"x": guess, "t": "your guess"}]))
                       .mark_rule(strokeDash=[4, 3], color="black").encode(
-                          x=alt.X("x:Q", title=x_title,
-                                  scale=alt.Scale(domain=[xs[0], xs[-1]], nice=False))))
-    where = (", ".join(f"{a:g} to {b:g}" for a, b in spans) if passing else "nowhere on the grid")
+                          x=alt.X("x:Q", title=x_title, scale=x_scale)))
+
+    def where(v):
+        return ", ".join(f"{a:g} to {b:g}" for a, b in spans[v]) or "nowhere on the grid"
+    if has_by:
+        met = "; ".join(f"with {by_lever.name} {v}, for {lever.name} {where(v)}" for v in views)
+    else:
+        met = f"for {lever.name} {where(None)}"
     description = (f"Mission {m.number}: for each {lever.name} from {xs[0]:g} to {xs[-1]:g}, the "
                    f"worst of five days for each target ({', '.join(names)}) divided by its "
-                   f"limit. Every target is met, on every day, for {lever.name} {where}.")
+                   f"limit. Every target is met, on every day, {met}.")
     chart = alt.layer(*layers).properties(width="container", height=260,
                                           description=description)
     if params:
         chart = chart.add_params(*params)
-    return finish_chart(chart, title, subtitle)
+    return finish_chart(fit_page(chart), title, subtitle)
 
 
 # ----------------------------------------------------------------------- the lab's twin
 
-__all__ += ["lab_twin_data", "lab_twin_chart"]
+__all__ += ["TWIN_BIN_S", "TWIN_TEXT_CHARS", "TWIN_MODE_LABELS", "twin_run", "lab_twin_data",
+            "lab_twin_chart"]
+
+#: The twin's time step: each run is kept as the peak of every 2-second bin (the playhead's
+#: step), so a short spike is not averaged away and the page stays light.
+TWIN_BIN_S = 2
+
+#: Characters per line of the twin's printed numbers: each line fits a phone's page.
+TWIN_TEXT_CHARS = 42
+
+#: The preemption choices as the twin's drop-down names them.
+TWIN_MODE_LABELS = {"v1-recompute": "vLLM V1, recompute", "v0-recompute": "V0, recompute",
+                    "v0-swap": "V0, swap to CPU"}
 
 
-def lab_twin_data(runs, *, points: int = 200) -> dict:
-    """Rows for :func:`lab_twin_chart` from :func:`kvsim.lab.replay.twin_runs`.
+def twin_run(result) -> dict:
+    """One run as the twin keeps it: what :func:`lab_twin_chart` draws, nothing more.
 
-    ``runs`` maps ``(gpu_memory_utilization, output_mean)`` to a run. Returns
-    ``{"series", "ticks", "readout", "utils", "answers", "t_end"}``: the binned
-    timeline of every run (:func:`kvsim.book.charts.timeline_data`, keyed by the two
-    settings), its preemption ticks, and per run the on-call lines
-    (:func:`kvsim.lab.replay.oncall_text`) that the chart prints for the chosen case.
+    ``kv``, ``waiting``, ``swapped``: per :data:`TWIN_BIN_S`-second bin of the run (bin
+    ``i`` ends at ``(i + 1) * TWIN_BIN_S`` s), the most KV blocks held, requests waiting and
+    requests swapped to CPU memory in it (an empty bin carries the state before it);
+    ``tick_bin``, ``tick_n``: the bins with preemptions and how many (the run's
+    ``events``); ``pool``: the pool's blocks; ``warmup_s``, ``end_s``; ``oncall``:
+    :func:`kvsim.lab.replay.oncall_numbers`. Module-level, so a process pool can apply it
+    where the run was made (:func:`kvsim.lab.twin_runs`'s ``each``)."""
+    import numpy as np
+
+    tl = result.timeline
+    t = np.asarray(tl["t_s"], dtype=float)
+    n = max(1, int(np.ceil(float(result.simulated_s) / TWIN_BIN_S - 1e-9)))
+    bins = np.clip(np.ceil(t / TWIN_BIN_S - 1e-9).astype(int) - 1, 0, n - 1)
+    out = {}
+    for name, col in (("kv", "kv_blocks_used"), ("waiting", "waiting"), ("swapped", "swapped")):
+        peak = np.full(n, -1, dtype=np.int64)
+        np.maximum.at(peak, bins, np.asarray(tl[col], dtype=np.int64))
+        last = 0
+        for i in range(n):                 # an empty bin carries the state before it
+            if peak[i] < 0:
+                peak[i] = last
+            last = peak[i]
+        out[name] = [int(v) for v in peak]
+    ev = np.asarray(result.events["t_s"], dtype=float)
+    ev_bins = np.clip(np.ceil(ev / TWIN_BIN_S - 1e-9).astype(int) - 1, 0, n - 1)
+    counts = np.bincount(ev_bins, minlength=n)
+    hit = np.nonzero(counts)[0]
+    out.update(tick_bin=[int(i) for i in hit], tick_n=[int(counts[i]) for i in hit],
+               pool=int(result.total_blocks), warmup_s=float(result.config["warmup_s"]),
+               end_s=float(result.simulated_s), oncall=oncall_numbers(result))
+    return out
+
+
+def _twin_text(seed: int, n: Mapping) -> str:
+    """The pager's lines for one run, wrapped to :data:`TWIN_TEXT_CHARS` (continuations
+    indented), one text with line breaks."""
+    import re
+    import textwrap
+
+    lines = [f"day (seed) {seed}, after the warm-up:"] + oncall_text(n)
+    out = []
+    for line in lines:
+        line = re.sub(r"(\d) (s|ms|GB)\b", "\\1\u00a0\\2", line)   # "2.1 s" stays on one line
+        # an indent of no-break spaces: a chart's text drops leading plain ones
+        out += textwrap.wrap(line, TWIN_TEXT_CHARS, subsequent_indent="\u00a0\u00a0",
+                             break_on_hyphens=False) or [""]
+    return "\n".join(out)
+
+
+def _joined(values) -> str:
+    """Integers as one comma-separated string: the chart splits it again (a list of a
+    hundred numbers per run would make the spec slow to build and check)."""
+    return ",".join(str(int(v)) for v in values)
+
+
+def lab_twin_data(runs) -> dict:
+    """Rows for :func:`lab_twin_chart` from :func:`kvsim.lab.twin_runs`.
+
+    ``runs`` maps ``(gpu_memory_utilization, output_mean, watermark, preemption, seed)``
+    to a run, or to :func:`twin_run` of one (what ``twin_runs(each=twin_run)`` returns).
+    Returns ``{"runs", "levers", "bin_s", "t_end", "warmup_s", "max_pool", "oncall"}``:
+    one row per run (the five settings, :func:`twin_run`'s arrays as comma-separated
+    integers, ``swapped`` empty where it is all zero, the pager's text), each lever's
+    values in grid order, the time axis, and per point the on-call numbers
+    (:func:`kvsim.lab.replay.oncall_numbers`).
     """
+    from kvsim.engine.result import SimResult
+
+    kept = {p: (twin_run(r) if isinstance(r, SimResult) else r) for p, r in runs.items()}
+    if not kept:
+        raise KvsimError("lab_twin_data: runs is empty: expected kvsim.lab.twin_runs()")
+    for p in kept:
+        if not (isinstance(p, tuple) and len(p) == 5):
+            raise KvsimError(f"lab_twin_data: key {p!r}: expected (gpu_memory_utilization, "
+                             f"output_mean, watermark, preemption, seed) as twin_runs gives")
+    n = max(len(k["kv"]) for k in kept.values())
+    rows = []
+    for (util, answers, headroom, mode, seed), k in kept.items():
+        pad = n - len(k["kv"])                # a shorter run holds its last state
+
+        def full(values):
+            return list(values) + [values[-1]] * pad
+        swapped = full(k["swapped"])
+        rows.append({"util": util, "answers": answers, "headroom": headroom, "mode": mode,
+                     "seed": seed, "pool": k["pool"], "kv": _joined(full(k["kv"])),
+                     "waiting": _joined(full(k["waiting"])),
+                     # all zero (no swap): left empty, the chart reads a missing value as 0
+                     "swapped": _joined(swapped) if any(swapped) else "",
+                     "tick_bin": _joined(k["tick_bin"]), "tick_n": _joined(k["tick_n"]),
+                     "text": _twin_text(seed, k["oncall"])})
+    levers = {name: list(dict.fromkeys(p[i] for p in kept))
+              for i, name in enumerate(("util", "answers", "headroom", "mode", "seed"))}
+    warmups = {k["warmup_s"] for k in kept.values()}
+    return {"runs": rows, "levers": levers, "bin_s": TWIN_BIN_S, "t_end": n * TWIN_BIN_S,
+            "warmup_s": max(warmups), "max_pool": max(k["pool"] for k in kept.values()),
+            "oncall": {p: k["oncall"] for p, k in kept.items()}}
 
 
-    labels = {f"{u:g}|{a}": (u, a) for u, a in runs}
-    data = timeline_data({k: runs[v] for k, v in labels.items()}, points=points)
-    for row in data["series"] + data["ticks"]:
-        u, a = labels[row.pop("run")]
-        row.update(util=u, answers=a)
-    readout = []
-    for (u, a), r in runs.items():
-        n = oncall_numbers(r)
-        for i, line in enumerate(oncall_text(n)):
-            readout.append({"util": u, "answers": a, "line": i, "text": line})
-    utils = sorted({u for u, _ in runs})
-    answers = sorted({a for _, a in runs})
-    return {"series": data["series"], "ticks": data["ticks"], "readout": readout,
-            "utils": utils, "answers": answers, "t_end": data["t_end"]}
+def lab_twin_chart(data: Mapping, *, title, subtitle: str | None = None, width="container",
+                   start: Mapping | None = None, pager: bool = True):
+    """The lab without a kernel: choose a precomputed run, walk it with the playhead.
 
-
-def lab_twin_chart(data: Mapping, *, title: str, subtitle: str | None = None, width: int = 560):
-    """The lab without a kernel: pick memory and answer length, walk the precomputed run.
-
-    Two drop-downs (keyboard reachable) choose the case; the chart shows that
-    run's KV in use (percent of its pool, the full pool dashed) with a
-    triangle at each preemption, the waiting queue beneath, a playhead slider,
-    and the on-call numbers printed below. Nothing is simulated in the browser:
-    every value is a kvsim run.
+    Drop-downs (keyboard reachable) choose memory, mean answer length, admission
+    headroom (``watermark``), engine and preemption mode, and the day (``seed``);
+    ``start`` sets their first values (by default each lever's first). For that run the
+    chart shows KV blocks in use over time with the pool's size as a dashed rule, a red
+    tick at each preemption and the warm-up shaded; beneath it the waiting queue and, in
+    swap mode, the requests parked in CPU memory; then a bar that follows the playhead (the
+    blocks in use then, against the pool) and the run's on-call numbers. Nothing is
+    simulated in the browser: every value is a kvsim run. ``width``: ``"container"`` (the
+    default) follows the page; pixels fix it. A lever with one value gets no drop-down
+    (the live panel draws one run this way, with ``pager=False``: it prints the on-call
+    numbers itself).
     """
     alt = altair()
-    series, ticks, readout = data["series"], data["ticks"], data["readout"]
-    t_end = round(float(data["t_end"]), 3)
-    p_util = alt.param(name="util", value=data["utils"][0], bind=alt.binding_select(
-        options=list(data["utils"]), name="gpu_memory_utilization "))
-    p_ans = alt.param(name="answers", value=data["answers"][0], bind=alt.binding_select(
-        options=list(data["answers"]), name="mean answer (tokens) "))
-    step = round(t_end / max(1, len({r["t"] for r in series})), 3)
-    p_t = alt.param(name="playhead", value=round(t_end / 2, 3), bind=alt.binding_range(
-        min=0, max=t_end, step=step, name="playhead (s) "))
-    pick = "datum.util == util && datum.answers == answers"
+    for key in ("runs", "levers", "bin_s", "t_end", "warmup_s", "max_pool"):
+        if key not in data:
+            raise KvsimError(f"lab_twin_chart: data lacks {key!r}: build it with lab_twin_data")
+    width = check_width(width, "lab_twin_chart")
+    rows, levers = list(data["runs"]), data["levers"]
+    dt, t_end = int(data["bin_s"]), int(data["t_end"])
+    start = dict(start or {})
+    unknown = [k for k in start if k not in levers]
+    if unknown:
+        raise KvsimError(f"lab_twin_chart: start {unknown[0]!r} is not a lever: expected one "
+                         f"of {', '.join(levers)}")
+    first = {k: start.get(k, v[0]) for k, v in levers.items()}
+    for k, v in first.items():
+        if v not in levers[k]:
+            raise KvsimError(f"lab_twin_chart: start {k}={v!r} is not on the twin's grid: "
+                             f"expected one of {', '.join(map(str, levers[k]))}")
+
+    def select(name, label, shown):
+        if len(levers[name]) == 1:
+            return alt.param(name=name, value=first[name])
+        return alt.param(name=name, value=first[name], bind=alt.binding_select(
+            options=list(levers[name]), labels=[shown(v) for v in levers[name]], name=label))
+    params = [
+        select("util", "gpu_memory_utilization ", lambda v: f"{v:.2f}"),
+        select("answers", "mean answer (tokens) ", str),
+        select("headroom", "admission headroom (watermark) ",
+               lambda v: "0 (none)" if v == 0 else f"{v:.2f}"),
+        select("mode", "engine, preemption mode ", lambda v: TWIN_MODE_LABELS.get(v, v)),
+        select("seed", "day of traffic (seed) ", str),
+    ]
+    p_t = alt.param(name="playhead", value=min(t_end, dt * round(t_end / 2 / dt)),
+                    bind=alt.binding_range(min=dt, max=t_end, step=dt, name="playhead (s) "))
+    pick = " && ".join(f"datum.{k} == {k}" for k in levers)
+    top_y = round(data["max_pool"] * 1.2)
     x_scale = alt.Scale(domain=[0, t_end], nice=False)
-    x_hidden = alt.X("t:Q", title="time (s)", scale=x_scale,
-                     axis=alt.Axis(title=None, labels=False))
-    x = alt.X("t:Q", title="time (s)", scale=x_scale)
-    base = alt.Chart(alt.InlineData(values=series)).transform_filter(pick)
-    kv = base.mark_area(color=PALETTE[0], opacity=0.35, line={"color": PALETTE[0]},
-                        interpolate="step-before").encode(
-        x=x_hidden, y=alt.Y("kv_pct:Q", title="KV in use (% of pool)",
-                            scale=alt.Scale(domain=[0, 112])),
-        tooltip=[alt.Tooltip("t:Q", format=",.1f", title="time (s)"),
-                 alt.Tooltip("kv_pct:Q", format=".1f", title="KV in use (%)")])
-    full = (alt.Chart(alt.InlineData(values=[{"y": 100}]))
-            .mark_rule(strokeDash=[4, 3], color="black").encode(
-                y=alt.Y("y:Q", title="KV in use (% of pool)")))
-    tick_rows = ticks or [{"util": -1, "answers": -1, "t": 0, "preemptions": 0}]
-    marks = (alt.Chart(alt.InlineData(values=tick_rows)).transform_filter(pick)
-             .mark_point(shape="triangle-down", filled=True, color=PALETTE[3], size=60)
-             .encode(x=x_hidden, y=alt.value(6),
-                     tooltip=[alt.Tooltip("t:Q", format=",.1f", title="time (s)"),
-                              alt.Tooltip("preemptions:Q", title="preemptions")]))
-    rule = (alt.Chart(alt.InlineData(values=[{}])).transform_calculate(t="playhead")
-            .mark_rule(color="black", strokeWidth=1.5).encode(
-                x=alt.X("t:Q", title="time (s)", scale=x_scale)))
-
-    def now(y_text, expr):
-        return (base.transform_filter("datum.t <= playhead")
-                .transform_window(rank="rank()", sort=[alt.SortField("t", order="descending")])
-                .transform_filter("datum.rank == 1").transform_calculate(label=expr)
-                .mark_text(align="left", dx=6, baseline="top")
-                .encode(x=alt.X("t:Q", title="time (s)", scale=x_scale), y=alt.value(y_text),
-                        text="label:N"))
-
-    top = alt.layer(kv, full, marks, rule,
-                    now(18, "format(datum.kv_pct, '.0f') + '% of the pool in use'")).properties(
-        width=width, height=150, title=alt.TitleParams(
-            "KV cache in use; ▼ a preemption", fontSize=13, anchor="start"))
+    x_bare = alt.X("t:Q", title="time (s)", scale=x_scale, axis=alt.Axis(title=None, labels=False))
+    x_time = alt.X("t:Q", title="time (s)", scale=x_scale)
+    y_kv = alt.Y("kv:Q", title="KV blocks in use (blocks)", scale=alt.Scale(domain=[0, top_y]))
+    # the runs are the concatenation's data, inherited by every view without its own
+    # (built and checked once, not once per view)
+    run = alt.Chart().transform_filter(pick)
+    # each run's bins are comma-separated integers: split, flatten, numbered (bin i ends
+    # at i * dt seconds)
+    series = (run.transform_calculate(kv="split(datum.kv, ',')",
+                                      waiting="split(datum.waiting, ',')",
+                                      swapped="datum.swapped ? split(datum.swapped, ',') : []")
+              .transform_flatten(["kv", "waiting", "swapped"])
+              .transform_window(i="row_number()")
+              .transform_calculate(t=f"datum.i * {dt}", kv="toNumber(datum.kv)",
+                                   waiting="toNumber(datum.waiting)",
+                                   swapped="datum.swapped ? toNumber(datum.swapped) : 0"))
+    warm = alt.Chart(alt.InlineData(values=[{"a": 0, "b": data["warmup_s"]}]))
+    layers = [
+        warm.mark_rect(color=NEUTRAL, opacity=0.35).encode(
+            x=alt.X("a:Q", title="time (s)", scale=x_scale), x2="b:Q"),
+        warm.mark_text(align="left", baseline="top", dx=3).encode(
+            x=alt.X("a:Q", title="time (s)", scale=x_scale), y=alt.value(18),
+            text=alt.value("warm-up")),
+        series.mark_area(color=PALETTE[0], opacity=0.35, line={"color": PALETTE[0]},
+                         interpolate="step-before").encode(
+            x=x_bare, y=y_kv,
+            tooltip=[alt.Tooltip("t:Q", title="time (s)"),
+                     alt.Tooltip("kv:Q", format=",", title="KV blocks in use")]),
+        run.mark_rule(strokeDash=[4, 3], color="black").encode(
+            y=alt.Y("pool:Q", title="KV blocks in use (blocks)", scale=alt.Scale(domain=[0, top_y]))),
+        run.transform_calculate(t=str(t_end), label="'pool: ' + format(datum.pool, ',') + ' blocks'")
+        .mark_text(align="right", baseline="bottom", dx=-4, dy=-3).encode(
+            x=x_bare, y=alt.Y("pool:Q", title="KV blocks in use (blocks)",
+                              scale=alt.Scale(domain=[0, top_y])), text="label:N"),
+        run.transform_filter("datum.tick_bin != ''")
+        .transform_calculate(tick_bin="split(datum.tick_bin, ',')",
+                             tick_n="split(datum.tick_n, ',')")
+        .transform_flatten(["tick_bin", "tick_n"])
+        .transform_calculate(t=f"(toNumber(datum.tick_bin) + 1) * {dt}",
+                             tick_n="toNumber(datum.tick_n)")
+        .mark_tick(orient="vertical", color=PALETTE[3], thickness=2, size=12).encode(
+            x=x_bare, y=alt.value(7),
+            tooltip=[alt.Tooltip("t:Q", title="time (s)"),
+                     alt.Tooltip("tick_n:Q", title="preemptions")]),
+    ]
+    playhead = (alt.Chart(alt.InlineData(values=[{}])).transform_calculate(t="playhead")
+                .mark_rule(color="black", strokeWidth=1.5).encode(x=x_bare))
+    top = alt.layer(*layers, playhead).properties(
+        width=width, height=170,
+        title=alt.TitleParams("KV blocks in use; red ticks: preemptions", fontSize=13,
+                              anchor="start"))
+    names = ["waiting", "swapped to CPU"]
+    queue = (series.transform_calculate(**{"swapped to CPU": "datum.swapped"})
+             .transform_fold(names, as_=["queue", "n"])
+             .transform_filter("datum.queue == 'waiting' || indexof(mode, 'swap') >= 0"))
+    legend = alt.Legend(title=None, orient="top", symbolType="stroke", symbolStrokeWidth=2,
+                        labelLimit=300, labelExpr="datum.label == 'waiting' ? 'waiting' : "
+                                  "'swapped to CPU (swap mode)'")
     strip = alt.layer(
-        base.mark_line(color=PALETTE[1], interpolate="step-before").encode(
-            x=x, y=alt.Y("waiting:Q", title="waiting (requests)"),
-            tooltip=[alt.Tooltip("t:Q", format=",.1f", title="time (s)"),
-                     alt.Tooltip("waiting:Q", title="waiting")]),
-        rule, now(2, "datum.waiting + ' waiting'")).properties(width=width, height=70)
-    lines = (alt.Chart(alt.InlineData(values=readout)).transform_filter(pick)
-             .mark_text(align="left", baseline="top", fontSize=13)
-             .encode(x=alt.value(0), y=alt.Y("line:O", axis=None), text="text:N"))
-    n_lines = max(r["line"] for r in readout) + 1
-    text = lines.properties(width=width, height=19 * n_lines, title=alt.TitleParams(
-        "The pager's view of this run", fontSize=13, anchor="start"))
-    chart = alt.vconcat(top, strip, text, spacing=8).add_params(p_util, p_ans, p_t)
-    cases = ", ".join(f"{u:g}" for u in data["utils"])
-    lengths = ", ".join(str(a) for a in data["answers"])
+        queue.mark_line(interpolate="step-before").encode(
+            x=x_time, y=alt.Y("n:Q", title="requests (count)"),
+            color=alt.Color("queue:N", sort=names, legend=legend,
+                            scale=alt.Scale(domain=names, range=[PALETTE[1], PALETTE[4]])),
+            strokeDash=alt.StrokeDash("queue:N", sort=names, legend=legend,
+                                      scale=alt.Scale(domain=names, range=DASHES[:2])),
+            tooltip=[alt.Tooltip("t:Q", title="time (s)"), alt.Tooltip("queue:N"),
+                     alt.Tooltip("n:Q", title="requests")]),
+        playhead.encode(x=x_time)).properties(width=width, height=80)
+    now = series.transform_filter("datum.t == playhead")
+    x_blocks = alt.X("v:Q", title="KV blocks (blocks)", scale=alt.Scale(domain=[0, top_y]),
+                     axis=None)
+    bar = alt.layer(
+        now.transform_calculate(v="datum.pool").mark_bar(
+            color="white", stroke="black", height=14).encode(
+            x=x_blocks, y=alt.value(44)),
+        now.transform_calculate(v="datum.kv").mark_bar(color=PALETTE[0], height=14).encode(
+            x=x_blocks, y=alt.value(44)),
+        now.transform_calculate(label=(
+            "format(datum.t, 'd') + ' s: up to ' + format(datum.kv, ',') + ' of ' + "
+            "format(datum.pool, ',') + ' blocks in use'")).mark_text(
+            align="left", baseline="top").encode(x=alt.value(0), y=alt.value(0), text="label:N"),
+        now.transform_calculate(label=(
+            "'up to ' + format(datum.waiting, ',') + ' waiting' + "
+            "(indexof(mode, 'swap') >= 0 ? ', ' + format(datum.swapped, ',') + "
+            "' swapped to CPU' : '')")).mark_text(
+            align="left", baseline="top").encode(x=alt.value(0), y=alt.value(17), text="label:N"),
+    ).properties(width=width, height=54, view={"stroke": None}, title=alt.TitleParams(
+        "At the playhead", fontSize=13, anchor="start"))
+    n_lines = max(r["text"].count("\n") + 1 for r in rows)
+    text = run.mark_text(align="left", baseline="top", lineBreak="\n", lineHeight=16).encode(
+        x=alt.value(0), y=alt.value(0), text="text:N").properties(
+        width=width, height=16 * n_lines, view={"stroke": None}, title=alt.TitleParams(
+            "The pager's view of this run", fontSize=13, anchor="start"))
+    views = [top, strip, bar] + ([text] if pager else [])
+    chart = (alt.vconcat(*views, spacing=10, data=alt.InlineData(values=rows))
+             .resolve_scale(x="independent", color="independent", strokeDash="independent")
+             .add_params(*params, p_t))
+    described = "; ".join(
+        f"{name} " + ", ".join(map(str, values)) for name, values in levers.items())
     chart = chart.properties(description=(
-        f"The lab's precomputed runs: gpu_memory_utilization {cases} and mean answers of "
-        f"{lengths} tokens. Choose one; the chart shows KV cache in use over time with a mark "
-        f"at each preemption, the waiting queue, and the run's on-call numbers as text."))
-    return finish_chart(chart, title, subtitle)
+        f"The lab's {len(rows)} precomputed kvsim runs ({described}). Choose one; the chart "
+        f"shows the KV blocks in use over time against the pool, a red tick at each "
+        f"preemption, the waiting queue and in swap mode the requests swapped to CPU memory, "
+        f"the state at the playhead and the run's on-call numbers as text."))
+    return finish_chart(fit_page(chart) if width == "container" else chart, title, subtitle)
 
 
 # ------------------------------------------------------------- days of traffic compared

@@ -1,9 +1,10 @@
 """Chapter 5's lab as an ipywidgets panel: the lab's day, redrawn on every change.
 
 :func:`lab_panel` runs :func:`kvsim.lab.run_lab` for the settings a reader
-picks and draws the run with :func:`kvsim.book.charts.timeline_chart` (KV in
-use with preemption ticks, the waiting and swapped strip, a playhead) beside
-:func:`kvsim.lab.oncall_text`'s lines. Settings that cannot run together (swap
+picks and draws the run as the static twin does (:func:`kvsim.book.lab_charts.lab_twin_chart`:
+KV blocks in use against the pool with preemption ticks, the waiting and swapped strip, a
+playhead) beside :func:`kvsim.lab.oncall_text`'s lines; a mission's panel draws
+:func:`kvsim.book.charts.timeline_chart`. Settings that cannot run together (swap
 with vLLM V1, say) show kvsim's one-line error in the panel.
 """
 from __future__ import annotations
@@ -25,6 +26,7 @@ from kvsim.lab.replay import (
 )
 
 from .charts import timeline_chart, timeline_data
+from .lab_charts import lab_twin_chart, lab_twin_data
 
 __all__ = ["lab_panel", "PANEL_SLIDERS"]
 
@@ -120,11 +122,16 @@ def lab_panel(mission=None, **start):
             out_chart.outputs = ()
             return
         n = oncall_numbers(result)
-        chart = timeline_chart(timeline_data({"this run": result}, points=300),
+        # the static twin's chart of this one run: KV blocks against the pool, preemption
+        # ticks, the waiting and swapped strip, the playhead's bar
+        point = (settings["gpu_memory_utilization"], settings["output_mean"],
+                 settings["watermark"], f"{settings['engine']}-{settings['preemption_mode']}",
+                 settings["seed"])
+        chart = lab_twin_chart(lab_twin_data({point: result}),
                                title=f"{n['preemptions_per_1k']:,.0f} preemptions per 1,000 "
                                      f"requests, p95 TTFT {n['ttft_p95_s']:,.1f} s",
                                subtitle="One minute of warm-up, three measured; drag the "
-                                        "playhead", width=560)
+                                        "playhead", width=560, pager=False)
         # set the Output's outputs directly (as capacity_calculator does): a `with out:`
         # capture breaks under nbclient, which executes the book
         bundle = chart._repr_mimebundle_(None, None)

@@ -10,6 +10,7 @@ from .replay import (
                      LAB_BASE,
                      LAB_DEFAULTS,
                      TWIN_GRID,
+                     TWIN_MODES,
                      commit_guess,
                      lab_settings,
                      oncall_numbers,
@@ -17,8 +18,9 @@ from .replay import (
                      run_lab,
                      show,
                      twin_runs,
+                     twin_settings,
                      wrapped,
 )
 
-__all__ = ["LAB_BASE", "LAB_DEFAULTS", "TWIN_GRID", "commit_guess", "lab_settings", "oncall_numbers",
-           "oncall_text", "run_lab", "show", "twin_runs", "wrapped"]
+__all__ = ["LAB_BASE", "LAB_DEFAULTS", "TWIN_GRID", "TWIN_MODES", "commit_guess", "lab_settings",
+           "oncall_numbers", "oncall_text", "run_lab", "show", "twin_runs", "twin_settings", "wrapped"]

@@ -8,7 +8,8 @@ says them in lines. The ipywidgets panel over both is
 :func:`kvsim.book.lab_panel.lab_panel`.
 
 The static twin (no kernel) is :func:`kvsim.book.lab_charts.lab_twin_chart` over
-:func:`twin_runs`, a precomputed grid of the same runs.
+:func:`twin_runs`, a precomputed grid of the same runs (:data:`TWIN_GRID`: memory, answer
+length, admission headroom, engine and preemption mode, and three days of traffic).
 
 :func:`commit_guess` is the missions' commit-your-guess cell: it checks the
 guess and prints one line; it never writes the progress file (only
@@ -30,9 +31,9 @@ from kvsim.runs.scenarios import run_scenario
 
 from .missions import SEEDS, check_prediction, get_mission, mission_day, normalise_settings
 
-__all__ = ["LAB_BASE", "LAB_DEFAULTS", "TWIN_GRID", "lab_settings", "run_lab", "oncall_numbers",
-           "oncall_text", "twin_runs", "commit_guess", "wrapped", "show", "mission_run",
-           "mission_text"]
+__all__ = ["LAB_BASE", "LAB_DEFAULTS", "TWIN_GRID", "TWIN_MODES", "lab_settings", "run_lab",
+           "oncall_numbers", "oncall_text", "twin_runs", "twin_settings", "commit_guess", "wrapped",
+           "show", "mission_run", "mission_text"]
 
 #: The lab's day of traffic: Belgavi's scenario, one minute of warm-up, three measured.
 LAB_BASE = {"scenario": "belgavi", "warmup_s": 60.0, "duration_s": 180.0}
@@ -43,8 +44,19 @@ LAB_DEFAULTS = {"gpu_memory_utilization": 0.60, "output_mean": 250, "rate_per_s"
                 "max_num_seqs": None, "engine": "v1", "preemption_mode": "recompute",
                 "pcie_gb_s": 25.0, "seed": 5}
 
-#: The static twin's grid: memory for the server x mean answer length (one seed).
-TWIN_GRID = {"gpu_memory_utilization": (0.60, 0.70, 0.80), "output_mean": (250, 400, 600)}
+#: The static twin's preemption choices: each names the engine and the mode it runs
+#: (swap exists on vLLM V0 only, so swap is compared with V0's own recompute as well).
+TWIN_MODES = {"v1-recompute": {"engine": "v1", "preemption_mode": "recompute"},
+              "v0-recompute": {"engine": "v0", "preemption_mode": "recompute"},
+              "v0-swap": {"engine": "v0", "preemption_mode": "swap"}}
+
+#: The static twin's grid, every combination run (the panel's other settings at
+#: :data:`LAB_DEFAULTS`): memory for the server, mean answer length, admission headroom
+#: (``watermark``, on mission 4's grid), engine and preemption mode (:data:`TWIN_MODES`)
+#: and the day of traffic (``seed``; the panel's own day first).
+TWIN_GRID = {"gpu_memory_utilization": (0.60, 0.70, 0.80), "output_mean": (250, 400, 600),
+             "watermark": (0.0, 0.02, 0.05, 0.10), "preemption": tuple(TWIN_MODES),
+             "seed": (5, 6, 7)}
 
 
 def lab_settings(**settings) -> dict:
@@ -154,25 +166,46 @@ def oncall_text(n: Mapping[str, Any]) -> list[str]:
     return lines
 
 
-def twin_runs(*, executor=None) -> dict:
-    """The static twin's runs: every point of :data:`TWIN_GRID` with the panel's defaults.
+def twin_runs(*, executor=None, grid: Mapping[str, Any] | None = None, each=None) -> dict:
+    """The static twin's runs: every point of :data:`TWIN_GRID` (or ``grid``, a sub-grid of
+    it with the same keys) with the panel's other defaults, each a :func:`run_lab`.
 
-    Returns ``{(gpu_memory_utilization, output_mean): SimResult}`` in grid order.
+    Returns ``{(gpu_memory_utilization, output_mean, watermark, preemption, seed):
+    SimResult}`` in grid order; ``preemption`` is a key of :data:`TWIN_MODES`.
+    ``executor`` (a ``concurrent.futures`` pool) runs them in parallel; ``each``, a
+    module-level function of one result, is applied where the run was made and its value
+    kept instead (a pool then sends back only what the caller keeps, e.g.
+    :func:`kvsim.book.lab_charts.twin_run`).
     """
     import itertools
 
-    points = list(itertools.product(*TWIN_GRID.values()))
-    names = list(TWIN_GRID)
-    jobs = [dict(zip(names, p)) for p in points]
+    grid = dict(TWIN_GRID if grid is None else grid)
+    if list(grid) != list(TWIN_GRID):
+        raise KvsimError(f"twin_runs: grid has keys {', '.join(grid)}: expected "
+                         f"{', '.join(TWIN_GRID)}")
+    for mode in grid["preemption"]:
+        check_choice("preemption", mode, tuple(TWIN_MODES))
+    points = list(itertools.product(*grid.values()))
+    jobs = [(twin_settings(p), each) for p in points]
     if executor is None:
-        results = [run_lab(**j) for j in jobs]
+        results = [_run_job(j) for j in jobs]
     else:
-        results = list(executor.map(_run_job, jobs))
+        results = list(executor.map(_run_job, jobs, chunksize=max(1, len(jobs) // 16)))
     return {p: r for p, r in zip(points, results)}
 
 
-def _run_job(job: dict):
-    return run_lab(**job)
+def twin_settings(point) -> dict:
+    """One twin point ``(gpu_memory_utilization, output_mean, watermark, preemption, seed)``
+    as :func:`run_lab`'s settings."""
+    util, answers, headroom, mode, seed = point
+    return dict(gpu_memory_utilization=util, output_mean=answers, watermark=headroom,
+                seed=seed, **TWIN_MODES[check_choice("preemption", mode, tuple(TWIN_MODES))])
+
+
+def _run_job(job: tuple):
+    settings, each = job
+    result = run_lab(**settings)
+    return result if each is None else each(result)
 
 
 def wrapped(text, width: int = 88) -> str:

@@ -7,6 +7,8 @@
  * when it changes and, once the charts have drawn their inputs, puts the stored values
  * back (dispatching the events Vega listens to, so the chart follows). A button with the
  * class kvbook-missions-reset forgets this page's values. Nothing leaves the browser.
+ * Mission 3's chart also has a drop-down "Mission 3: KV cache dtype" (a <select>): a view of
+ * the band, not the guess, so it is neither kept nor locked.
  *
  * A committed guess locks: while a mission's "I have committed my guess" box is ticked, its
  * guess slider and the box are disabled, and a "Change my guess" button beside the box
