@@ -81,7 +81,9 @@ def test_no_exercise_answer_is_printed_before_its_question():
     for ex_id in ("ch03-a100-round-trip", "ch03-whatif-three-preemptions"):
         v = exercises.expected(ex_id)
         assert all(abs(v - x) > 0.05 * x for x in shown), ex_id
-        assert all(abs(v - 3 * (a - b)) > 0.05 * v for a, b in zip(shown[::2], shown[1::2])), ex_id
+    # three preemptions' extra cost is not three times a difference the table already shows
+    v = exercises.expected("ch03-whatif-three-preemptions")
+    assert all(abs(v - 3 * (a - b)) > 0.05 * v for a, b in zip(shown[::2], shown[1::2]))
 
 
 def test_block_size_study_honest_ratios():

@@ -227,7 +227,7 @@ def test_the_twins_grid_is_complete_and_agrees_with_alert_timing(incident, grid)
         assert text == charts.alert_readout(timing)
         assert ((th, w, f) in fired) == timing.fired
     seed = next(r["text"] for r in grid["readouts"] if (r["th"], r["w"], r["f"]) == (0, 5, 10))
-    assert seed.startswith("fires at 26.25 min, 10.1 min after the first preemption")
+    assert seed.startswith("fires at 27.75 min, 10.0 min after the first preemption")
 
 
 def test_the_twin_binds_three_sliders_to_the_grid_with_portable_floats(grid):
@@ -299,14 +299,14 @@ def test_the_widget_follows_its_sliders():
     from kvsim.book import widgets
 
     box = widgets.alert_explorer()
-    assert _text(box).startswith("fires at 26.25 min, 10.1 min after the first preemption")
+    assert _text(box).startswith("fires at 27.75 min, 10.0 min after the first preemption")
     rule, preempt, kv, waiting, window, alert_for = box.children[:6]
     preempt.value, window.value, alert_for.value = 1.0, 2.0, 1.0      # the page
-    assert _text(box).startswith("fires at 18.75 min, 2.6 min after the first preemption")
+    assert _text(box).startswith("fires at 19.00 min, 1.3 min after the first preemption")
     rule.value = "kv_usage"
     assert kv.layout.display is None and preempt.layout.display == "none"
     window.value, alert_for.value = 2.0, 2.0                          # the pinned-cache rule
-    assert _text(box).startswith("fires at 21.75 min")
+    assert _text(box).startswith("fires at 24.50 min")
     with pytest.raises(KvsimError, match=r"for_min=16.0 is out of range.*\[0.0, 15.0\]"):
         alert_for.value = 16.0
 

@@ -1117,12 +1117,9 @@ CLIPPED_OUTPUT = """() => Array.from(document.querySelectorAll('.cell_output pre
     .filter(p => p.scrollWidth > p.clientWidth + 1)
     .map(p => p.textContent.trim().split('\\n')[0].slice(0, 70))"""
 
-#: Pages whose charts still draw text under 12 px at 390 px: their chart functions keep fixed
-#: widths (chapter 5's days and lab-twin charts, kvsim.book.lab_charts) or their notebooks pass
-#: one (width=...). Strict: once a page passes, the test says so and the page comes off this list.
-PHONE_TEXT_PENDING = {
-    "book/ch05-belgavis-book-store.html": "fixed-width charts and saved outputs before re-execution",
-}
+#: Pages whose charts still draw text under 12 px at 390 px (none now: every chart follows the
+#: page's width). Strict: once a page passes, the test says so and the page comes off this list.
+PHONE_TEXT_PENDING: dict[str, str] = {}
 
 
 def _phone_page(browser, base_url, page_path):

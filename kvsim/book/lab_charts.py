@@ -489,14 +489,17 @@ __all__ += ["days_chart"]
 
 
 def days_chart(rows: Iterable[Mapping], *, case: str, panels, title,
-               subtitle: str | None = None, width: int = 240):
+               subtitle: str | None = None, width="container"):
     """One dot per day of traffic (seed), a black tick and a label at the median, per case.
 
     ``rows`` hold one run each: the ``case`` column, ``seed`` and the metrics;
     ``panels`` is a list of ``(column, axis title with unit, d3 format)``, one
-    panel each, stacked. The cases are named on the y axis (not by colour), so
-    the spread over days reads without a legend: "averages hide it".
+    panel each, stacked. Each case is named under its row of dots (not by colour,
+    and not on an axis that would narrow a phone's plot), so the spread over days
+    reads without a legend: "averages hide it". ``width``: ``"container"`` (the
+    default) follows the page; a number fixes it in pixels.
     """
+    width = check_width(width, "days_chart")
     import numpy as np
 
     alt = altair()
@@ -508,8 +511,7 @@ def days_chart(rows: Iterable[Mapping], *, case: str, panels, title,
         med = [{"case": c, "v": float(np.median([d["v"] for d in dots if d["case"] == c]))}
                for c in cases]
         top = max(d["v"] for d in dots) * 1.15 or 1.0
-        y = alt.Y("case:N", sort=cases, title=None, axis=alt.Axis(labelLimit=260),
-                  scale=alt.Scale(paddingOuter=0.6))
+        y = alt.Y("case:N", sort=cases, title=None, axis=None, scale=alt.Scale(paddingOuter=0.6))
         xs = alt.Scale(domain=[0, top])
         p = alt.Chart(alt.InlineData(values=dots)).mark_point(
             filled=True, size=70, opacity=0.7, color=PALETTE[0]).encode(
@@ -522,6 +524,10 @@ def days_chart(rows: Iterable[Mapping], *, case: str, panels, title,
         label = mb.mark_text(dy=-17, color="black").encode(
             x=alt.X("v:Q", title=axis_title, scale=xs), y=y,
             text=alt.Text("v:Q", format=fmt))
-        out.append(alt.layer(p, tick, label).properties(width=width, height=46 * len(cases)))
+        names = alt.Chart(alt.InlineData(values=[{"case": c} for c in cases])).mark_text(
+            align="left", baseline="top", dy=14, color="#444").encode(
+            x=alt.value(0), y=y, text="case:N")
+        out.append(alt.layer(p, tick, label, names).properties(width=width,
+                                                               height=58 * len(cases)))
     chart = alt.vconcat(*out, spacing=12).resolve_scale(x="independent")
-    return finish_chart(chart, title, subtitle)
+    return finish_chart(fit_page(chart) if width == "container" else chart, title, subtitle)
