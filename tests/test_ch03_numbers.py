@@ -122,7 +122,8 @@ def test_notebook_glue_matches_kvsim():
     assert [g["h100_cross_7b_lo"], g["h100_cross_7b_hi"]] == crossover_tokens(
         "llama-2-7b", "h100-80gb", min_tokens=16)
     assert g["gqa_copies_ms"] > g["gqa_bytes_ms"]
-    assert g["calm_seeds"] >= 0 and g["e2e_spread_busy"] <= g["e2e_spread"]
+    # the days differ far more than the modes (the prose says so)
+    assert g["e2e_spread"] > 1 + 10 * g["e2e_gap_max"] / 100
     assert [g["h100_cross_lo"], g["h100_cross_hi"]] == ch03.h100_crossings()
     assert g["ratio_16"] == portable(ch03.block_study_ratio(16))
     assert g["ratio_64"] == portable(ch03.block_study_ratio(64))

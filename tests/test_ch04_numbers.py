@@ -162,6 +162,10 @@ def test_notebook_glue_matches_kvsim():
     assert g["mean_storm"] / g["mean_quiet"] < 2 and g["gap_storm_s"] > 1
     b = ch04.gauge_breakdown()
     assert g["held"] == b["blocks_held"] and g["slack"] == b["slack_tokens"]
+    # after a wave of finishes the gauge reads low while many freed blocks stay cached
+    after = ch04.gauge_breakdown(ch04.AFTER_STORM_S)
+    assert g["cached"] == after["blocks_cached_free"] > 0.25 * after["blocks_total"]
+    assert after["gauge"] < 0.5 and g["after_min"] == ch04.AFTER_STORM_S / 60
     # the exercise asks about an instant the prose does not show
     assert g["ch04-blocks-held"] != g["held"]
     # a 15 s scrape misses the top of the queue the engine saw

@@ -251,6 +251,13 @@ def test_the_prose_claims_hold_for_the_glued_numbers():
     assert g["fx1_ttft"] < g["fx0_ttft"] / 10 and g["fx2_pre"] == 0
     assert g["fx5_pre"] == 0 and g["fx5_ttft"] == max(g[f"fx{i}_ttft"] for i in range(6))
     assert g["fx5_good"] == min(g[f"fx{i}_good"] for i in range(6))
+    # mission 2: swap passes only at the top of the memory grid, recompute from less memory
+    grid2 = missions.mission_grid(2)
+    utils = sorted({r["gpu_memory_utilization"] for r in grid2})
+    swap_ok = sorted(r["gpu_memory_utilization"] for r in grid2
+                     if r["preemption_mode"] == "swap" and r["passes"])
+    assert 0 < g["m2_swap_pass"] == len(swap_ok) and swap_ok == utils[-len(swap_ok):]
+    assert g["m2_best"] < swap_ok[0]
     # the source's "hundreds" and "over a tenth" after the prompt change
     assert g["long_pre"] >= 100 and g["long_paused"] > 10
 

@@ -525,7 +525,7 @@ def days_chart(rows: Iterable[Mapping], *, case: str, panels, title,
             x=alt.X("v:Q", title=axis_title, scale=xs), y=y,
             text=alt.Text("v:Q", format=fmt))
         names = alt.Chart(alt.InlineData(values=[{"case": c} for c in cases])).mark_text(
-            align="left", baseline="top", dy=14, color="#444").encode(
+            align="left", baseline="top", dy=14, color="black").encode(
             x=alt.value(0), y=y, text="case:N")
         out.append(alt.layer(p, tick, label, names).properties(width=width,
                                                                height=58 * len(cases)))

@@ -12,13 +12,14 @@ SLO, and the settings (*levers*) the on-call engineer may change::
 
 Every mission is scored on a **warm server**: its scenario runs two minutes of
 the same traffic that are not scored (the engine's ``warmup_s``), then a ten
-minute window, long enough for a queue's trend to show (:func:`mission_day`).
+minute window (twenty for mission 2), long enough for a queue's trend to show
+(:func:`mission_day`).
 The missions were once scored on a cold two-minute replay, "a load test that
 would have passed" (chapter 5); :func:`cold_trap` computes what that replay
 would teach, and :func:`debrief` ends with it. Where a mission's lever could
 not fix its steady-state problem the mission's day changed, not its verdict:
 mission 1's answers are about 275 tokens (at 350 no memory on the grid ends
-the storm), mission 2's V0 server takes 0.95 req/s (at 1.5 it is overloaded
+the storm), mission 2's V0 server takes 0.9 req/s (at 1.5 it is overloaded
 whatever the settings), and its ticket says so.
 
 :func:`score` is the only judge; the notebook calls it and the static site

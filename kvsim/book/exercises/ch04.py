@@ -31,6 +31,8 @@ SCRAPE_S, WINDOW_S, RATE_WINDOW_S = 15.0, 300.0, 600.0
 GAUGE_AT_S, EXERCISE_GAUGE_AT_S = 1_320.0, 1_200.0
 #: Minutes of the incident that are healthy, and when the storm ends.
 HEALTHY_S, STORM_END_S = 900.0, 1_500.0
+#: A minute after the storm: finished requests' blocks are free again but still cached.
+AFTER_STORM_S = STORM_END_S + 60.0
 
 
 @lru_cache(maxsize=None)
@@ -329,6 +331,6 @@ PREDICTIONS: list[Prediction] = [
 ]
 
 __all__ = ["EXERCISES", "PREDICTIONS", "SCRAPE_S", "WINDOW_S", "RATE_WINDOW_S", "GAUGE_AT_S",
-           "HEALTHY_S", "STORM_END_S", "scraped", "dashboard", "gauge_breakdown",
+           "HEALTHY_S", "STORM_END_S", "AFTER_STORM_S", "scraped", "dashboard", "gauge_breakdown",
            "healthy_p99_max", "storm_p99_max", "seed_rule_onset_s", "first_preemption_s",
            "last_storm_preemption_s", "page_timing"]
