@@ -223,17 +223,23 @@ def _page_charts(incident):
     }
 
 
-def _widths(spec) -> list:
+def _collect(spec, pick) -> list:
+    """Every ``pick(node)`` that is not None, over the spec's dicts, depth first."""
     found = []
     if isinstance(spec, dict):
-        if "width" in spec:
-            found.append(spec["width"])
+        item = pick(spec)
+        if item is not None:
+            found.append(item)
         for value in spec.values():
-            found += _widths(value)
+            found += _collect(value, pick)
     elif isinstance(spec, list):
         for value in spec:
-            found += _widths(value)
+            found += _collect(value, pick)
     return found
+
+
+def _widths(spec) -> list:
+    return _collect(spec, lambda d: d["width"] if "width" in d else None)
 
 
 def test_chapter_1_and_4_charts_follow_the_page_and_a_fixed_width_still_holds(incident):
@@ -313,13 +319,4 @@ def test_the_playhead_text_turns_left_of_its_line_past_the_runs_middle(incident)
 
 
 def _marks(spec) -> list[dict]:
-    found = []
-    if isinstance(spec, dict):
-        if isinstance(spec.get("mark"), dict):
-            found.append(spec["mark"])
-        for value in spec.values():
-            found += _marks(value)
-    elif isinstance(spec, list):
-        for value in spec:
-            found += _marks(value)
-    return found
+    return _collect(spec, lambda d: d["mark"] if isinstance(d.get("mark"), dict) else None)
