@@ -318,7 +318,7 @@ class StepCost:
         """The part of the attention kernels that does not depend on the context: one kernel
         per KV layer (its launch floor) plus what each scheduled sequence adds to it per KV
         head of this GPU (the per-sequence work of a FlashAttention kernel, measured beyond
-        the KV it reads; :data:`kvsim.engine.calibration.ATTENTION_MEASURED`)."""
+        the KV it reads; :data:`kvsim.engine.attention_profiles.ATTENTION_MEASURED`)."""
         return self.attention_kernels * (self.attn_latency_s + n_seqs * self.attn_seq_s)
 
     def _fixed_uncached(self, n_tokens: int, n_seqs: int) -> float:

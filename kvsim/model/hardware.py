@@ -21,8 +21,9 @@ they exist (``calibration`` says which) and borrowed from the closest measured
 GPU otherwise. ``attention_latency_s`` (the shortest attention kernel; ``None``:
 ``kernel_latency_s``) and ``attention_s_per_seq_head`` (what each sequence adds to
 one layer's attention kernel per KV head, beyond reading its KV) are fitted to
-Vidur's measured FlashAttention decode kernels (:data:`kvsim.engine.calibration.
-ATTENTION_MEASURED`) on the A100 and the A40 and borrowed elsewhere. ``pcie_bytes_per_s`` is the *effective* one-way host<->device
+Vidur's measured FlashAttention decode kernels
+(:data:`kvsim.engine.attention_profiles.ATTENTION_MEASURED`) on the A100 and the A40
+and borrowed elsewhere. ``pcie_bytes_per_s`` is the *effective* one-way host<->device
 copy rate (PCIe Gen4 x16: 32 GB/s nominal per direction, about 25 GB/s in
 practice; Gen5 x16: 64 and about 50). ``interconnect_bytes_per_s`` is the
 per-direction GPU-to-GPU bandwidth tensor parallelism's all-reduces use
@@ -47,8 +48,9 @@ class GPUSpec:
 
     Only the first five fields are required; a custom GPU without measured
     efficiencies gets round defaults (0.7 of peak FLOPs, 0.8 of peak
-    bandwidth, 5 microseconds per kernel), which :mod:`kvsim.engine.calibration` can
-    replace with a fit to your own kernel timings.
+    bandwidth, 5 microseconds per kernel, attention kernels with the same floor
+    and the A100's 43 ns per sequence and KV head), which
+    :mod:`kvsim.engine.calibration` can replace with a fit to your own kernel timings.
     """
 
     name: str
