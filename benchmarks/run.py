@@ -298,7 +298,10 @@ def main(argv=None) -> int:
     sweep_on_dask(rep)
     exporter_load()
 
-    print("\nLab missions (chapter 5; warm day: 2 min warm-up + 10 min scored, 5 seeds). A "
+    days = ", ".join(f"{n}: {missions.mission_day(n)['warmup_s'] / 60:.0f} + "
+                     f"{missions.mission_day(n)['duration_s'] / 60:.0f} min"
+                     for n in missions.list_missions())
+    print(f"\nLab missions (chapter 5; warm-up + scored minutes: {days}; 5 seeds). A "
           "session's\nfirst attempt runs the grid points up to the answer (serial); later ones "
           "are look-ups:")
     for n in missions.list_missions():
