@@ -642,16 +642,18 @@ def test_a_lab_panel_earns_scores_stars_and_kvsims_code(open_page):
     assert lucky["stars"].endswith(f"{want.stars} of 3 stars") and lucky["verdict"] == want.message
     assert lucky["code"] is None and "needs a star" in lucky["code_line"]
 
-    best = _lab_run(page, 1, {"gpu_memory_utilization": "0.87"})
+    least = missions.expert_settings(1)["gpu_memory_utilization"]     # kvsim's own answer
+    best = _lab_run(page, 1, {"gpu_memory_utilization": f"{least:.2f}"})
     pred = {"cause": "kv-too-small"}
-    sc = missions.score(1, {"gpu_memory_utilization": 0.87}, prediction=pred)
+    sc = missions.score(1, {"gpu_memory_utilization": least}, prediction=pred)
     assert sc.stars == 3 and best["stars"].endswith("3 of 3 stars") and best["verdict"] == sc.message
-    assert best["code"] == codes.completion_code(1, 3, {"gpu_memory_utilization": 0.87}, pred,
+    assert best["code"] == codes.completion_code(1, 3, {"gpu_memory_utilization": least}, pred,
                                                  name="Ana Lopez", room_key=None)
     assert codes.verify(best["code"], room_key=None)["ok"]
     worst = max(float(r["ttft_p95_s"]) for r in sc.runs)
     assert f"{worst:.2f} s" in best["figures"]                  # the worst day, rounded
-    assert "best of 2 run(s): ★★★ 3 of 3 stars with gpu_memory_utilization=0.87" in best["best"]
+    assert (f"best of 2 run(s): ★★★ 3 of 3 stars with gpu_memory_utilization={least:.2f}"
+            in best["best"])
     assert not log.unexpected_errors(), log.unexpected_errors()
 
 
@@ -718,21 +720,23 @@ def test_a_committed_guess_locks_until_change_my_guess(open_page):
 
 @pytest.mark.skipif(HUB_PAGE not in PAGES or MISSIONS_PAGE not in PAGES, reason="hub not built")
 def test_the_hub_lists_exports_and_imports_kvsims_own_files(open_page, base_url, tmp_path):
-    from kvsim.lab import progress
+    from kvsim.lab import missions, progress
 
     page, log = open_page(MISSIONS_PAGE)
     page.wait_for_function(LAB_READY, timeout=30_000)
     _save_name(page, 4, "Ana Lopez")
-    for j, text in enumerate(["0.04", "0.06"]):
-        page.select_option(f"{_panel(4)} .kvbook-lab-predict select >> nth={j}", label=text)
+    (lo, hi), = missions.pass_band(4)                    # kvsim's band: the right guess
+    least = missions.expert_settings(4)["watermark"]
+    for j, edge in enumerate((lo, hi)):
+        page.select_option(f"{_panel(4)} .kvbook-lab-predict select >> nth={j}", label=f"{edge:.2f}")
     page.click(f"{_panel(4)} button.kvbook-lab-commit")
-    run = _lab_run(page, 4, {"watermark": "0.04"})
+    run = _lab_run(page, 4, {"watermark": f"{least:.2f}"})
     assert run["stars"].endswith("3 of 3 stars")
 
     page.goto(f"{base_url}/{HUB_PAGE}", wait_until="load")
     page.wait_for_selector("#kvbook-lab-hub tr[data-mission='4']", timeout=30_000)
     row = page.inner_text("#kvbook-lab-hub tr[data-mission='4']")
-    assert "3 of 3 stars" in row and run["code"] in row and "watermark=0.04" in row
+    assert "3 of 3 stars" in row and run["code"] in row and f"watermark={least:.2f}" in row
     assert "Total: 3 of 12 stars." in page.inner_text("#kvbook-lab-hub")
     with page.expect_download() as download:
         page.click("#kvbook-lab-hub button.kvbook-lab-export")
@@ -777,7 +781,9 @@ def test_a_lab_panel_without_web_crypto_keeps_the_stars_and_says_why(open_page):
     page.context.add_init_script("Object.defineProperty(window.crypto, 'subtle', {get() { return undefined; }})")
     page.reload(wait_until="load")
     page.wait_for_function(LAB_READY, timeout=30_000)
-    run = _lab_run(page, 1, {"gpu_memory_utilization": "0.87"})
+    from kvsim.lab import missions
+    least = missions.expert_settings(1)["gpu_memory_utilization"]
+    run = _lab_run(page, 1, {"gpu_memory_utilization": f"{least:.2f}"})
     assert run["stars"].endswith("2 of 3 stars") and run["code"] is None
     assert "no Web Crypto" in run["code_line"] and "stars are kept" in run["code_line"]
     assert "2 of 3 stars" in run["best"]
