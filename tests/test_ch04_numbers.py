@@ -185,6 +185,19 @@ def test_notebook_glue_matches_kvsim():
         assert g[ex_id] == exercises.expected(ex_id), ex_id
 
 
+def test_the_prose_about_which_rule_leads_holds():
+    """The gauge-based rule lags the counter (and the page); the p99 tail rule fires only at the
+    rush's end or after it; the first preemption comes that many minutes into the rush."""
+    g = glued(read_chapter(NOTEBOOK))
+    assert g["first_pre_min"] < g["page_min"] < g["pinned_min"]
+    assert g["rush_to_first_min"] == pytest.approx(g["first_pre_min"] - ch04.HEALTHY_S / 60, abs=1e-3)
+    assert g["gauge_now"] == ch04.gauge_breakdown()["gauge"]
+    tab = ch04.scraped()
+    t = np.asarray(tab["t_s"], dtype=float)
+    condition, for_s = panels.book_rules(tab)["VLLMInterTokenLatencyTail"]
+    assert panels.onset(t, panels.firing(t, condition, for_s)) >= ch04.STORM_END_S
+
+
 def test_firing_times_agrees_with_the_chapters_onsets(tmp_path):
     """``kvsim lint-rules FILE --against SCENARIO`` (alerts.firing_times) runs promtool; its
     first firing minute of every alert is the chapter's onset rounded up to the minute."""
