@@ -14,11 +14,14 @@ import re
 import statistics
 
 import pytest
+from engine_expectations import fluid_running, geometric_capped_mean, prefill_extra_s, service_rate
+from test_seed_behaviour import A_FEW_DOZEN
 
 import kvsim
 from kvsim import lab
 from kvsim.book import lab_charts
 from kvsim.book.exercises import ch05
+from kvsim.engine.costs import StepCost
 from kvsim.errors import KvsimError
 from kvsim.lab import missions
 
@@ -48,36 +51,64 @@ def med(table, key):
 
 def test_seed000_capacity_about_24_requests_and_18_after_the_change():
     """Seed: ~26,600 tokens, ~24 requests; ~18 with 600-token answers. kvsim's A40 as vLLM V1
-    budgets it: 27,760 tokens, 25 and 19 (chapter 1 explains the difference)."""
+    budgets it has a pool within 5% of the seed's (chapter 1 explains the difference), and the
+    same arithmetic on it, blocks // ceil(tokens / 16), gives one more of each: 25 and 19."""
     b = belgavi()
     assert round(26_600 / 1_100) == 24 and round(26_600 / 1_450) == 18
-    assert (b.tokens, b.blocks) == (27_760, 1_735)
-    assert b.max_concurrent(1_100) == 25 and b.max_concurrent(1_450) == 19
+    assert b.blocks == b.kv_bytes // b.block_bytes - b.null_blocks and b.tokens == 16 * b.blocks
+    assert b.block_bytes == 16 * kvsim.kv_bytes_per_token("llama-2-7b")
     assert abs(b.tokens - 26_600) / 26_600 < 0.05
+    for seq, seed_figure in ((1_100, 24), (1_450, 18)):
+        assert b.max_concurrent(seq) == b.blocks // -(-seq // 16)
+        assert b.max_concurrent(seq) == round(b.tokens / seq) == seed_figure + 1
 
 
 def test_seed000_about_21_running_and_a_few_dozen_preemptions_with_a_wide_spread(days):
+    """The seed's ~21 running is Little's law on the seed's card; kvsim's count is Little's law on
+    its own step time (tests/engine_expectations.py, as tests/test_seed_behaviour.py checks over
+    20 days). "A few dozen" per 1,000 is the median day; the worst is past the 10% of requests
+    seed 001 calls a problem (the prose: "far off on the worst")."""
     warm, cold, _ = days
-    assert 17 <= med(warm, "mean_running") <= 23                     # the seed: ~21
+    expected = fluid_running("llama-2-7b", "a40-48gb", rate=1.5, prompt=850, answer=250)
+    # the fluid model's 10% (recomputation, clusters of long answers) plus two standard errors
+    # of a median of this many two-minute days (1.25 sigma / sqrt(n))
+    running = [float(v) for v in warm["mean_running"]]
+    noise = 2 * 1.25 * statistics.pstdev(running) / len(running) ** 0.5
+    assert abs(statistics.median(running) - expected) < 0.10 * expected + noise, (running, expected)
     assert max(warm["mean_running"]) < belgavi().max_concurrent(1_100)
     pre = [float(v) for v in warm["preemptions_per_1k"]]
-    assert 24 <= statistics.median(pre) <= 90                       # "a few dozen"
-    assert min(pre) < statistics.median(pre) / 2 and max(pre) > 2 * statistics.median(pre)
-    # a cold two-minute run understates both: "steady state" needs the warm-up
-    assert med(cold, "mean_running") < med(warm, "mean_running") - 2
-    assert med(cold, "preemptions_per_1k") < med(warm, "preemptions_per_1k") / 2
-    # the baseline's own TTFT: fast median, a p95 of seconds
-    assert med(warm, "ttft_p50_s") < 0.5 < 2 < med(warm, "ttft_p95_s")
+    assert A_FEW_DOZEN[0] <= statistics.median(pre) < A_FEW_DOZEN[1]           # "a few dozen"
+    assert min(pre) < statistics.median(pre) / 2 and max(pre) > 100
+    # a cold two-minute run understates both: "steady state" needs the warm-up. Only arrived
+    # requests can run, so an empty server misses at least N^2 / (2 x 1.5/s) request-seconds
+    # before it reaches the warm count N (tests/test_seed_behaviour.py)
+    n_warm = med(warm, "mean_running")
+    assert med(cold, "mean_running") < n_warm - n_warm ** 2 / (2 * 1.5 * 120.0)
+    assert med(cold, "preemptions_per_1k") < med(warm, "preemptions_per_1k")
+    # the baseline's own TTFT: the median user does not queue, so it waits at most for a step
+    # in progress and the step that carries its prefill (each at most a decode step of the
+    # batch plus a prompt's prefill, StepCost); the p95 queues behind a full cache for seconds
+    cost = StepCost(kvsim.get_model("llama-2-7b"), kvsim.get_gpu("a40-48gb"))
+    n, context = round(expected), round(expected * 1_100)
+    one = cost.step_s(n, n, decode_context=context) + prefill_extra_s(cost, n, context, 850)
+    assert cost.prefill_s(850) < med(warm, "ttft_p50_s") < 2 * one
+    assert med(warm, "ttft_p95_s") > 1.0, "the p95 user no longer queues for seconds"
 
 
 def test_seed000_600_token_answers_hundreds_per_1000_and_over_a_tenth_paused(days):
+    """The seed's "in the hundreds" and "over a tenth" after the prompt change, on every day; the
+    server is overloaded: a pinned cache finishes mu requests a second (tests/engine_expectations.py,
+    from the step time), fewer than the 1.5 arriving, so the queue grows by about (1.5 - mu) a
+    second, TTFT reaches minutes and at most mu / 1.5 of the arrivals finish."""
     _, _, long = days
-    assert all(100 <= float(v) <= 600 for v in long["preemptions_per_1k"])
+    assert all(100 <= float(v) < 1000 for v in long["preemptions_per_1k"])
     assert min(float(v) for v in long["share_paused_over_1s"]) > 0.10
-    # overloaded: the queue grows, TTFT in minutes, most arrivals never finish in the run
-    assert med(long, "ttft_p50_s") > 60 and med(long, "max_waiting") > 300
+    mu, _ = service_rate(belgavi(), prompt=850, answer=600)
+    window = 720.0                               # the scenario's 120 s warm-up and 600 s
+    assert mu < 1.5
+    assert med(long, "ttft_p50_s") > 60 and med(long, "max_waiting") > (1.5 - mu) * window / 2
     finished = [f / a for f, a in zip(long["requests_finished"], long["requests_arrived"])]
-    assert max(finished) < 0.5
+    assert max(finished) < mu / 1.5
 
 
 def _fix(name):
@@ -92,9 +123,16 @@ def test_seed000_fixes_in_order():
     base = _fix("as it is")
     cap, both = _fix("1. max_tokens 400"), _fix("2. + FP8 KV")
     fp8, mem, seqs = _fix("FP8 KV alone"), _fix("3. memory 0.80 alone"), _fix("4. max_num_seqs 12 alone")
-    assert med(cap, "preemptions_per_1k") < 0.7 * med(base, "preemptions_per_1k")
+    # the prose: the cap cuts the count, within kvsim's error (test_claims_under_cost_error.py)
+    assert med(cap, "preemptions_per_1k") < med(base, "preemptions_per_1k")
+    # it "ends the overload": at the capped mean answer the pinned cache keeps up with 1.5/s
+    # (tests/engine_expectations.py), so the queue stops growing with the run
+    assert service_rate(belgavi(), prompt=850, answer=600)[0] < 1.5 <= 1.01 * service_rate(
+        belgavi(), prompt=850, answer=geometric_capped_mean(600, 400))[0]
     assert med(cap, "ttft_p95_s") < med(base, "ttft_p95_s") / 10
-    assert max(both["preemptions"]) == 0 and med(both, "ttft_p95_s") < 1
+    # with FP8 nothing is evicted and nothing queues: a first token is about one prefill away
+    prefill = StepCost(kvsim.get_model("llama-2-7b"), kvsim.get_gpu("a40-48gb")).prefill_s(850)
+    assert max(both["preemptions"]) == 0 and prefill < med(both, "ttft_p95_s") < 1
     for alone in (fp8, mem):
         assert med(alone, "preemptions_per_1k") > med(base, "preemptions_per_1k")
         assert med(alone, "ttft_p95_s") < med(base, "ttft_p95_s")
@@ -134,7 +172,8 @@ def test_the_lab_applies_the_first_two_fixes_and_its_defaults_change_nothing():
                                 output_mean=600, gpu_memory_utilization=0.6, watermark=0.0,
                                 pcie_bytes_per_s=25e9, max_tokens=400, kv_dtype="fp8")
     assert both.summary() == direct.summary()
-    assert both.config["num_gpu_blocks"] > 1.9 * base.config["num_gpu_blocks"]   # FP8: twice
+    # FP8 halves the bytes per token: twice vLLM's blocks, one of them kept as the null block
+    assert both.config["num_gpu_blocks"] + 1 == 2 * (base.config["num_gpu_blocks"] + 1)
     s0, s1, s2 = (r.summary()["preemptions_per_1k"] for r in (base, capped, both))
     assert s2 < s1 < s0
 
