@@ -14,16 +14,32 @@ import re
 
 import numpy as np
 import pytest
+from engine_expectations import closed_loop_goodput, fluid_running, geometric_capped_mean
+from test_seed_behaviour import SEED003_TTFT_P99_S
 
 import kvsim
 from kvsim.book import charts, exercises, widgets
 from kvsim.book.exercises import ch02
 from kvsim.errors import KvsimError
 from kvsim.runs import stepper
+from kvsim.runs.scenarios import scenario_parameters
+from kvsim.traffic.lengths import LogNormal
 
 from notebook_helpers import BOOK, glued, read_chapter
 
 NOTEBOOK = BOOK / "ch02-admission-and-preemption.ipynb"
+
+
+def toy_first_preemption_step(blocks: int = ch02.TOY_BLOCKS, block_size: int = 16) -> int:
+    """The toy's first preemption, by hand: step 1 prefills every prompt, step k (k >= 2) writes
+    each request's token prompt + k - 1, and the pool runs dry at the first step whose tokens
+    need more blocks than it has (every toy answer is longer than that: no one finishes first)."""
+    toy = stepper.toy_requests()
+    k = 1
+    while sum(-(-(r.prompt_tokens + k - 1) // block_size) for r in toy) <= blocks:
+        k += 1
+    assert k - 1 < min(r.output_tokens for r in toy)
+    return k
 
 
 def _frames(**options):
@@ -56,7 +72,7 @@ def test_the_victim_is_the_last_admitted_and_waits_at_the_front():
             assert not f["admitted"], "a step that preempted admits nobody"
         running_order += f["admitted"]
     first = next(f for f in frames if f["preempted"])
-    assert first["preempted"] == ["R5"] and first["step"] == 26
+    assert first["preempted"] == ["R5"] and first["step"] == toy_first_preemption_step()
 
 
 def test_frames_are_the_engines_run():
@@ -66,7 +82,8 @@ def test_frames_are_the_engines_run():
     assert sum(len(f["preempted"]) for f in frames) == result.summary()["preemptions"]
     assert math.isclose(frames[-1]["t_ms"] / 1e3, float(np.nanmax(result.requests["finish_s"])))
     assert all(r["state"] == "finished" for r in frames[-1]["requests"])
-    assert [r["generated"] for r in frames[-1]["requests"]] == [90, 70, 100, 60, 80]
+    assert [r["generated"] for r in frames[-1]["requests"]] == [
+        r.output_tokens for r in stepper.toy_requests()]
 
 
 def test_a_resumed_request_finds_its_own_blocks_in_the_prefix_cache():
@@ -171,39 +188,81 @@ def load():
     return {u: kvsim.run_scenario("load-test-120", users=u).summary() for u in (40, 80, 120, 160, 200)}
 
 
+def _load_lengths():
+    p = scenario_parameters("load-test-120")
+    prompt = LogNormal.from_median_p95(p["prompt_median"], p["prompt_p95"]).capped(8192).mean
+    answer = LogNormal.from_median_p95(p["output_median"], p["output_p95"]).capped(p["output_max"]).mean
+    return prompt, answer
+
+
+def _all_running_goodput(users):
+    """Goodput of ``users`` closed-loop clients if every one ran (tests/engine_expectations.py)."""
+    prompt, answer = _load_lengths()
+    return closed_loop_goodput("llama-3.1-8b", "h100-80gb", users=users, prompt=prompt, answer=answer)
+
+
 def test_fine_at_40_and_80_preempting_at_120(load):
+    """The source: fine at 40 and 80 users, and at 120 "p99 time-to-first-token goes from 400 ms
+    to 9 seconds". kvsim: no preemption while the users' mean final lengths fit the pool; at
+    120 more than seed 001's 10% of requests preempted, and the p99 TTFT past the source's 9 s."""
     assert load[40]["preemptions"] == load[80]["preemptions"] == 0
     assert load[120]["preemptions_per_1k"] > 100
-    # the source: p99 TTFT 400 ms -> 9 s; kvsim: from a tenth of a second to seconds
-    assert load[80]["ttft_p99_s"] < 0.4 and load[120]["ttft_p99_s"] > 5
+    assert load[80]["ttft_p99_s"] < SEED003_TTFT_P99_S[80] and load[120]["ttft_p99_s"] > SEED003_TTFT_P99_S[120]
 
 
 def test_goodput_rises_then_plateaus_rather_than_collapsing(load):
-    assert load[120]["goodput_tok_s"] > 1.05 * load[80]["goodput_tok_s"]
+    """The source says output tokens per second at 120 users "drops below what you measured at
+    80". kvsim: it rises, though less than if all 120 ran (preemption wastes steps); past the
+    knee the pool, not the users, sets the batch, so goodput stays between the 80-user figure
+    and what the pool's batch (its tokens over a request's mean footprint) could deliver, while
+    the engine does ever more work for it (throughput counts prompts and recomputation)."""
+    # against the closed loop scaled by how far the 80-user run (nobody preempted) is from it
+    calibration = load[80]["goodput_tok_s"] / _all_running_goodput(80)
+    assert load[80]["goodput_tok_s"] < load[120]["goodput_tok_s"] < calibration * _all_running_goodput(120)
+    prompt, answer = _load_lengths()
+    pool = kvsim.kv_budget("h100-80gb", "llama-3.1-8b", gpu_memory_utilization=0.90).tokens
+    pool_batch = int(pool / (prompt + answer / 2))
+    ceiling = _all_running_goodput(pool_batch)
     for users in (160, 200):
-        assert abs(load[users]["goodput_tok_s"] / load[120]["goodput_tok_s"] - 1) < 0.05
-        assert load[users]["throughput_tok_s"] > 1.15 * load[120]["throughput_tok_s"]
+        assert load[80]["goodput_tok_s"] < load[users]["goodput_tok_s"] < ceiling, users
+    assert load[120]["throughput_tok_s"] < load[160]["throughput_tok_s"] < load[200]["throughput_tok_s"]
 
 
 def test_a_cap_at_p95_capacity_ends_preemption_by_queueing():
-    cap = kvsim.kv_budget("h100-80gb", "llama-3.1-8b", gpu_memory_utilization=0.90).max_concurrent(6_000)
+    """The source's fix, max_num_seqs at the pool's capacity at p95 length, ends preemption; in
+    kvsim it costs goodput (74 running can do no better than 74 all running, less than the
+    uncapped server's) and queues the other users: by Little's law 46 users wait while 74 finish
+    per request time W(74), so each waits about 46 / 74 x W(74) (the step time's W)."""
+    budget = kvsim.kv_budget("h100-80gb", "llama-3.1-8b", gpu_memory_utilization=0.90)
+    cap = budget.max_concurrent(6_000)
+    assert cap == budget.blocks // -(-6_000 // 16)
     capped = kvsim.run_scenario("load-test-120", max_num_seqs=cap).summary()
     default = kvsim.run_scenario("load-test-120").summary()
     assert capped["preemptions"] == 0
-    assert capped["goodput_tok_s"] < 0.95 * default["goodput_tok_s"]
-    assert capped["ttft_p99_s"] > 3 * default["ttft_p99_s"]
+    assert capped["goodput_tok_s"] < min(default["goodput_tok_s"], _all_running_goodput(cap))
+    _, answer = _load_lengths()
+    wait = (120 - cap) * answer / _all_running_goodput(cap)      # = 46 / (74 / W(74))
+    assert capped["ttft_p99_s"] > max(wait, default["ttft_p99_s"])
 
 
 def test_guaranteed_admission_never_preempts_and_runs_about_half():
+    """Guaranteed admission reserves 850 + 1,500 tokens a request: 11 fit, fewer than the ~17
+    Little's law needs at 1.5/s (tests/engine_expectations.py), so it sits at its ceiling while
+    optimistic admission runs Little's law's count; SGLang runs nearly optimistic's batch with
+    no preemption (the chapter's prose)."""
     opt = kvsim.run_scenario("belgavi", max_tokens=ch02.MAX_TOKENS).summary()
     gua = kvsim.run_scenario("belgavi", admission="guaranteed", max_tokens=ch02.MAX_TOKENS).summary()
     sgl = kvsim.run_scenario("belgavi", admission="sglang", max_tokens=ch02.MAX_TOKENS).summary()
+    slots = exercises.expected("ch02-guaranteed-slots")
     assert gua["preemptions"] == 0 and opt["preemptions"] > 0
-    assert gua["mean_running"] <= exercises.expected("ch02-guaranteed-slots")
-    assert 0.4 < gua["mean_running"] / opt["mean_running"] < 0.75
+    assert gua["mean_running"] <= slots
+    n_opt = fluid_running("llama-2-7b", "a40-48gb", rate=1.5, prompt=850,
+                          answer=geometric_capped_mean(250, ch02.MAX_TOKENS))
+    # one two-minute day: the fluid model's 10% and the day's own spread (chapter 5: 15-22)
+    assert abs(gua["mean_running"] / opt["mean_running"] / (slots / n_opt) - 1) < 0.2
     assert gua["max_gap_s"] < opt["max_gap_s"]
-    assert sgl["preemptions"] <= opt["preemptions"] / 5
-    assert sgl["mean_running"] > 0.9 * opt["mean_running"]
+    assert sgl["preemptions"] == 0, "the prose: SGLang runs 'with no preemption'"
+    assert sgl["mean_running"] > 0.9 * opt["mean_running"]       # "nearly optimistic's batch"
 
 
 def test_thrash_loop_fixes_and_what_they_do():
@@ -282,10 +341,13 @@ def test_chart_functions_name_what_is_missing(make):
 
 def test_notebook_glue_matches_kvsim():
     g = glued(read_chapter(NOTEBOOK))
-    assert g["first_step"] == 26 and g["second_step"] > g["first_step"]
-    assert g["capacity_p95"] == kvsim.kv_budget(
-        "h100-80gb", "llama-3.1-8b", gpu_memory_utilization=0.90).max_concurrent(6_000) == 74
-    assert g["belgavi_blocks"] // g["gua_blocks_each"] == exercises.expected("ch02-guaranteed-slots") == 11
+    assert g["first_step"] == toy_first_preemption_step() and g["second_step"] > g["first_step"]
+    h100 = kvsim.kv_budget("h100-80gb", "llama-3.1-8b", gpu_memory_utilization=0.90)
+    assert g["capacity_p95"] == h100.max_concurrent(6_000) == h100.blocks // -(-6_000 // 16)
+    belgavi = kvsim.kv_budget("a40-48gb", "llama-2-7b", gpu_memory_utilization=0.60)
+    assert g["gua_blocks_each"] == -(-(850 + ch02.MAX_TOKENS) // 16)
+    assert g["belgavi_blocks"] // g["gua_blocks_each"] == exercises.expected(
+        "ch02-guaranteed-slots") == belgavi.blocks // -(-(850 + ch02.MAX_TOKENS) // 16)
     assert g["gua_running"] < g["opt_running"] and g["loop_share"] < 60
     assert g["goodput_change"] > 0 and g["worst_drop"] < 5 and g["capped_change"] < 0
     assert g["pass_104"] >= 1 and g["pass_112"] == 0
