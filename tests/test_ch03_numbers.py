@@ -46,11 +46,25 @@ def test_seed001_4k_at_128_kib_over_pcie4_is_about_34_ms_round_trip():
     assert 2 * swap_time_s(4096, 128 * KiB, 32 * GB) == pytest.approx(0.034, abs=0.001)
 
 
+def hand_round_trip_s(tokens, kv_bytes_per_token, layers, pcie_bytes_per_s, *, block_size=16,
+                      copy_s=3e-6):
+    """Design: swap time = bytes / bandwidth + copies x per-copy overhead, out and back, with a
+    copy per block, per layer, for K and for V."""
+    blocks = -(-tokens // block_size)
+    return 2 * (blocks * block_size * kv_bytes_per_token / pcie_bytes_per_s
+                + blocks * layers * 2 * copy_s)
+
+
 def test_the_copies_are_a_third_of_the_a40_round_trip():
+    """Seed 000's "plus per-block overhead": 69 blocks x 32 layers x K and V = 4,416 copies of
+    3 us each way, against 552 MiB over the A40's 25 GB/s: about a third of the round trip."""
     rt = swap_round_trip_s(1100, "llama-2-7b", "a40-48gb")
+    assert kvsim.get_gpu("a40-48gb").pcie_bytes_per_s == 25 * GB
+    assert rt == pytest.approx(hand_round_trip_s(1100, 512 * KiB, 32, 25 * GB), rel=1e-12)
     bytes_only = 2 * swap_time_s(1100, 512 * KiB, 25 * GB)
-    assert transfer_copies(69, 32) == 4416
-    assert 0.3 < (rt - bytes_only) / rt < 0.4
+    assert transfer_copies(69, 32) == 69 * 32 * 2 == 4416
+    assert rt - bytes_only == pytest.approx(2 * 4416 * 3e-6, rel=1e-9)
+    assert round(3 * (rt - bytes_only) / rt) == 1                  # "about a third"
 
 
 def test_measured_gpus_swap_is_cheaper_on_the_a40_recompute_on_the_h100():
@@ -59,12 +73,23 @@ def test_measured_gpus_swap_is_cheaper_on_the_a40_recompute_on_the_h100():
         assert recompute_time_s(n, model, "h100-80gb") < swap_round_trip_s(n, model, "h100-80gb")
 
 
+def _recompute_wins(n, model, gpu):
+    return recompute_time_s(n, model, gpu) < swap_round_trip_s(n, model, gpu)
+
+
 def test_h100_band_where_recompute_wins():
-    lo, hi = ch03.h100_crossings()
-    assert 500 < lo < 1200 and 10_000 < hi < 25_000
+    """On the H100 recompute wins in a band: below it a recompute's fixed cost (every weight read
+    once) loses to a short swap, above it the quadratic attention does. Each crossing is
+    checked on the two cost functions directly, one token either side, and the band holds the
+    seed's 4K request; the A100 has no band for Llama-3.1-8B (swap wins throughout)."""
+    for model, lengths in (("llama-3.1-8b", ch03.h100_crossings()),
+                           ("llama-2-7b", crossover_tokens("llama-2-7b", "h100-80gb", min_tokens=16))):
+        lo, hi = lengths
+        assert not _recompute_wins(lo - 1, model, "h100-80gb") and _recompute_wins(lo, model, "h100-80gb")
+        assert _recompute_wins(hi - 1, model, "h100-80gb") and not _recompute_wins(hi, model, "h100-80gb")
+        assert lo < 4_096 < hi
     assert crossover_tokens("llama-3.1-8b", "a100-80gb", min_tokens=256) == []
-    lo7, hi7 = crossover_tokens("llama-2-7b", "h100-80gb", min_tokens=16)
-    assert 200 < lo7 < 300 and 40_000 < hi7 < 60_000
+    assert not any(_recompute_wins(n, "llama-3.1-8b", "a100-80gb") for n in (256, 4_096, 65_536))
 
 
 def test_gqa_copies_cost_more_than_the_bytes():
@@ -87,10 +112,22 @@ def test_no_exercise_answer_is_printed_before_its_question():
 
 
 def test_block_size_study_honest_ratios():
-    assert ch03.block_study_ratio(16) == pytest.approx(1.25, abs=0.03)
-    assert ch03.block_study_ratio(32) == pytest.approx(1.47, abs=0.03)
-    assert ch03.block_study_ratio(64) == pytest.approx(1.64, abs=0.03)
-    assert ch03.block_study_ratio(8) < 1 < ch03.block_study_ratio(16)
+    """The PagedAttention paper (Fig. 19a): recompute never more than 20% slower than swap, swap
+    slower at small blocks. kvsim's ratio is its recompute step over the hand round trip (OPT-13B,
+    1,024 tokens on the A100); it has the shape (swap slower up to 8-token blocks) and is near
+    the paper's bound at 16, but past it at 32 and 64, where fewer, larger copies leave only
+    the clean bandwidth (the chapter: no contention or staging)."""
+    m, gpu = kvsim.get_model(ch03.STUDY["model"]), kvsim.get_gpu(ch03.STUDY["gpu"])
+    n = ch03.STUDY["tokens"]
+    ratio = {b: ch03.block_study_ratio(b) for b in (8, 16, 32, 64)}
+    for b, r in ratio.items():
+        hand = hand_round_trip_s(n, kvsim.kv_bytes_per_token(m), m.kv_layers, gpu.pcie_bytes_per_s,
+                                 block_size=b)
+        assert r == pytest.approx(recompute_time_s(n, m, gpu) / hand, rel=1e-12), b
+    assert ratio[8] < 1 < ratio[16]
+    paper = 1.2
+    assert paper < ratio[16] < ratio[32] < ratio[64], "fewer copies, a cheaper swap"
+    assert abs(ratio[16] - paper) < abs(ratio[32] - paper), "16 is no longer the nearest the bound"
 
 
 def test_v0_default_swap_space_holds_seven_belgavi_requests_and_a_full_one_stops_the_run():
@@ -99,9 +136,13 @@ def test_v0_default_swap_space_holds_seven_belgavi_requests_and_a_full_one_stops
         kvsim.run_scenario("mission-2-slow-pcie", seed=1, swap_space_bytes=512 * MiB)
 
 
-def test_the_prefix_cache_holds_about_half_of_the_resume_work():
-    shares = ch03.rescued_shares()
-    assert len(shares) == len(ch03.SEEDS) and 0.3 < sorted(shares)[2] < 0.7
+def test_the_prefix_cache_holds_over_half_of_the_resume_work():
+    """The chapter's key point: on the median day the prefix cache holds over half of what the
+    resumed requests would recompute, but not all of it (a full pool reuses some freed blocks
+    before their owner returns)."""
+    shares = sorted(ch03.rescued_shares())
+    assert len(shares) == len(ch03.SEEDS)
+    assert 0.5 < shares[len(shares) // 2] and shares[-1] < 1
 
 
 # --- the committed notebook ------------------------------------------------------------
