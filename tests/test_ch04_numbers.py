@@ -11,17 +11,20 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import yaml
+from engine_expectations import fluid_running, prefill_extra_s, service_rate
 from test_alerts import EXTRA, LABELS, need
 
 import kvsim
 from kvsim.book import exercises
-from kvsim.book.exercises import ch04
+from kvsim.book.exercises import ch04, ch05
+from kvsim.engine.costs import StepCost
 from kvsim.engine.result import Table
 from kvsim.errors import KvsimError
 from kvsim.observe import alerts as A
 from kvsim.observe import panels
 from kvsim.observe.promtool_tests import promtool_test
 from kvsim.observe.series import scrape
+from kvsim.runs.scenarios import scenario_parameters
 
 from notebook_helpers import BOOK, glued, read_chapter
 
@@ -31,12 +34,34 @@ NOTEBOOK = BOOK / "ch04-detecting-preemption.ipynb"
 # --- the incident ----------------------------------------------------------------------
 
 def test_the_incident_is_quiet_then_storms_then_recovers():
+    """Belgavi's server at 1.0/s runs about 8 requests (Little's law on the step time,
+    tests/engine_expectations.py), a third of the 25 its pool holds: no preemption. At the
+    rush's 1.8/s the batch Little's law needs is more than the pool holds and the pinned cache
+    finishes fewer than arrive: a storm, past chapter 4's own per-1,000 alert threshold. After
+    the rush the backlog, (1.8 - mu) a second for ten minutes, drains at the spare (mu - 1.0) a
+    second in well under five minutes, and the last ten minutes are as calm as the first."""
     run = kvsim.run_scenario("incident-day")
+    params = scenario_parameters("incident-day")
+    budget = kvsim.kv_budget("a40-48gb", "llama-2-7b", gpu_memory_utilization=0.60)
+    capacity = budget.max_concurrent(850 + params["output_mean"])
+    quiet, rush = params["base_rate_per_s"], params["storm_rate_per_s"]
+    n_quiet = fluid_running("llama-2-7b", "a40-48gb", rate=quiet, prompt=850, answer=params["output_mean"])
+    mu, _ = service_rate(budget, prompt=850, answer=params["output_mean"])
+    assert n_quiet < capacity / 2 and quiet < mu < rush
+    backlog = (rush - mu) * params["storm_s"]
+    assert backlog / (mu - quiet) < 300
     ev = np.asarray(run.events["t_s"], dtype=float)
-    assert (ev < 900).sum() == 0
-    assert ((ev >= 900) & (ev < 1500)).sum() > 50
-    assert (ev > 1800).sum() <= 2                      # the last 10 minutes are calm again
-    assert run.summary()["requests_finished"] > 0.95 * run.summary()["requests_arrived"]
+    healthy, end = ch04.HEALTHY_S, ch04.STORM_END_S
+    assert (ev < healthy).sum() == 0
+    storm = ((ev >= healthy) & (ev < end)).sum()
+    rule = ch05.rule_per_1k(A.RULES_FILE)                   # chapter 4's per-1,000 threshold
+    assert 1000 * storm / (rush * params["storm_s"]) > rule, "the rush is no storm by the book's rule"
+    calm = (ev > end + 300).sum() / (run.simulated_s - end - 300)
+    assert calm < storm / (end - healthy) / 10, "the last minutes are not calm again"
+    # the run stops with the traffic; by then the queue has drained, so only what the pool
+    # holds is unfinished
+    s = run.summary()
+    assert s["requests_arrived"] - s["requests_finished"] < capacity
 
 
 def test_the_mean_hides_what_the_tail_and_the_pauses_show():
@@ -44,8 +69,20 @@ def test_the_mean_hides_what_the_tail_and_the_pauses_show():
     quiet = [r for r in board if 5 <= r["t_min"] <= 15]
     storm = [r for r in board if 15 <= r["t_min"] <= 30]
     mean_ratio = max(r["itl_mean_ms"] for r in storm) / np.median([r["itl_mean_ms"] for r in quiet])
-    gap_ratio = max(r["gap_max_ms"] for r in storm) / max(r["itl_p99_ms"] for r in quiet)
-    assert mean_ratio < 2 and gap_ratio > 10
+    # seed 000: "mean latency rises only a little" (less than double) ...
+    assert mean_ratio < 2
+    # ... while "a few requests stall for one or more seconds"; the quiet tail is a step that
+    # carries a prompt's prefill beside the quiet batch (StepCost; the histogram's buckets
+    # blur it by up to half again)
+    params = scenario_parameters("incident-day")
+    n = round(fluid_running("llama-2-7b", "a40-48gb", rate=params["base_rate_per_s"], prompt=850,
+                            answer=params["output_mean"]))
+    cost = StepCost(kvsim.get_model("llama-2-7b"), kvsim.get_gpu("a40-48gb"))
+    context = n * (850 + params["output_mean"])
+    prefill_step_ms = 1e3 * (cost.step_s(n, n, decode_context=context)
+                             + prefill_extra_s(cost, n, context, 850))
+    assert max(r["itl_p99_ms"] for r in quiet) < 1.5 * prefill_step_ms
+    assert max(r["gap_max_ms"] for r in storm) >= 1000.0
 
 
 def test_the_gauge_counts_blocks_not_tokens():
@@ -170,7 +207,8 @@ def test_notebook_glue_matches_kvsim():
     assert g["ch04-blocks-held"] != g["held"]
     # a 15 s scrape misses the top of the queue the engine saw
     assert g["engine_peak_waiting"] >= g["peak_waiting"]
-    assert g["inc_storm_min"] == 10 and g["scrape_s"] == ch04.SCRAPE_S
+    assert g["inc_storm_min"] == scenario_parameters("incident-day")["storm_s"] / 60
+    assert g["scrape_s"] == ch04.SCRAPE_S
     # the source's rule fires after the rush (minute 25); the pinned warning before it
     assert g["seed_rule_min"] > 25 > g["pinned_min"] > g["first_pre_min"] > 15
     assert g["n_seed_findings"] >= 1 and g["n_book_findings"] == 0

@@ -63,8 +63,9 @@ def replays(trace):
 
 
 def test_at_its_own_rate_the_trace_sees_a_first_token_in_tens_of_milliseconds(replays):
-    """1x: kvsim's median and p95 TTFT are within 2x of the prefill-only fluid queue (kvsim:
-    ~35 ms and ~110 ms; the estimate ~27 ms and ~105 ms); nothing is preempted."""
+    """1x: kvsim's median and p95 TTFT are within 2x of the prefill-only fluid queue (the fluid
+    queue has no steps: a request that arrives during a step waits for it to end, a few
+    milliseconds here); a first token comes in tens of milliseconds, and nothing is preempted."""
     wl, ttft, s = replays[1]
     lower, _ = _estimates(wl)
     for q in (0.5, 0.95):
@@ -75,13 +76,12 @@ def test_at_its_own_rate_the_trace_sees_a_first_token_in_tens_of_milliseconds(re
 
 
 def test_at_three_times_the_rate_ttft_lies_between_the_two_fluid_queues(replays):
-    """3x: the GPU is ~88 % busy and the trace's bursts queue. kvsim's median, p90 and mean TTFT
-    lie between the prefill-only and the all-work fluid queues (kvsim median ~0.12 s against
-    ~0.04 s and ~0.8 s): prefills jump ahead of other requests' decoding, as in vLLM, but they
-    share every step with it."""
+    """3x: the GPU is busy and the trace's bursts queue. kvsim's median, p90 and mean TTFT lie
+    between the prefill-only and the all-work fluid queues: prefills jump ahead of other
+    requests' decoding, as in vLLM, but they share every step with it."""
     wl, ttft, _ = replays[3]
     lower, upper = _estimates(wl)
     for stat in (np.median, lambda x: np.quantile(x, 0.9), np.mean):
         assert stat(lower) < stat(ttft) < stat(upper)
-    # and the 1x run's tail is far below the 3x run's (p90 0.10 s against 0.96 s)
-    assert np.quantile(replays[1][1], 0.9) < np.quantile(ttft, 0.9) / 5
+    # and the 1x run's tail is below what the 3x trace's prefills alone force on their queue
+    assert np.quantile(replays[1][1], 0.9) < np.quantile(lower, 0.9)
