@@ -4,9 +4,14 @@ Seed 000 = "KV Cache Preemption in vLLM" (Belgavi's Book Store, the fixes, the m
 seed 001 = "When to Swap vs Recompute"; seed 003 = "Throughput collapse under load".
 
 Where a figure depends on the random seed the test takes the median and the spread over
-seeds (chapter 5: "averages hide it"). Where kvsim does not reproduce a claim, the test
-is named for that and pins what kvsim shows instead (design §7: a book that checks its
-sources). Every run here is a few tens of milliseconds.
+seeds (chapter 5: "averages hide it"). A source's figure stays as the source's (its words
+set a band's edges: "a few dozen", "in the hundreds"); what kvsim should show is derived from
+kvsim itself: hand formulas (bytes, blocks, swap times) and the fluid pictures of
+tests/engine_expectations.py (Little's law on the step time, a pinned cache's service rate), so
+a change to the engine moves the expectation with it instead of breaking a window tuned to the
+last run. Where kvsim does not reproduce a claim, the test is named for that and states the
+mechanism (design §7: a book that checks its sources). Every run here is a few tens of
+milliseconds.
 """
 from __future__ import annotations
 
