@@ -126,8 +126,9 @@ def test_seed000_fixes_in_order():
     # the prose: the cap cuts the count, within kvsim's error (test_claims_under_cost_error.py)
     assert med(cap, "preemptions_per_1k") < med(base, "preemptions_per_1k")
     # it "ends the overload": at the capped mean answer the pinned cache keeps up with 1.5/s
-    # (tests/engine_expectations.py), so the queue stops growing with the run
-    assert service_rate(belgavi(), prompt=850, answer=600)[0] < 1.5 <= 1.01 * service_rate(
+    # within kvsim's 10% error on the step time (tests/engine_expectations.py), so the queue
+    # stops growing with the run
+    assert service_rate(belgavi(), prompt=850, answer=600)[0] < 1.5 < 1.1 * service_rate(
         belgavi(), prompt=850, answer=geometric_capped_mean(600, 400))[0]
     assert med(cap, "ttft_p95_s") < med(base, "ttft_p95_s") / 10
     # with FP8 nothing is evicted and nothing queues: a first token is about one prefill away

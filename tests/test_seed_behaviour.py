@@ -293,7 +293,9 @@ def test_seed000_fixes_in_order_end_the_storm(long_base):
     rate, budget = 1.5, belgavi_budget()
     mu_base, _ = service_rate(budget, prompt=850, answer=600)
     mu_cap, _ = service_rate(budget, prompt=850, answer=geometric_capped_mean(600, 400))
-    assert mu_base < rate <= 1.01 * mu_cap, "the cap no longer ends the overload by the step time"
+    # the cap brings the load to the pinned cache's service rate, within kvsim's 10% error on
+    # the step time (the base is over twice it); the runs then show the queue stop growing
+    assert 2 * mu_base < rate < 1.1 * mu_cap, "the cap no longer ends the overload by the step time"
     base_pre = med(long_base, "preemptions_per_1k")
     assert med(cap, "preemptions_per_1k") < base_pre
     # a victim waits at the front of the queue for the next finish: every 1/mu seconds, over a
