@@ -477,7 +477,10 @@ def test_seed000_mission2_swap_on_slow_pcie_freezes_every_stream():
         rest = tl["dt_s"][moved] - transfer
         ordinary = np.median(tl["dt_s"][~moved])
         assert rest.min() > 0, "a swap's transfer is not inside its step"
-        assert abs(np.median(rest) / ordinary - 1) < 0.10, (np.median(rest), ordinary)
+        # what is left is a step's own work: never less than an ordinary step (less would mean
+        # the transfer was not charged in full), a little more at most (a swap-in returns a
+        # request, which may come with other admissions)
+        assert 0.9 < np.median(rest) / ordinary < 1.25, (np.median(rest), ordinary)
     assert all(a["itl_p99_s"] >= b["itl_p99_s"] for a, b in zip(swap, fast))
     assert med(swap, "itl_p99_s") > med(fast, "itl_p99_s")
     # a draw: a 1,300-token victim's transfer out and back at 4 GB/s and its re-prefill on the
