@@ -270,11 +270,13 @@ def test_thrash_loop_fixes_and_what_they_do():
     watermark = kvsim.run_scenario("thrash-loop", watermark=0.20).summary()
     budget = kvsim.run_scenario("thrash-loop", max_num_batched_tokens=512).summary()
     assert watermark["preemptions"] == 0
-    assert 0 < budget["recomputed_tokens"] < loop["recomputed_tokens"] / 2
-    # the watermark's price on ordinary traffic: queueing
+    # the prose: a 512-token budget "only slows the loop" (it still recomputes, less)
+    assert 0 < budget["recomputed_tokens"] < loop["recomputed_tokens"], "the budget does not only slow it"
+    # the watermark's price on ordinary traffic: a fifth of the pool idle, so requests queue
+    # (the prose quotes both p95s; it claims only that the queue grows)
     base = kvsim.run_scenario("load-test-120", users=104).summary()
     held = kvsim.run_scenario("load-test-120", users=104, watermark=0.20).summary()
-    assert held["ttft_p95_s"] > 10 * base["ttft_p95_s"]
+    assert held["ttft_p95_s"] > base["ttft_p95_s"], "holding a fifth of the pool free queues nobody"
 
 
 def test_a_small_watermark_opens_a_band_at_104_users_and_none_at_112():
