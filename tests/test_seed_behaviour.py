@@ -360,8 +360,11 @@ def test_seed000_claim_each_memory_fix_alone_cuts_preemptions_is_not_reproduced(
 
 def test_seed000_lower_concurrency_trades_preemption_for_queueing(long_base):
     """Seed 000: "every way of avoiding preemption by holding work back moves the wait from
-    mid-stream to the queue". belgavi-long with max_num_seqs=12: no preemption, no pause over
-    1 s, but a longer time to first token (kvsim p50 244 s -> 276 s) and less goodput."""
+    mid-stream to the queue". belgavi-long with max_num_seqs=12: each of 12 requests has room for
+    an answer over twice the mean (a geometric answer that long comes once in e^2 ~ 7, all 12
+    at once practically never): no preemption, no pause over 1 s, but a longer time to first
+    token and less goodput."""
+    assert (belgavi_budget().blocks // 12) * 16 - 850 > 2 * 600
     capped = long_with(max_num_seqs=12)
     assert col(capped, "preemptions").max() == 0
     assert col(capped, "share_paused_over_1s").max() == 0.0
@@ -372,8 +375,9 @@ def test_seed000_lower_concurrency_trades_preemption_for_queueing(long_base):
 
 def test_seed000_headroom_versus_queueing_on_belgavi(belgavi_600s):
     """Seed 000's trade-off on the (not overloaded) Belgavi server: stepping max_num_seqs down
-    from the default ends preemption (by 20 already, over 10 seeds) and lengthens the queue
-    (kvsim medians: p99 TTFT 8.6 s -> 17 s at 20 -> 25 s at 18 -> 47 s at 16)."""
+    from the default ends preemption (at 18 each request has room for an answer over twice the
+    250-token mean) and lengthens the queue, the more the lower the cap."""
+    assert (belgavi_budget().blocks // 18) * 16 - 850 > 2 * 250
     at18 = runs("belgavi", range(10), duration_s=LONG, max_num_seqs=18)
     at16 = runs("belgavi", range(10), duration_s=LONG, max_num_seqs=16)
     assert col(at18, "preemptions").max() == 0
