@@ -563,10 +563,10 @@ def test_seed003_collapse_claim_is_not_reproduced_by_roofline(load_tests):
     """Seed 003 claims that at 120 users "output tokens/sec drops below what you measured at
     80" and that capping max_num_seqs near capacity (68 at p95 length) "usually raises
     sustained throughput". kvsim's roofline model (with attention cost growing with context,
-    and recompute chunks mixed into decode steps) shows neither: goodput at 120 is ~9 % ABOVE
-    80 users (3,538 vs 3,247 tok/s), and max_num_seqs=68 at 120 users ends preemption but
-    LOWERS goodput (3,086 tok/s) and throughput, and raises p99 TTFT (16 s -> 70 s) because
-    the queue moves into the engine's waiting list (design §7)."""
+    and recompute chunks mixed into decode steps) shows neither: goodput at 120 is ABOVE 80
+    users, seed by seed, and max_num_seqs=68 at 120 users ends preemption but LOWERS goodput
+    and throughput, and raises p99 TTFT, because the queue moves into the engine's waiting list
+    (design §7)."""
     r80, r120 = load_tests[80], load_tests[120]
     assert med(r120, "goodput_tok_s") > med(r80, "goodput_tok_s")
     for a, b in zip(r80, r120):                       # seed by seed, too
