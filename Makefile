@@ -5,6 +5,23 @@
 #               browser test of the built site
 # Set-up first: pip install -r requirements.txt
 
+# Compiled bytecode is written even where the environment says not to: pytest
+# then rewrites the test modules' asserts once, not on every run (185 modules,
+# about 6 s a run), and kvsim's modules are compiled once for every kernel.
+unexport PYTHONDONTWRITEBYTECODE
+# The run cache (kvsim/runs/summary_cache.py): a sweep's runs, kept on disk by the
+# fingerprint of the engine's code, so the lab's grids and the chapters' sweeps
+# are run once per change of the engine and then shared by the tests, every
+# notebook kernel (nbval, JupyterLab, Binder) and make execute.
+# (Not for make bench, which times the runs themselves.)
+RUN_CACHE ?= $(CURDIR)/.cache/kvsim-runs
+test unit execute lab-data: export KVSIM_RUN_CACHE ?= $(RUN_CACHE)
+# Tests run on both cores (pytest-xdist): a test module, or a notebook, stays
+# on one worker, in order (--dist loadscope), and the modules start in the order
+# tests/conftest.py gives them, the longest first (not xdist's own, by test count).
+WORKERS ?= 2
+XDIST := -n $(WORKERS) --dist loadscope --no-loadscope-reorder
+
 PYTHON ?= python3
 HOST ?= 127.0.0.1
 PORT ?= 8000
@@ -14,13 +31,15 @@ BUILD := $(JUPYTER_BOOK) build . --all -W -n --keep-going
 NBVAL := --nbval --nbval-current-env --nbval-cell-timeout=600 \
          --nbval-sanitize-with tests/nbval_sanitize.cfg
 
-.PHONY: help book serve test unit lint typecheck execute bench bench-compare vendor lab-data clean
+.PHONY: help book serve test test-full unit durations lint typecheck execute bench bench-compare vendor lab-data clean
 
 help:
 	@echo "make book     build the book into $(SITE)/ (clean build, -W -n)"
 	@echo "make serve    serve $(SITE)/ on http://$(HOST):$(PORT)/ (builds first if needed)"
 	@echo "make test     build, then run every test (unit, nbval, site, ...)"
-	@echo "make unit     the fast loop: lint, engine and library tests (no build, nbval, browser, promtool)"
+	@echo "make test-full  make test, with the checks that run only when their inputs change run anyway"
+	@echo "make unit     the fast loop: lint, types, and the tests under 0.3 s (no build, nbval, browser, promtool)"
+	@echo "make durations  re-measure the tests and rewrite tests/durations.json (which are slow)"
 	@echo "make lint     ruff over kvsim, the tests, scripts and benchmarks"
 	@echo "make typecheck  mypy, strict, over the engine package (kvsim/engine)"
 	@echo "make execute  re-execute the notebooks in place (commit the result)"
@@ -38,7 +57,7 @@ lab-data:
 
 book:
 	rm -rf _build
-	$(BUILD)
+	@$(PYTHON) scripts/timed.py book -- $(BUILD)
 	@echo
 	@echo "Book built: open $(CURDIR)/$(SITE)/index.html"
 	@echo "or run 'make serve' and visit http://$(HOST):$(PORT)/"
@@ -55,27 +74,42 @@ serve: $(SITE)/index.html
 # KVBOOK_REQUIRE_SITE=1: the site test fails instead of skipping when the
 # built site or chromium is missing; KVBOOK_REQUIRE_PROMETHEUS=1: the alert-rule
 # tests fail instead of skipping when promtool or prometheus is missing.
+# Each phase prints its time (scripts/timed.py); pytest prints its 20 slowest
+# tests and the time of each kind of test (tests/conftest.py).
 test: lint typecheck book
-	KVBOOK_REQUIRE_SITE=1 KVBOOK_REQUIRE_PROMETHEUS=1 $(if $(wildcard ../shared/data),KVSIM_REQUIRE_DATA=1,) $(PYTHON) -m pytest tests book $(NBVAL)
+	@$(PYTHON) scripts/timed.py pytest -- env KVBOOK_REQUIRE_SITE=1 KVBOOK_REQUIRE_PROMETHEUS=1 \
+	  $(if $(wildcard ../shared/data),KVSIM_REQUIRE_DATA=1,) $(PYTHON) -m pytest tests book $(NBVAL) \
+	  $(XDIST) --durations=20
+
+# Binder's environment runs only when binder/, the pins or the imports change
+# (tests/stamps.json); test-full runs it anyway.
+test-full:
+	KVBOOK_FULL=1 $(MAKE) test
 
 # The fast loop while working: tests/ without the book build, nbval, the site
 # and JupyterLab browser tests, the promtool/prometheus tests, the wheel test and
-# the few single tests over ~5 s (markers: tests/conftest.py). make test runs all.
+# every test measured over 0.3 s (tests/durations.json; make durations). make test runs all.
+# One process, as make durations measures them: on two workers the tests that fill
+# an in-process cache (a mission's grid) would not be the ones marked slow, and the
+# second worker's start costs more CPU than it saves wall time.
 UNIT_MARKERS := not site and not notebooks and not jupyterlab and not promtool \
                 and not packaging and not slow
 unit: lint typecheck
-	$(PYTHON) -m pytest tests -q -m "$(UNIT_MARKERS)"
+	@$(PYTHON) scripts/timed.py unit-tests -- $(PYTHON) -m pytest tests -q -m "$(UNIT_MARKERS)" -p no:xdist
+
+durations:
+	$(PYTHON) scripts/test_durations.py
 
 # Undefined or unused names and unsorted imports (pyproject.toml's [tool.ruff]);
 # `ruff check --fix ...` sorts the imports.
 LINTED := kvsim tests scripts benchmarks book/_ext
 lint:
-	$(PYTHON) -m ruff check $(LINTED)
+	@$(PYTHON) scripts/timed.py lint -- $(PYTHON) -m ruff check $(LINTED)
 
 # The engine package under mypy's strict flags (pyproject.toml's [tool.mypy]: the files,
 # and the strict overrides for kvsim.engine.*; the modules it imports are read, not reported).
 typecheck:
-	$(PYTHON) -m mypy
+	@$(PYTHON) scripts/timed.py typecheck -- $(PYTHON) -m mypy
 
 execute:
 	$(PYTHON) scripts/execute_notebooks.py

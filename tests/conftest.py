@@ -16,10 +16,12 @@ Markers (registered in pyproject.toml; ``make unit`` deselects them all):
   that calls ``need(...)`` from test_alerts.py (the helper that skips, or fails
   under ``KVBOOK_REQUIRE_PROMETHEUS=1``, when the tool is missing);
 * ``packaging`` -- test_packaging.py (its ``pytestmark``);
-* ``slow`` -- the single tests in :data:`SLOW_TESTS`.
+* ``slow`` -- a test measured above :data:`SLOW_BUDGET_S` in :data:`DURATIONS_FILE`
+  (``make durations`` measures them; ``make test`` runs them, ``make unit`` does not).
 """
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -70,19 +72,27 @@ SITE_TESTS = {
     "tests/test_workshop.py::test_the_built_pages_show_the_front_matter_minutes",
 }
 
-#: Tests that take more than about 5 s on their own on a 2-core machine, by node id
-#: (measured with ``pytest --durations``; the promtool end-to-end test is one too).
-SLOW_TESTS = {
-    "tests/test_missions.py::test_expert_answer_passes_on_every_seed_and_is_kvsims_own_least[3]",
-    "tests/test_ch05_numbers.py::test_the_glued_numbers_are_kvsims",
-    *(f"tests/test_lab_site.py::test_a_sample_of_grid_points_rescores_to_the_committed_rows[{n}]"
-      for n in (1, 2, 3, 4)),
-    "tests/test_lab_site.py::test_the_third_star_is_scores_own",
-    "tests/test_alerts.py::test_prometheus_scrapes_the_exporter_end_to_end",
-    "tests/test_alerts.py::test_the_chapters_prometheus_recipe_works_as_written",
-    "tests/test_vllm_dashboard.py::test_every_panel_has_data_on_the_010_series",
-    "tests/test_vllm_dashboard.py::test_on_current_v1_only_the_renamed_panels_go_dark",
-}
+#: Measured durations of the tests ``make unit`` could run, in seconds (setup, call and
+#: teardown, one process, the run cache off, so a test costs what it costs right after a
+#: change to the engine), by node id: written by ``make durations``
+#: (``scripts/test_durations.py``), which lists every test over a tenth of the budget.
+#: ``KVBOOK_DURATIONS_FILE`` reads another file (the script's own passes).
+DURATIONS_FILE = Path(os.environ.get("KVBOOK_DURATIONS_FILE")
+                      or Path(__file__).with_name("durations.json"))
+
+#: A test measured above this many seconds is ``slow``: ``make test`` runs it, ``make unit``
+#: leaves it out. Chosen so that ``make unit`` stays well under a minute of CPU on the
+#: project's 2-core machine (``make durations`` prints what its tests add up to; ``make bench``
+#: times the whole of ``make unit``).
+SLOW_BUDGET_S = 0.3
+
+
+def measured_durations(path: Path = DURATIONS_FILE) -> dict[str, float]:
+    """``{node id: seconds}`` from :data:`DURATIONS_FILE` (empty when it is absent)."""
+    try:
+        return {k: float(v) for k, v in json.loads(path.read_text())["durations"].items()}
+    except FileNotFoundError:
+        return {}
 
 
 def _needs_prometheus(item) -> bool:
@@ -93,7 +103,20 @@ def _needs_prometheus(item) -> bool:
             and "need" in function.__code__.co_names)
 
 
+#: The kinds of test, in the order ``make test`` starts them: the longest first, so that on
+#: two xdist workers (``--dist loadscope``: a module, or a notebook, stays on one worker) no
+#: worker is left with a long module while the other has finished. The last kind is the rest.
+KINDS = ("jupyterlab", "site", "packaging", "notebooks", "promtool", "slow", "unit")
+
+
+def kind_of(item) -> str:
+    """The first of :data:`KINDS` among a test's markers (``unit`` when none)."""
+    names = {mark.name for mark in item.iter_markers()}
+    return next((k for k in KINDS[:-1] if k in names), KINDS[-1])
+
+
 def pytest_collection_modifyitems(config, items):
+    durations = measured_durations()
     for item in items:
         if Path(str(item.path)).suffix == ".ipynb":
             item.add_marker(pytest.mark.notebooks)
@@ -101,8 +124,70 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.site)
         if _needs_prometheus(item):
             item.add_marker(pytest.mark.promtool)
-        if item.nodeid in SLOW_TESTS:
+        if durations.get(item.nodeid, 0.0) > SLOW_BUDGET_S:
             item.add_marker(pytest.mark.slow)
+    # Whole files move, each keeping its own order: by the earliest kind of any of its tests.
+    # (The kind rides along to the report, so an xdist controller can sum time by kind.)
+    rank: dict[str, int] = {}
+    for item in items:
+        kind = kind_of(item)
+        item.user_properties.append(("kind", kind))
+        file = item.nodeid.split("::")[0]
+        rank[file] = min(rank.get(file, len(KINDS)), KINDS.index(kind))
+    items.sort(key=lambda item: rank[item.nodeid.split("::")[0]])
+
+
+# --------------------------------------------------------------------------
+# Durations: recorded for make durations, and checked against the budget.
+
+_took: dict[str, float] = {}
+_kind: dict[str, str] = {}
+
+
+def pytest_runtest_logreport(report):
+    _took[report.nodeid] = _took.get(report.nodeid, 0.0) + report.duration
+    _kind[report.nodeid] = dict(report.user_properties).get("kind", KINDS[-1])
+
+
+def pytest_sessionfinish(session):
+    """Under ``KVBOOK_DURATIONS_OUT=path``, write every test's duration there (one process only:
+    an xdist worker leaves it to the controller, which gets the same reports)."""
+    out = os.environ.get("KVBOOK_DURATIONS_OUT")
+    if out and not hasattr(session.config, "workerinput"):
+        Path(out).write_text(json.dumps(_took, indent=0, sort_keys=True))
+
+
+def pytest_terminal_summary(terminalreporter, config):
+    """The time each kind of test took; and where ``slow`` tests were left out, the ones that
+    ran over the budget unmarked."""
+    if _took:
+        by_kind: dict[str, list[float]] = {}
+        for node, seconds in _took.items():
+            by_kind.setdefault(_kind[node], []).append(seconds)
+        terminalreporter.write_sep("-", "time by kind of test (summed over tests and workers)")
+        for kind in KINDS:
+            if kind in by_kind:
+                terminalreporter.write_line(f"{kind:>10}: {sum(by_kind[kind]):7.1f} s in "
+                                            f"{len(by_kind[kind])} tests")
+    if "not slow" not in (config.getoption("markexpr", "") or ""):
+        return
+    over = sorted((t, n) for n, t in _took.items() if t > 2 * SLOW_BUDGET_S)
+    if over:
+        terminalreporter.write_sep("-", f"{len(over)} tests over twice the {SLOW_BUDGET_S} s budget "
+                                        f"ran unmarked")
+        for t, n in over[::-1][:10]:
+            terminalreporter.write_line(f"{t:6.2f}s {n}")
+        terminalreporter.write_line("tests/durations.json is stale for them: run `make durations` "
+                                    "and commit it (or make the tests cheaper)")
+
+
+@pytest.fixture(scope="module")
+def no_run_cache():
+    """The run cache off for a whole module (``KVSIM_RUN_CACHE`` unset here and in the processes
+    it starts): for tests of how sweeps run, which must run, not read back."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.delenv("KVSIM_RUN_CACHE", raising=False)
+        yield
 
 
 @pytest.fixture

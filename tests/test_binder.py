@@ -15,7 +15,13 @@ The checks:
 
 The last one installs from the package index (CI has it), like
 test_packaging.py, and carries the same ``packaging`` marker; ``KVBOOK_OFFLINE=1``
-skips it.
+skips it. It runs when what it depends on changed (:data:`BINDER_INPUTS`, and
+the third-party modules kvsim and the chapters import): every chapter's code
+is executed by strict nbval on every run, and what Binder changes is only the
+environment. When it passes it stamps its inputs in ``tests/stamps.json``
+(``tests/stamps.py``); commit the stamp. ``KVBOOK_FULL=1`` runs it regardless.
+A quick test here checks on every run that each module those files import is
+installed by ``binder/requirements.txt``, directly or as a dependency.
 """
 from __future__ import annotations
 
@@ -29,6 +35,8 @@ from pathlib import Path
 
 import pytest
 
+from stamps import fingerprint, record, third_party_imports, verified
+
 ROOT = Path(__file__).resolve().parents[1]
 BINDER = ROOT / "binder"
 
@@ -39,6 +47,27 @@ NOT_FOR_READERS = {"pytest", "hypothesis", "nbval", "playwright", "jupyter-book"
 #: What the chapters and their widgets import, and the JupyterLab that shows them.
 FOR_READERS = {"numpy", "altair", "ipywidgets", "ipykernel", "jupyterlab", "jupyterlab-myst",
                "pyyaml", "prometheus-client", "promql-parser", "vl-convert-python"}
+
+
+#: The files the Binder check depends on (with the modules kvsim and the chapters import).
+#: The root's requirements.txt and runtime.txt are not among them: Binder never reads them, and
+#: the quick tests above check that binder/ pins the same versions and Python.
+BINDER_INPUTS = ["binder/requirements.txt", "binder/runtime.txt", "binder/postBuild",
+                 "pyproject.toml", "tests/test_binder.py"]
+
+
+def reader_imports() -> list[str]:
+    """The third-party modules kvsim and the chapters import."""
+    return third_party_imports(sorted((ROOT / "kvsim").rglob("*.py")),
+                               sorted((ROOT / "book").glob("ch*.ipynb")))
+
+
+def binder_fingerprint() -> str:
+    return fingerprint(BINDER_INPUTS, {"imports": reader_imports()})
+
+
+def _canonical(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
 
 
 def _pins(path: Path) -> dict[str, str]:
@@ -62,6 +91,35 @@ def test_binder_pins_what_readers_need_at_the_roots_versions():
     assert (BINDER / "runtime.txt").read_text().strip() == (ROOT / "runtime.txt").read_text().strip()
 
 
+def test_every_module_readers_import_is_installed_by_binders_pins():
+    """What kvsim and the chapters import comes with binder/requirements.txt: a pinned
+    distribution, or one they depend on (read from this environment's metadata)."""
+    from importlib import metadata
+
+    pinned = set(_pins(BINDER / "requirements.txt"))
+    reachable, todo = set(), list(pinned)
+    while todo:
+        name = todo.pop()
+        if name in reachable:
+            continue
+        reachable.add(name)
+        try:
+            requires = metadata.requires(name) or []
+        except metadata.PackageNotFoundError:
+            continue
+        for req in requires:
+            if "extra ==" in req:
+                continue
+            todo.append(_canonical(re.split(r"[\s;<>=!~\[(]", req, maxsplit=1)[0]))
+    providers = metadata.packages_distributions()
+    missing = {}
+    for module in reader_imports():
+        dists = {_canonical(d) for d in providers.get(module, [])}
+        if not dists & reachable:
+            missing[module] = sorted(dists) or ["not installed here"]
+    assert not missing, f"imported by kvsim or a chapter but not installed by binder/requirements.txt: {missing}"
+
+
 def test_postbuild_is_an_executable_bash_script():
     post = BINDER / "postBuild"
     assert os.access(post, os.X_OK), "binder/postBuild must be executable (repo2docker runs it)"
@@ -73,6 +131,10 @@ def test_postbuild_is_an_executable_bash_script():
 def test_binders_environment_runs_every_chapter(tmp_path):
     if os.environ.get("KVBOOK_OFFLINE", "") == "1":
         pytest.skip("KVBOOK_OFFLINE=1: this test installs from the package index")
+    digest = binder_fingerprint()
+    why = verified("binder", digest)
+    if why:
+        pytest.skip(why)
     repo = tmp_path / "repo"
     for name in ("binder", "book", "kvsim"):
         shutil.copytree(ROOT / name, repo / name, ignore=shutil.ignore_patterns("__pycache__", "_build"))
@@ -116,3 +178,4 @@ def test_binders_environment_runs_every_chapter(tmp_path):
     run(str(bin_dir / "jupyter"), "nbconvert", "--to", "notebook", "--execute",
         "--ExecutePreprocessor.timeout=600", "--output-dir", str(out), *map(str, chapters), timeout=1800)
     assert sorted(p.name for p in out.glob("*.ipynb")) == [p.name for p in chapters]
+    record("binder", digest, BINDER_INPUTS + ["the third-party modules kvsim and the chapters import"])

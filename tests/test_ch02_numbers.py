@@ -14,7 +14,6 @@ import re
 
 import numpy as np
 import pytest
-from engine_expectations import closed_loop_goodput, fluid_running, geometric_capped_mean
 from test_seed_behaviour import SEED003_TTFT_P99_S
 
 import kvsim
@@ -25,6 +24,7 @@ from kvsim.runs import stepper
 from kvsim.runs.scenarios import scenario_parameters
 from kvsim.traffic.lengths import LogNormal
 
+from engine_expectations import closed_loop_goodput, fluid_running, geometric_capped_mean
 from notebook_helpers import BOOK, glued, read_chapter
 
 NOTEBOOK = BOOK / "ch02-admission-and-preemption.ipynb"

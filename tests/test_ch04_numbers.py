@@ -11,7 +11,6 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import yaml
-from engine_expectations import fluid_running, prefill_extra_s
 from test_alerts import EXTRA, LABELS, need
 
 import kvsim
@@ -26,6 +25,7 @@ from kvsim.observe.promtool_tests import promtool_test
 from kvsim.observe.series import scrape
 from kvsim.runs.scenarios import scenario_parameters
 
+from engine_expectations import fluid_running, prefill_extra_s
 from notebook_helpers import BOOK, glued, read_chapter
 
 NOTEBOOK = BOOK / "ch04-detecting-preemption.ipynb"

@@ -14,7 +14,6 @@ import re
 import statistics
 
 import pytest
-from engine_expectations import fluid_running, geometric_capped_mean, prefill_extra_s, service_rate
 from test_seed_behaviour import A_FEW_DOZEN
 
 import kvsim
@@ -25,6 +24,7 @@ from kvsim.engine.costs import StepCost
 from kvsim.errors import KvsimError
 from kvsim.lab import missions
 
+from engine_expectations import fluid_running, geometric_capped_mean, prefill_extra_s, service_rate
 from notebook_helpers import BOOK, glued, read_chapter
 
 NOTEBOOK = BOOK / "ch05-belgavis-book-store.ipynb"

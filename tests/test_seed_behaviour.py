@@ -19,6 +19,13 @@ import statistics
 
 import numpy as np
 import pytest
+
+import kvsim
+from kvsim.engine.costs import StepCost, attention_pairs, recompute_time_s, swap_round_trip_s
+from kvsim.runs.scenarios import scenario_parameters
+from kvsim.traffic.lengths import LogNormal
+from kvsim.traffic.workload import Workload
+
 from engine_expectations import (
     closed_loop_goodput,
     decode_step_s,
@@ -27,12 +34,6 @@ from engine_expectations import (
     mean_blocks_held,
     service_rate,
 )
-
-import kvsim
-from kvsim.engine.costs import StepCost, attention_pairs, recompute_time_s, swap_round_trip_s
-from kvsim.runs.scenarios import scenario_parameters
-from kvsim.traffic.lengths import LogNormal
-from kvsim.traffic.workload import Workload
 
 SEEDS_20 = range(20)
 SEEDS_5 = range(5)

@@ -13,6 +13,9 @@ import kvsim
 from kvsim.engine.result import SUMMARY_KEYS
 from kvsim.runs.sweeps import _worker_count
 
+#: Every run here is made, none read back from the run cache: these tests are about running.
+pytestmark = pytest.mark.usefixtures("no_run_cache")
+
 GRID = {"gpu_memory_utilization": [0.55, 0.60], "output_mean": [250, 600]}
 SHORT = {"scenario": "belgavi", "duration_s": 120.0, "warmup_s": 30.0}
 

@@ -17,6 +17,9 @@ import kvsim
 from kvsim.engine.result import SUMMARY_KEYS
 from kvsim.runs import sweeps
 
+#: Every run here is made, none read back from the run cache: these tests count runs per task.
+pytestmark = pytest.mark.usefixtures("no_run_cache")
+
 # Short runs: 8 (point, seed) pairs, so a chunk of 3 leaves a short last chunk (3, 3, 2).
 BASE = {"scenario": "belgavi", "duration_s": 60.0, "warmup_s": 0.0}
 GRID = {"gpu_memory_utilization": [0.55, 0.60], "output_mean": [250, 600]}

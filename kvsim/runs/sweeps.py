@@ -39,6 +39,13 @@ task per run, as before batching), with nothing timed. With
 ``executor=None`` everything runs here and ``chunk_size`` only has to be
 valid. The table is byte for byte the same whatever the chunk size.
 
+With ``KVSIM_RUN_CACHE`` naming a folder (``cache=None``, the default), runs
+of a named scenario are looked up first in the run cache of
+:mod:`kvsim.runs.summary_cache`, keyed by the engine's code, the settings and
+the seed, and only the others run (and are stored): the lab's grids and the
+book's sweeps then cost one run per change of the engine. ``cache=False``
+makes every run. The table is the same either way.
+
 A sweep of 8 runs or more shows its progress: a bar on stderr in a terminal,
 an updating line in Jupyter (``progress=False`` turns it off, ``True`` on).
 On an executor it advances as each chunk comes back, by the runs it holds.
@@ -62,6 +69,7 @@ from kvsim.engine.result import SUMMARY_KEYS, Table
 from kvsim.errors import KvsimError, check_int
 
 from .scenarios import get_scenario
+from .summary_cache import SummaryCache, from_environment, run_key
 
 __all__ = ["sweep", "sweep_points", "chunk_size_for"]
 
@@ -290,7 +298,8 @@ class _Progress:
 
 
 def sweep(base, grid: Mapping[str, Iterable] | None = None, *, seeds=None, executor=None,
-          progress: bool | None = None, chunk_size: int | None = None) -> Table:
+          progress: bool | None = None, chunk_size: int | None = None,
+          cache: bool | None = None) -> Table:
     """Run every point of ``grid`` for every seed; one row per run (see the module docstring).
 
     Columns: the grid's keys, ``seed`` (when ``seeds`` is given), then every
@@ -298,9 +307,19 @@ def sweep(base, grid: Mapping[str, Iterable] | None = None, *, seeds=None, execu
     :func:`kvsim.simulate` does not know fails before anything runs, in one
     line naming it. ``chunk_size``: runs per task on an executor (None: chosen
     from the time of the first runs, measured here; an integer from 1 to
-    1,000,000: that many).
+    1,000,000: that many). ``cache``: look runs of a named scenario up in the
+    run cache of :mod:`kvsim.runs.summary_cache`, and store the ones made here
+    (``None``: when ``KVSIM_RUN_CACHE`` names one; ``False``: never, every run
+    is made; ``True``: that cache, which must be set). The table is the same
+    either way.
     """
     chunk_size = _check_chunk_size(chunk_size)
+    if cache not in (None, True, False):
+        raise KvsimError(f"sweep: cache = {cache!r}: expected None, True or False")
+    store = from_environment() if cache is not False else None
+    if cache is True and store is None:
+        raise KvsimError("sweep: cache=True but KVSIM_RUN_CACHE is not set: expected it to name "
+                         "a directory for the run cache")
     scenario, fixed = _base_kwargs(base)
     points = sweep_points(grid)
     seed_list = _check_seeds(seeds)
@@ -315,17 +334,20 @@ def sweep(base, grid: Mapping[str, Iterable] | None = None, *, seeds=None, execu
         unknown = [k for k in list(fixed) + list(points[0]) if k not in known]
         if unknown:
             raise KvsimError(f"sweep: {unknown[0]!r} is not an option of kvsim.simulate")
-    tasks = [(scenario, fixed, point, seed) for point in points for seed in seed_list]
-    bar = _Progress(len(tasks), progress)
-    if executor is None:
+    if executor is not None and not hasattr(executor, "submit"):
+        raise KvsimError(f"sweep: executor = {executor!r} has no submit(): expected a "
+                         f"concurrent.futures.Executor (or a Dask client's get_executor())")
+    all_tasks = [(scenario, fixed, point, seed) for point in points for seed in seed_list]
+    bar = _Progress(len(all_tasks), progress)
+    found, keys, tasks = _look_up(store, all_tasks)
+    if len(tasks) < len(all_tasks):
+        bar.step(len(all_tasks) - len(tasks))
+    if executor is None or not tasks:
         summaries = []
         for task in tasks:
             summaries.append(_run(task))
             bar.step()
     else:
-        if not hasattr(executor, "submit"):
-            raise KvsimError(f"sweep: executor = {executor!r} has no submit(): expected a "
-                             f"concurrent.futures.Executor (or a Dask client's get_executor())")
         summaries = [None] * len(tasks)
         start = 0
         if chunk_size is None:
@@ -346,6 +368,7 @@ def sweep(base, grid: Mapping[str, Iterable] | None = None, *, seeds=None, execu
             done = future.result()
             summaries[i:i + len(done)] = done
             bar.step(len(done))
+    summaries = _merge(store, found, keys, summaries)
     columns: dict[str, Any] = {}
     for name in points[0]:
         columns[name] = _column([p[name] for p in points for _ in seed_list])
@@ -354,6 +377,41 @@ def sweep(base, grid: Mapping[str, Iterable] | None = None, *, seeds=None, execu
     for key in SUMMARY_KEYS:
         columns[key] = _column([s[key] for s in summaries])
     return Table(columns)
+
+
+def _look_up(store: SummaryCache | None, tasks: list) -> tuple[dict, list, list]:
+    """Split ``tasks`` into the summaries ``store`` already holds (by index) and the tasks to run;
+    with the key of each task (``None``: not cacheable, or no store)."""
+    if store is None:
+        return {}, [None] * len(tasks), tasks
+    found: dict[int, dict] = {}
+    keys: list[str | None] = []
+    to_run = []
+    for i, (scenario, fixed, point, seed) in enumerate(tasks):
+        key = run_key(scenario, {**fixed, **point}, seed) if scenario is not None else None
+        keys.append(key)
+        summary = store.get(key) if key is not None else None
+        if summary is None:
+            to_run.append(tasks[i])
+        else:
+            found[i] = summary
+    return found, keys, to_run
+
+
+def _merge(store: SummaryCache | None, found: dict, keys: list, made: list) -> list:
+    """Every task's summary in task order: the ones found, and the ones ``made`` here (stored)."""
+    if store is None:
+        return made
+    out, fresh = [], iter(made)
+    for i, key in enumerate(keys):
+        if i in found:
+            out.append(found[i])
+        else:
+            summary = next(fresh)
+            if key is not None:
+                store.put(key, summary)
+            out.append(summary)
+    return out
 
 
 def _column(values: list) -> np.ndarray:
