@@ -15,7 +15,7 @@ unexport PYTHONDONTWRITEBYTECODE
 # notebook kernel (nbval, JupyterLab, Binder) and make execute.
 # (Not for make bench, which times the runs themselves.)
 RUN_CACHE ?= $(CURDIR)/.cache/kvsim-runs
-test unit execute lab-data: export KVSIM_RUN_CACHE ?= $(RUN_CACHE)
+test unit execute site-data lab-data: export KVSIM_RUN_CACHE ?= $(RUN_CACHE)
 # Tests run on both cores (pytest-xdist): a test module, or a notebook, stays
 # on one worker, in order (--dist loadscope), and the modules start in the order
 # tests/conftest.py gives them, the longest first (not xdist's own, by test count).
@@ -31,7 +31,7 @@ BUILD := $(JUPYTER_BOOK) build . --all -W -n --keep-going
 NBVAL := --nbval --nbval-current-env --nbval-cell-timeout=600 \
          --nbval-sanitize-with tests/nbval_sanitize.cfg
 
-.PHONY: help book serve test test-full unit durations lint typecheck execute bench bench-compare vendor lab-data clean
+.PHONY: help book serve test test-full unit durations lint typecheck execute bench bench-compare vendor site-data lab-data clean
 
 help:
 	@echo "make book     build the book into $(SITE)/ (clean build, -W -n)"
@@ -46,15 +46,20 @@ help:
 	@echo "make bench    run the benchmarks"
 	@echo "make bench-compare REV=...  the engine's speed against REV, interleaved"
 	@echo "make vendor   refresh the vendored JavaScript in book/_vendor/"
-	@echo "make lab-data re-score every mission's grid for the site (commit the file it writes)"
+	@echo "make site-data  the site's data: every mission's grid scored, every check (commit both files)"
+	@echo "make lab-data   only the missions' file"
 	@echo "make clean    remove _build/"
 
-# A clean build every time: -W on an incremental build can pass over a cached failure.
-# The static site's missions (every grid point scored by score()): after a change to the
-# engine or a mission, run this and commit book/_ext/static/kvbook/lab-missions.js.
+# The data the static site reads (the build never runs kvsim): the missions' scores
+# (book/_ext/static/kvbook/lab-missions.js, every grid point scored by score()) and the
+# exercises' checks (checks-data.js). After a change to the engine, a mission or an
+# exercise, run it and commit both (make execute runs it after the notebooks).
+site-data:
+	$(PYTHON) scripts/site_data.py
 lab-data:
-	$(PYTHON) scripts/lab_site_data.py
+	$(PYTHON) scripts/site_data.py lab
 
+# A clean build every time: -W on an incremental build can pass over a cached failure.
 book:
 	rm -rf _build
 	@$(PYTHON) scripts/timed.py book -- $(BUILD)
@@ -113,6 +118,7 @@ typecheck:
 
 execute:
 	$(PYTHON) scripts/execute_notebooks.py
+	$(PYTHON) scripts/site_data.py
 
 bench:
 	$(PYTHON) benchmarks/run.py

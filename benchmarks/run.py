@@ -239,9 +239,12 @@ def unit_loop() -> None:
             after, wall = os.times(), time.perf_counter() - t0
             cpu = (after.children_user - before.children_user) + (after.children_system
                                                                   - before.children_system)
-            tail = [ln for ln in proc.stdout.splitlines() if " passed" in ln][-1:]
+            if proc.returncode != 0:
+                print(f"  {label:<16} make unit failed (exit {proc.returncode}): run it to see why")
+                return
+            tail = [ln for ln in proc.stdout.splitlines() if re.search(r"\d+ passed", ln)][-1:]
             print(f"  {label:<16} {cpu:6.1f} s CPU  {wall:6.1f} s wall   {cpu / 60:.2f} x target (60 s)"
-                  f"   [{tail[0].strip('= ') if tail else 'exit ' + str(proc.returncode)}]")
+                  f"   [{tail[0].strip('= ') if tail else ''}]")
     finally:
         shutil.rmtree(cache, ignore_errors=True)
 

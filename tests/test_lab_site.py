@@ -1,6 +1,6 @@
 """The static site's mission data (kvsim.book.lab_site) is kvsim's score(), committed.
 
-``book/_ext/static/kvbook/lab-missions.js`` is written by ``scripts/lab_site_data.py``
+``book/_ext/static/kvbook/lab-missions.js`` is written by ``scripts/site_data.py``
 (the book build only copies it). These tests read the committed file and:
 
 * check its grids are the missions' own (every point, in grid order, none invented),
@@ -9,7 +9,7 @@
   the rows exactly (stars, days, figures, messages);
 * check the right predictions are the ones that earn score()'s third star.
 
-After a change to the engine or a mission: ``python scripts/lab_site_data.py``.
+After a change to the engine or a mission: ``python scripts/site_data.py``.
 """
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ from kvsim.book import lab_site
 from kvsim.lab import codes, missions
 
 ROOT = __import__("pathlib").Path(__file__).resolve().parent.parent
-REGENERATE = "run python scripts/lab_site_data.py and commit the file"
+REGENERATE = "run python scripts/site_data.py and commit the file"
 
 
 @pytest.fixture(scope="module")
@@ -100,5 +100,5 @@ def test_the_third_star_is_scores_own(data):
 def test_the_file_is_read_back_or_refused_in_one_line():
     text = lab_site.site_data_js({"format": lab_site.FORMAT, "x": [0.87]})
     assert lab_site.read_site_data(text) == {"format": lab_site.FORMAT, "x": [0.87]}
-    with pytest.raises(ValueError, match="scripts/lab_site_data.py"):
+    with pytest.raises(ValueError, match="scripts/site_data.py"):
         lab_site.read_site_data('{"format": 1}')

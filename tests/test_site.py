@@ -39,6 +39,9 @@ from urllib.parse import urlparse
 import nbformat
 import pytest
 
+from kvsim.book import checks_site, exercises
+from kvsim.book.exercises import plain
+
 from browser_helpers import (
     CHROMIUM,
     CHROMIUM_ARGS,
@@ -473,14 +476,16 @@ def test_predict_answer_is_veiled_until_a_committed_guess_and_stays_revealed(ope
     page.keyboard.press("Enter")
     page.wait_for_function(f"({PREDICT_STATE})({json.dumps(PREDICT_ID)}).result !== null", timeout=10_000)
     after = page.evaluate(PREDICT_STATE, PREDICT_ID)
-    assert after["result"] == "Your guess: 30 requests" and after["focused"], after
+    # the kernel's sentence for this guess (checks.js runs exercises.judge_prediction's rules)
+    assert after["result"] == exercises.judge_prediction(PREDICT_ID, 30).message, after
+    assert after["result"].startswith("You predicted 30 requests; kvsim shows ") and after["focused"]
     assert not after["chart_veiled"] and not after["prose_veiled"] and not after["note"], after
     assert page.evaluate(PREDICT_STATE, PREDICT_NEXT_ID)["prose_veiled"], "one guess reveals one box"
 
     page.reload(wait_until="load")
     page.wait_for_function(PREDICT_READY, timeout=30_000)
     kept = page.evaluate(PREDICT_STATE, PREDICT_ID)
-    assert kept["result"] == "Your guess: 30 requests" and not kept["form"], kept
+    assert kept["result"] == after["result"] and not kept["form"], kept
     assert not kept["chart_veiled"] and not kept["prose_veiled"] and not kept["note"], kept
     assert page.evaluate(PREDICT_STATE, PREDICT_NEXT_ID)["form"]
     assert not log.unexpected_errors(), log.unexpected_errors()
@@ -520,11 +525,102 @@ def test_predict_reveal_works_where_the_browser_refuses_storage(open_page):
     page.fill(f"{_form(PREDICT_ID)} input", "25")
     page.click(f"{_form(PREDICT_ID)} button[type=submit]")
     state = page.evaluate(PREDICT_STATE, PREDICT_ID)
-    assert state["result"] == "Your guess: 25 requests" and not state["prose_veiled"], state
+    assert state["result"] == exercises.judge_prediction(PREDICT_ID, 25).message, state
+    assert not state["prose_veiled"], state
     page.reload(wait_until="load")
     page.wait_for_function(PREDICT_READY, timeout=30_000)
     assert page.evaluate(PREDICT_STATE, PREDICT_ID)["prose_veiled"], "nothing was kept, so it veils again"
     assert not ours, ours
+
+
+# --------------------------------------------------------------------------
+# Exercises: an answer box under each check cell, judged as the kernel judges (checks.js).
+
+CHECK_PAGES = [p for p in PAGES if 'class="kvbook-answer"' in (SITE / p).read_text(errors="replace")]
+CHECKS_READY = "() => document.documentElement.classList.contains('kvbook-checks-on')"
+CHECK_CALL = re.compile(r"""exercises\.check\(\s*["'](ch\d\d-[\w-]+)["']""")
+
+
+def _check_ids(page_path: str) -> list[str]:
+    """The exercises the page's notebook checks, in order (read from the .ipynb)."""
+    nb = nbformat.read(ROOT / Path(page_path).with_suffix(".ipynb"), as_version=4)
+    return [m.group(1) for c in nb.cells if c.cell_type == "code"
+            for m in [CHECK_CALL.search(c.source)] if m]
+
+
+def _answer(page, exercise_id: str, text: str) -> str:
+    form = f'form.kvbook-answer[data-exercise="{exercise_id}"]'
+    if page.locator(f"{form} input[type=radio]").count():
+        page.check(f"{form} input[value='{text}']")
+    else:
+        page.fill(f"{form} input", text)
+    page.click(f"{form} button[type=submit]")
+    return page.inner_text(f"{form} .kvbook-answer-message")
+
+
+def _as_typed(value) -> str:
+    """A number as a reader would type it: whole numbers with separators, else Python's repr."""
+    if isinstance(value, str):
+        return value
+    return plain(value) if float(value).is_integer() else repr(float(value))
+
+
+def _kernel_value(text: str):
+    t = text.replace(",", "")
+    return t if not re.fullmatch(r"[-+\d.eE]+", t) else (int(t) if t.lstrip("-").isdigit() else float(t))
+
+
+@pytest.mark.parametrize("page_path", CHECK_PAGES)
+def test_every_exercise_has_an_answer_box_that_judges_as_the_kernel(open_page, page_path):
+    """Each check cell has a form; the right answer passes and each known wrong answer (every
+    trap that can fire) gets its own hint, word for word what exercises.check prints."""
+    data = checks_site.read_site_data((ROOT / checks_site.DATA_PATH).read_text(encoding="utf-8"))
+    page, log = open_page(page_path)
+    page.wait_for_function(CHECKS_READY, timeout=30_000)
+    ids = page.eval_on_selector_all("form.kvbook-answer", "fs => fs.map(f => f.dataset.exercise)")
+    assert ids and ids == _check_ids(page_path)
+    assert page.locator("form.kvbook-answer:visible").count() == len(ids)
+    # the cell's saved "Not answered yet" line gives way to the form
+    assert page.locator(".kvbook-check-cell .cell_output:visible").count() == 0
+    for exercise_id in ids:
+        entry = data["exercises"][exercise_id]
+        answers = [_as_typed(entry["expected"])] + [_as_typed(t) for t, _ in entry["traps"]]
+        for text in answers:
+            shown = _answer(page, exercise_id, text)
+            assert shown == exercises.evaluate(exercise_id, _kernel_value(text)).message, (exercise_id, text)
+        assert _answer(page, exercise_id, answers[0]).startswith("Right: ")
+        for (_, hint), text in zip(entry["traps"], answers[1:]):
+            assert hint in _answer(page, exercise_id, text), (exercise_id, text, hint)
+    assert not log.unexpected_errors(), log.unexpected_errors()
+
+
+@pytest.mark.skipif(PREDICT_PAGE not in PAGES, reason="chapter 1 is not built")
+def test_an_answer_is_kept_on_reload_and_a_bad_one_is_one_line(open_page):
+    page, log = open_page(PREDICT_PAGE)
+    page.wait_for_function(CHECKS_READY, timeout=30_000)
+    assert _answer(page, "ch01-gqa-bytes", "") == exercises.evaluate("ch01-gqa-bytes", None).message.replace(
+        "replace None with your answer (bytes) and run the cell again", "type your answer (bytes) and press Check")
+    bad = _answer(page, "ch01-gqa-bytes", "about 200")
+    assert bad.startswith("Not a number: ") and "\n" not in bad
+    right = _answer(page, "ch01-gqa-bytes", "196,608")
+    page.reload(wait_until="load")
+    page.wait_for_function(CHECKS_READY, timeout=30_000)
+    form = 'form.kvbook-answer[data-exercise="ch01-gqa-bytes"]'
+    assert page.input_value(f"{form} input") == "196,608"
+    assert page.inner_text(f"{form} .kvbook-answer-message") == right
+    assert not log.unexpected_errors(), log.unexpected_errors()
+
+
+@pytest.mark.parametrize("page_path", CHECK_PAGES[:1])
+def test_without_javascript_the_check_cells_show_their_saved_output(browser, base_url, page_path):
+    context = browser.new_context(java_script_enabled=False)
+    try:
+        page = context.new_page()
+        page.goto(f"{base_url}/{page_path}", wait_until="load", timeout=60_000)
+        assert page.locator("form.kvbook-answer:visible").count() == 0
+        assert page.locator(".kvbook-check-cell .cell_output:visible").count() == len(_check_ids(page_path))
+    finally:
+        context.close()
 
 
 PREDICT_PAGES = [p for p in PAGES if 'class="kvbook-guess"' in (SITE / p).read_text(errors="replace")]

@@ -19,14 +19,13 @@ mission's grid with :func:`kvsim.lab.missions.score` itself, so the page and
   codes :func:`kvsim.lab.codes.completion_code` makes (SHA-256 over public data:
   a code proves no more than kvsim's does; see :mod:`kvsim.lab.codes`).
 
-``scripts/lab_site_data.py`` writes it to ``book/_ext/static/kvbook/lab-missions.js``
+``scripts/site_data.py`` writes it to ``book/_ext/static/kvbook/lab-missions.js``
 (committed: the build does not score); ``--check`` says whether the committed
 file is what the scoring gives now.
 """
 from __future__ import annotations
 
 import itertools
-import json
 from typing import Any
 
 import numpy as np
@@ -44,6 +43,8 @@ from kvsim.lab.missions import (
     score,
 )
 
+from .site_files import data_script, read_data_script
+
 __all__ = ["FORMAT", "VERSION", "DATA_PATH", "site_data", "site_data_js", "mission_data",
            "row_for", "predictions", "read_site_data"]
 
@@ -51,9 +52,8 @@ FORMAT = "kvbook-lab-missions"
 VERSION = 1
 #: Where the site's copy lives, relative to the repository (the book's static folder).
 DATA_PATH = "book/_ext/static/kvbook/lab-missions.js"
-_HEAD = ("/* The lab's missions, every grid point scored by kvsim.lab.missions.score():\n"
-         " * written by scripts/lab_site_data.py (kvsim.book.lab_site); do not edit. */\n"
-         "window.kvbookLabData = ")
+_NAMES = {"what": "The lab's missions, every grid point scored by kvsim.lab.missions.score()",
+          "global_name": "kvbookLabData", "source": "kvsim.book.lab_site"}
 #: Decimals a figure is shown with, by SLO key (after the SLO's own unit scale).
 _DECIMALS = {"ttft_p95_s": 2, "preemptions_per_1k": 1, "share_paused_over_1s": 2,
              "itl_p99_s": 0}
@@ -166,14 +166,9 @@ def site_data() -> dict:
 
 def site_data_js(data: dict | None = None) -> str:
     """:func:`site_data` as the script the site loads (one mission row per line)."""
-    data = site_data() if data is None else data
-    text = json.dumps(data, indent=1, sort_keys=True, ensure_ascii=False)
-    return _HEAD + text + ";\n"
+    return data_script(site_data() if data is None else data, **_NAMES)
 
 
 def read_site_data(text: str) -> dict:
     """The data in a file :func:`site_data_js` wrote (one-line ValueError if it is not one)."""
-    if not text.startswith(_HEAD) or not text.endswith(";\n"):
-        raise ValueError(f"not a file written by scripts/lab_site_data.py: expected it to start "
-                         f"with {_HEAD.splitlines()[0]!r}")
-    return json.loads(text[len(_HEAD):-2])
+    return read_data_script(text, **_NAMES)

@@ -43,7 +43,7 @@ from .setups import BELGAVI, H100_8B
 __all__ = [
     "Exercise", "Prediction", "Verdict", "EXERCISES", "PREDICTIONS", "BELGAVI", "H100_8B",
     "evaluate", "check", "expected", "list_exercises", "list_predictions", "predict",
-    "judge_prediction", "plain",
+    "judge_prediction", "plain", "site_data",
 ]
 
 CHAPTERS = (ch01, ch02, ch03, ch04, ch05)
@@ -188,3 +188,43 @@ def judge_prediction(prediction_id: str, guess) -> Verdict:
 def predict(prediction_id: str, guess) -> None:
     """Print one line: "You predicted X; kvsim shows Y" and why (or a reminder to guess first)."""
     print(judge_prediction(prediction_id, guess).message)
+
+
+def _json_number(x):
+    """An exercise's number as JSON keeps it: ints as ints, everything else as a float."""
+    return int(x) if isinstance(x, Integral) and not isinstance(x, bool) else float(x)
+
+
+def site_data() -> dict:
+    """Every check and prediction as data, for the static site's checks (``checks.js``).
+
+    The site runs the same rules as :func:`evaluate` and :func:`judge_prediction`,
+    in the browser, on what kvsim computes here: each exercise's expected answer and
+    why, its tolerances (or its range), its general hint and the traps that can fire
+    (a trap within the tolerance of the right answer never does, so it is left out),
+    each prediction's value and why. ``tests/test_site_checks.py`` runs both on the
+    same answers and compares every message.
+    """
+    exercises = {}
+    for ex in EXERCISES.values():
+        target, why = ex.solve()
+        entry = {"kind": ex.kind, "unit": ex.unit, "hint": ex.hint, "why": why}
+        if ex.kind == "choice":
+            entry.update(options=list(ex.options), expected=target,
+                         traps=[[value_fn(), hint] for value_fn, hint in ex.traps])
+        else:
+            traps = []
+            for value_fn, hint in ex.traps:
+                trap = value_fn()
+                if not ex.close(trap, target):
+                    traps.append([_json_number(trap), hint])
+            entry.update(expected=_json_number(target), abs_tol=float(ex.abs_tol),
+                         rel_tol=float(ex.rel_tol), traps=traps,
+                         between=[float(v) for v in ex.between()] if ex.between else None)
+        exercises[ex.id] = entry
+    predictions = {}
+    for p in PREDICTIONS.values():
+        value, why = p.solve()
+        predictions[p.id] = {"unit": p.unit, "value": _json_number(value), "value_text": plain(value),
+                             "why": why, "rel_tol": float(p.rel_tol)}
+    return {"format": "kvbook-checks", "exercises": exercises, "predictions": predictions}

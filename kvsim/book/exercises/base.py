@@ -47,8 +47,9 @@ class Exercise:
     rel_tol: float = 0.0
     traps: tuple = field(default_factory=tuple)
     #: For an answer that is right anywhere in a range (a threshold between two
-    #: figures): ``accepts(answer)`` decides instead of the tolerances.
-    accepts: Callable[[float], bool] | None = None
+    #: figures): ``between()`` gives ``(low, high)`` from kvsim, and an answer
+    #: strictly inside decides instead of the tolerances.
+    between: Callable[[], tuple[float, float]] | None = None
     #: The answers a ``"choice"`` exercise offers.
     options: tuple[str, ...] = ()
 
@@ -61,8 +62,9 @@ class Exercise:
     def close(self, answer, target) -> bool:
         if self.kind == "choice":
             return answer == target
-        if self.accepts is not None:
-            return bool(self.accepts(answer))
+        if self.between is not None:
+            low, high = self.between()
+            return low < answer < high
         return abs(answer - target) <= max(self.abs_tol, self.rel_tol * abs(target))
 
 

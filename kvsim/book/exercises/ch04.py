@@ -293,7 +293,7 @@ EXERCISES: list[Exercise] = [
         question="a p99 inter-token latency threshold (ms) that fires in the storm and never in "
                  "the healthy quarter hour",
         kind="float", unit="ms", solve=_threshold,
-        accepts=lambda ms: healthy_p99_max() < ms < storm_p99_max(),
+        between=lambda: (healthy_p99_max(), storm_p99_max()),
         hint="compare the healthy and the storm rows of the dashboard's itl_p99_ms column: the "
              "threshold must lie above the first and below the second",
         traps=((lambda: 500.0, "500 ms is above the storm's worst p99: the alert would never "

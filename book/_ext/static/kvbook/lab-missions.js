@@ -1,5 +1,5 @@
 /* The lab's missions, every grid point scored by kvsim.lab.missions.score():
- * written by scripts/lab_site_data.py (kvsim.book.lab_site); do not edit. */
+ * written by scripts/site_data.py (kvsim.book.lab_site); do not edit. */
 window.kvbookLabData = {
  "format": "kvbook-lab-missions",
  "kvsim_version": "2.0.0",

@@ -1,6 +1,6 @@
 /* The lab's missions on the static site: play a mission, earn stars and a completion code.
  *
- * Nothing is simulated here. lab-missions.js (written by scripts/lab_site_data.py) holds
+ * Nothing is simulated here. lab-missions.js (written by scripts/site_data.py) holds
  * every point of every mission's grid scored by kvsim.lab.missions.score(): the stars
  * without a prediction, the days passed, each target's worst and median day and score()'s
  * own message, and which predictions earn the third star. This script looks the answer up.

@@ -92,6 +92,12 @@
 
   function describe(form, entry) {
     if (entry.skipped) { return "You chose to see the answer without guessing."; }
+    // The kernel's sentence (checks.js runs exercises.judge_prediction's rules on kvsim's value).
+    var checks = window.KvbookChecks, data = window.kvbookChecksData;
+    var id = form.dataset.prediction;
+    if (checks && data && data.predictions && data.predictions[id]) {
+      return checks.judgePrediction(data, id, entry.guess).message;
+    }
     var unit = form.dataset.unit, note = form.dataset.note;
     var shown = entry.guess + (unit ? (unit === "%" ? "%" : " " + unit) : "");
     return "Your guess: " + shown + (note ? " (" + note + ")" : "");

@@ -1,0 +1,892 @@
+/* Every exercise's and prediction's check, computed by kvsim.book.exercises:
+ * written by scripts/site_data.py (kvsim.book.checks_site); do not edit. */
+window.kvbookChecksData = {
+ "exercises": {
+  "ch01-blocks-held": {
+   "abs_tol": 0.0,
+   "between": null,
+   "expected": 91,
+   "hint": "a request of L tokens holds ceil(L / block_size) blocks; L is prompt plus answer",
+   "kind": "int",
+   "rel_tol": 0.0,
+   "traps": [
+    [
+     90,
+     "a partly filled last block is still a whole block: round up"
+    ]
+   ],
+   "unit": "blocks",
+   "why": "ceil(1,450 / 16) = 91; the last block has 6 empty slots but is held whole"
+  },
+  "ch01-fp8-tokens": {
+   "abs_tol": 0.0,
+   "between": null,
+   "expected": 55536,
+   "hint": "call kv_budget with kv_dtype='fp8' and read .tokens",
+   "kind": "int",
+   "rel_tol": 0.005,
+   "traps": [
+    [
+     27760,
+     "that is the 16-bit pool; pass kv_dtype='fp8'"
+    ],
+    [
+     58258.692508,
+     "that is the decimal reading (0.25 MB per token); a token costs 0.25 MiB = 262,144 B"
+    ]
+   ],
+   "unit": "tokens",
+   "why": "3,471 blocks of 16 = 55,536 tokens at 262,144 B each, twice the 16-bit pool"
+  },
+  "ch01-gqa-bytes": {
+   "abs_tol": 0.0,
+   "between": null,
+   "expected": 196608,
+   "hint": "2 (K and V) x layers x KV heads x head_dim x 2 bytes",
+   "kind": "int",
+   "rel_tol": 0.0,
+   "traps": [
+    [
+     98304,
+     "that is half the answer: every token stores a key AND a value"
+    ],
+    [
+     983040,
+     "you used the attention (query) heads; the cache stores only the KV heads (GQA)"
+    ]
+   ],
+   "unit": "bytes",
+   "why": "2 x 48 layers x 8 KV heads x 128 x 2 B = 196,608 B (192 KiB) per token; the 40 query heads share the 8 KV heads"
+  },
+  "ch01-max-num-seqs": {
+   "abs_tol": 1.0,
+   "between": null,
+   "expected": 149,
+   "hint": "build the H100 budget with kv_dtype='fp8', then .max_concurrent(6000)",
+   "kind": "int",
+   "rel_tol": 0.0,
+   "traps": [
+    [
+     74,
+     "that is the bf16 figure; the question asks for an FP8 cache"
+    ]
+   ],
+   "unit": "sequences",
+   "why": "56,045 blocks // 375 per request = 149, twice the 16-bit figure"
+  },
+  "ch01-mla-bytes": {
+   "abs_tol": 0.0,
+   "between": null,
+   "expected": 31104,
+   "hint": "layers x (kv_lora_rank + qk_rope_head_dim) x 2 bytes",
+   "kind": "int",
+   "rel_tol": 0.0,
+   "traps": [
+    [
+     62208,
+     "MLA stores one latent per layer, not a K and a V: no factor 2"
+    ],
+    [
+     497664,
+     "the latent is shared by all the heads: no head count"
+    ]
+   ],
+   "unit": "bytes",
+   "why": "27 layers x (512 + 64) x 2 B = 31,104 B per token: one latent per layer stands for the keys and values of all 16 heads"
+  },
+  "ch01-pool-gib": {
+   "abs_tol": 0.02,
+   "between": null,
+   "expected": 9.130503845401108,
+   "hint": "kv_budget(..., gpu_memory_utilization=0.50).kv_bytes, divided by 2**30, not by 10**9",
+   "kind": "float",
+   "rel_tol": 0.0,
+   "traps": [
+    [
+     9.803803853,
+     "that is the pool in GB (10**9 bytes); a GiB is 2**30 bytes"
+    ],
+    [
+     11.30367406255876,
+     "that scales the 0.60 pool by 0.50 / 0.60; the weights and the reserve do not shrink, so the pool loses the whole 0.10 of the GPU"
+    ]
+   ],
+   "unit": "GiB",
+   "why": "9,803,803,853 B / 2**30 = 9.13 GiB (9.80 GB)"
+  },
+  "ch01-whatif-block-size": {
+   "abs_tol": 0.0,
+   "between": null,
+   "expected": 24,
+   "hint": "build the budget with block_size=32 and call .max_concurrent(1_100)",
+   "kind": "int",
+   "rel_tol": 0.0,
+   "traps": [
+    [
+     25,
+     "that is the figure for blocks of 16; with blocks of 32 the pool has half as many blocks and each request rounds up to a multiple of 32 tokens"
+    ],
+    [
+     50,
+     "a block of 32 holds twice the tokens, but the pool has half as many blocks"
+    ]
+   ],
+   "unit": "requests",
+   "why": "867 blocks of 32 // ceil(1,100 / 32) = 35 per request = 24: a request now holds 1,120 slots against 1,104 with blocks of 16, so the last, part-empty block wastes more"
+  },
+  "ch01-whatif-util": {
+   "abs_tol": 0.0,
+   "between": null,
+   "expected": 35,
+   "hint": "build the budget at 0.72 and call .max_concurrent(1_100)",
+   "kind": "int",
+   "rel_tol": 0.0,
+   "traps": [
+    [
+     30,
+     "that scales the whole capacity by 0.72 / 0.60; only the KV pool grows, the weights and the reserve stay the same size"
+    ]
+   ],
+   "unit": "requests",
+   "why": "0.12 more of 47.61 GB is 5.71 GB, all of it KV (the weights and reserve do not grow): 2,416 blocks // 69 = 35"
+  },
+  "ch02-guaranteed-slots": {
+   "abs_tol": 0.0,
+   "between": null,
+   "expected": 11,
+   "hint": "the pool's blocks divided by the blocks of prompt + max_tokens, rounded up per request",
+   "kind": "int",
+   "rel_tol": 0.0,
+   "traps": [
+    [
+     11.802721088435375,
+     "a request runs whole or not at all: round the quotient down"
+    ],
+    [
+     25,
+     "that uses the real answer (250 tokens); guaranteed admission reserves max_tokens"
+    ],
+    [
+     32,
+     "that reserves only the prompt, which is what optimistic admission does"
+    ]
+   ],
+   "unit": "requests",
+   "why": "1,735 blocks // ceil((850 + 1,500) / 16) = 1,735 // 147 = 11"
+  },
+  "ch02-small-pool": {
+   "abs_tol": 0.0,
+   "between": null,
+   "expected": 10,
+   "hint": "run stepper.scheduler_frames(stepper.toy_requests(), num_gpu_blocks=16) and find the first frame whose 'preempted' list is not empty",
+   "kind": "int",
+   "rel_tol": 0.0,
+   "traps": [
+    [
+     26,
+     "that is the 20-block pool of the text; pass num_gpu_blocks=16"
+    ],
+    [
+     9,
+     "one step early: step 1 prefills the prompt and emits the first token, and a token's KV is written in the step after it is sampled"
+    ]
+   ],
+   "unit": "step",
+   "why": "15 of 16 blocks go to the prompts; the first answer tokens fill each request's third block (tokens 41-48), and the next token needs five new blocks with one free: step 10"
+  },
+  "ch02-thrash-budget": {
+   "abs_tol": 0.0,
+   "between": null,
+   "expected": 574571,
+   "hint": "kvsim.run_scenario('thrash-loop', max_num_batched_tokens=1024) and read summary()['recomputed_tokens']",
+   "kind": "int",
+   "rel_tol": 0.001,
+   "traps": [
+    [
+     889532,
+     "that is the default budget (2,048); pass max_num_batched_tokens=1024"
+    ],
+    [
+     574.571,
+     "that is in thousands of tokens; the answer is in tokens"
+    ]
+   ],
+   "unit": "tokens",
+   "why": "a 1,024-token budget lets fewer long prompts be half prefilled at once, so fewer are preempted and restarted (56 preemptions), but it does not end the loop"
+  },
+  "ch02-watermark-blocks": {
+   "abs_tol": 1.0,
+   "between": null,
+   "expected": 564,
+   "hint": "int(watermark x num_gpu_blocks); the run's config holds num_gpu_blocks",
+   "kind": "int",
+   "rel_tol": 0.0,
+   "traps": [
+    [
+     9024,
+     "that is in tokens; the watermark counts blocks of 16"
+    ]
+   ],
+   "unit": "blocks",
+   "why": "int(0.02 x 28,210 blocks) = 564 blocks held back at admission"
+  },
+  "ch02-whatif-fp8": {
+   "expected": "neither",
+   "hint": "chapter 1 sized max_num_seqs for an FP8 cache at the p95 length: compare it with the 120 users, then with the cap of 256",
+   "kind": "choice",
+   "options": [
+    "preemption",
+    "queueing",
+    "neither"
+   ],
+   "traps": [
+    [
+     "preemption",
+     "an FP8 cache holds twice the tokens: chapter 1's FP8 capacity at the p95 length is above the 120 users in flight"
+    ],
+    [
+     "queueing",
+     "a request queues in the engine only when the pool or max_num_seqs has no room for it, and the cap is 256"
+    ]
+   ],
+   "unit": "a choice",
+   "why": "neither: an FP8 cache halves the bytes per token, so the pool holds 149 requests of the p95 length, more than the 120 users keep in flight, and max_num_seqs 256 caps nothing: 0 preemptions per 1,000 and a p95 TTFT of 0.07 s (median over 3 seeds)"
+  },
+  "ch02-whatif-users": {
+   "expected": "flat",
+   "hint": "what does the GPU do at 120 users already, and what does a preemption cost it? Check with kvsim.run_scenario('load-test-120', users=300)",
+   "kind": "choice",
+   "options": [
+    "rises",
+    "flat",
+    "falls"
+   ],
+   "traps": [
+    [
+     "rises",
+     "the GPU is already full at 120 users: the extra users wait in the queue or are preempted, they add no decode slots"
+    ],
+    [
+     "falls",
+     "that is the source's collapse; a recompute is a prefill, thousands of tokens per step, so the wasted work stays a small share"
+    ]
+   ],
+   "unit": "a choice",
+   "why": "flat: 3,932 tokens/s against 4,039 at 120 users (-2.6%, median over 3 seeds): past the knee the GPU is full, and a recompute is a cheap prefill, so the extra users only lengthen the queue and the preemption count"
+  },
+  "ch03-a100-round-trip": {
+   "abs_tol": 0.0,
+   "between": null,
+   "expected": 211.88050944,
+   "hint": "kvsim.engine.costs.swap_round_trip_s: both directions, the A100's 25 GB/s, 3 us per copy",
+   "kind": "float",
+   "rel_tol": 0.02,
+   "traps": [
+    [
+     50.331648,
+     "that is the seed's method: 32 GB/s nominal and no per-copy cost; use the A100's effective 25 GB/s and the copies"
+    ],
+    [
+     105.94025472,
+     "that is one way; out and back in is twice it"
+    ],
+    [
+     64.42450944,
+     "the bytes are right; add blocks x layers x 2 copies at 3 us each"
+    ],
+    [
+     359.33650944000004,
+     "the copies are counted twice: each direction issues blocks x layers x 2 copies, so the round trip has twice that, not four times"
+    ],
+    [
+     0.21188050944,
+     "that is in seconds; the answer is in milliseconds"
+    ]
+   ],
+   "unit": "ms",
+   "why": "2 x (6,144 x 128 KiB / 25 GB/s + 384 blocks x 32 layers x 2 x 3 us) = 211.9 ms: the copies' fixed cost adds more than the bytes"
+  },
+  "ch03-copies": {
+   "abs_tol": 0.0,
+   "between": null,
+   "expected": 8448,
+   "hint": "one copy per block, per layer, for K and for V (eq-swap)",
+   "kind": "int",
+   "rel_tol": 0.0,
+   "traps": [
+    [
+     4224,
+     "every layer keeps a key block AND a value block: times 2"
+    ],
+    [
+     134400,
+     "a copy moves a whole block of one layer's K or V, not one token"
+    ],
+    [
+     264,
+     "each layer keeps its own blocks: times the 32 layers"
+    ],
+    [
+     16896,
+     "that counts the swap-in too; the question asks for one swap-out"
+    ]
+   ],
+   "unit": "copies",
+   "why": "132 blocks x 32 layers x 2 (K and V) = 8,448 copies each way"
+  },
+  "ch03-shared-link": {
+   "expected": "within error",
+   "hint": "compare kvsim.engine.uncertainty.ratio_band with 1 at that link (CostModel(pcie_bytes_per_s=...)): a winner needs the whole band on one side",
+   "kind": "choice",
+   "options": [
+    "swap",
+    "recompute",
+    "within error"
+   ],
+   "traps": [
+    [
+     "swap",
+     "kvsim's own ratio is barely above 1; its measured error and the link's range put the band on both sides of 1"
+    ],
+    [
+     "recompute",
+     "at that link the copies take about as long as the prefill; look at the band, not only kvsim's ratio"
+    ]
+   ],
+   "unit": "a choice",
+   "why": "within error: over 10 GB/s recompute / swap is 1.03 in kvsim, 0.82 to 1.14 within its error; a winner by a few percent inside a band that straddles 1 is no winner"
+  },
+  "ch03-swap-bytes": {
+   "abs_tol": 0.0,
+   "between": null,
+   "expected": 276824064,
+   "hint": "whole blocks of 16 tokens x 128 KiB per token, one way",
+   "kind": "int",
+   "rel_tol": 0.0,
+   "traps": [
+    [
+     275251200,
+     "a swap moves whole blocks: round the tokens up to a multiple of 16"
+    ],
+    [
+     553648128,
+     "that is the round trip; the question asks for one swap-out"
+    ]
+   ],
+   "unit": "bytes",
+   "why": "ceil(2,100 / 16) = 132 blocks x 16 tokens x 131,072 B = 276,824,064 B each way: a swap moves whole blocks"
+  },
+  "ch03-swap-space": {
+   "abs_tol": 0.0,
+   "between": null,
+   "expected": 7,
+   "hint": "swap space in blocks (4 GiB / (16 x 0.5 MiB)), divided by the blocks of one request",
+   "kind": "int",
+   "rel_tol": 0.0,
+   "traps": [
+    [
+     6,
+     "--swap-space counts GiB (2**30 bytes), not GB"
+    ],
+    [
+     512,
+     "that is the swap space in blocks; divide by a request's blocks"
+    ],
+    [
+     8,
+     "round down: a request whose blocks do not all fit cannot be swapped out"
+    ]
+   ],
+   "unit": "requests",
+   "why": "4 GiB / 8,388,608 B per block = 512 blocks; 512 // 69 blocks per request = 7; the next victim stops the whole V0 engine"
+  },
+  "ch03-whatif-block-64": {
+   "expected": "recompute",
+   "hint": "kvsim.engine.uncertainty.ratio_band(..., block_size=64): fewer copies, the same bytes",
+   "kind": "choice",
+   "options": [
+    "swap",
+    "recompute",
+    "within error"
+   ],
+   "traps": [
+    [
+     "swap",
+     "larger blocks cut the copies, but Llama-2-7B moves 0.5 MiB per token: the bytes are most of its swap, and the H100's compute is fast"
+    ],
+    [
+     "within error",
+     "the band moves up, but its top stays below 1"
+    ]
+   ],
+   "unit": "a choice",
+   "why": "recompute: at 64-token blocks recompute / swap is 0.87 in kvsim, 0.66 to 0.92 within its error (at 16: recompute / swap is 0.55 in kvsim, 0.44 to 0.58 within its error); a quarter of the copies, but for an MHA model the bytes are most of a swap"
+  },
+  "ch03-whatif-three-preemptions": {
+   "abs_tol": 0.0,
+   "between": null,
+   "expected": 656.2473722141127,
+   "hint": "three times (recompute - swap round trip), each from kvsim.engine.costs",
+   "kind": "float",
+   "rel_tol": 0.02,
+   "traps": [
+    [
+     218.74912407137091,
+     "that is one preemption; each of the three pays again"
+    ],
+    [
+     1080.0083910941128,
+     "swap does not pay once: V0 frees the CPU copy at swap-in, so every preemption copies out and back in again"
+    ],
+    [
+     974.0681363741128,
+     "a preempted request's swap costs a round trip, out and back in, not one way"
+    ],
+    [
+     0.6562473722141127,
+     "that is in seconds; the answer is in milliseconds"
+    ]
+   ],
+   "unit": "ms",
+   "why": "3 x (430.6 - 211.9) ms = 656.2 ms: V0 frees the CPU copy when it swaps a request back in, so each preemption pays a round trip again"
+  },
+  "ch04-blocks-held": {
+   "abs_tol": 0.0,
+   "between": null,
+   "expected": 1691,
+   "hint": "the gauge at the 1,200 s scrape times the pool's blocks, or metrics.kv_usage_breakdown('incident-day', 1200)",
+   "kind": "int",
+   "rel_tol": 0.0,
+   "traps": [
+    [
+     27056,
+     "that is in tokens; the gauge counts blocks of 16"
+    ],
+    [
+     1735,
+     "that is minute 22, the text's; the question asks minute 20"
+    ]
+   ],
+   "unit": "blocks",
+   "why": "0.9746 x 1,735 blocks = 1,691"
+  },
+  "ch04-bucket-edge": {
+   "abs_tol": 1e-09,
+   "between": null,
+   "expected": 20.0,
+   "hint": "read kvsim.observe.metrics.ITL_BUCKETS (copied from vllm/v1/metrics/buckets.py)",
+   "kind": "float",
+   "rel_tol": 0.0,
+   "traps": [
+    [
+     15.0,
+     "there is no le=\"15\" bucket: a query on it returns nothing"
+    ],
+    [
+     12.5,
+     "there is no le=\"12.5\" bucket either"
+    ]
+   ],
+   "unit": "s",
+   "why": "V1's inter-token buckets run ... 7.5, 10.0, 20, ...: there is no le=\"15\""
+  },
+  "ch04-p99-itl": {
+   "abs_tol": 0.5,
+   "between": null,
+   "expected": 145.7,
+   "hint": "metrics.histogram_quantile(0.99, metrics.ITL_BUCKETS, counts) with the last scrape's cumulative bucket counts (+Inf last)",
+   "kind": "float",
+   "rel_tol": 0.0,
+   "traps": [
+    [
+     41.39516433759075,
+     "that is the mean (sum / count); the tail needs the buckets"
+    ],
+    [
+     0.1457,
+     "that is in seconds; the answer is in ms"
+    ]
+   ],
+   "unit": "ms",
+   "why": "histogram_quantile(0.99, ...) over the final bucket counts"
+  },
+  "ch04-per-1k": {
+   "abs_tol": 0.5,
+   "between": null,
+   "expected": 58.8,
+   "hint": "1,000 x vllm:num_preemptions_total / the sum of vllm:request_success_total over its finished_reason labels, both read at the last scrape",
+   "kind": "float",
+   "rel_tol": 0.0,
+   "traps": [
+    [
+     168.0,
+     "that is the preemption count itself; divide by the finished requests and multiply by 1,000"
+    ],
+    [
+     0.0588,
+     "that is per request; multiply by 1,000"
+    ]
+   ],
+   "unit": "per 1,000 requests",
+   "why": "1,000 x 168 preemptions / 2,857 finished requests"
+  },
+  "ch04-threshold": {
+   "abs_tol": 0.0,
+   "between": [
+    137.8,
+    228.7
+   ],
+   "expected": 183.25,
+   "hint": "compare the healthy and the storm rows of the dashboard's itl_p99_ms column: the threshold must lie above the first and below the second",
+   "kind": "float",
+   "rel_tol": 0.0,
+   "traps": [
+    [
+     500.0,
+     "500 ms is above the storm's worst p99: the alert would never fire"
+    ],
+    [
+     100.0,
+     "100 ms is below the healthy p99: the alert would fire all day"
+    ]
+   ],
+   "unit": "ms",
+   "why": "any threshold above the healthy quarter hour's worst 5-minute p99 (138 ms) and below the storm's (229 ms) separates them"
+  },
+  "ch04-whatif-fp8": {
+   "abs_tol": 0.0,
+   "between": null,
+   "expected": 0,
+   "hint": "kvsim.run_scenario('incident-day', kv_dtype='fp8').summary()['preemptions']",
+   "kind": "int",
+   "rel_tol": 0.0,
+   "traps": [
+    [
+     168,
+     "that is the fp16 run; pass kv_dtype='fp8'"
+    ]
+   ],
+   "unit": "preemptions",
+   "why": "an FP8 cache holds twice the tokens: the lunch rush fits, and 0 requests are preempted"
+  },
+  "ch05-little": {
+   "abs_tol": 0.0,
+   "between": null,
+   "expected": 11.8,
+   "hint": "Little's law: requests running = arrival rate x time each one runs",
+   "kind": "float",
+   "rel_tol": 0.05,
+   "traps": [
+    [
+     26.51380085521658,
+     "that multiplies; divide the running requests by the rate"
+    ],
+    [
+     11800.0,
+     "that is in milliseconds; the answer is in seconds"
+    ]
+   ],
+   "unit": "s",
+   "why": "Little's law: 17.7 running / 1.5 requests per second = 11.8 s in the running batch"
+  },
+  "ch05-long-capacity": {
+   "abs_tol": 0.0,
+   "between": null,
+   "expected": 19,
+   "hint": "kvsim.kv_budget('a40-48gb', 'llama-2-7b', gpu_memory_utilization=0.60).max_concurrent(850 + 600)",
+   "kind": "int",
+   "rel_tol": 0.0,
+   "traps": [
+    [
+     18,
+     "that is the seed's decimal reading of the pool (26,600 tokens); use kvsim's pool as vLLM V1 budgets it on the A40"
+    ],
+    [
+     25,
+     "that is the old 250-token answers; the prompt change made them 600"
+    ],
+    [
+     19.065934065934066,
+     "a request runs whole or not at all: round the quotient down"
+    ]
+   ],
+   "unit": "requests",
+   "why": "1,735 blocks // ceil(1,450 / 16) = 1,735 // 91 = 19"
+  },
+  "ch05-memory-back": {
+   "abs_tol": 0.005,
+   "between": null,
+   "expected": 0.7,
+   "hint": "try kvsim.kv_budget(..., gpu_memory_utilization=u).max_concurrent(1450) for u from 0.60 up in steps of 0.01",
+   "kind": "float",
+   "rel_tol": 0.0,
+   "traps": [
+    [
+     0.8,
+     "scaling 0.60 by 1,450 / 1,100 grows the weights too; only the KV pool grows with the fraction"
+    ]
+   ],
+   "unit": "fraction of GPU memory",
+   "why": "the weights and activations stay fixed, so only the pool grows with the fraction: 0.70 is the least that holds 25 requests of 1,450 tokens"
+  },
+  "ch05-spread-ratio": {
+   "abs_tol": 0.0,
+   "between": null,
+   "expected": 2.54,
+   "hint": "sweep 'belgavi' over seeds 0-9 and divide the largest preemptions_per_1k by their median",
+   "kind": "float",
+   "rel_tol": 0.02,
+   "traps": [
+    [
+     2.221085600000166,
+     "that divides by the mean; the chapter reports the median"
+    ],
+    [
+     0.39370078740157477,
+     "that is the median over the worst; the question asks the worst over the median"
+    ]
+   ],
+   "unit": "times the median",
+   "why": "the worst day has 159 preemptions per 1,000, the median day 63"
+  },
+  "ch05-swap-freeze": {
+   "abs_tol": 0.0,
+   "between": null,
+   "expected": 172.0,
+   "hint": "round the victim up to blocks of 16, multiply by 0.5 MiB per token and divide by 4e9 bytes per second",
+   "kind": "float",
+   "rel_tol": 0.005,
+   "traps": [
+    [
+     160.1874828338623,
+     "4 GB/s is 4e9 bytes per second, not 4 GiB/s"
+    ],
+    [
+     344.0,
+     "that is out and back in; the question asks one swap-out"
+    ],
+    [
+     170.3936,
+     "a swap moves whole blocks: round 1,300 tokens up to 82 blocks"
+    ]
+   ],
+   "unit": "ms",
+   "why": "ceil(1,300 / 16) = 82 blocks = 1,312 tokens x 524,288 B / 4e9 B/s = 172 ms, during which no stream moves"
+  },
+  "ch05-whatif-rate": {
+   "abs_tol": 0.5,
+   "between": null,
+   "expected": 322.8,
+   "hint": "kvsim.run_scenario('belgavi-long', rate_per_s=1.2).summary()['preemptions_per_1k']",
+   "kind": "float",
+   "rel_tol": 0.0,
+   "traps": [
+    [
+     268.7704026115343,
+     "that is the 1.5 requests/s run; pass rate_per_s=1.2"
+    ]
+   ],
+   "unit": "per 1,000 requests",
+   "why": "323 per 1,000: at 1.2 requests/s the server is still overloaded (at most 433 waiting), so the cache stays pinned and preempts as often, over fewer requests"
+  }
+ },
+ "format": "kvbook-checks",
+ "predictions": {
+  "ch01-predict-gqa": {
+   "rel_tol": 0.1,
+   "unit": "KiB",
+   "value": 128.0,
+   "value_text": "128",
+   "why": "2 x 32 layers x 8 KV heads x 128 x 2 B = 131,072 B: the 32 query heads share 8 KV heads, a quarter of Llama-2-7B's 512 KiB"
+  },
+  "ch01-predict-h100": {
+   "rel_tol": 0.1,
+   "unit": "requests",
+   "value": 74,
+   "value_text": "74",
+   "why": "28,022 blocks // 375 per request; vLLM V1's default max_num_seqs on this GPU is 1,024"
+  },
+  "ch01-predict-pool": {
+   "rel_tol": 0.05,
+   "unit": "GB",
+   "value": 14.564673127,
+   "value_text": "14.56",
+   "why": "CUDA's 47.61 GB x 0.60 - 13.48 GB of weights - 0.52 GB measured reserve; the envelope's 13.3 GB assumes 48 GB and a 2 GB reserve"
+  },
+  "ch01-predict-requests": {
+   "rel_tol": 0.1,
+   "unit": "requests",
+   "value": 25,
+   "value_text": "25",
+   "why": "1,735 blocks // 69 blocks per 1,100-token request"
+  },
+  "ch02-predict-band": {
+   "rel_tol": 0.15,
+   "unit": "s",
+   "value": 21.4,
+   "value_text": "21.4",
+   "why": "median over 3 seeds: a cap below what the users keep in flight moves the excess into the waiting queue: no preemption, but every queued request waits for a running one to finish, far past the 2 s target"
+  },
+  "ch02-predict-cap": {
+   "rel_tol": 0.05,
+   "unit": "% of the goodput at 256",
+   "value": 90.1,
+   "value_text": "90.1",
+   "why": "median over 3 seeds: a cap of 74 below the 120 users in flight ends preemption, but the batch it leaves decodes fewer tokens per step than the team's cap of 256 does, preemptions and all"
+  },
+  "ch02-predict-first-preemption": {
+   "rel_tol": 0.0,
+   "unit": "step",
+   "value": 26,
+   "value_text": "26",
+   "why": "five 40-token prompts take 3 blocks each (15 of 20); the answers fill the last partial blocks and then one new block each every 16 tokens: 5 blocks at token 48, and at token 64 nothing is left, so step 26 preempts"
+  },
+  "ch02-predict-guaranteed": {
+   "rel_tol": 0.05,
+   "unit": "requests",
+   "value": 11.0,
+   "value_text": "11",
+   "why": "guaranteed admission reserves 850 + 1,500 tokens (147 blocks) per request, although answers average 250, and runs at the pool's ceiling: 37% fewer than optimistic's 17.4, not half, because optimistic admission does not fill the pool either (median over 5 seeds)"
+  },
+  "ch02-predict-incident": {
+   "rel_tol": 0.15,
+   "unit": "per 1,000 requests",
+   "value": 315.6,
+   "value_text": "315.6",
+   "why": "median over 3 seeds: at 120 users the running batch grows into the pool and a request can be preempted several times, so this is a rate, not a share: 184 requests in every 1,000 are preempted at least once; at 40 and 80 users their KV never fills the pool"
+  },
+  "ch02-predict-tax": {
+   "rel_tol": 0.2,
+   "unit": "% of the work",
+   "value": 10.0,
+   "value_text": "10",
+   "why": "recomputed tokens are prefill work the engine counts in its throughput and the users never see"
+  },
+  "ch02-predict-thrash": {
+   "rel_tol": 0.15,
+   "unit": "% of the gated run",
+   "value": 49.4,
+   "value_text": "49.4",
+   "why": "without the full-prompt gate and the prefix cache, long prompts are preempted half prefilled and start over, so the engine stays busy and delivers about half"
+  },
+  "ch03-predict-block-ratio": {
+   "rel_tol": 0.1,
+   "unit": "x",
+   "value": 1.239319587156227,
+   "value_text": "1.239",
+   "why": "recompute takes 1.24 times the swap round trip at 16-token blocks in kvsim (the paper measured at most about 1.2): its PCIe copies run at a clean 25 GB/s"
+  },
+  "ch03-predict-copies": {
+   "rel_tol": 0.1,
+   "unit": "copies",
+   "value": 4416,
+   "value_text": "4,416",
+   "why": "69 blocks x 32 layers x 2 = 4,416 copies one way, each a few microseconds whatever its size"
+  },
+  "ch03-predict-crossover": {
+   "rel_tol": 0.15,
+   "unit": "tokens",
+   "value": 689,
+   "value_text": "689",
+   "why": "below 689 tokens a recompute's fixed cost (every weight read once) exceeds the copies; swap wins again from 16,102 tokens (quadratic attention); within kvsim's error band the first crossing could lie anywhere from 449 to 880"
+  },
+  "ch03-predict-recompute": {
+   "rel_tol": 0.1,
+   "unit": "ms",
+   "value": 146.76302378198918,
+   "value_text": "146.8",
+   "why": "one prefill step of 1,100 tokens on the calibrated A40 (every weight read once, the matmuls, quadratic attention): 0.133 ms per token, near the seeds' 0.12"
+  },
+  "ch03-predict-rescued": {
+   "rel_tol": 0.15,
+   "unit": "%",
+   "value": 57.83458443227158,
+   "value_text": "57.83",
+   "why": "median over 5 seeds (45-70%): a resumed request finds its own full blocks until new requests take them"
+  },
+  "ch03-predict-slow-link": {
+   "rel_tol": 0.05,
+   "unit": "ms",
+   "value": 187.71046400000003,
+   "value_text": "187.7",
+   "why": "1,300 tokens x 0.5 MiB over 4 GB/s plus the copies: every running stream waits that long for one swap-out, and as long again for the swap-in"
+  },
+  "ch04-predict-alert-delay": {
+   "rel_tol": 0.1,
+   "unit": "minutes",
+   "value": 10.0,
+   "value_text": "10",
+   "why": "rate() over 5 minutes turns positive within a scrape or two of the first preemption, and `for: 10m` then waits ten more minutes; by then the storm is over"
+  },
+  "ch04-predict-compute-bound": {
+   "rel_tol": 0.1,
+   "unit": "% of the pool",
+   "value": 55.2,
+   "value_text": "55.2",
+   "why": "the batch is capped at 256 sequences of short requests: the queue grows while the cache has room, so the fix is compute or the cap, not memory"
+  },
+  "ch04-predict-lint": {
+   "rel_tol": 0.1,
+   "unit": "findings",
+   "value": 1,
+   "value_text": "1",
+   "why": "the near-full rule watches vllm:gpu_cache_usage_perc, a name current V1 servers no longer expose: the rule can never fire there"
+  },
+  "ch04-predict-mean": {
+   "rel_tol": 0.1,
+   "unit": "x the healthy mean",
+   "value": 1.63,
+   "value_text": "1.63",
+   "why": "the mean rises from 34 ms to at most 56 ms, while one stream waits 4.4 s: a handful of long pauses barely move an average over thousands of regular tokens"
+  },
+  "ch04-predict-queue": {
+   "rel_tol": 0.15,
+   "unit": "requests",
+   "value": 26,
+   "value_text": "26",
+   "why": "admission stops while the cache is pinned: arrivals wait, and every preemption puts one more request at the front of the queue"
+  },
+  "ch04-predict-slack": {
+   "rel_tol": 0.15,
+   "unit": "tokens",
+   "value": 202,
+   "value_text": "202",
+   "why": "the gauge counts 1,735 whole blocks of 1,735; the last block of each of 26 running requests is partly empty, 202 token slots in all"
+  },
+  "ch05-predict-cap": {
+   "rel_tol": 0.15,
+   "unit": "% of the uncapped",
+   "value": 46.5,
+   "value_text": "46.5",
+   "why": "a cap at 400 shortens only the answers above it, so requests hold less KV and finish sooner: the server is no longer overloaded, but its cache still fills at peaks (127 against 273 per 1,000)"
+  },
+  "ch05-predict-lab": {
+   "rel_tol": 0.2,
+   "unit": "s",
+   "value": 43.1,
+   "value_text": "43.1",
+   "why": "400-token answers need 79 blocks each: even at 0.8 the offered load exceeds what the cache turns over, so the queue grows for the whole run"
+  },
+  "ch05-predict-paused": {
+   "rel_tol": 0.15,
+   "unit": "% of users",
+   "value": 29.0,
+   "value_text": "29",
+   "why": "with 600-token answers the cache is pinned and the queue never empties: every admission evicts someone mid-answer, and the victim waits for blocks to free before its recompute"
+  },
+  "ch05-predict-running": {
+   "rel_tol": 0.1,
+   "unit": "requests",
+   "value": 18.7,
+   "value_text": "18.7",
+   "why": "1.5 requests/s, each in the running batch for about 12 s, keep about 19 running (Little's law); the days range from 15.1 to 21.9, below the 25 that fit"
+  },
+  "ch05-predict-storm": {
+   "rel_tol": 0.03,
+   "unit": "of GPU memory",
+   "value": 0.86,
+   "value_text": "0.86",
+   "why": "the least gpu_memory_utilization on the grid that meets the SLO on all five days; a lucky day passes with far less, the worst day needs this much"
+  }
+ }
+};
