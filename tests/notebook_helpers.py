@@ -37,3 +37,28 @@ def glue_references(nb) -> set[str]:
             for ref in re.findall(r'\{eval\}`glued\("([^"]+)"\)`', cell.source):
                 used.add(ref.split(":", 1)[0])
     return used
+
+
+def glued_where(nb) -> dict[str, int]:
+    """{name: index of the cell whose outputs glued it} (the first, if several did)."""
+    where: dict[str, int] = {}
+    for i, cell in enumerate(nb.cells):
+        for out in cell.get("outputs", []):
+            name = out.get("metadata", {}).get("scrapbook", {}).get("name")
+            if name:
+                where.setdefault(name, i)
+    return where
+
+
+def quoted_above_their_glue(nb) -> list[tuple[int, str, int]]:
+    """``(markdown cell, name, cell that glues it)`` for each number the prose quotes above the
+    cell that computes it (JupyterLab shows ``…`` there until the prose is run again)."""
+    where = glued_where(nb)
+    late = []
+    for i, cell in enumerate(nb.cells):
+        if cell.cell_type == "markdown":
+            for ref in re.findall(r'\{eval\}`+glued\("([^"]+)"\)`+', cell.source):
+                name = ref.split(":", 1)[0]
+                if where.get(name, -1) > i:
+                    late.append((i, name, where[name]))
+    return late

@@ -221,7 +221,37 @@ def _enabled(value: Any) -> bool:
     return bool(value)
 
 
-def setup(offline: bool | None = None) -> None:
+#: A cell that runs even while a learner copy's run waits for a guess: a prediction (which
+#: is how the wait ends) and the set-up.
+_GATE_PASSES = ("exercises.predict(", "kvsim.book.notebook.setup(")
+
+
+def _gate(lines: list[str]) -> list[str]:
+    """IPython input transformer of a learner copy: while the run waits for a guess
+    (:func:`kvsim.book.exercises.waiting_for_guess`), a cell below the prediction shows
+    :func:`kvsim.book.exercises.not_run_note` instead of running, so *Run All* cannot answer a
+    Predict box before the guess. (The kernel decides, in the order it runs cells: a cell that
+    raised would stop *Run All* only for the requests the kernel had already queued.)"""
+    from kvsim.book.exercises import waiting_for_guess
+
+    source = "".join(lines)
+    if waiting_for_guess() is None or any(p in source for p in _GATE_PASSES):
+        return lines
+    return ["import sys as _kvbook_sys, kvsim.book.exercises as _kvbook_ex\n",
+            "print(_kvbook_ex.not_run_note(), file=_kvbook_sys.stderr)\n"]
+
+
+def _install_gate() -> None:
+    try:
+        from IPython import get_ipython
+    except ImportError:                      # not in IPython: nothing runs cells in order
+        return
+    shell = get_ipython()
+    if shell is not None and _gate not in shell.input_transformers_post:
+        shell.input_transformers_post.append(_gate)
+
+
+def setup(offline: bool | None = None, *, learner: bool = False) -> None:
     """Configure Altair and numpy for the book's notebooks (see the module docstring).
 
     Parameters
@@ -229,7 +259,12 @@ def setup(offline: bool | None = None) -> None:
     offline:
         ``True`` displays the Vega runtime in this cell's output so that charts
         in a live Jupyter session need no network; ``None`` (default) reads the
-        ``KVSIM_OFFLINE_CHARTS`` environment variable; ``False`` never does.
+        ``KVSIM_OFFLINE_CHARTS`` environment variable (on in a learner copy
+        unless it says ``0``); ``False`` never does.
+    learner:
+        A learner copy's set-up (:mod:`kvsim.book.learner`): the charts draw
+        offline, and a prediction not yet made holds the run: the cells below
+        it wait until the guess (:func:`kvsim.book.exercises.hold_unmade_predictions`).
     """
     import altair as alt
     import numpy as np
@@ -243,6 +278,15 @@ def setup(offline: bool | None = None) -> None:
     alt.data_transformers.disable_max_rows()
     np.set_printoptions(legacy="1.25")
 
+    if learner:
+        from kvsim.book.exercises import hold_unmade_predictions
+
+        global _learner
+        _learner = True
+        hold_unmade_predictions(True)
+        _install_gate()
+        if offline is None and os.environ.get(OFFLINE_ENV_VAR, "").strip() != "0":
+            offline = True
     if _enabled(offline):
         # Every time: the runtime belongs to the browser page, which a reload
         # empties while the kernel (and any flag kept in it) lives on.
@@ -257,6 +301,13 @@ GLUE_MIME = "application/papermill.record/text/plain"
 
 #: The numbers glued so far in this kernel, by name (portable values).
 _GLUED: dict[str, Any] = {}
+
+#: A learner copy's kernel (``setup(learner=True)``): a number not glued yet reads as
+#: :data:`NOT_YET` instead of an error. The run waits at a prediction, but JupyterLab still
+#: renders the prose below it: the numbers computed after the prediction are its answer.
+_learner = False
+#: What such a number shows until the cell that computes it has run.
+NOT_YET = "…"
 
 
 def glue_numbers(**values: Any) -> None:
@@ -288,10 +339,13 @@ def glued(reference: str) -> str:
     """The recorded number ``name`` formatted as ``spec``, for ``reference = "name:spec"``.
 
     ``glued("b_blocks:,d")`` gives ``"1,735"``; without a spec the number's
-    ``str``. The prose calls it in ``{eval}`` expressions.
+    ``str``. The prose calls it in ``{eval}`` expressions. A name not glued yet is an
+    error, except in a learner copy, where it reads ``…`` until its cell runs.
     """
 
     name, _, spec = str(reference).partition(":")
+    if _learner and name not in _GLUED:
+        return NOT_YET
     if name not in _GLUED:
         import difflib
 

@@ -32,6 +32,8 @@ never ``5.734e+04``)::
 from __future__ import annotations
 
 import math
+import os
+import sys
 from numbers import Integral, Real
 
 from kvsim.errors import KvsimError
@@ -43,7 +45,8 @@ from .setups import BELGAVI, H100_8B
 __all__ = [
     "Exercise", "Prediction", "Verdict", "EXERCISES", "PREDICTIONS", "BELGAVI", "H100_8B",
     "evaluate", "check", "expected", "list_exercises", "list_predictions", "predict",
-    "judge_prediction", "plain", "site_data",
+    "judge_prediction", "plain", "site_data", "hold_unmade_predictions", "waiting_for_guess",
+    "not_run_note", "SKIP",
 ]
 
 CHAPTERS = (ch01, ch02, ch03, ch04, ch05)
@@ -165,6 +168,10 @@ def judge_prediction(prediction_id: str, guess) -> Verdict:
     if guess is None:
         return Verdict("unanswered", f"Not predicted yet: set prediction to your guess "
                                      f"({p.unit}) and run the cell.")
+    if isinstance(guess, str) and guess.strip().lower() == SKIP:
+        value, why = p.solve()
+        return Verdict("skipped", f"You chose to see the answer without guessing: kvsim shows "
+                                  f"{plain(value)} {p.unit}. Why: {why}.")
     x = _as_number(guess)
     if x is None:
         return _not_a_number("prediction", guess, "a number", p.unit)
@@ -185,9 +192,59 @@ def judge_prediction(prediction_id: str, guess) -> Verdict:
     return Verdict("off", f"{head}, {gap}. Why: {why}.")
 
 
+#: What a prediction cell takes to show kvsim's value without a guess.
+SKIP = "skip"
+
+#: The environment variable that turns the hold off in a learner copy run unattended.
+HOLD_ENV_VAR = "KVBOOK_PREDICT_HOLD"
+
+_hold = False
+#: The prediction a learner copy's run waits at, until a guess (or a skip) is made.
+_waiting: str | None = None
+
+
+def hold_unmade_predictions(on: bool = True) -> None:
+    """Make a prediction not yet made hold the run (learner copies call it through
+    ``setup(learner=True)``; ``KVBOOK_PREDICT_HOLD=0`` keeps it off, for a copy run
+    unattended): :func:`predict` then says the run waits for the guess, and until one is made
+    the cells below do not run (``kvsim.book.notebook`` skips them, see :func:`waiting_for_guess`)."""
+    global _hold, _waiting
+    _hold = bool(on) and os.environ.get(HOLD_ENV_VAR, "").strip() != "0"
+    _waiting = None
+
+
+def waiting_for_guess() -> str | None:
+    """The prediction a learner copy's run waits at (``None``: it waits at none)."""
+    return _waiting
+
+
+def not_run_note() -> str:
+    """What a cell below a prediction not yet made shows instead of running."""
+    return (f"Not run: the run waits for your guess at {_waiting} above. Make it there (or "
+            f"set prediction = {SKIP!r}), run that cell, then the cells below it.")
+
+
 def predict(prediction_id: str, guess) -> None:
-    """Print one line: "You predicted X; kvsim shows Y" and why (or a reminder to guess first)."""
-    print(judge_prediction(prediction_id, guess).message)
+    """Print one line: "You predicted X; kvsim shows Y" and why (or a reminder to guess first).
+
+    In a learner copy (:func:`hold_unmade_predictions`), a prediction not yet made holds the
+    run instead: the line says so (on stderr, as JupyterLab shows a warning), and the cells
+    below do not run until a guess or a skip is made here.
+    """
+    global _waiting
+    verdict = judge_prediction(prediction_id, guess)
+    if verdict.status == "unanswered" and _hold:
+        if _waiting is None:
+            _waiting = prediction_id
+        unit = PREDICTIONS[prediction_id].unit
+        print(f"Waiting for your guess: the cells below answer the Predict box above, so they "
+              f"wait too. Set prediction to your guess ({unit}), or to {SKIP!r} to see the "
+              f"answer without one, run this cell, then the cells below it "
+              f"(Run > Run Selected Cell and All Below).", file=sys.stderr)
+        return
+    if verdict.status in ("close", "off", "skipped"):
+        _waiting = None
+    print(verdict.message)
 
 
 def _json_number(x):
