@@ -13,6 +13,22 @@ window.kvbookChecksData = {
     [
      90,
      "a partly filled last block is still a whole block: round up"
+    ],
+    [
+     38,
+     "the prompt's tokens stay in the cache too: L is prompt plus answer"
+    ],
+    [
+     69,
+     "that is today's 850 + 250; the question has 600-token answers"
+    ],
+    [
+     92,
+     "the answer continues in the prompt's last block: round up the sum once, not each part"
+    ],
+    [
+     1456,
+     "that is in token slots; the question asks blocks of 16"
     ]
    ],
    "unit": "blocks",
@@ -22,17 +38,25 @@ window.kvbookChecksData = {
    "abs_tol": 0.0,
    "between": null,
    "expected": 55536,
-   "hint": "call kv_budget with kv_dtype='fp8' and read .tokens",
+   "hint": "FP8 stores one byte a number, so by eq-kv-bytes a token costs half: the same pool holds twice the blocks vLLM logs (its null block aside), 16 tokens each",
    "kind": "int",
    "rel_tol": 0.005,
    "traps": [
     [
      27760,
-     "that is the 16-bit pool; pass kv_dtype='fp8'"
+     "that is the 16-bit pool; with FP8 a token costs half the bytes, so the same pool holds more tokens"
     ],
     [
      58258.692508,
      "that is the decimal reading (0.25 MB per token); a token costs 0.25 MiB = 262,144 B"
+    ],
+    [
+     3471,
+     "that is in blocks; the question asks tokens, 16 to a block"
+    ],
+    [
+     13880.0,
+     "FP8 halves the bytes per token, not the tokens: the same pool holds more of them, not fewer"
     ]
    ],
    "unit": "tokens",
@@ -53,6 +77,14 @@ window.kvbookChecksData = {
     [
      983040,
      "you used the attention (query) heads; the cache stores only the KV heads (GQA)"
+    ],
+    [
+     192.0,
+     "that is the answer in KiB, the Predict box's unit; the question asks bytes, and a KiB is 1,024 of them"
+    ],
+    [
+     4096,
+     "that is one layer's cache; every layer keeps its own keys and values"
     ]
    ],
    "unit": "bytes",
@@ -62,13 +94,21 @@ window.kvbookChecksData = {
    "abs_tol": 1.0,
    "between": null,
    "expected": 149,
-   "hint": "build the H100 budget with kv_dtype='fp8', then .max_concurrent(6000)",
+   "hint": "FP8 halves a block's bytes, so the pool holds twice the blocks (V1's null block aside); by eq-requests divide them by the blocks of one p95 request, prompt plus answer, and round down",
    "kind": "int",
    "rel_tol": 0.0,
    "traps": [
     [
      74,
      "that is the bf16 figure; the question asks for an FP8 cache"
+    ],
+    [
+     1024,
+     "that is vLLM V1's default on an H100, the cap that never binds; size max_num_seqs from the capacity at the p95 length"
+    ],
+    [
+     448,
+     "that is how many p95 prompts fit, where admission stops; a running sequence needs room for its whole request, prompt plus answer"
     ]
    ],
    "unit": "sequences",
@@ -89,6 +129,18 @@ window.kvbookChecksData = {
     [
      497664,
      "the latent is shared by all the heads: no head count"
+    ],
+    [
+     27648,
+     "each layer also caches the small positional key (qk_rope_head_dim numbers) beside the latent"
+    ],
+    [
+     70272,
+     "that is DeepSeek-V3's, the chapter's example with its 61 layers; use DeepSeek-V2-Lite's layers"
+    ],
+    [
+     30.375,
+     "that is in KiB; the question asks bytes, and a KiB is 1,024 of them"
     ]
    ],
    "unit": "bytes",
@@ -98,7 +150,7 @@ window.kvbookChecksData = {
    "abs_tol": 0.02,
    "between": null,
    "expected": 9.130503845401108,
-   "hint": "kv_budget(..., gpu_memory_utilization=0.50).kv_bytes, divided by 2**30, not by 10**9",
+   "hint": "by eq-kv-pool: the utilisation times the memory CUDA reports, minus the weights and the measured reserve, all in GiB (2**30 bytes)",
    "kind": "float",
    "rel_tol": 0.0,
    "traps": [
@@ -109,6 +161,14 @@ window.kvbookChecksData = {
     [
      11.30367406255876,
      "that scales the 0.60 pool by 0.50 / 0.60; the weights and the reserve do not shrink, so the pool loses the whole 0.10 of the GPU"
+    ],
+    [
+     13.564408875070512,
+     "that is the pool at Belgavi's 0.60, the chapter's; at 0.50 vLLM may use a tenth of the card less"
+    ],
+    [
+     9.618247985839844,
+     "subtract the measured reserve (activations, the CUDA context) as well as the weights"
     ]
    ],
    "unit": "GiB",
@@ -118,7 +178,7 @@ window.kvbookChecksData = {
    "abs_tol": 0.0,
    "between": null,
    "expected": 24,
-   "hint": "build the budget with block_size=32 and call .max_concurrent(1_100)",
+   "hint": "a block of 32 tokens takes twice the bytes, so the same pool has half the blocks (V1's null block aside); each request rounds up to whole blocks of 32",
    "kind": "int",
    "rel_tol": 0.0,
    "traps": [
@@ -129,6 +189,10 @@ window.kvbookChecksData = {
     [
      50,
      "a block of 32 holds twice the tokens, but the pool has half as many blocks"
+    ],
+    [
+     49,
+     "the pool's bytes do not change, so blocks twice as large are half as many: halve the block count before dividing"
     ]
    ],
    "unit": "requests",
@@ -138,17 +202,25 @@ window.kvbookChecksData = {
    "abs_tol": 0.0,
    "between": null,
    "expected": 35,
-   "hint": "build the budget at 0.72 and call .max_concurrent(1_100)",
+   "hint": "by eq-kv-pool the extra 0.12 of the card all goes to the pool: turn it into blocks of 8 MiB, add them to today's, then divide by a request's blocks",
    "kind": "int",
    "rel_tol": 0.0,
    "traps": [
     [
      30,
      "that scales the whole capacity by 0.72 / 0.60; only the KV pool grows, the weights and the reserve stay the same size"
+    ],
+    [
+     25,
+     "that is the capacity at 0.60; at 0.72 the pool gains 0.12 of the card"
+    ],
+    [
+     9,
+     "that counts only the new blocks; the pool keeps the ones it had at 0.60"
     ]
    ],
    "unit": "requests",
-   "why": "0.12 more of 47.61 GB is 5.71 GB, all of it KV (the weights and reserve do not grow): 2,416 blocks // 69 = 35"
+   "why": "0.12 more of 44.34 GiB is 5.32 GiB, all of it KV (the weights and reserve do not grow): 681 more blocks of 8 MiB, 2,416 blocks // 69 = 35"
   },
   "ch02-guaranteed-slots": {
    "abs_tol": 0.0,
