@@ -232,7 +232,11 @@ window.kvbookChecksData = {
    "traps": [
     [
      11.802721088435375,
-     "a request runs whole or not at all: round the quotient down"
+     "a request runs whole or not at all: the answer is whole requests, the quotient rounded down"
+    ],
+    [
+     12,
+     "that rounds the quotient up: the last request's reservation does not fit whole, so round down"
     ],
     [
      25,
@@ -250,21 +254,29 @@ window.kvbookChecksData = {
    "abs_tol": 0.0,
    "between": null,
    "expected": 10,
-   "hint": "run stepper.scheduler_frames(stepper.toy_requests(), num_gpu_blocks=16) and find the first frame whose 'preempted' list is not empty",
+   "hint": "the prompts leave one block free; find the token that needs each request's next block, and the step that writes its KV (the prefill is step 1)",
    "kind": "int",
    "rel_tol": 0.0,
    "traps": [
     [
      26,
-     "that is the 20-block pool of the text; pass num_gpu_blocks=16"
+     "that is the 20-block pool of the text; with 16 blocks only one is free after the prompts"
     ],
     [
      9,
      "one step early: step 1 prefills the prompt and emits the first token, and a token's KV is written in the step after it is sampled"
+    ],
+    [
+     11,
+     "one step late: the free block goes to the first request in that step, and the next request, finding none, preempts in the same step"
+    ],
+    [
+     49,
+     "that is the token that needs the new block; the question asks the engine step that writes its KV"
     ]
    ],
    "unit": "step",
-   "why": "15 of 16 blocks go to the prompts; the first answer tokens fill each request's third block (tokens 41-48), and the next token needs five new blocks with one free: step 10"
+   "why": "15 of 16 blocks go to the prompts; token 49 needs each request's next block, and its KV is written at step 49 - 40 + 1 = 10 (the prefill is step 1): five requests need a block, one is free"
   },
   "ch02-thrash-budget": {
    "abs_tol": 0.0,
@@ -281,6 +293,14 @@ window.kvbookChecksData = {
     [
      574.571,
      "that is in thousands of tokens; the answer is in tokens"
+    ],
+    [
+     292521,
+     "that is the chapter's 512-token budget; the question sets 1,024"
+    ],
+    [
+     56,
+     "that counts preemptions; the question asks the prompt tokens they recompute"
     ]
    ],
    "unit": "tokens",
@@ -290,13 +310,25 @@ window.kvbookChecksData = {
    "abs_tol": 1.0,
    "between": null,
    "expected": 564,
-   "hint": "int(watermark x num_gpu_blocks); the run's config holds num_gpu_blocks",
+   "hint": "int(watermark x num_gpu_blocks), with the load test's own pool",
    "kind": "int",
    "rel_tol": 0.0,
    "traps": [
     [
      9024,
      "that is in tokens; the watermark counts blocks of 16"
+    ],
+    [
+     560,
+     "that is chapter 1's H100 pool, sized for vLLM's default max_num_seqs; the load test caps it at 256, so profiling reserves less and its pool has more blocks"
+    ],
+    [
+     282,
+     "that is V0's fixed 1%; the question sets watermark=0.02"
+    ],
+    [
+     27646,
+     "that is what admission may fill; the watermark is the share it keeps free"
     ]
    ],
    "unit": "blocks",
