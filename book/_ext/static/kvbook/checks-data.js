@@ -382,7 +382,7 @@ window.kvbookChecksData = {
    "abs_tol": 0.0,
    "between": null,
    "expected": 211.88050944,
-   "hint": "kvsim.engine.costs.swap_round_trip_s: both directions, the A100's 25 GB/s, 3 us per copy",
+   "hint": "eq-swap for each direction: the bytes over the A100's 25 GB/s plus blocks x layers x 2 copies at 3 us each; a round trip is out and back in",
    "kind": "float",
    "rel_tol": 0.02,
    "traps": [
@@ -475,6 +475,18 @@ window.kvbookChecksData = {
     [
      553648128,
      "that is the round trip; the question asks for one swap-out"
+    ],
+    [
+     1107296256,
+     "that is Llama-2-7B's 0.5 MiB per token, the chapter's example; Llama-3.1-8B's 8 KV heads cost a quarter of it"
+    ],
+    [
+     264.0,
+     "that is in MiB; the question asks bytes"
+    ],
+    [
+     270336000,
+     "a KiB is 1,024 bytes: 128 KiB is 131,072 B, not 128,000"
     ]
    ],
    "unit": "bytes",
@@ -530,7 +542,7 @@ window.kvbookChecksData = {
    "abs_tol": 0.0,
    "between": null,
    "expected": 656.2473722141127,
-   "hint": "three times (recompute - swap round trip), each from kvsim.engine.costs",
+   "hint": "each preemption pays a recompute or a swap round trip: three times their difference",
    "kind": "float",
    "rel_tol": 0.02,
    "traps": [
