@@ -570,7 +570,7 @@ window.kvbookChecksData = {
    "abs_tol": 0.0,
    "between": null,
    "expected": 1691,
-   "hint": "the gauge at the 1,200 s scrape times the pool's blocks, or metrics.kv_usage_breakdown('incident-day', 1200)",
+   "hint": "eq-gauge: the gauge is the share of the pool's blocks held, so multiply it by the pool's blocks and round to a whole block",
    "kind": "int",
    "rel_tol": 0.0,
    "traps": [
@@ -580,7 +580,19 @@ window.kvbookChecksData = {
     ],
     [
      1735,
-     "that is minute 22, the text's; the question asks minute 20"
+     "that is the whole pool, all of it held at minute 22 (the text's instant); at minute 20 the gauge reads less than 1"
+    ],
+    [
+     1690,
+     "the product is a whole number of blocks that the quoted gauge rounds: round to the nearest block, do not cut the decimals off"
+    ],
+    [
+     44,
+     "that is the free blocks; the gauge counts the blocks requests hold"
+    ],
+    [
+     169093.1,
+     "the gauge is a fraction from 0 to 1, despite the _perc in its name"
     ]
    ],
    "unit": "blocks",
@@ -599,8 +611,12 @@ window.kvbookChecksData = {
      "there is no le=\"15\" bucket: a query on it returns nothing"
     ],
     [
-     12.5,
-     "there is no le=\"12.5\" bucket either"
+     10.0,
+     "that edge is 10 s itself; the question asks the smallest one above it"
+    ],
+    [
+     20000.0,
+     "that is in milliseconds; the le labels are in seconds"
     ]
    ],
    "unit": "s",
@@ -610,7 +626,7 @@ window.kvbookChecksData = {
    "abs_tol": 0.5,
    "between": null,
    "expected": 145.7,
-   "hint": "metrics.histogram_quantile(0.99, metrics.ITL_BUCKETS, counts) with the last scrape's cumulative bucket counts (+Inf last)",
+   "hint": "the p99 is the gap at rank 0.99 x the +Inf count: find the bucket whose cumulative count first reaches that rank, and interpolate linearly inside it",
    "kind": "float",
    "rel_tol": 0.0,
    "traps": [
@@ -621,10 +637,18 @@ window.kvbookChecksData = {
     [
      0.1457,
      "that is in seconds; the answer is in ms"
+    ],
+    [
+     150.0,
+     "that is the bucket's upper edge; histogram_quantile interpolates linearly inside the bucket"
+    ],
+    [
+     100.0,
+     "that is the bucket's lower edge; the rank lies partway up the bucket: interpolate"
     ]
    ],
    "unit": "ms",
-   "why": "histogram_quantile(0.99, ...) over the final bucket counts"
+   "why": "the rank 0.99 x 693,852 = 686,913 falls in the bucket (0.1, 0.15] s, whose cumulative count goes from 657,838 to 689,634: interpolated linearly, 145.7 ms, as histogram_quantile gives"
   },
   "ch04-per-1k": {
    "abs_tol": 0.5,
@@ -641,6 +665,14 @@ window.kvbookChecksData = {
     [
      0.0588,
      "that is per request; multiply by 1,000"
+    ],
+    [
+     5.88,
+     "that is per 100 requests, a percentage; the question asks per 1,000"
+    ],
+    [
+     170.1,
+     "that is the dashboard's peak, over a 10-minute window; the question asks the whole incident, from the final counters"
     ]
    ],
    "unit": "per 1,000 requests",
@@ -655,22 +687,26 @@ window.kvbookChecksData = {
    "expected": 183.25,
    "hint": "compare the healthy and the storm rows of the dashboard's itl_p99_ms column: the threshold must lie above the first and below the second",
    "kind": "float",
-   "rel_tol": 0.0,
+   "rel_tol": 0.1,
    "traps": [
     [
-     500.0,
-     "500 ms is above the storm's worst p99: the alert would never fire"
+     4403.0,
+     "that is the longest single pause; a 5-minute p99 never gets near it, so the alert would never fire"
     ],
     [
-     100.0,
-     "100 ms is below the healthy p99: the alert would fire all day"
+     56.1,
+     "that is the rush's worst 5-minute mean; the quiet minutes' p99 is already above it, so the alert would fire all day"
+    ],
+    [
+     0.18325,
+     "that is in seconds; the threshold is in ms"
     ]
    ],
    "unit": "ms",
    "why": "any threshold above the healthy quarter hour's worst 5-minute p99 (138 ms) and below the storm's (229 ms) separates them"
   },
   "ch04-whatif-fp8": {
-   "abs_tol": 0.0,
+   "abs_tol": 0.5,
    "between": null,
    "expected": 0,
    "hint": "kvsim.run_scenario('incident-day', kv_dtype='fp8').summary()['preemptions']",
@@ -680,6 +716,14 @@ window.kvbookChecksData = {
     [
      168,
      "that is the fp16 run; pass kv_dtype='fp8'"
+    ],
+    [
+     84.0,
+     "FP8 does not halve the preemptions: it doubles the pool; does the rush still fill it?"
+    ],
+    [
+     58.8,
+     "that is preemptions per 1,000 requests; the question asks the count"
     ]
    ],
    "unit": "preemptions",
