@@ -744,6 +744,10 @@ window.kvbookChecksData = {
     [
      11800.0,
      "that is in milliseconds; the answer is in seconds"
+    ],
+    [
+     16.666666666666668,
+     "that uses the requests that fit (eq-fit's ceiling); Little's law takes the mean number running, below it"
     ]
    ],
    "unit": "s",
@@ -753,13 +757,13 @@ window.kvbookChecksData = {
    "abs_tol": 0.0,
    "between": null,
    "expected": 19,
-   "hint": "kvsim.kv_budget('a40-48gb', 'llama-2-7b', gpu_memory_utilization=0.60).max_concurrent(850 + 600)",
+   "hint": "eq-fit: the pool's blocks divided by the blocks of one 1,450-token request (rounded up), rounded down",
    "kind": "int",
    "rel_tol": 0.0,
    "traps": [
     [
-     18,
-     "that is the seed's decimal reading of the pool (26,600 tokens); use kvsim's pool as vLLM V1 budgets it on the A40"
+     18.0,
+     "that is the seed's decimal reading of the pool (13.3 GB at 0.5 MB a token); use kvsim's pool as vLLM V1 budgets it on the A40"
     ],
     [
      25,
@@ -768,6 +772,10 @@ window.kvbookChecksData = {
     [
      19.065934065934066,
      "a request runs whole or not at all: round the quotient down"
+    ],
+    [
+     20,
+     "that rounds the quotient up; the last request would not fit whole: round down"
     ]
    ],
    "unit": "requests",
@@ -777,13 +785,25 @@ window.kvbookChecksData = {
    "abs_tol": 0.005,
    "between": null,
    "expected": 0.7,
-   "hint": "try kvsim.kv_budget(..., gpu_memory_utilization=u).max_concurrent(1450) for u from 0.60 up in steps of 0.01",
+   "hint": "eq-kv-pool solved for the utilisation: the blocks those requests need (and V1's null block) plus the weights and the reserve, over the memory CUDA reports, rounded up to the next hundredth",
    "kind": "float",
    "rel_tol": 0.0,
    "traps": [
     [
      0.8,
      "scaling 0.60 by 1,450 / 1,100 grows the weights too; only the KV pool grows with the fraction"
+    ],
+    [
+     0.69,
+     "that rounds down, and the pool falls short of the last request: round up to the next hundredth"
+    ],
+    [
+     0.41,
+     "that is only the pool's share of the card; the weights and the reserve come out of the same fraction"
+    ],
+    [
+     0.65,
+     "that divides GiB by the card's 48 GB label; vLLM takes its share of the memory CUDA reports, in the same unit as the rest"
     ]
    ],
    "unit": "fraction of GPU memory",
@@ -793,7 +813,7 @@ window.kvbookChecksData = {
    "abs_tol": 0.0,
    "between": null,
    "expected": 2.54,
-   "hint": "sweep 'belgavi' over seeds 0-9 and divide the largest preemptions_per_1k by their median",
+   "hint": "the worst day's preemptions per 1,000 divided by the median day's, both from the chapter's ten days",
    "kind": "float",
    "rel_tol": 0.02,
    "traps": [
@@ -804,6 +824,14 @@ window.kvbookChecksData = {
     [
      0.39370078740157477,
      "that is the median over the worst; the question asks the worst over the median"
+    ],
+    [
+     96.23396112847735,
+     "that is the difference; the question asks how many times the median"
+    ],
+    [
+     254.0,
+     "that is a percentage; the question asks a multiple"
     ]
    ],
    "unit": "times the median",
@@ -844,6 +872,18 @@ window.kvbookChecksData = {
     [
      268.7704026115343,
      "that is the 1.5 requests/s run; pass rate_per_s=1.2"
+    ],
+    [
+     800.0,
+     "that is per finished request, as a server counts; kvsim's preemptions_per_1k counts per request that arrived"
+    ],
+    [
+     215.0163220892274,
+     "that scales the 1.5 requests/s figure with the traffic; the server is still overloaded, so the cache stays pinned"
+    ],
+    [
+     0.32280000000000003,
+     "that is per request; multiply by 1,000"
     ]
    ],
    "unit": "per 1,000 requests",
