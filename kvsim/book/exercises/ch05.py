@@ -388,8 +388,8 @@ EXERCISES: list[Exercise] = [
         traps=((_swap_gib, "4 GB/s is 4e9 bytes per second, not 4 GiB/s"),
                (lambda: 2 * _swap_ms()[0],
                 "that is out and back in; the question asks one swap-out"),
-               (_swap_no_blocks, "a swap moves whole blocks: round 1,300 tokens up to 82 "
-                                 "blocks")),
+               (_swap_no_blocks, "a swap moves whole blocks: round the 1,300 tokens up to "
+                                 "whole blocks of 16")),
     ),
     Exercise(
         id="ch05-whatif-rate",

@@ -855,7 +855,7 @@ window.kvbookChecksData = {
     ],
     [
      170.3936,
-     "a swap moves whole blocks: round 1,300 tokens up to 82 blocks"
+     "a swap moves whole blocks: round the 1,300 tokens up to whole blocks of 16"
     ]
    ],
    "unit": "ms",
