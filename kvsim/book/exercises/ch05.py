@@ -319,8 +319,8 @@ EXERCISES: list[Exercise] = [
         hint="eq-fit: the pool's blocks divided by the blocks of one 1,450-token request "
              "(rounded up), rounded down",
         traps=((lambda: _seed_decimal_tokens() // _long_seq(),
-                "that is the seed's decimal reading of the pool (13.3 GB at 0.5 MB a token); "
-                "use kvsim's pool as vLLM V1 budgets it on the A40"),
+                "that is the seed's envelope (the card's label read as decimal GB, a round "
+                "reserve, 0.5 MB a token); use kvsim's pool as vLLM V1 budgets it on the A40"),
                (lambda: belgavi_budget().max_concurrent(1_100),
                 "that is the old 250-token answers; the prompt change made them 600"),
                (lambda: belgavi_budget().blocks / belgavi_budget().blocks_for(_long_seq()),

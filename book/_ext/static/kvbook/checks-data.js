@@ -763,7 +763,7 @@ window.kvbookChecksData = {
    "traps": [
     [
      18.0,
-     "that is the seed's decimal reading of the pool (13.3 GB at 0.5 MB a token); use kvsim's pool as vLLM V1 budgets it on the A40"
+     "that is the seed's envelope (the card's label read as decimal GB, a round reserve, 0.5 MB a token); use kvsim's pool as vLLM V1 budgets it on the A40"
     ],
     [
      25,
