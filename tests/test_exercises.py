@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import math
 import re
+from pathlib import Path
 
+import nbformat
 import numpy as np
 import pytest
 
@@ -202,6 +204,15 @@ def test_max_num_seqs_accepts_one_either_way():
     ("ch01-whatif-util", lambda: math.floor(25 * 0.72 / 0.60), "only the KV pool grows"),
     ("ch01-whatif-block-size", lambda: 25, "blocks of 16"),
     ("ch01-whatif-block-size", lambda: 50, "half as many blocks"),
+    # a tester's slips (issue 28 item 5): the bytes in KiB, the unit the Predict box just asked
+    # for; guaranteed admission's 11.8 rounded up; the watermark on chapter 1's H100 pool (sized
+    # for V1's default max_num_seqs) instead of the load test's (max_num_seqs 256)
+    ("ch01-gqa-bytes", lambda: expected("ch01-gqa-bytes") / 1024, "in KiB"),
+    ("ch02-guaranteed-slots",
+     lambda: math.ceil(belgavi().blocks / belgavi().blocks_for(850 + 1_500)), "round down"),
+    ("ch02-watermark-blocks",
+     lambda: int(0.02 * kvsim.kv_budget("h100-80gb", "llama-3.1-8b",
+                                        gpu_memory_utilization=0.90).blocks), "chapter 1's H100 pool"),
 ])
 def test_known_slips_get_a_specific_hint(ex_id, slip, words):
     v = evaluate(ex_id, slip())
@@ -227,6 +238,84 @@ def test_every_slip_of_every_exercise_gets_its_own_hint_not_the_general_one():
         for value_fn, trap_hint in ex.traps:
             v = evaluate(ex_id, value_fn())
             assert v.status == "wrong" and trap_hint in v.message and ex.hint not in v.message, ex_id
+
+
+def fired_hints(ex_id: str) -> list[str]:
+    """The hints of an exercise's traps that fire: answering the trap's value gets that hint."""
+    ex = EXERCISES[ex_id]
+    fired = []
+    for value_fn, trap_hint in ex.traps:
+        v = evaluate(ex_id, value_fn())
+        if v.status == "wrong" and v.message.endswith(f"hint: {trap_hint}."):
+            fired.append(trap_hint)
+    return fired
+
+
+@pytest.mark.parametrize("ex_id", NUMERIC)
+def test_every_numeric_exercise_answers_at_least_three_slips_each_with_its_own_hint(ex_id):
+    """Issue 28 item 5: the three likeliest wrong answers (a unit, a rounding, the chapter's own
+    case instead of the exercise's, a factor 2, ...) each get a hint of their own. A trap within
+    the tolerance of the right answer, or of an earlier trap, never fires, so it does not count."""
+    fired = fired_hints(ex_id)
+    assert len(fired) >= 3, f"{ex_id}: {len(fired)} slips answered ({fired})"
+    assert len(set(fired)) == len(fired), f"{ex_id}: two slips share a hint"
+    assert EXERCISES[ex_id].hint not in fired
+
+
+# --- derive, then call (issue 28 item 6) ----------------------------------------------
+
+BOOK = Path(__file__).resolve().parents[1] / "book"
+CHAPTER_IDS = sorted({_chapter_of(i) for i in IDS})
+
+
+def _chapter_markdown(chapter: str) -> str:
+    (path,) = BOOK.glob(f"{chapter}-*.ipynb")
+    nb = nbformat.read(path, as_version=4)
+    return "\n\n".join(c.source for c in nb.cells if c.cell_type == "markdown")
+
+
+def solution_text(ex_id: str) -> str:
+    """The body of the exercise's ``{solution}`` dropdown in its chapter."""
+    md = _chapter_markdown(_chapter_of(ex_id))
+    m = re.search(r"`{3,}\{solution\} ex-" + re.escape(ex_id) + r"\n(.*?)\n`{3,}", md, re.S)
+    assert m, f"{ex_id}: no solution dropdown"
+    return m.group(1)
+
+
+def worked_step_before_the_call(text: str) -> bool:
+    """Whether ``text`` shows an ``=`` of its own (not inside inline code or a role) before the
+    first ``kvsim.`` call, if it has one."""
+    text = re.sub(r"\{[\w:-]+\}`[^`]*`", "N", text)                       # {eval}, {eq}, {cite}
+    masked = re.sub(r"`[^`]*`", lambda m: " " * len(m.group(0)), text)     # inline code
+    step = re.search(r"(?<![=<>!])=(?!=)", masked)
+    call = text.find("kvsim.")
+    return step is not None and (call < 0 or step.start() < call)
+
+
+def test_a_worked_step_is_told_from_a_bare_call():
+    assert worked_step_before_the_call("By {eq}`eq-x`: 2 × 3 = {eval}`glued(\"n:d\")`, as `kvsim.f()` says.")
+    assert not worked_step_before_the_call('`kvsim.kv_budget(..., kv_dtype="fp8").tokens` = 55,536.')
+    assert not worked_step_before_the_call("`f(u=0.5)` gives {eval}`glued(\"x:d\")`.")
+    assert not worked_step_before_the_call("Call `kvsim.f()`: then 2 × 3 = 6.")
+
+
+@pytest.mark.parametrize("chapter", CHAPTER_IDS)
+def test_at_least_half_of_each_chapters_exercises_are_derivations(chapter):
+    ids = [i for i in IDS if _chapter_of(i) == chapter]
+    derived = [i for i in ids if EXERCISES[i].derive]
+    assert 2 * len(derived) >= len(ids), f"{chapter}: {len(derived)} of {len(ids)} derivations"
+
+
+@pytest.mark.parametrize("ex_id", [i for i in IDS if EXERCISES[i].derive])
+def test_a_derivations_solution_works_it_before_any_kvsim_call(ex_id):
+    text = solution_text(ex_id)
+    assert worked_step_before_the_call(text), f"{ex_id}: no worked '=' before the kvsim call:\n{text}"
+
+
+def test_an_exercise_is_no_derivation_unless_marked():
+    from kvsim.book.exercises.base import Exercise
+    assert Exercise(id="x", question="q", kind="int", unit="u", solve=lambda: (1, ""),
+                    hint="h").derive is False
 
 
 # --- plain numbers -------------------------------------------------------------------

@@ -35,6 +35,12 @@ class Exercise:
     A ``"choice"`` exercise asks for a decision, not a number: the answer is one
     of ``options`` (a word in quotes, any case), ``solve()`` returns the right
     option, and each wrong option can be a trap with its own hint.
+
+    ``derive=True`` marks an exercise a reader can work by hand (or with a
+    calculator) from the chapter's labelled equations and the numbers its text
+    gives; its solution dropdown shows that worked step (an ``=``) before any
+    kvsim call that confirms it. At least half of each chapter's exercises are
+    derivations (``tests/test_exercises.py``).
     """
 
     id: str
@@ -52,6 +58,9 @@ class Exercise:
     between: Callable[[], tuple[float, float]] | None = None
     #: The answers a ``"choice"`` exercise offers.
     options: tuple[str, ...] = ()
+    #: A derivation by hand from the chapter's equations and the numbers in the text
+    #: (the solution derives first, then shows the kvsim call that checks it).
+    derive: bool = False
 
     def __post_init__(self) -> None:
         if self.kind not in ("int", "float", "choice"):

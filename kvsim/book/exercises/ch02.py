@@ -163,11 +163,28 @@ def _slots_prompt_only():
     return budget.blocks // -(-BELGAVI["prompt_tokens"] // budget.block_size)
 
 
+def _slots_rounded_up() -> int:
+    budget = kv_budget(BELGAVI["gpu"], BELGAVI["model"],
+                       gpu_memory_utilization=BELGAVI["gpu_memory_utilization"])
+    return -(-budget.blocks // -(-(BELGAVI["prompt_tokens"] + MAX_TOKENS) // budget.block_size))
+
+
+def _toy_prompt_tokens() -> int:
+    return toy_requests()[0].prompt_tokens
+
+
+def fourth_block_token(block_size: int = 16) -> int:
+    """The token of a stepper request that needs one block more than its prompt: the first
+    token past the prompt's last block (the stepper's 40-token prompts fill 3 blocks)."""
+    return -(-_toy_prompt_tokens() // block_size) * block_size + 1
+
+
 def _small_pool_first():
     step = _first_preemption(SMALL_TOY_BLOCKS)
-    return step, (f"15 of 16 blocks go to the prompts; the first answer tokens fill each "
-                  f"request's third block (tokens 41-48), and the next token needs five new "
-                  f"blocks with one free: step {step}")
+    token, prompt = fourth_block_token(), _toy_prompt_tokens()
+    return step, (f"15 of 16 blocks go to the prompts; token {token} needs each request's "
+                  f"next block, and its KV is written at step {token} - {prompt} + 1 = {step} "
+                  f"(the prefill is step 1): five requests need a block, one is free")
 
 
 #: The answers of the FP8 what-if: which of the chapter's targets the team misses.
@@ -197,16 +214,36 @@ def _fp8_verdict():
                f"of {ttft:.2f} s (median over {len(SWEEP_SEEDS)} seeds)")
 
 
+#: The watermark of the "watermark in blocks" exercise.
+EXERCISE_WATERMARK = 0.02
+
+
 def _watermark_blocks():
 
-    config = run_scenario("load-test-120", watermark=0.02, until_s=1.0).config
+    config = run_scenario("load-test-120", watermark=EXERCISE_WATERMARK, until_s=1.0).config
     n = config["watermark_blocks"]
-    return n, (f"int(0.02 x {config['num_gpu_blocks']:,} blocks) = {n:,} blocks held back at "
-               f"admission")
+    return n, (f"int({EXERCISE_WATERMARK} x {config['num_gpu_blocks']:,} blocks) = {n:,} blocks "
+               f"held back at admission")
 
 
 def _watermark_tokens():
     return _watermark_blocks()[0] * 16
+
+
+def chapter1_h100_blocks() -> int:
+    """Chapter 1's H100 pool: vLLM V1's default max_num_seqs (1,024), not the load test's 256."""
+    return kv_budget("h100-80gb", "llama-3.1-8b", gpu_memory_utilization=0.90).blocks
+
+
+def load_test_blocks() -> int:
+    """The load test's pool: vLLM profiles its activations for max_num_seqs 256, so it reserves
+    less than chapter 1's budget and the pool has more blocks."""
+    return run_scenario("load-test-120", watermark=EXERCISE_WATERMARK,
+                        until_s=1.0).config["num_gpu_blocks"]
+
+
+#: vLLM V0's fixed watermark (1% of the blocks), which chapter 2's version box names.
+V0_WATERMARK = 0.01
 
 
 #: The token budget of the thrash-loop exercise (the chapter's figure shows 512).
@@ -224,6 +261,10 @@ def _budget_recomputed():
 
 def _default_budget_recomputed():
     return _summary("thrash-loop")["recomputed_tokens"]
+
+
+#: The budget the chapter's thrash-loop figure shows.
+CHAPTER_BUDGET = 512
 
 
 #: The users of the "what happens if" exercise (the chapter's sweep stops at 200).
@@ -249,11 +290,15 @@ EXERCISES: list[Exercise] = [
         id="ch02-guaranteed-slots",
         question="how many Belgavi requests (850-token prompts) guaranteed admission runs at once "
                  "with max_tokens 1,500",
-        kind="int", unit="requests", solve=_guaranteed_slots,
+        kind="int", unit="requests", solve=_guaranteed_slots, derive=True,
         hint="the pool's blocks divided by the blocks of prompt + max_tokens, rounded up per "
              "request",
         traps=((_slots_unfloored,
-                "a request runs whole or not at all: round the quotient down"),
+                "a request runs whole or not at all: the answer is whole requests, the "
+                "quotient rounded down"),
+               (_slots_rounded_up,
+                "that rounds the quotient up: the last request's reservation does not fit "
+                "whole, so round down"),
                (_slots_real_answer,
                 "that uses the real answer (250 tokens); guaranteed admission reserves max_tokens"),
                (_slots_prompt_only,
@@ -263,21 +308,35 @@ EXERCISES: list[Exercise] = [
         id="ch02-small-pool",
         question="the engine step at which the stepper's five requests meet their first "
                  "preemption on a 16-block pool",
-        kind="int", unit="step", solve=_small_pool_first,
-        hint="run stepper.scheduler_frames(stepper.toy_requests(), num_gpu_blocks=16) and find "
-             "the first frame whose 'preempted' list is not empty",
+        kind="int", unit="step", solve=_small_pool_first, derive=True,
+        hint="the prompts leave one block free; find the token that needs each request's next "
+             "block, and the step that writes its KV (the prefill is step 1)",
         traps=((lambda: _first_preemption(TOY_BLOCKS),
-                "that is the 20-block pool of the text; pass num_gpu_blocks=16"),
+                "that is the 20-block pool of the text; with 16 blocks only one is free "
+                "after the prompts"),
                (lambda: _first_preemption(SMALL_TOY_BLOCKS) - 1,
                 "one step early: step 1 prefills the prompt and emits the first token, and a "
-                "token's KV is written in the step after it is sampled"),),
+                "token's KV is written in the step after it is sampled"),
+               (lambda: _first_preemption(SMALL_TOY_BLOCKS) + 1,
+                "one step late: the free block goes to the first request in that step, and the "
+                "next request, finding none, preempts in the same step"),
+               (fourth_block_token,
+                "that is the token that needs the new block; the question asks the engine step "
+                "that writes its KV")),
     ),
     Exercise(
         id="ch02-watermark-blocks",
         question="blocks a watermark of 0.02 holds back at admission on the H100 load test's pool",
-        kind="int", unit="blocks", solve=_watermark_blocks, abs_tol=1,
-        hint="int(watermark x num_gpu_blocks); the run's config holds num_gpu_blocks",
-        traps=((_watermark_tokens, "that is in tokens; the watermark counts blocks of 16"),),
+        kind="int", unit="blocks", solve=_watermark_blocks, abs_tol=1, derive=True,
+        hint="int(watermark x num_gpu_blocks), with the load test's own pool",
+        traps=((_watermark_tokens, "that is in tokens; the watermark counts blocks of 16"),
+               (lambda: int(EXERCISE_WATERMARK * chapter1_h100_blocks()),
+                "that is chapter 1's H100 pool, sized for vLLM's default max_num_seqs; the load "
+                "test caps it at 256, so profiling reserves less and its pool has more blocks"),
+               (lambda: int(V0_WATERMARK * load_test_blocks()),
+                "that is V0's fixed 1%; the question sets watermark=0.02"),
+               (lambda: load_test_blocks() - _watermark_blocks()[0],
+                "that is what admission may fill; the watermark is the share it keeps free")),
     ),
     Exercise(
         id="ch02-whatif-fp8",
@@ -303,7 +362,13 @@ EXERCISES: list[Exercise] = [
         traps=((_default_budget_recomputed,
                 "that is the default budget (2,048); pass max_num_batched_tokens=1024"),
                (lambda: _budget_recomputed()[0] / 1000,
-                "that is in thousands of tokens; the answer is in tokens")),
+                "that is in thousands of tokens; the answer is in tokens"),
+               (lambda: _summary("thrash-loop",
+                                 max_num_batched_tokens=CHAPTER_BUDGET)["recomputed_tokens"],
+                "that is the chapter's 512-token budget; the question sets 1,024"),
+               (lambda: _summary("thrash-loop",
+                                 max_num_batched_tokens=EXERCISE_BUDGET)["preemptions"],
+                "that counts preemptions; the question asks the prompt tokens they recompute")),
     ),
     Exercise(
         id="ch02-whatif-users",
@@ -358,7 +423,8 @@ PREDICTIONS: list[Prediction] = [
 ]
 
 __all__ = ["EXERCISES", "PREDICTIONS", "SEEDS", "SWEEP_SEEDS", "MAX_TOKENS", "TOY_BLOCKS",
-           "SMALL_TOY_BLOCKS", "EXERCISE_BUDGET", "WHATIF_USERS", "TARGET_PREEMPTIONS",
+           "SMALL_TOY_BLOCKS", "EXERCISE_BUDGET", "CHAPTER_BUDGET", "V0_WATERMARK",
+           "EXERCISE_WATERMARK", "WHATIF_USERS", "TARGET_PREEMPTIONS",
            "TARGET_TTFT_S", "TARGET_CHOICES", "GOODPUT_CHOICES", "FLAT_WITHIN", "BAND_USERS",
            "BAND_CAP", "target_verdict", "policy_running", "preempted_share_per_1k",
-           "p95_capacity"]
+           "p95_capacity", "fourth_block_token", "chapter1_h100_blocks", "load_test_blocks"]

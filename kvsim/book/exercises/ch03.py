@@ -80,6 +80,16 @@ def _swap_bytes():
                f"each way: a swap moves whole blocks")
 
 
+def _swap_bytes_7b():
+    # the chapter's worked example's 0.5 MiB per token (Llama-2-7B), not Llama-3.1-8B's
+    return _blocks(EX_TOKENS) * 16 * _kvb(BELGAVI["model"])
+
+
+def _swap_bytes_decimal_kib():
+    # 128 KiB read as 128,000 B
+    return _blocks(EX_TOKENS) * 16 * (_kvb("llama-3.1-8b") // 1024) * 1000
+
+
 def _copies():
 
     layers, blocks = get_model("llama-3.1-8b").kv_layers, _blocks(EX_TOKENS)
@@ -193,17 +203,24 @@ EXERCISES: list[Exercise] = [
         id="ch03-swap-bytes",
         question=f"bytes one swap-out of a {EX_TOKENS:,}-token Llama-3.1-8B request moves "
                  f"(16-token blocks)",
-        kind="int", unit="bytes", solve=_swap_bytes,
+        kind="int", unit="bytes", solve=_swap_bytes, derive=True,
         hint="whole blocks of 16 tokens x 128 KiB per token, one way",
         traps=((lambda: EX_TOKENS * _kvb("llama-3.1-8b"),
                 "a swap moves whole blocks: round the tokens up to a multiple of 16"),
                (lambda: 2 * _swap_bytes()[0],
-                "that is the round trip; the question asks for one swap-out")),
+                "that is the round trip; the question asks for one swap-out"),
+               (_swap_bytes_7b,
+                "that is Llama-2-7B's 0.5 MiB per token, the chapter's example; Llama-3.1-8B's "
+                "8 KV heads cost a quarter of it"),
+               (lambda: _swap_bytes()[0] / 2**20,
+                "that is in MiB; the question asks bytes"),
+               (_swap_bytes_decimal_kib,
+                "a KiB is 1,024 bytes: 128 KiB is 131,072 B, not 128,000")),
     ),
     Exercise(
         id="ch03-copies",
         question=f"block copies one swap-out of that {EX_TOKENS:,}-token request issues",
-        kind="int", unit="copies", solve=_copies,
+        kind="int", unit="copies", solve=_copies, derive=True,
         hint="one copy per block, per layer, for K and for V (eq-swap)",
         traps=((lambda: _copies()[0] // 2,
                 "every layer keeps a key block AND a value block: times 2"),
@@ -217,8 +234,9 @@ EXERCISES: list[Exercise] = [
     Exercise(
         id="ch03-a100-round-trip",
         question=f"{LONG_TOKENS:,} tokens of Llama-3.1-8B swapped out and back in on an A100, in ms",
-        kind="float", unit="ms", solve=_a100_round_trip, rel_tol=0.02,
-        hint="kvsim.engine.costs.swap_round_trip_s: both directions, the A100's 25 GB/s, 3 us per copy",
+        kind="float", unit="ms", solve=_a100_round_trip, rel_tol=0.02, derive=True,
+        hint="eq-swap for each direction: the bytes over the A100's 25 GB/s plus blocks x layers "
+             "x 2 copies at 3 us each; a round trip is out and back in",
         traps=((_a100_round_trip_nominal,
                 "that is the seed's method: 32 GB/s nominal and no per-copy cost; use the A100's "
                 "effective 25 GB/s and the copies"),
@@ -250,7 +268,7 @@ EXERCISES: list[Exercise] = [
     Exercise(
         id="ch03-swap-space",
         question="Belgavi's 1,100-token requests that V0's default 4 GiB swap space holds at once",
-        kind="int", unit="requests", solve=_swap_space_requests,
+        kind="int", unit="requests", solve=_swap_space_requests, derive=True,
         hint="swap space in blocks (4 GiB / (16 x 0.5 MiB)), divided by the blocks of one request",
         traps=((_swap_space_gb, "--swap-space counts GiB (2**30 bytes), not GB"),
                (_swap_space_blocks, "that is the swap space in blocks; divide by a request's "
@@ -277,8 +295,9 @@ EXERCISES: list[Exercise] = [
         id="ch03-whatif-three-preemptions",
         question=f"time lost that swap saves over recompute when a {LONG_TOKENS:,}-token "
                  f"Llama-3.1-8B request is preempted three times on an A100, in ms",
-        kind="float", unit="ms", solve=_three_preemptions, rel_tol=0.02,
-        hint="three times (recompute - swap round trip), each from kvsim.engine.costs",
+        kind="float", unit="ms", solve=_three_preemptions, rel_tol=0.02, derive=True,
+        hint="each preemption pays a recompute or a swap round trip: three times their "
+             "difference",
         traps=((_one_preemption, "that is one preemption; each of the three pays again"),
                (_swap_pays_once,
                 "swap does not pay once: V0 frees the CPU copy at swap-in, so every preemption "

@@ -188,6 +188,12 @@ def _finished() -> float:
                for r in FINISHED_REASONS)
 
 
+def final_counters() -> dict:
+    """The incident's preemptions and finished requests (every ``finished_reason``) at the
+    last scrape, as the per-1,000 exercise gives them."""
+    return {"preemptions": _counter("vllm:num_preemptions_total"), "finished": _finished()}
+
+
 def _per_1k():
     pre, done = _counter("vllm:num_preemptions_total"), _finished()
     v = 1000.0 * pre / done
@@ -196,6 +202,11 @@ def _per_1k():
 
 def _preemptions_raw():
     return _counter("vllm:num_preemptions_total")
+
+
+def _peak_windowed_per_1k():
+    # the dashboard's preemptions per 1,000 over 10 minutes, at its peak
+    return max(r["per_1k"] for r in dashboard() if r["per_1k"] is not None)
 
 
 def _blocks_held():
@@ -212,20 +223,73 @@ def _blocks_at_the_text_instant():
     return gauge_breakdown()["blocks_held"]
 
 
+#: The digits the exercise quotes the gauge with.
+GAUGE_DIGITS = 4
+
+
+def _blocks_truncated():
+    # the quoted gauge times the pool, cut down to a whole block instead of rounded
+    b = gauge_breakdown(EXERCISE_GAUGE_AT_S)
+    return int(round(b["gauge"], GAUGE_DIGITS) * b["blocks_total"])
+
+
+def _blocks_free():
+    b = gauge_breakdown(EXERCISE_GAUGE_AT_S)
+    return b["blocks_total"] - b["blocks_held"]
+
+
+def _blocks_gauge_as_percent():
+    # "_perc" read as a percentage: 97.46 x the pool
+    b = gauge_breakdown(EXERCISE_GAUGE_AT_S)
+    return 100 * round(b["gauge"], GAUGE_DIGITS) * b["blocks_total"]
+
+
+#: The edge a colleague's alert selects in the bucket-edge exercise (V1 has no such bucket).
+COLLEAGUE_EDGE = 15.0
+
+
 def _bucket_edge():
 
     edge = min(e for e in ITL_BUCKETS if e > 10.0)
     return edge, f"V1's inter-token buckets run ... 7.5, 10.0, {edge:g}, ...: there is no le=\"15\""
 
 
-def _p99_ms():
-
+def itl_final_counts() -> list[float]:
+    """The last scrape's cumulative inter-token latency bucket counts, one per ITL_BUCKETS
+    edge, then +Inf."""
     tab = scraped()
     counts = [float(np.asarray(tab[f'vllm:inter_token_latency_seconds_bucket{{le="{le_label(e)}"}}'])[-1])
               for e in ITL_BUCKETS]
     counts.append(float(np.asarray(tab['vllm:inter_token_latency_seconds_bucket{le="+Inf"}'])[-1]))
+    return counts
+
+
+def p99_bucket() -> int:
+    """Index (in ITL_BUCKETS) of the upper edge of the bucket that holds the p99's rank."""
+    counts = itl_final_counts()
+    rank = 0.99 * counts[-1]
+    return next(i for i, c in enumerate(counts[:-1]) if c >= rank)
+
+
+def _p99_ms():
+
+    counts = itl_final_counts()
     p99 = histogram_quantile(0.99, ITL_BUCKETS, counts)
-    return round(1e3 * p99, 1), "histogram_quantile(0.99, ...) over the final bucket counts"
+    i, rank = p99_bucket(), 0.99 * counts[-1]
+    lo, hi = ITL_BUCKETS[i - 1], ITL_BUCKETS[i]
+    return round(1e3 * p99, 1), (f"the rank 0.99 x {counts[-1]:,.0f} = {rank:,.0f} falls in the "
+                                 f"bucket ({lo:g}, {hi:g}] s, whose cumulative count goes from "
+                                 f"{counts[i - 1]:,.0f} to {counts[i]:,.0f}: interpolated linearly, "
+                                 f"{1e3 * p99:.1f} ms, as histogram_quantile gives")
+
+
+def _p99_upper_edge_ms():
+    # the bucket's upper edge, with no interpolation inside it
+    return 1e3 * ITL_BUCKETS[p99_bucket()]
+
+
+def _p99_lower_edge_ms():
+    return 1e3 * ITL_BUCKETS[p99_bucket() - 1]
 
 
 def _mean_ms():
@@ -237,6 +301,16 @@ def _threshold():
     lo, hi = healthy_p99_max(), storm_p99_max()
     return ((lo + hi) / 2, f"any threshold above the healthy quarter hour's worst 5-minute p99 "
                            f"({lo:.0f} ms) and below the storm's ({hi:.0f} ms) separates them")
+
+
+def _storm_mean_max():
+    return max(r["itl_mean_ms"] for r in _rows(HEALTHY_S, STORM_END_S + WINDOW_S)
+               if r["itl_mean_ms"] is not None)
+
+
+def _storm_longest_gap():
+    return max(r["gap_max_ms"] for r in _rows(HEALTHY_S, STORM_END_S + WINDOW_S)
+               if r["gap_max_ms"] is not None)
 
 
 def _fp8_preemptions():
@@ -254,58 +328,91 @@ EXERCISES: list[Exercise] = [
         id="ch04-per-1k",
         question="preemptions per 1,000 finished requests over the whole incident, from the "
                  "final counters",
-        kind="float", unit="per 1,000 requests", solve=_per_1k, abs_tol=0.5,
+        kind="float", unit="per 1,000 requests", solve=_per_1k, abs_tol=0.5, derive=True,
         hint="1,000 x vllm:num_preemptions_total / the sum of vllm:request_success_total over "
              "its finished_reason labels, both read at the last scrape",
         traps=((_preemptions_raw, "that is the preemption count itself; divide by the finished "
                                   "requests and multiply by 1,000"),
-               (lambda: _per_1k()[0] / 1000, "that is per request; multiply by 1,000")),
+               (lambda: _per_1k()[0] / 1000, "that is per request; multiply by 1,000"),
+               (lambda: _per_1k()[0] / 10,
+                "that is per 100 requests, a percentage; the question asks per 1,000"),
+               (_peak_windowed_per_1k,
+                "that is the dashboard's peak, over a 10-minute window; the question asks the "
+                "whole incident, from the final counters")),
     ),
     Exercise(
         id="ch04-blocks-held",
         question="KV blocks the gauge counts as used at minute 20 of the incident",
-        kind="int", unit="blocks", solve=_blocks_held, abs_tol=0,
-        hint="the gauge at the 1,200 s scrape times the pool's blocks, or "
-             "metrics.kv_usage_breakdown('incident-day', 1200)",
+        kind="int", unit="blocks", solve=_blocks_held, abs_tol=0, derive=True,
+        hint="eq-gauge: the gauge is the share of the pool's blocks held, so multiply it by the "
+             "pool's blocks and round to a whole block",
         traps=((_blocks_as_tokens, "that is in tokens; the gauge counts blocks of 16"),
-               (_blocks_at_the_text_instant, "that is minute 22, the text's; the question asks "
-                                              "minute 20")),
+               (_blocks_at_the_text_instant,
+                "that is the whole pool, all of it held at minute 22 (the text's instant); at "
+                "minute 20 the gauge reads less than 1"),
+               (_blocks_truncated,
+                "the product is a whole number of blocks that the quoted gauge rounds: round to "
+                "the nearest block, do not cut the decimals off"),
+               (_blocks_free,
+                "that is the free blocks; the gauge counts the blocks requests hold"),
+               (_blocks_gauge_as_percent,
+                "the gauge is a fraction from 0 to 1, despite the _perc in its name")),
     ),
     Exercise(
         id="ch04-bucket-edge",
         question="the smallest bucket edge above 10 s in vLLM V1's inter-token latency histogram",
         kind="float", unit="s", solve=_bucket_edge, abs_tol=1e-9,
         hint="read kvsim.observe.metrics.ITL_BUCKETS (copied from vllm/v1/metrics/buckets.py)",
-        traps=((lambda: 15.0, "there is no le=\"15\" bucket: a query on it returns nothing"),
-               (lambda: 12.5, "there is no le=\"12.5\" bucket either")),
+        traps=((lambda: COLLEAGUE_EDGE,
+                "there is no le=\"15\" bucket: a query on it returns nothing"),
+               (lambda: max(e for e in ITL_BUCKETS if e <= 10.0),
+                "that edge is 10 s itself; the question asks the smallest one above it"),
+               (lambda: 1e3 * _bucket_edge()[0],
+                "that is in milliseconds; the le labels are in seconds")),
     ),
     Exercise(
         id="ch04-p99-itl",
         question="p99 inter-token latency of the whole incident, in ms, from the histogram",
-        kind="float", unit="ms", solve=_p99_ms, abs_tol=0.5,
-        hint="metrics.histogram_quantile(0.99, metrics.ITL_BUCKETS, counts) with the last "
-             "scrape's cumulative bucket counts (+Inf last)",
+        kind="float", unit="ms", solve=_p99_ms, abs_tol=0.5, derive=True,
+        hint="the p99 is the gap at rank 0.99 x the +Inf count: find the bucket whose cumulative "
+             "count first reaches that rank, and interpolate linearly inside it",
         traps=((_mean_ms, "that is the mean (sum / count); the tail needs the buckets"),
-               (lambda: _p99_ms()[0] / 1e3, "that is in seconds; the answer is in ms")),
+               (lambda: _p99_ms()[0] / 1e3, "that is in seconds; the answer is in ms"),
+               (_p99_upper_edge_ms,
+                "that is the bucket's upper edge; histogram_quantile interpolates linearly "
+                "inside the bucket"),
+               (_p99_lower_edge_ms,
+                "that is the bucket's lower edge; the rank lies partway up the bucket: "
+                "interpolate")),
     ),
     Exercise(
         id="ch04-threshold",
         question="a p99 inter-token latency threshold (ms) that fires in the storm and never in "
                  "the healthy quarter hour",
-        kind="float", unit="ms", solve=_threshold,
+        kind="float", unit="ms", solve=_threshold, rel_tol=0.1,
         between=lambda: (healthy_p99_max(), storm_p99_max()),
         hint="compare the healthy and the storm rows of the dashboard's itl_p99_ms column: the "
              "threshold must lie above the first and below the second",
-        traps=((lambda: 500.0, "500 ms is above the storm's worst p99: the alert would never "
-                               "fire"),
-               (lambda: 100.0, "100 ms is below the healthy p99: the alert would fire all day")),
+        traps=((_storm_longest_gap,
+                "that is the longest single pause; a 5-minute p99 never gets near it, so the "
+                "alert would never fire"),
+               (_storm_mean_max,
+                "that is the rush's worst 5-minute mean; the quiet minutes' p99 is already "
+                "above it, so the alert would fire all day"),
+               (lambda: _threshold()[0] / 1e3,
+                "that is in seconds; the threshold is in ms")),
     ),
     Exercise(
         id="ch04-whatif-fp8",
         question="preemptions in the incident with an FP8 KV cache",
-        kind="int", unit="preemptions", solve=_fp8_preemptions, abs_tol=0,
+        kind="int", unit="preemptions", solve=_fp8_preemptions, abs_tol=0.5,
         hint="kvsim.run_scenario('incident-day', kv_dtype='fp8').summary()['preemptions']",
-        traps=((_bf16_preemptions, "that is the fp16 run; pass kv_dtype='fp8'"),),
+        traps=((_bf16_preemptions, "that is the fp16 run; pass kv_dtype='fp8'"),
+               (lambda: _bf16_preemptions() / 2,
+                "FP8 does not halve the preemptions: it doubles the pool; does the rush still "
+                "fill it?"),
+               (lambda: _per_1k()[0],
+                "that is preemptions per 1,000 requests; the question asks the count")),
     ),
 ]
 
@@ -333,4 +440,6 @@ PREDICTIONS: list[Prediction] = [
 __all__ = ["EXERCISES", "PREDICTIONS", "SCRAPE_S", "WINDOW_S", "RATE_WINDOW_S", "GAUGE_AT_S",
            "HEALTHY_S", "STORM_END_S", "AFTER_STORM_S", "scraped", "dashboard", "gauge_breakdown",
            "healthy_p99_max", "storm_p99_max", "seed_rule_onset_s", "first_preemption_s",
-           "last_storm_preemption_s", "page_timing"]
+           "last_storm_preemption_s", "page_timing", "itl_final_counts", "p99_bucket",
+           "final_counters",
+           "GAUGE_DIGITS", "COLLEAGUE_EDGE"]

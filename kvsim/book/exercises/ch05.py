@@ -6,6 +6,8 @@ answers with it.
 """
 from __future__ import annotations
 
+import dataclasses
+import math
 import re
 from functools import lru_cache
 from statistics import median
@@ -14,9 +16,11 @@ from kvsim.engine.costs import swap_time_s
 from kvsim.errors import KvsimError
 from kvsim.lab.missions import expert_settings
 from kvsim.lab.replay import run_lab
+from kvsim.model.hardware import get_gpu
 from kvsim.model.memory import kv_budget, kv_bytes_per_token
 from kvsim.observe.alerts import rule_alerts
 from kvsim.runs.scenarios import run_scenario
+from kvsim.units import GB, MB, MiB
 
 from .base import Exercise, Prediction
 from .setups import BELGAVI, belgavi_budget
@@ -142,6 +146,27 @@ def _long_capacity():
                f"= {n}")
 
 
+#: The seed article's round activation reserve ("about 2 GB"), for its envelope.
+SEED_RESERVE_BYTES = 2 * GB
+
+
+def _seed_decimal_tokens() -> float:
+    """The seed's tokens: its pool on the card's 48 GB read as decimal with a 2 GB reserve,
+    rounded to 0.1 GB, divided by "0.5 MB" per token (chapter 1's envelope)."""
+    gpu = get_gpu(BELGAVI["gpu"])
+    card = dataclasses.replace(gpu, name="48 GB, read as decimal",
+                               memory_bytes=gpu.datasheet_memory_bytes)
+    envelope = kv_budget(card, BELGAVI["model"],
+                         gpu_memory_utilization=BELGAVI["gpu_memory_utilization"],
+                         activation_bytes=SEED_RESERVE_BYTES, engine="v0")
+    per_token_mb = envelope.kv_bytes_per_token / MiB * MB
+    return round(envelope.kv_bytes / GB, 1) * GB / per_token_mb
+
+
+def _long_seq() -> int:
+    return BELGAVI["prompt_tokens"] + LONG_OUTPUT
+
+
 def _least_util_for(n_requests: int, seq: int) -> float:
 
     for k in range(60, 99):
@@ -159,9 +184,43 @@ def _memory_back():
                f"fraction: {u:.2f} is the least that holds {old} requests of 1,450 tokens")
 
 
-def _memory_proportional():
-    import math
+def _memory_inputs():
+    """What the memory exercise's derivation needs: the requests to hold, the blocks they take
+    (plus V1's null block), and the budget whose weights, reserve and memory stay fixed."""
+    b = belgavi_budget()
+    old = b.max_concurrent(BELGAVI["prompt_tokens"] + BELGAVI["output_tokens"])
+    blocks = old * b.blocks_for(_long_seq()) + b.null_blocks
+    return b, old, blocks
 
+
+def memory_back_exact() -> float:
+    """The utilisation at which the pool holds those blocks exactly (eq-kv-pool solved for u)."""
+    b, _, blocks = _memory_inputs()
+    return (b.weight_bytes + b.activation_bytes + blocks * b.block_bytes) / b.gpu.memory_bytes
+
+
+def _ceil_hundredth(x: float) -> float:
+    return math.ceil(round(100 * x, 9)) / 100
+
+
+def _memory_rounded_down():
+    return math.floor(100 * memory_back_exact()) / 100
+
+
+def _memory_pool_only():
+    # the pool's share of the card, the weights and the reserve left out
+    b, _, blocks = _memory_inputs()
+    return _ceil_hundredth(blocks * b.block_bytes / b.gpu.memory_bytes)
+
+
+def _memory_over_label():
+    # the GiB figures divided by the card's "48 GB" label instead of what CUDA reports
+    b, _, blocks = _memory_inputs()
+    need_gib = (b.weight_bytes + b.activation_bytes + blocks * b.block_bytes) / 2**30
+    return _ceil_hundredth(need_gib / (b.gpu.datasheet_memory_bytes / GB))
+
+
+def _memory_proportional():
     old = 0.60 * (BELGAVI["prompt_tokens"] + LONG_OUTPUT) / (BELGAVI["prompt_tokens"]
                                                              + BELGAVI["output_tokens"])
     return math.ceil(old * 100) / 100
@@ -174,13 +233,22 @@ def _spread_ratio():
                          f"median day {median(values):.0f}")
 
 
+def _spread_values() -> list[float]:
+    return [s["preemptions_per_1k"] for s in _summaries("belgavi", CASE_SEEDS)]
+
+
+def _spread_difference():
+    values = _spread_values()
+    return max(values) - median(values)
+
+
 def _spread_ratio_mean():
     values = [s["preemptions_per_1k"] for s in _summaries("belgavi", CASE_SEEDS)]
     return max(values) / (sum(values) / len(values))
 
 
 def _little():
-    s = _summaries("belgavi", (5,))[0]
+    s = _summaries("belgavi", (LITTLE_SEED,))[0]
     w = s["mean_running"] / 1.5
     return (round(w, 1), f"Little's law: {s['mean_running']:.1f} running / 1.5 requests per "
                          f"second = {w:.1f} s in the running batch")
@@ -188,6 +256,20 @@ def _little():
 
 def _little_times():
     return _summaries("belgavi", (5,))[0]["mean_running"] * 1.5
+
+
+#: The day (seed) of the Little's-law exercise.
+LITTLE_SEED = 5
+
+
+def little_running() -> float:
+    """Mean running requests on the Little's-law exercise's day, as its text gives them."""
+    return _summaries("belgavi", (LITTLE_SEED,))[0]["mean_running"]
+
+
+def _little_capacity():
+    # eq-fit's ceiling (25 of 1,100 tokens) for the mean number running
+    return belgavi_budget().max_concurrent(BELGAVI["prompt_tokens"] + BELGAVI["output_tokens"]) / 1.5
 
 
 def _swap_ms():
@@ -218,65 +300,96 @@ def _whatif_rate_default():
     return _summaries("belgavi-long", (5,))[0]["preemptions_per_1k"]
 
 
+def _whatif_rate_per_finished():
+    # a server's count: per finished request, not per arrived one
+    s = _summaries("belgavi-long", (5,), rate_per_s=WHATIF_RATE)[0]
+    return 1000 * s["preemptions"] / s["requests_finished"]
+
+
+def _whatif_rate_scaled():
+    # the 1.5 requests/s rate scaled with the traffic
+    return _whatif_rate_default() * WHATIF_RATE / 1.5
+
+
 EXERCISES: list[Exercise] = [
     Exercise(
         id="ch05-long-capacity",
         question="how many requests of 850 + 600 tokens fit Belgavi's pool at once",
-        kind="int", unit="requests", solve=_long_capacity,
-        hint="kvsim.kv_budget('a40-48gb', 'llama-2-7b', gpu_memory_utilization=0.60)"
-             ".max_concurrent(850 + 600)",
-        traps=((lambda: round(26_600 / 1_450),
-                "that is the seed's decimal reading of the pool (26,600 tokens); use kvsim's "
-                "pool as vLLM V1 budgets it on the A40"),
+        kind="int", unit="requests", solve=_long_capacity, derive=True,
+        hint="eq-fit: the pool's blocks divided by the blocks of one 1,450-token request "
+             "(rounded up), rounded down",
+        traps=((lambda: _seed_decimal_tokens() // _long_seq(),
+                "that is the seed's envelope (the card's label read as decimal GB, a round "
+                "reserve, 0.5 MB a token); use kvsim's pool as vLLM V1 budgets it on the A40"),
                (lambda: belgavi_budget().max_concurrent(1_100),
                 "that is the old 250-token answers; the prompt change made them 600"),
-               (lambda: belgavi_budget().blocks / belgavi_budget().blocks_for(1_450),
-                "a request runs whole or not at all: round the quotient down")),
+               (lambda: belgavi_budget().blocks / belgavi_budget().blocks_for(_long_seq()),
+                "a request runs whole or not at all: round the quotient down"),
+               (lambda: -(-belgavi_budget().blocks // belgavi_budget().blocks_for(_long_seq())),
+                "that rounds the quotient up; the last request would not fit whole: round down")),
     ),
     Exercise(
         id="ch05-memory-back",
         question="the least gpu_memory_utilization (two decimals) at which Belgavi's pool holds "
                  "as many 1,450-token requests as it held 1,100-token ones at 0.60",
         kind="float", unit="fraction of GPU memory", solve=_memory_back, abs_tol=0.005,
-        hint="try kvsim.kv_budget(..., gpu_memory_utilization=u).max_concurrent(1450) for u "
-             "from 0.60 up in steps of 0.01",
+        derive=True,
+        hint="eq-kv-pool solved for the utilisation: the blocks those requests need (and V1's "
+             "null block) plus the weights and the reserve, over the memory CUDA reports, "
+             "rounded up to the next hundredth",
         traps=((_memory_proportional,
                 "scaling 0.60 by 1,450 / 1,100 grows the weights too; only the KV pool "
-                "grows with the fraction"),),
+                "grows with the fraction"),
+               (_memory_rounded_down,
+                "that rounds down, and the pool falls short of the last request: round up to "
+                "the next hundredth"),
+               (_memory_pool_only,
+                "that is only the pool's share of the card; the weights and the reserve come out "
+                "of the same fraction"),
+               (_memory_over_label,
+                "that divides GiB by the card's 48 GB label; vLLM takes its share of the memory "
+                "CUDA reports, in the same unit as the rest")),
     ),
     Exercise(
         id="ch05-spread-ratio",
         question="the worst of the chapter's ten days of normal traffic: its preemptions per "
                  "1,000 as a multiple of the median day's",
-        kind="float", unit="times the median", solve=_spread_ratio, rel_tol=0.02,
-        hint="sweep 'belgavi' over seeds 0-9 and divide the largest preemptions_per_1k by "
-             "their median",
+        kind="float", unit="times the median", solve=_spread_ratio, rel_tol=0.02, derive=True,
+        hint="the worst day's preemptions per 1,000 divided by the median day's, both from the "
+             "chapter's ten days",
         traps=((_spread_ratio_mean, "that divides by the mean; the chapter reports the median"),
                (lambda: 1 / _spread_ratio()[0],
                 "that is the median over the worst; the question asks the worst over the "
-                "median")),
+                "median"),
+               (_spread_difference,
+                "that is the difference; the question asks how many times the median"),
+               (lambda: 100 * _spread_ratio()[0],
+                "that is a percentage; the question asks a multiple")),
     ),
     Exercise(
         id="ch05-little",
         question="the mean time a request spends in Belgavi's running batch (seed 5), from its mean "
                  "running requests and the arrival rate",
-        kind="float", unit="s", solve=_little, rel_tol=0.05,
+        kind="float", unit="s", solve=_little, rel_tol=0.05, derive=True,
         hint="Little's law: requests running = arrival rate x time each one runs",
         traps=((_little_times, "that multiplies; divide the running requests by the rate"),
-               (lambda: _little()[0] * 1e3, "that is in milliseconds; the answer is in seconds")),
+               (lambda: _little()[0] * 1e3, "that is in milliseconds; the answer is in seconds"),
+               (_little_capacity,
+                "that uses the requests that fit (eq-fit's ceiling); Little's law takes the mean "
+                "number running, below it")),
     ),
     Exercise(
         id="ch05-swap-freeze",
         question="milliseconds one swap-out of a 1,300-token victim freezes every stream on "
                  "mission 2's 4 GB/s link",
-        kind="float", unit="ms", solve=_swap_ms, rel_tol=0.005,
+        kind="float", unit="ms", solve=_swap_ms, rel_tol=0.005, derive=True,
         hint="round the victim up to blocks of 16, multiply by 0.5 MiB per token and divide by "
              "4e9 bytes per second",
         traps=((_swap_gib, "4 GB/s is 4e9 bytes per second, not 4 GiB/s"),
                (lambda: 2 * _swap_ms()[0],
                 "that is out and back in; the question asks one swap-out"),
-               (_swap_no_blocks, "a swap moves whole blocks: round 1,300 tokens up to 82 "
-                                 "blocks")),
+               (_swap_no_blocks, "a swap moves whole blocks: round the 1,300 tokens up to "
+                                 "whole blocks of 16")),
     ),
     Exercise(
         id="ch05-whatif-rate",
@@ -285,7 +398,14 @@ EXERCISES: list[Exercise] = [
         kind="float", unit="per 1,000 requests", solve=_whatif_rate, abs_tol=0.5,
         hint="kvsim.run_scenario('belgavi-long', rate_per_s=1.2).summary()"
              "['preemptions_per_1k']",
-        traps=((_whatif_rate_default, "that is the 1.5 requests/s run; pass rate_per_s=1.2"),),
+        traps=((_whatif_rate_default, "that is the 1.5 requests/s run; pass rate_per_s=1.2"),
+               (_whatif_rate_per_finished,
+                "that is per finished request, as a server counts; kvsim's preemptions_per_1k "
+                "counts per request that arrived"),
+               (_whatif_rate_scaled,
+                "that scales the 1.5 requests/s figure with the traffic; the server is still "
+                "overloaded, so the cache stays pinned"),
+               (lambda: _whatif_rate()[0] / 1000, "that is per request; multiply by 1,000")),
     ),
 ]
 
@@ -308,4 +428,5 @@ PREDICTIONS: list[Prediction] = [
 ]
 
 __all__ = ["EXERCISES", "PREDICTIONS", "CASE_SEEDS", "FIX_SEEDS", "ERROR_SCALES", "fix_under_error", "LONG_OUTPUT", "CAP", "FIXES",
-           "WHATIF_RATE", "SLOW_PCIE_BYTES_PER_S", "VICTIM_TOKENS", "LAB_UTIL", "LAB_ANSWER"]
+           "WHATIF_RATE", "SLOW_PCIE_BYTES_PER_S", "VICTIM_TOKENS", "LAB_UTIL", "LAB_ANSWER",
+           "LITTLE_SEED", "little_running", "memory_back_exact", "SEED_RESERVE_BYTES"]

@@ -13,6 +13,22 @@ window.kvbookChecksData = {
     [
      90,
      "a partly filled last block is still a whole block: round up"
+    ],
+    [
+     38,
+     "the prompt's tokens stay in the cache too: L is prompt plus answer"
+    ],
+    [
+     69,
+     "that is today's 850 + 250; the question has 600-token answers"
+    ],
+    [
+     92,
+     "the answer continues in the prompt's last block: round up the sum once, not each part"
+    ],
+    [
+     1456,
+     "that is in token slots; the question asks blocks of 16"
     ]
    ],
    "unit": "blocks",
@@ -22,17 +38,25 @@ window.kvbookChecksData = {
    "abs_tol": 0.0,
    "between": null,
    "expected": 55536,
-   "hint": "call kv_budget with kv_dtype='fp8' and read .tokens",
+   "hint": "FP8 stores one byte a number, so by eq-kv-bytes a token costs half: the same pool holds twice the blocks vLLM logs (its null block aside), 16 tokens each",
    "kind": "int",
    "rel_tol": 0.005,
    "traps": [
     [
      27760,
-     "that is the 16-bit pool; pass kv_dtype='fp8'"
+     "that is the 16-bit pool; with FP8 a token costs half the bytes, so the same pool holds more tokens"
     ],
     [
      58258.692508,
      "that is the decimal reading (0.25 MB per token); a token costs 0.25 MiB = 262,144 B"
+    ],
+    [
+     3471,
+     "that is in blocks; the question asks tokens, 16 to a block"
+    ],
+    [
+     13880.0,
+     "FP8 halves the bytes per token, not the tokens: the same pool holds more of them, not fewer"
     ]
    ],
    "unit": "tokens",
@@ -53,6 +77,14 @@ window.kvbookChecksData = {
     [
      983040,
      "you used the attention (query) heads; the cache stores only the KV heads (GQA)"
+    ],
+    [
+     192.0,
+     "that is the answer in KiB, the Predict box's unit; the question asks bytes, and a KiB is 1,024 of them"
+    ],
+    [
+     4096,
+     "that is one layer's cache; every layer keeps its own keys and values"
     ]
    ],
    "unit": "bytes",
@@ -62,13 +94,21 @@ window.kvbookChecksData = {
    "abs_tol": 1.0,
    "between": null,
    "expected": 149,
-   "hint": "build the H100 budget with kv_dtype='fp8', then .max_concurrent(6000)",
+   "hint": "FP8 halves a block's bytes, so the pool holds twice the blocks (V1's null block aside); by eq-requests divide them by the blocks of one p95 request, prompt plus answer, and round down",
    "kind": "int",
    "rel_tol": 0.0,
    "traps": [
     [
      74,
      "that is the bf16 figure; the question asks for an FP8 cache"
+    ],
+    [
+     1024,
+     "that is vLLM V1's default on an H100, the cap that never binds; size max_num_seqs from the capacity at the p95 length"
+    ],
+    [
+     448,
+     "that is how many p95 prompts fit, where admission stops; a running sequence needs room for its whole request, prompt plus answer"
     ]
    ],
    "unit": "sequences",
@@ -89,6 +129,18 @@ window.kvbookChecksData = {
     [
      497664,
      "the latent is shared by all the heads: no head count"
+    ],
+    [
+     27648,
+     "each layer also caches the small positional key (qk_rope_head_dim numbers) beside the latent"
+    ],
+    [
+     70272,
+     "that is DeepSeek-V3's, the chapter's example with its 61 layers; use DeepSeek-V2-Lite's layers"
+    ],
+    [
+     30.375,
+     "that is in KiB; the question asks bytes, and a KiB is 1,024 of them"
     ]
    ],
    "unit": "bytes",
@@ -98,7 +150,7 @@ window.kvbookChecksData = {
    "abs_tol": 0.02,
    "between": null,
    "expected": 9.130503845401108,
-   "hint": "kv_budget(..., gpu_memory_utilization=0.50).kv_bytes, divided by 2**30, not by 10**9",
+   "hint": "by eq-kv-pool: the utilisation times the memory CUDA reports, minus the weights and the measured reserve, all in GiB (2**30 bytes)",
    "kind": "float",
    "rel_tol": 0.0,
    "traps": [
@@ -109,6 +161,14 @@ window.kvbookChecksData = {
     [
      11.30367406255876,
      "that scales the 0.60 pool by 0.50 / 0.60; the weights and the reserve do not shrink, so the pool loses the whole 0.10 of the GPU"
+    ],
+    [
+     13.564408875070512,
+     "that is the pool at Belgavi's 0.60, the chapter's; at 0.50 vLLM may use a tenth of the card less"
+    ],
+    [
+     9.618247985839844,
+     "subtract the measured reserve (activations, the CUDA context) as well as the weights"
     ]
    ],
    "unit": "GiB",
@@ -118,7 +178,7 @@ window.kvbookChecksData = {
    "abs_tol": 0.0,
    "between": null,
    "expected": 24,
-   "hint": "build the budget with block_size=32 and call .max_concurrent(1_100)",
+   "hint": "a block of 32 tokens takes twice the bytes, so the same pool has half the blocks (V1's null block aside); each request rounds up to whole blocks of 32",
    "kind": "int",
    "rel_tol": 0.0,
    "traps": [
@@ -129,6 +189,10 @@ window.kvbookChecksData = {
     [
      50,
      "a block of 32 holds twice the tokens, but the pool has half as many blocks"
+    ],
+    [
+     49,
+     "the pool's bytes do not change, so blocks twice as large are half as many: halve the block count before dividing"
     ]
    ],
    "unit": "requests",
@@ -138,17 +202,25 @@ window.kvbookChecksData = {
    "abs_tol": 0.0,
    "between": null,
    "expected": 35,
-   "hint": "build the budget at 0.72 and call .max_concurrent(1_100)",
+   "hint": "by eq-kv-pool the extra 0.12 of the card all goes to the pool: turn it into blocks of 8 MiB, add them to today's, then divide by a request's blocks",
    "kind": "int",
    "rel_tol": 0.0,
    "traps": [
     [
      30,
      "that scales the whole capacity by 0.72 / 0.60; only the KV pool grows, the weights and the reserve stay the same size"
+    ],
+    [
+     25,
+     "that is the capacity at 0.60; at 0.72 the pool gains 0.12 of the card"
+    ],
+    [
+     9,
+     "that counts only the new blocks; the pool keeps the ones it had at 0.60"
     ]
    ],
    "unit": "requests",
-   "why": "0.12 more of 47.61 GB is 5.71 GB, all of it KV (the weights and reserve do not grow): 2,416 blocks // 69 = 35"
+   "why": "0.12 more of 44.34 GiB is 5.32 GiB, all of it KV (the weights and reserve do not grow): 681 more blocks of 8 MiB, 2,416 blocks // 69 = 35"
   },
   "ch02-guaranteed-slots": {
    "abs_tol": 0.0,
@@ -160,7 +232,11 @@ window.kvbookChecksData = {
    "traps": [
     [
      11.802721088435375,
-     "a request runs whole or not at all: round the quotient down"
+     "a request runs whole or not at all: the answer is whole requests, the quotient rounded down"
+    ],
+    [
+     12,
+     "that rounds the quotient up: the last request's reservation does not fit whole, so round down"
     ],
     [
      25,
@@ -178,21 +254,29 @@ window.kvbookChecksData = {
    "abs_tol": 0.0,
    "between": null,
    "expected": 10,
-   "hint": "run stepper.scheduler_frames(stepper.toy_requests(), num_gpu_blocks=16) and find the first frame whose 'preempted' list is not empty",
+   "hint": "the prompts leave one block free; find the token that needs each request's next block, and the step that writes its KV (the prefill is step 1)",
    "kind": "int",
    "rel_tol": 0.0,
    "traps": [
     [
      26,
-     "that is the 20-block pool of the text; pass num_gpu_blocks=16"
+     "that is the 20-block pool of the text; with 16 blocks only one is free after the prompts"
     ],
     [
      9,
      "one step early: step 1 prefills the prompt and emits the first token, and a token's KV is written in the step after it is sampled"
+    ],
+    [
+     11,
+     "one step late: the free block goes to the first request in that step, and the next request, finding none, preempts in the same step"
+    ],
+    [
+     49,
+     "that is the token that needs the new block; the question asks the engine step that writes its KV"
     ]
    ],
    "unit": "step",
-   "why": "15 of 16 blocks go to the prompts; the first answer tokens fill each request's third block (tokens 41-48), and the next token needs five new blocks with one free: step 10"
+   "why": "15 of 16 blocks go to the prompts; token 49 needs each request's next block, and its KV is written at step 49 - 40 + 1 = 10 (the prefill is step 1): five requests need a block, one is free"
   },
   "ch02-thrash-budget": {
    "abs_tol": 0.0,
@@ -209,6 +293,14 @@ window.kvbookChecksData = {
     [
      574.571,
      "that is in thousands of tokens; the answer is in tokens"
+    ],
+    [
+     292521,
+     "that is the chapter's 512-token budget; the question sets 1,024"
+    ],
+    [
+     56,
+     "that counts preemptions; the question asks the prompt tokens they recompute"
     ]
    ],
    "unit": "tokens",
@@ -218,13 +310,25 @@ window.kvbookChecksData = {
    "abs_tol": 1.0,
    "between": null,
    "expected": 564,
-   "hint": "int(watermark x num_gpu_blocks); the run's config holds num_gpu_blocks",
+   "hint": "int(watermark x num_gpu_blocks), with the load test's own pool",
    "kind": "int",
    "rel_tol": 0.0,
    "traps": [
     [
      9024,
      "that is in tokens; the watermark counts blocks of 16"
+    ],
+    [
+     560,
+     "that is chapter 1's H100 pool, sized for vLLM's default max_num_seqs; the load test caps it at 256, so profiling reserves less and its pool has more blocks"
+    ],
+    [
+     282,
+     "that is V0's fixed 1%; the question sets watermark=0.02"
+    ],
+    [
+     27646,
+     "that is what admission may fill; the watermark is the share it keeps free"
     ]
    ],
    "unit": "blocks",
@@ -278,7 +382,7 @@ window.kvbookChecksData = {
    "abs_tol": 0.0,
    "between": null,
    "expected": 211.88050944,
-   "hint": "kvsim.engine.costs.swap_round_trip_s: both directions, the A100's 25 GB/s, 3 us per copy",
+   "hint": "eq-swap for each direction: the bytes over the A100's 25 GB/s plus blocks x layers x 2 copies at 3 us each; a round trip is out and back in",
    "kind": "float",
    "rel_tol": 0.02,
    "traps": [
@@ -371,6 +475,18 @@ window.kvbookChecksData = {
     [
      553648128,
      "that is the round trip; the question asks for one swap-out"
+    ],
+    [
+     1107296256,
+     "that is Llama-2-7B's 0.5 MiB per token, the chapter's example; Llama-3.1-8B's 8 KV heads cost a quarter of it"
+    ],
+    [
+     264.0,
+     "that is in MiB; the question asks bytes"
+    ],
+    [
+     270336000,
+     "a KiB is 1,024 bytes: 128 KiB is 131,072 B, not 128,000"
     ]
    ],
    "unit": "bytes",
@@ -426,7 +542,7 @@ window.kvbookChecksData = {
    "abs_tol": 0.0,
    "between": null,
    "expected": 656.2473722141127,
-   "hint": "three times (recompute - swap round trip), each from kvsim.engine.costs",
+   "hint": "each preemption pays a recompute or a swap round trip: three times their difference",
    "kind": "float",
    "rel_tol": 0.02,
    "traps": [
@@ -454,7 +570,7 @@ window.kvbookChecksData = {
    "abs_tol": 0.0,
    "between": null,
    "expected": 1691,
-   "hint": "the gauge at the 1,200 s scrape times the pool's blocks, or metrics.kv_usage_breakdown('incident-day', 1200)",
+   "hint": "eq-gauge: the gauge is the share of the pool's blocks held, so multiply it by the pool's blocks and round to a whole block",
    "kind": "int",
    "rel_tol": 0.0,
    "traps": [
@@ -464,7 +580,19 @@ window.kvbookChecksData = {
     ],
     [
      1735,
-     "that is minute 22, the text's; the question asks minute 20"
+     "that is the whole pool, all of it held at minute 22 (the text's instant); at minute 20 the gauge reads less than 1"
+    ],
+    [
+     1690,
+     "the product is a whole number of blocks that the quoted gauge rounds: round to the nearest block, do not cut the decimals off"
+    ],
+    [
+     44,
+     "that is the free blocks; the gauge counts the blocks requests hold"
+    ],
+    [
+     169093.1,
+     "the gauge is a fraction from 0 to 1, despite the _perc in its name"
     ]
    ],
    "unit": "blocks",
@@ -483,8 +611,12 @@ window.kvbookChecksData = {
      "there is no le=\"15\" bucket: a query on it returns nothing"
     ],
     [
-     12.5,
-     "there is no le=\"12.5\" bucket either"
+     10.0,
+     "that edge is 10 s itself; the question asks the smallest one above it"
+    ],
+    [
+     20000.0,
+     "that is in milliseconds; the le labels are in seconds"
     ]
    ],
    "unit": "s",
@@ -494,7 +626,7 @@ window.kvbookChecksData = {
    "abs_tol": 0.5,
    "between": null,
    "expected": 145.7,
-   "hint": "metrics.histogram_quantile(0.99, metrics.ITL_BUCKETS, counts) with the last scrape's cumulative bucket counts (+Inf last)",
+   "hint": "the p99 is the gap at rank 0.99 x the +Inf count: find the bucket whose cumulative count first reaches that rank, and interpolate linearly inside it",
    "kind": "float",
    "rel_tol": 0.0,
    "traps": [
@@ -505,10 +637,18 @@ window.kvbookChecksData = {
     [
      0.1457,
      "that is in seconds; the answer is in ms"
+    ],
+    [
+     150.0,
+     "that is the bucket's upper edge; histogram_quantile interpolates linearly inside the bucket"
+    ],
+    [
+     100.0,
+     "that is the bucket's lower edge; the rank lies partway up the bucket: interpolate"
     ]
    ],
    "unit": "ms",
-   "why": "histogram_quantile(0.99, ...) over the final bucket counts"
+   "why": "the rank 0.99 x 693,852 = 686,913 falls in the bucket (0.1, 0.15] s, whose cumulative count goes from 657,838 to 689,634: interpolated linearly, 145.7 ms, as histogram_quantile gives"
   },
   "ch04-per-1k": {
    "abs_tol": 0.5,
@@ -525,6 +665,14 @@ window.kvbookChecksData = {
     [
      0.0588,
      "that is per request; multiply by 1,000"
+    ],
+    [
+     5.88,
+     "that is per 100 requests, a percentage; the question asks per 1,000"
+    ],
+    [
+     170.1,
+     "that is the dashboard's peak, over a 10-minute window; the question asks the whole incident, from the final counters"
     ]
    ],
    "unit": "per 1,000 requests",
@@ -539,22 +687,26 @@ window.kvbookChecksData = {
    "expected": 183.25,
    "hint": "compare the healthy and the storm rows of the dashboard's itl_p99_ms column: the threshold must lie above the first and below the second",
    "kind": "float",
-   "rel_tol": 0.0,
+   "rel_tol": 0.1,
    "traps": [
     [
-     500.0,
-     "500 ms is above the storm's worst p99: the alert would never fire"
+     4403.0,
+     "that is the longest single pause; a 5-minute p99 never gets near it, so the alert would never fire"
     ],
     [
-     100.0,
-     "100 ms is below the healthy p99: the alert would fire all day"
+     56.1,
+     "that is the rush's worst 5-minute mean; the quiet minutes' p99 is already above it, so the alert would fire all day"
+    ],
+    [
+     0.18325,
+     "that is in seconds; the threshold is in ms"
     ]
    ],
    "unit": "ms",
    "why": "any threshold above the healthy quarter hour's worst 5-minute p99 (138 ms) and below the storm's (229 ms) separates them"
   },
   "ch04-whatif-fp8": {
-   "abs_tol": 0.0,
+   "abs_tol": 0.5,
    "between": null,
    "expected": 0,
    "hint": "kvsim.run_scenario('incident-day', kv_dtype='fp8').summary()['preemptions']",
@@ -564,6 +716,14 @@ window.kvbookChecksData = {
     [
      168,
      "that is the fp16 run; pass kv_dtype='fp8'"
+    ],
+    [
+     84.0,
+     "FP8 does not halve the preemptions: it doubles the pool; does the rush still fill it?"
+    ],
+    [
+     58.8,
+     "that is preemptions per 1,000 requests; the question asks the count"
     ]
    ],
    "unit": "preemptions",
@@ -584,6 +744,10 @@ window.kvbookChecksData = {
     [
      11800.0,
      "that is in milliseconds; the answer is in seconds"
+    ],
+    [
+     16.666666666666668,
+     "that uses the requests that fit (eq-fit's ceiling); Little's law takes the mean number running, below it"
     ]
    ],
    "unit": "s",
@@ -593,13 +757,13 @@ window.kvbookChecksData = {
    "abs_tol": 0.0,
    "between": null,
    "expected": 19,
-   "hint": "kvsim.kv_budget('a40-48gb', 'llama-2-7b', gpu_memory_utilization=0.60).max_concurrent(850 + 600)",
+   "hint": "eq-fit: the pool's blocks divided by the blocks of one 1,450-token request (rounded up), rounded down",
    "kind": "int",
    "rel_tol": 0.0,
    "traps": [
     [
-     18,
-     "that is the seed's decimal reading of the pool (26,600 tokens); use kvsim's pool as vLLM V1 budgets it on the A40"
+     18.0,
+     "that is the seed's envelope (the card's label read as decimal GB, a round reserve, 0.5 MB a token); use kvsim's pool as vLLM V1 budgets it on the A40"
     ],
     [
      25,
@@ -608,6 +772,10 @@ window.kvbookChecksData = {
     [
      19.065934065934066,
      "a request runs whole or not at all: round the quotient down"
+    ],
+    [
+     20,
+     "that rounds the quotient up; the last request would not fit whole: round down"
     ]
    ],
    "unit": "requests",
@@ -617,13 +785,25 @@ window.kvbookChecksData = {
    "abs_tol": 0.005,
    "between": null,
    "expected": 0.7,
-   "hint": "try kvsim.kv_budget(..., gpu_memory_utilization=u).max_concurrent(1450) for u from 0.60 up in steps of 0.01",
+   "hint": "eq-kv-pool solved for the utilisation: the blocks those requests need (and V1's null block) plus the weights and the reserve, over the memory CUDA reports, rounded up to the next hundredth",
    "kind": "float",
    "rel_tol": 0.0,
    "traps": [
     [
      0.8,
      "scaling 0.60 by 1,450 / 1,100 grows the weights too; only the KV pool grows with the fraction"
+    ],
+    [
+     0.69,
+     "that rounds down, and the pool falls short of the last request: round up to the next hundredth"
+    ],
+    [
+     0.41,
+     "that is only the pool's share of the card; the weights and the reserve come out of the same fraction"
+    ],
+    [
+     0.65,
+     "that divides GiB by the card's 48 GB label; vLLM takes its share of the memory CUDA reports, in the same unit as the rest"
     ]
    ],
    "unit": "fraction of GPU memory",
@@ -633,7 +813,7 @@ window.kvbookChecksData = {
    "abs_tol": 0.0,
    "between": null,
    "expected": 2.54,
-   "hint": "sweep 'belgavi' over seeds 0-9 and divide the largest preemptions_per_1k by their median",
+   "hint": "the worst day's preemptions per 1,000 divided by the median day's, both from the chapter's ten days",
    "kind": "float",
    "rel_tol": 0.02,
    "traps": [
@@ -644,6 +824,14 @@ window.kvbookChecksData = {
     [
      0.39370078740157477,
      "that is the median over the worst; the question asks the worst over the median"
+    ],
+    [
+     96.23396112847735,
+     "that is the difference; the question asks how many times the median"
+    ],
+    [
+     254.0,
+     "that is a percentage; the question asks a multiple"
     ]
    ],
    "unit": "times the median",
@@ -667,7 +855,7 @@ window.kvbookChecksData = {
     ],
     [
      170.3936,
-     "a swap moves whole blocks: round 1,300 tokens up to 82 blocks"
+     "a swap moves whole blocks: round the 1,300 tokens up to whole blocks of 16"
     ]
    ],
    "unit": "ms",
@@ -684,6 +872,18 @@ window.kvbookChecksData = {
     [
      268.7704026115343,
      "that is the 1.5 requests/s run; pass rate_per_s=1.2"
+    ],
+    [
+     800.0,
+     "that is per finished request, as a server counts; kvsim's preemptions_per_1k counts per request that arrived"
+    ],
+    [
+     215.0163220892274,
+     "that scales the 1.5 requests/s figure with the traffic; the server is still overloaded, so the cache stays pinned"
+    ],
+    [
+     0.32280000000000003,
+     "that is per request; multiply by 1,000"
     ]
    ],
    "unit": "per 1,000 requests",
