@@ -8,6 +8,7 @@ writes minutes by hand, and (on a built site) that the pages show the numbers.
 from __future__ import annotations
 
 import dataclasses
+import html
 import importlib.util
 import json
 import re
@@ -133,10 +134,12 @@ def test_the_missions_lab_closes_the_full_plan_in_its_front_matter_parts():
     assert [p for p, _, _ in parts] == [p for p, _ in lab.lab]
     mine = [s for s in slots if s.title.startswith(W.MISSIONS_TITLE)]
     assert [s.minutes for s in mine] == [m for _, m in lab.lab]
-    last = max(s.session for s in slots)
+    last = max(s.session for s in slots if s.docname)
     assert {s.session for s in mine} == {last}
-    # nothing from a chapter comes after the lab
+    # nothing from a chapter comes after the lab (the two days end on the learners' servers)
     assert all(s.docname is None for s in slots if (s.session, s.start) > (last, mine[0].start))
+    assert [s.title for s in slots if s.session == last + 1 and s.kind in ("lab", "discussion")] == \
+        [title for _, title, _ in W.OWN_SERVER_SESSION]
 
 
 def test_the_short_version_keeps_each_chapters_core_and_closes_with_a_mission():
@@ -197,6 +200,67 @@ def test_breaks_are_as_few_and_as_evenly_spaced_as_the_blocks_allow(name):
                 assert max(sum(longer[i:j]) for i, j in zip(b, b[1:])) > opts["break_after"]
 
 
+def _session_sums(slots):
+    return {n: sum(s.minutes for s in slots if s.session == n) for n in {s.session for s in slots}}
+
+
+@pytest.mark.parametrize("name", sorted(W.PLANS))
+def test_every_plan_adds_up_with_set_up_breaks_and_wrap_up(name):
+    opts = W.PLANS[name]
+    slots = W.plan(name, TIMINGS)
+    assert set(_session_sums(slots).values()) == {opts["session_minutes"]}, _session_sums(slots)
+    for n in {s.session for s in slots}:
+        mine = [s for s in slots if s.session == n]
+        assert mine[0].start == 0 and mine[0].kind == "setup" and mine[-1].kind == "wrap-up"
+        assert all(a.start + a.minutes == b.start for a, b in zip(mine, mine[1:])), "gap or overlap"
+        assert _stretches(mine) <= opts["break_after"]
+    # every break tells a Binder room to save first (a session idle ~10 minutes is deleted)
+    assert all("On Binder, save first" in s.title and "--export" in s.title
+               for s in slots if s.kind == "break")
+
+
+def test_the_half_days_the_day_and_the_two_days_take_what_their_format_says():
+    by_number = {t.number: t for t in TIMINGS}
+
+    def taught(name):
+        return {s.docname: s.minutes for s in W.plan(name, TIMINGS) if s.kind == "teaching"}
+
+    # half a day on chapters 1-3, half a day on 4-5 and the lab: each chapter's core, in one session
+    for name, numbers in (("foundations", (1, 2, 3)), ("practice", (4, 5))):
+        slots = W.plan(name, TIMINGS)
+        assert {s.session for s in slots} == {1}
+        assert taught(name) == {by_number[n].docname: by_number[n].core_teaching_minutes for n in numbers}
+        assert all(not t.startswith(W.TRY_IT) for n in numbers for t in by_number[n].core)
+        assert f"chapter {numbers[0]}" in slots[0].title
+    practice = W.plan("practice", TIMINGS)
+    lab = next(t for t in TIMINGS if t.lab)
+    assert [p for p, _, _ in W.missions_hour(TIMINGS, practice)] == \
+        [p for p, _ in lab.lab if not p.startswith("set-up")]            # chapter 5 ran just before
+    assert "foundations" in W.PLAN_TITLES and all(name in W.PLAN_TITLES for name in W.PLANS)
+    # a day: both halves, a morning and an afternoon
+    day = W.plan("day", TIMINGS)
+    assert max(s.session for s in day) == 2
+    assert taught("day") == {**taught("foundations"), **taught("practice")}
+    # two days: every chapter whole (teaching and exercises), then the learners' own servers
+    full = W.plan("full", TIMINGS)
+    assert taught("full") == {t.docname: t.teaching_minutes for t in TIMINGS}
+    assert max(s.session for s in full) == 4
+
+
+@pytest.mark.parametrize("name", sorted(W.PLANS))
+def test_what_to_cut_when_late_is_never_a_core_section(name):
+    slots = W.plan(name, TIMINGS)
+    cuts = W.cuts_when_late(slots, TIMINGS, name)
+    for session, items in cuts.items():
+        taught = {s.docname for s in slots if s.session == session and s.kind == "teaching"}
+        assert all(ch.docname in taught and title not in ch.short and title != "Key points"
+                   for ch, title, _ in items), (session, items)
+        minutes = [m for _, _, m in items]
+        assert sum(minutes[:-1]) < W.LATE_MINUTES, "one cut more than it takes"
+    if name != "short":        # the short plan is its chapters' cores already
+        assert cuts, f"{name}: nothing to cut in any session"
+
+
 def test_no_session_is_mostly_filler():
     slots = W.plan("full", TIMINGS)
     for n in {s.session for s in slots}:
@@ -235,7 +299,7 @@ def test_no_note_or_plan_page_states_slot_minutes_by_hand():
         offenders += [f"{path.name}: {m.group(0)!r}" for m in HAND_SLOT.finditer(text)]
     assert not offenders, offenders
     page = (ROOT / "book" / "workshop.md").read_text()
-    assert re.findall(r"^:plan:\s*(\S+)", page, re.M) == ["full", "short"]
+    assert re.findall(r"^:plan:\s*(\S+)", page, re.M) == list(W.PLANS)
     assert not re.search(r"^:(session|break|setup|wrap-up|lab|missions)-minutes:", page, re.M)
 
 
@@ -301,10 +365,14 @@ def test_the_built_pages_show_the_front_matter_minutes():
     assert f"Teaching: {t.teaching_minutes} min · Exercises: {t.exercises} min" in chapter
     plan = (SITE / "book" / "workshop.html").read_text()
     plans = _page_plans()
-    assert len(plans) == 2, "the whole book and the 90-minute version"
+    assert plans == list(W.PLANS), "every format the page offers"
     for name in plans:
         for s in W.plan(name, TIMINGS):
             assert f"{s.start}-{s.start + s.minutes}" in plan
+        shown = html.unescape(plan).replace("\u2019", "'")       # Sphinx's smart apostrophes
+        for items in W.cuts_when_late(W.plan(name, TIMINGS), TIMINGS, name).values():
+            assert all(f"\u201c{title.replace('`', '')}\u201d" in shown for _, title, _ in items), items
+    assert plan.count("Running late: cut, in this order") >= len(plans) - 1
     notes = (SITE / "book" / "instructor-notes" / (Path(t.docname).name[:4] + ".html")).read_text()
     assert f"Total: {t.total_minutes} min" in notes
     start = 0

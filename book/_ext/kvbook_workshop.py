@@ -17,7 +17,9 @@ overview box quotes them with ``{eval}`chapter_timing("chNN-....ipynb")```
 directives read them:
 
 ``{workshop-plan}``
-    The workshop's timed plan: the chapters in book order, packed into
+    One of the workshop's timed plans (``:plan:`` one of :data:`PLANS`: the
+    formats teachers run, from a 90-minute slot to two days), with what to cut
+    when a session runs late: the chapters in book order, packed into
     sessions of ``:session-minutes:`` (180) with a break whenever
     ``:break-after:`` (75) minutes would pass without one, a set-up check
     first and a wrap-up last. Time a session has left over goes to the
@@ -92,6 +94,21 @@ class ChapterTiming:
     @property
     def short_teaching_minutes(self) -> int:
         return sum(self.teaching[t] for t in self.short)
+
+    @property
+    def number(self) -> int:
+        """The chapter's number, from its file name (``book/ch04-...`` is 4)."""
+        m = re.search(r"ch(\d\d)-", self.docname)
+        return int(m.group(1)) if m else 0
+
+    @property
+    def core(self) -> tuple:
+        """The sections a compact plan keeps: every timed one but the "Try it" widgets."""
+        return tuple(t for t in self.teaching if not t.startswith(TRY_IT))
+
+    @property
+    def core_teaching_minutes(self) -> int:
+        return sum(self.teaching[t] for t in self.core)
 
 
 def _positive(value, where: str) -> int:
@@ -251,13 +268,50 @@ SHORTEST = 10
 #: The missions of chapter 5's lab, as the workshop's last block (one row per part).
 MISSIONS_TITLE = "The missions (chapter 5's lab)"
 
-#: The two plans the workshop page shows, and the instructor notes quote: one place.
+#: The sessions of a day or of half a day: what every plan but the short one packs into.
+_SESSIONS = dict(session_minutes=180, break_after=75, break_minutes=10, setup_minutes=15,
+                 recap_minutes=10, wrap_up_minutes=10, lab_minutes=20)
+
+#: The closing session of the two-day plan: the labs on the learners' own servers.
+OWN_SERVER_SESSION = (
+    ("lab", "Your own server: size it with kvsim, check it against its log", 55),
+    ("lab", "Your own dashboards: kvsim twin on a scrape of your server, kvsim lint-rules "
+            "on your alert rules", 60),
+    ("discussion", "What each learner changes first: one setting, one alert, one panel", 20),
+)
+
+#: The plans the workshop page shows, and the instructor notes quote: one place. The
+#: formats teachers run: a conference slot (short), a half day on chapters 1-3
+#: (foundations) or on chapters 4-5 and the lab (practice), a day (both halves), and two
+#: days (every chapter whole, the lab, and an afternoon on the learners' own servers).
+#: ``core``: each chapter without its "Try it" sections (a widget to explore at home) and
+#: with its short exercise set; ``lab_skip``: the lab hour's parts a plan drops because its
+#: session already did them (its set-up, when chapter 5 runs just before it).
 PLANS = {
-    "full": dict(session_minutes=180, break_after=75, break_minutes=10, setup_minutes=15,
-                 recap_minutes=10, wrap_up_minutes=10, lab_minutes=20, missions=True),
     "short": dict(session_minutes=90, break_after=90, break_minutes=10, setup_minutes=5,
                   wrap_up_minutes=5, lab_minutes=20, short=True),
+    "foundations": dict(_SESSIONS, only=(1, 2, 3), core=True),
+    "practice": dict(_SESSIONS, only=(4, 5), core=True, missions=True, lab_skip=("set-up",)),
+    "day": dict(_SESSIONS, core=True, missions=True, lab_skip=("set-up",)),
+    "full": dict(_SESSIONS, missions=True, final_session=OWN_SERVER_SESSION),
 }
+
+#: How each plan is named where it is offered.
+PLAN_TITLES = {
+    "short": "90 minutes: a conference slot",
+    "foundations": "Half a day on chapters 1-3: bytes, admission, swap",
+    "practice": "Half a day on chapters 4-5: detection, Belgavi's store and the lab",
+    "day": "A day: every chapter's core and the lab",
+    "full": "Two days: every chapter whole, the lab, and the learners' own servers",
+}
+
+#: A section title that marks a widget to explore, which a compact plan leaves for home.
+TRY_IT = "Try it"
+
+#: What a break tells a room on Binder (a session idle for about ten minutes is deleted).
+BINDER_BREAK = ("Break. On Binder, save first: File \u25b8 Download for a notebook you changed, "
+                "and your mission progress with python -m kvsim missions --export (then download "
+                "the file)")
 
 
 def closing_title(ch: ChapterTiming) -> str:
@@ -283,7 +337,7 @@ def _even_breaks(items: list[Slot], k: int, break_minutes: int) -> list[Slot]:
     out, clock = [], 0
     for i, s in enumerate(items):
         if i in best:
-            out.append(Slot(s.session, clock, break_minutes, "break", "Break"))
+            out.append(Slot(s.session, clock, break_minutes, "break", BINDER_BREAK))
             clock += break_minutes
         out.append(Slot(s.session, clock, s.minutes, s.kind, s.title, s.docname))
         clock += s.minutes
@@ -294,7 +348,8 @@ def workshop_plan(chapters: list[ChapterTiming], *, session_minutes: int = 180,
                   break_after: int = 75, break_minutes: int = 15, setup_minutes: int = 15,
                   recap_minutes: int | None = None, wrap_up_minutes: int = 10,
                   lab_minutes: int = 20, missions: bool = False,
-                  short: bool = False) -> list[Slot]:
+                  short: bool = False, core: bool = False, only: tuple = (),
+                  lab_skip: tuple = (), final_session: tuple = ()) -> list[Slot]:
     """Pack the chapters into sessions (see the module docstring); every session is full.
 
     A session gets the fewest breaks that keep every stretch within
@@ -308,7 +363,14 @@ def workshop_plan(chapters: list[ChapterTiming], *, session_minutes: int = 180,
     closes the plan; with ``short`` each chapter gives only its ``short``
     sections (and short exercises), chapters without them are left out, and a
     chapter whose short part is its ``closing_mission`` comes last as that.
+    ``only`` keeps the chapters of those numbers; ``core`` gives each chapter's
+    teaching without its "Try it" sections and only its short exercise set;
+    ``lab_skip`` drops the lab hour's parts whose name starts with one of its
+    words; ``final_session`` adds a last session of those ``(kind, title,
+    minutes)`` blocks (after a recap, with its breaks and wrap-up).
     """
+    if only:
+        chapters = [c for c in chapters if c.number in only]
     recap = setup_minutes if recap_minutes is None else recap_minutes
     slots: list[Slot] = []
     session, clock, since_break = 1, 0, 0
@@ -369,7 +431,8 @@ def workshop_plan(chapters: list[ChapterTiming], *, session_minutes: int = 180,
             session_minutes - clock)
         session, clock, since_break = session + 1, 0, 0
 
-    add("setup", "Set-up check: everyone runs the first cell of chapter 1", setup_minutes)
+    first = chapters[0].number if chapters else 1
+    add("setup", f"Set-up check: everyone runs the first cell of chapter {first}", setup_minutes)
     units, tail = [], ()        # a chapter's teaching and exercises stay in one session
     for ch in chapters:
         if short and ch.short and ch.closing:
@@ -379,12 +442,17 @@ def workshop_plan(chapters: list[ChapterTiming], *, session_minutes: int = 180,
             parts = [("teaching", ch.short_teaching_minutes)] if ch.short else []
             if ch.short and ch.short_exercises:
                 parts.append(("exercises", ch.short_exercises))
+        elif core:
+            parts = [("teaching", ch.core_teaching_minutes)]
+            if ch.short_exercises:
+                parts.append(("exercises", ch.short_exercises))
         else:
             parts = [("teaching", ch.teaching_minutes), ("exercises", ch.exercises)]
         if parts:
             units.append((ch, parts))
         if missions and not short and ch.lab:
-            tail = tuple(("lab", m, f"{MISSIONS_TITLE}: {part}", None) for part, m in ch.lab)
+            tail = tuple(("lab", m, f"{MISSIONS_TITLE}: {part}", None) for part, m in ch.lab
+                         if not part.startswith(lab_skip or ("\0",)))
     if missions and not short and not tail:
         raise ExtensionError("missions: no chapter's front matter has a 'missions' lab hour")
     for ch, parts in units:
@@ -401,6 +469,12 @@ def workshop_plan(chapters: list[ChapterTiming], *, session_minutes: int = 180,
         close_session()
         add("setup", "Recap of the last session", recap)
     close_session(tail)
+    if final_session:
+        add("setup", "Recap of the last session", recap)
+        for kind, title, minutes in final_session:
+            used.add(title)
+            place(kind, title, minutes)
+        close_session()
     out = []
     for n in sorted({s.session for s in slots}):
         mine = [s for s in slots if s.session == n]
@@ -410,10 +484,42 @@ def workshop_plan(chapters: list[ChapterTiming], *, session_minutes: int = 180,
 
 
 def plan(name: str, chapters: list[ChapterTiming]) -> list[Slot]:
-    """One of :data:`PLANS` (``"full"`` or ``"short"``) for ``chapters``."""
+    """One of :data:`PLANS` (``"short"``, ``"foundations"``, ``"practice"``, ``"day"``,
+    ``"full"``) for ``chapters``."""
     if name not in PLANS:
         raise ExtensionError(f"plan {name!r} is not known: expected one of {', '.join(PLANS)}")
     return workshop_plan(chapters, **PLANS[name])
+
+
+#: What a late room cuts first, per session: at least this many minutes of it.
+LATE_MINUTES = 15
+
+
+def cuts_when_late(slots: list[Slot], chapters: list[ChapterTiming], name: str) -> dict[int, list]:
+    """``{session: [(chapter, section, minutes), ...]}``: what to cut, in order, when a session
+    runs late: the sections its chapters teach that are not their core (the short plan's
+    ``short`` sections), the session's last chapter first, until :data:`LATE_MINUTES`."""
+    opts = PLANS[name]
+    by_doc = {c.docname: c for c in chapters}
+    out: dict[int, list] = {}
+    for session in sorted({s.session for s in slots}):
+        taught = [by_doc[s.docname] for s in slots
+                  if s.session == session and s.kind == "teaching" and s.docname in by_doc]
+        candidates = []
+        for ch in reversed(taught):
+            kept = ch.short if opts.get("short") else (ch.core if opts.get("core") else tuple(ch.teaching))
+            for title in reversed(kept):
+                if title not in ch.short and title not in ("Key points",):
+                    candidates.append((ch, title, ch.teaching[title]))
+        chosen, total = [], 0
+        for item in candidates:
+            if total >= LATE_MINUTES:
+                break
+            chosen.append(item)
+            total += item[2]
+        if chosen:
+            out[session] = chosen
+    return out
 
 
 def notes_mismatch(timing: ChapterTiming, titles: list[str]) -> str | None:
@@ -536,9 +642,13 @@ class WorkshopPlanDirective(_Base):
             if (root / (docname + ".ipynb")).exists():
                 self.env.note_dependency(str(root / (docname + ".ipynb")))
         name = self.options.get("plan", "full")
+        if name not in PLANS:
+            raise self.error(f"workshop-plan: plan {name!r} is not known: expected one of "
+                             f"{', '.join(PLANS)}")
         chapters = chapter_timings(root)
         slots = plan(name, chapters)
         short = PLANS[name].get("short", False)
+        late = cuts_when_late(slots, chapters, name)
         out: list[nodes.Node] = []
         for session in sorted({s.session for s in slots}):
             rows = []
@@ -557,6 +667,11 @@ class WorkshopPlanDirective(_Base):
             total = sum(s.minutes for s in slots if s.session == session)
             title = nodes.rubric(text=f"Session {session} ({total} minutes)")
             out += [title, _table(["minutes", "part", "what", "notes"], rows, [12, 12, 56, 20])]
+            if session in late:
+                cut = "; ".join(f"\u201c{t.replace('`', '')}\u201d ({ch.title}, {m} min)"
+                                for ch, t, m in late[session])
+                out.append(nodes.paragraph(text=f"Running late: cut, in this order, {cut}. Learners "
+                                                f"read what was cut on the site afterwards."))
         return out
 
 
