@@ -379,3 +379,48 @@ def test_the_built_pages_show_the_front_matter_minutes():
     for title, minutes in t.parts:
         assert f"{start}-{start + minutes}" in notes
         start += minutes
+
+
+def _answer_key_module():
+    spec = importlib.util.spec_from_file_location(
+        "kvbook_answer_key", ROOT / "book" / "_ext" / "kvbook_answer_key.py")
+    ak = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(ak)
+    return ak
+
+
+@pytest.mark.parametrize("timing", TIMINGS, ids=[t.docname for t in TIMINGS])
+def test_each_chapters_notes_carry_its_answer_key_from_the_checks(timing):
+    """One page per chapter: every exercise answered as its check judges it, every slip the
+    check names, every Predict box's value, from the data the site's checks run on."""
+    from kvsim.book import checks_site
+
+    text = (NOTES / (Path(timing.docname).name[:4] + ".md")).read_text()
+    assert re.findall(r"```\{chapter-key\}\s+(\S+)", text) == [timing.docname]
+    data = checks_site.read_site_data((ROOT / checks_site.DATA_PATH).read_text(encoding="utf-8"))
+    ak = _answer_key_module()
+    nb = json.loads((ROOT / (timing.docname + ".ipynb")).read_text())
+    predictions = re.findall(r'exercises\.predict\("([\w-]+)"',
+                             "\n".join("".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "code"))
+    ex_rows, pr_rows = ak.chapter_key_rows(data, list(timing.exercise_titles), predictions)
+    assert len(ex_rows) == len(timing.exercise_titles) >= 5 and len(pr_rows) == len(predictions) >= 1
+    for (ex_id, title), row in zip(timing.exercise_titles, ex_rows):
+        entry = data["exercises"][ex_id]
+        assert title in row[0] and row[2] == entry["why"]
+        assert all(hint in row[3] for _, hint in entry["traps"])
+    built = SITE / "book" / "instructor-notes" / (Path(timing.docname).name[:4] + ".html")
+    if built.exists():
+        page = html.unescape(re.sub(r"<[^>]+>", " ", built.read_text()))
+        assert all(row[1] in page for row in ex_rows), "an answer the built key does not show"
+
+
+def test_an_answer_reads_as_the_check_accepts_it():
+    ak = _answer_key_module()
+    base = {"kind": "int", "unit": "bytes", "expected": 196608, "abs_tol": 0.0, "rel_tol": 0.0,
+            "between": None, "traps": [], "why": "w"}
+    assert ak.answer_text(base) == "196,608 bytes"
+    assert ak.answer_text(dict(base, kind="float", unit="GiB", expected=9.131, abs_tol=0.02)) == \
+        "9.131 GiB (\u00b10.02)"
+    assert ak.answer_text(dict(base, kind="float", unit="ms", between=[229.5, 4403.0])) == \
+        "between 229.5 and 4,403 ms"
+    assert ak.answer_text(dict(base, kind="choice", expected="swap")) == "\u201cswap\u201d"

@@ -1,4 +1,12 @@
-"""Sphinx extension: the instructor's answer key to chapter 5's missions, computed at build time.
+"""Sphinx extension: the instructor's answer keys, from kvsim, never typed.
+
+``{chapter-key} book/chNN-...`` renders a chapter's one-page key for its
+instructor notes: each exercise's answer as the checks judge it (the value
+and its unit, the range, or the choice), kvsim's reason, the slips the check
+names with their hints, and each Predict box's value and reason. It reads the
+data the site's checks run on (``book/_ext/static/kvbook/checks-data.js``,
+written by ``scripts/site_data.py`` from :func:`kvsim.book.exercises.site_data`),
+so the key, the site and the kernel cannot disagree.
 
 ``{answer-key}`` renders one row per mission from
 :func:`kvsim.lab.missions.answer_key`: the prediction that earns the third
@@ -84,6 +92,103 @@ class AnswerKeyDirective(SphinxDirective):
         return [table]
 
 
+def answer_text(entry: dict) -> str:
+    """An exercise's answer as its check accepts it, with the unit."""
+    from kvsim.book.exercises import plain
+
+    if entry["kind"] == "choice":
+        return f"\u201c{entry['expected']}\u201d"
+    if entry.get("between"):
+        lo, hi = entry["between"]
+        return f"between {plain(lo)} and {plain(hi)} {entry['unit']}"
+    tol = max(entry["abs_tol"], entry["rel_tol"] * abs(entry["expected"]))
+    within = f" (\u00b1{plain(tol)})" if tol else ""
+    return f"{plain(entry['expected'])} {entry['unit']}{within}"
+
+
+def chapter_key_rows(data: dict, exercises: list[tuple[str, str]],
+                     predictions: list[str]) -> tuple[list[list[str]], list[list[str]]]:
+    """``(exercise rows, prediction rows)`` of a chapter's key: ``exercises`` are ``(id, title)``
+    in the chapter's order, ``predictions`` ids in order; the cells from the checks' data."""
+    from kvsim.book.exercises import plain
+
+    ex_rows = []
+    for n, (ex_id, title) in enumerate(exercises, 1):
+        entry = data["exercises"][ex_id]
+        slips = "; ".join(f"{plain(v) if not isinstance(v, str) else v}: {hint}"
+                          for v, hint in entry["traps"]) or "none named"
+        ex_rows.append([f"{n}. {title}" + (" (derive)" if entry.get("derive") else ""),
+                        answer_text(entry), entry["why"], slips])
+    pr_rows = []
+    for p_id in predictions:
+        p = data["predictions"][p_id]
+        pr_rows.append([p["question"], f"{p['value_text']} {p['unit']}", p["why"]])
+    return ex_rows, pr_rows
+
+
+def _grid(header: list[str], rows: list[list[str]], widths: tuple, cls: str) -> nodes.table:
+    table = nodes.table(classes=[cls])
+    group = nodes.tgroup(cols=len(header))
+    table += group
+    for w in widths:
+        group += nodes.colspec(colwidth=w)
+    head, body = nodes.thead(), nodes.tbody()
+    group += head
+    group += body
+    for target, cells in ((head, [header]), (body, rows)):
+        for cells_row in cells:
+            row = nodes.row()
+            for cell in cells_row:
+                entry = nodes.entry()
+                entry += nodes.paragraph(text=cell)
+                row += entry
+            target += row
+    return table
+
+
+class ChapterKeyDirective(SphinxDirective):
+    """``{chapter-key} <chapter>``: a chapter's exercises and predictions, answered (module docstring)."""
+
+    required_arguments = 1
+
+    def run(self):
+        import json
+        import re
+        from pathlib import Path
+
+        from kvsim.book import checks_site
+
+        from kvbook_workshop import exercise_titles
+
+        root = Path(self.env.app.confdir)
+        docname = self.arguments[0].strip().removesuffix(".ipynb")
+        notebook = root / (docname + ".ipynb")
+        data_file = root / checks_site.DATA_PATH
+        if not notebook.exists():
+            raise self.error(f"chapter-key: {docname}.ipynb does not exist")
+        self.env.note_dependency(str(notebook))
+        self.env.note_dependency(str(data_file))
+        data = checks_site.read_site_data(data_file.read_text(encoding="utf-8"))
+        cells = json.loads(notebook.read_text(encoding="utf-8"))["cells"]
+        predictions = [m.group(1) for c in cells if c["cell_type"] == "code"
+                       for m in [re.search(r"""exercises\.predict\(\s*["']([\w-]+)["']""",
+                                           "".join(c["source"]))] if m]
+        titles = list(exercise_titles(notebook))
+        missing = [x for x, _ in titles if x not in data["exercises"]] + \
+                  [p for p in predictions if p not in data["predictions"]]
+        if missing:
+            raise self.error(f"chapter-key {docname}: no check for {missing[0]!r} in "
+                             f"{checks_site.DATA_PATH}: run python scripts/site_data.py checks")
+        ex_rows, pr_rows = chapter_key_rows(data, titles, predictions)
+        return [nodes.rubric(text="Exercises"),
+                _grid(["exercise", "answer", "why (kvsim)", "slips the check names"], ex_rows,
+                      (22, 16, 32, 30), "kvbook-chapter-key"),
+                nodes.rubric(text="Predict boxes"),
+                _grid(["question", "kvsim shows", "why"], pr_rows, (34, 16, 50),
+                      "kvbook-chapter-key")]
+
+
 def setup(app: Sphinx) -> dict:
     app.add_directive("answer-key", AnswerKeyDirective)
+    app.add_directive("chapter-key", ChapterKeyDirective)
     return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}

@@ -265,7 +265,8 @@ def site_data() -> dict:
     exercises = {}
     for ex in EXERCISES.values():
         target, why = ex.solve()
-        entry = {"kind": ex.kind, "unit": ex.unit, "hint": ex.hint, "why": why}
+        entry = {"kind": ex.kind, "unit": ex.unit, "hint": ex.hint, "why": why,
+                 "question": ex.question, "derive": ex.derive}
         if ex.kind == "choice":
             entry.update(options=list(ex.options), expected=target,
                          traps=[[value_fn(), hint] for value_fn, hint in ex.traps])
@@ -283,5 +284,5 @@ def site_data() -> dict:
     for p in PREDICTIONS.values():
         value, why = p.solve()
         predictions[p.id] = {"unit": p.unit, "value": _json_number(value), "value_text": plain(value),
-                             "why": why, "rel_tol": float(p.rel_tol)}
+                             "why": why, "rel_tol": float(p.rel_tol), "question": p.question}
     return {"format": "kvbook-checks", "exercises": exercises, "predictions": predictions}

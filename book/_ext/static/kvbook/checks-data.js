@@ -5,9 +5,11 @@ window.kvbookChecksData = {
   "ch01-blocks-held": {
    "abs_tol": 0.0,
    "between": null,
+   "derive": true,
    "expected": 91,
    "hint": "a request of L tokens holds ceil(L / block_size) blocks; L is prompt plus answer",
    "kind": "int",
+   "question": "KV blocks of 16 that hold 850 + 600 tokens of cache",
    "rel_tol": 0.0,
    "traps": [
     [
@@ -37,9 +39,11 @@ window.kvbookChecksData = {
   "ch01-fp8-tokens": {
    "abs_tol": 0.0,
    "between": null,
+   "derive": true,
    "expected": 55536,
    "hint": "FP8 stores one byte a number, so by eq-kv-bytes a token costs half: the same pool holds twice the blocks vLLM logs (its null block aside), 16 tokens each",
    "kind": "int",
+   "question": "tokens in the Belgavi KV pool with an FP8 cache, from its blocks in fp16",
    "rel_tol": 0.005,
    "traps": [
     [
@@ -65,9 +69,11 @@ window.kvbookChecksData = {
   "ch01-gqa-bytes": {
    "abs_tol": 0.0,
    "between": null,
+   "derive": true,
    "expected": 196608,
    "hint": "2 (K and V) x layers x KV heads x head_dim x 2 bytes",
    "kind": "int",
+   "question": "KV cache bytes per token of Qwen2.5-14B (48 layers, 40 query heads, 8 KV heads of 128, bf16)",
    "rel_tol": 0.0,
    "traps": [
     [
@@ -93,9 +99,11 @@ window.kvbookChecksData = {
   "ch01-max-num-seqs": {
    "abs_tol": 1.0,
    "between": null,
+   "derive": true,
    "expected": 149,
    "hint": "FP8 halves a block's bytes, so the pool holds twice the blocks (V1's null block aside); by eq-requests divide them by the blocks of one p95 request, prompt plus answer, and round down",
    "kind": "int",
+   "question": "max_num_seqs for Llama-3.1-8B on an H100 80 GB at 0.90 with an FP8 cache, p95 6k, from the pool's blocks in bf16",
    "rel_tol": 0.0,
    "traps": [
     [
@@ -117,9 +125,11 @@ window.kvbookChecksData = {
   "ch01-mla-bytes": {
    "abs_tol": 0.0,
    "between": null,
+   "derive": true,
    "expected": 31104,
    "hint": "layers x (kv_lora_rank + qk_rope_head_dim) x 2 bytes",
    "kind": "int",
+   "question": "KV cache bytes per token of DeepSeek-V2-Lite (MLA: 27 layers, kv_lora_rank 512, qk_rope_head_dim 64, bf16)",
    "rel_tol": 0.0,
    "traps": [
     [
@@ -149,9 +159,11 @@ window.kvbookChecksData = {
   "ch01-pool-gib": {
    "abs_tol": 0.02,
    "between": null,
+   "derive": true,
    "expected": 9.130503845401108,
    "hint": "by eq-kv-pool: the utilisation times the memory CUDA reports, minus the weights and the measured reserve, all in GiB (2**30 bytes)",
    "kind": "float",
+   "question": "the Belgavi KV pool in GiB at gpu_memory_utilization 0.50, from the memory CUDA reports, the weights and the reserve in GiB",
    "rel_tol": 0.0,
    "traps": [
     [
@@ -177,9 +189,11 @@ window.kvbookChecksData = {
   "ch01-whatif-block-size": {
    "abs_tol": 0.0,
    "between": null,
+   "derive": true,
    "expected": 24,
    "hint": "a block of 32 tokens takes twice the bytes, so the same pool has half the blocks (V1's null block aside); each request rounds up to whole blocks of 32",
    "kind": "int",
+   "question": "concurrent Belgavi requests (850 + 250) with block_size 32 instead of 16",
    "rel_tol": 0.0,
    "traps": [
     [
@@ -201,9 +215,11 @@ window.kvbookChecksData = {
   "ch01-whatif-util": {
    "abs_tol": 0.0,
    "between": null,
+   "derive": true,
    "expected": 35,
    "hint": "by eq-kv-pool the extra 0.12 of the card all goes to the pool: turn it into blocks of 8 MiB, add them to today's, then divide by a request's blocks",
    "kind": "int",
+   "question": "concurrent Belgavi requests (850 + 250) at gpu_memory_utilization 0.72",
    "rel_tol": 0.0,
    "traps": [
     [
@@ -225,9 +241,11 @@ window.kvbookChecksData = {
   "ch02-guaranteed-slots": {
    "abs_tol": 0.0,
    "between": null,
+   "derive": true,
    "expected": 11,
    "hint": "the pool's blocks divided by the blocks of prompt + max_tokens, rounded up per request",
    "kind": "int",
+   "question": "how many Belgavi requests (850-token prompts) guaranteed admission runs at once with max_tokens 1,500",
    "rel_tol": 0.0,
    "traps": [
     [
@@ -253,9 +271,11 @@ window.kvbookChecksData = {
   "ch02-small-pool": {
    "abs_tol": 0.0,
    "between": null,
+   "derive": true,
    "expected": 10,
    "hint": "the prompts leave one block free; find the token that needs each request's next block, and the step that writes its KV (the prefill is step 1)",
    "kind": "int",
+   "question": "the engine step at which the stepper's five requests meet their first preemption on a 16-block pool",
    "rel_tol": 0.0,
    "traps": [
     [
@@ -281,9 +301,11 @@ window.kvbookChecksData = {
   "ch02-thrash-budget": {
    "abs_tol": 0.0,
    "between": null,
+   "derive": false,
    "expected": 574571,
    "hint": "kvsim.run_scenario('thrash-loop', max_num_batched_tokens=1024) and read summary()['recomputed_tokens']",
    "kind": "int",
+   "question": "prompt tokens recomputed in the thrash loop with max_num_batched_tokens=1024",
    "rel_tol": 0.001,
    "traps": [
     [
@@ -309,9 +331,11 @@ window.kvbookChecksData = {
   "ch02-watermark-blocks": {
    "abs_tol": 1.0,
    "between": null,
+   "derive": true,
    "expected": 564,
    "hint": "int(watermark x num_gpu_blocks), with the load test's own pool",
    "kind": "int",
+   "question": "blocks a watermark of 0.02 holds back at admission on the H100 load test's pool",
    "rel_tol": 0.0,
    "traps": [
     [
@@ -335,6 +359,7 @@ window.kvbookChecksData = {
    "why": "int(0.02 x 28,210 blocks) = 564 blocks held back at admission"
   },
   "ch02-whatif-fp8": {
+   "derive": false,
    "expected": "neither",
    "hint": "chapter 1 sized max_num_seqs for an FP8 cache at the p95 length: compare it with the 120 users, then with the cap of 256",
    "kind": "choice",
@@ -343,6 +368,7 @@ window.kvbookChecksData = {
     "queueing",
     "neither"
    ],
+   "question": "the team keeps 120 users and switches to an FP8 KV cache: which of the chapter's targets (5 preemptions per 1,000, p95 TTFT 2 s) does it miss: 'preemption', 'queueing' or 'neither'?",
    "traps": [
     [
      "preemption",
@@ -357,6 +383,7 @@ window.kvbookChecksData = {
    "why": "neither: an FP8 cache halves the bytes per token, so the pool holds 149 requests of the p95 length, more than the 120 users keep in flight, and max_num_seqs 256 caps nothing: 0 preemptions per 1,000 and a p95 TTFT of 0.07 s (median over 3 seeds)"
   },
   "ch02-whatif-users": {
+   "derive": false,
    "expected": "flat",
    "hint": "what does the GPU do at 120 users already, and what does a preemption cost it? Check with kvsim.run_scenario('load-test-120', users=300)",
    "kind": "choice",
@@ -365,6 +392,7 @@ window.kvbookChecksData = {
     "flat",
     "falls"
    ],
+   "question": "at 300 users, the load test's goodput against 120 users: it 'rises', stays 'flat' (within 5%) or 'falls'?",
    "traps": [
     [
      "rises",
@@ -381,9 +409,11 @@ window.kvbookChecksData = {
   "ch03-a100-round-trip": {
    "abs_tol": 0.0,
    "between": null,
+   "derive": true,
    "expected": 211.88050944,
    "hint": "eq-swap for each direction: the bytes over the A100's 25 GB/s plus blocks x layers x 2 copies at 3 us each; a round trip is out and back in",
    "kind": "float",
+   "question": "6,144 tokens of Llama-3.1-8B swapped out and back in on an A100, in ms",
    "rel_tol": 0.02,
    "traps": [
     [
@@ -413,9 +443,11 @@ window.kvbookChecksData = {
   "ch03-copies": {
    "abs_tol": 0.0,
    "between": null,
+   "derive": true,
    "expected": 8448,
    "hint": "one copy per block, per layer, for K and for V (eq-swap)",
    "kind": "int",
+   "question": "block copies one swap-out of that 2,100-token request issues",
    "rel_tol": 0.0,
    "traps": [
     [
@@ -439,6 +471,7 @@ window.kvbookChecksData = {
    "why": "132 blocks x 32 layers x 2 (K and V) = 8,448 copies each way"
   },
   "ch03-shared-link": {
+   "derive": false,
    "expected": "within error",
    "hint": "compare kvsim.engine.uncertainty.ratio_band with 1 at that link (CostModel(pcie_bytes_per_s=...)): a winner needs the whole band on one side",
    "kind": "choice",
@@ -447,6 +480,7 @@ window.kvbookChecksData = {
     "recompute",
     "within error"
    ],
+   "question": "Belgavi's A40 shares its PCIe link: 10 GB/s effective. For a 1,100-token victim, which mode costs less: 'swap', 'recompute', or is it 'within error'?",
    "traps": [
     [
      "swap",
@@ -463,9 +497,11 @@ window.kvbookChecksData = {
   "ch03-swap-bytes": {
    "abs_tol": 0.0,
    "between": null,
+   "derive": true,
    "expected": 276824064,
    "hint": "whole blocks of 16 tokens x 128 KiB per token, one way",
    "kind": "int",
+   "question": "bytes one swap-out of a 2,100-token Llama-3.1-8B request moves (16-token blocks)",
    "rel_tol": 0.0,
    "traps": [
     [
@@ -495,9 +531,11 @@ window.kvbookChecksData = {
   "ch03-swap-space": {
    "abs_tol": 0.0,
    "between": null,
+   "derive": true,
    "expected": 7,
    "hint": "swap space in blocks (4 GiB / (16 x 0.5 MiB)), divided by the blocks of one request",
    "kind": "int",
+   "question": "Belgavi's 1,100-token requests that V0's default 4 GiB swap space holds at once",
    "rel_tol": 0.0,
    "traps": [
     [
@@ -517,6 +555,7 @@ window.kvbookChecksData = {
    "why": "4 GiB / 8,388,608 B per block = 512 blocks; 512 // 69 blocks per request = 7; the next victim stops the whole V0 engine"
   },
   "ch03-whatif-block-64": {
+   "derive": false,
    "expected": "recompute",
    "hint": "kvsim.engine.uncertainty.ratio_band(..., block_size=64): fewer copies, the same bytes",
    "kind": "choice",
@@ -525,6 +564,7 @@ window.kvbookChecksData = {
     "recompute",
     "within error"
    ],
+   "question": "On the H100 (its own link), recompute is cheaper for Belgavi's 1,100-token request at 16-token blocks. With 64-token blocks, which mode costs less: 'swap', 'recompute', or is it 'within error'?",
    "traps": [
     [
      "swap",
@@ -541,9 +581,11 @@ window.kvbookChecksData = {
   "ch03-whatif-three-preemptions": {
    "abs_tol": 0.0,
    "between": null,
+   "derive": true,
    "expected": 656.2473722141127,
    "hint": "each preemption pays a recompute or a swap round trip: three times their difference",
    "kind": "float",
+   "question": "time lost that swap saves over recompute when a 6,144-token Llama-3.1-8B request is preempted three times on an A100, in ms",
    "rel_tol": 0.02,
    "traps": [
     [
@@ -569,9 +611,11 @@ window.kvbookChecksData = {
   "ch04-blocks-held": {
    "abs_tol": 0.0,
    "between": null,
+   "derive": true,
    "expected": 1691,
    "hint": "eq-gauge: the gauge is the share of the pool's blocks held, so multiply it by the pool's blocks and round to a whole block",
    "kind": "int",
+   "question": "KV blocks the gauge counts as used at minute 20 of the incident",
    "rel_tol": 0.0,
    "traps": [
     [
@@ -601,9 +645,11 @@ window.kvbookChecksData = {
   "ch04-bucket-edge": {
    "abs_tol": 1e-09,
    "between": null,
+   "derive": false,
    "expected": 20.0,
    "hint": "read kvsim.observe.metrics.ITL_BUCKETS (copied from vllm/v1/metrics/buckets.py)",
    "kind": "float",
+   "question": "the smallest bucket edge above 10 s in vLLM V1's inter-token latency histogram",
    "rel_tol": 0.0,
    "traps": [
     [
@@ -625,9 +671,11 @@ window.kvbookChecksData = {
   "ch04-p99-itl": {
    "abs_tol": 0.5,
    "between": null,
+   "derive": true,
    "expected": 145.7,
    "hint": "the p99 is the gap at rank 0.99 x the +Inf count: find the bucket whose cumulative count first reaches that rank, and interpolate linearly inside it",
    "kind": "float",
+   "question": "p99 inter-token latency of the whole incident, in ms, from the histogram",
    "rel_tol": 0.0,
    "traps": [
     [
@@ -653,9 +701,11 @@ window.kvbookChecksData = {
   "ch04-per-1k": {
    "abs_tol": 0.5,
    "between": null,
+   "derive": true,
    "expected": 58.8,
    "hint": "1,000 x vllm:num_preemptions_total / the sum of vllm:request_success_total over its finished_reason labels, both read at the last scrape",
    "kind": "float",
+   "question": "preemptions per 1,000 finished requests over the whole incident, from the final counters",
    "rel_tol": 0.0,
    "traps": [
     [
@@ -684,9 +734,11 @@ window.kvbookChecksData = {
     137.8,
     228.7
    ],
+   "derive": false,
    "expected": 183.25,
    "hint": "compare the healthy and the storm rows of the dashboard's itl_p99_ms column: the threshold must lie above the first and below the second",
    "kind": "float",
+   "question": "a p99 inter-token latency threshold (ms) that fires in the storm and never in the healthy quarter hour",
    "rel_tol": 0.1,
    "traps": [
     [
@@ -708,9 +760,11 @@ window.kvbookChecksData = {
   "ch04-whatif-fp8": {
    "abs_tol": 0.5,
    "between": null,
+   "derive": false,
    "expected": 0,
    "hint": "kvsim.run_scenario('incident-day', kv_dtype='fp8').summary()['preemptions']",
    "kind": "int",
+   "question": "preemptions in the incident with an FP8 KV cache",
    "rel_tol": 0.0,
    "traps": [
     [
@@ -732,9 +786,11 @@ window.kvbookChecksData = {
   "ch05-little": {
    "abs_tol": 0.0,
    "between": null,
+   "derive": true,
    "expected": 11.8,
    "hint": "Little's law: requests running = arrival rate x time each one runs",
    "kind": "float",
+   "question": "the mean time a request spends in Belgavi's running batch (seed 5), from its mean running requests and the arrival rate",
    "rel_tol": 0.05,
    "traps": [
     [
@@ -756,9 +812,11 @@ window.kvbookChecksData = {
   "ch05-long-capacity": {
    "abs_tol": 0.0,
    "between": null,
+   "derive": true,
    "expected": 19,
    "hint": "eq-fit: the pool's blocks divided by the blocks of one 1,450-token request (rounded up), rounded down",
    "kind": "int",
+   "question": "how many requests of 850 + 600 tokens fit Belgavi's pool at once",
    "rel_tol": 0.0,
    "traps": [
     [
@@ -784,9 +842,11 @@ window.kvbookChecksData = {
   "ch05-memory-back": {
    "abs_tol": 0.005,
    "between": null,
+   "derive": true,
    "expected": 0.7,
    "hint": "eq-kv-pool solved for the utilisation: the blocks those requests need (and V1's null block) plus the weights and the reserve, over the memory CUDA reports, rounded up to the next hundredth",
    "kind": "float",
+   "question": "the least gpu_memory_utilization (two decimals) at which Belgavi's pool holds as many 1,450-token requests as it held 1,100-token ones at 0.60",
    "rel_tol": 0.0,
    "traps": [
     [
@@ -812,9 +872,11 @@ window.kvbookChecksData = {
   "ch05-spread-ratio": {
    "abs_tol": 0.0,
    "between": null,
+   "derive": true,
    "expected": 2.54,
    "hint": "the worst day's preemptions per 1,000 divided by the median day's, both from the chapter's ten days",
    "kind": "float",
+   "question": "the worst of the chapter's ten days of normal traffic: its preemptions per 1,000 as a multiple of the median day's",
    "rel_tol": 0.02,
    "traps": [
     [
@@ -840,9 +902,11 @@ window.kvbookChecksData = {
   "ch05-swap-freeze": {
    "abs_tol": 0.0,
    "between": null,
+   "derive": true,
    "expected": 172.0,
    "hint": "round the victim up to blocks of 16, multiply by 0.5 MiB per token and divide by 4e9 bytes per second",
    "kind": "float",
+   "question": "milliseconds one swap-out of a 1,300-token victim freezes every stream on mission 2's 4 GB/s link",
    "rel_tol": 0.005,
    "traps": [
     [
@@ -864,9 +928,11 @@ window.kvbookChecksData = {
   "ch05-whatif-rate": {
    "abs_tol": 0.5,
    "between": null,
+   "derive": false,
    "expected": 322.8,
    "hint": "kvsim.run_scenario('belgavi-long', rate_per_s=1.2).summary()['preemptions_per_1k']",
    "kind": "float",
+   "question": "preemptions per 1,000 requests in belgavi-long if traffic falls to 1.2 requests per second",
    "rel_tol": 0.0,
    "traps": [
     [
@@ -893,6 +959,7 @@ window.kvbookChecksData = {
  "format": "kvbook-checks",
  "predictions": {
   "ch01-predict-gqa": {
+   "question": "KV cache per token of Llama-3.1-8B (32 layers, 8 KV heads of 128, bf16)",
    "rel_tol": 0.1,
    "unit": "KiB",
    "value": 128.0,
@@ -900,6 +967,7 @@ window.kvbookChecksData = {
    "why": "2 x 32 layers x 8 KV heads x 128 x 2 B = 131,072 B: the 32 query heads share 8 KV heads, a quarter of Llama-2-7B's 512 KiB"
   },
   "ch01-predict-h100": {
+   "question": "how many p95 requests (2,000 + 4,000 tokens) of Llama-3.1-8B fit on an H100 at 0.90",
    "rel_tol": 0.1,
    "unit": "requests",
    "value": 74,
@@ -907,6 +975,7 @@ window.kvbookChecksData = {
    "why": "28,022 blocks // 375 per request; vLLM V1's default max_num_seqs on this GPU is 1,024"
   },
   "ch01-predict-pool": {
+   "question": "the Belgavi KV pool that vLLM V1 computes on a real A40 at 0.60",
    "rel_tol": 0.05,
    "unit": "GB",
    "value": 14.564673127,
@@ -914,6 +983,7 @@ window.kvbookChecksData = {
    "why": "CUDA's 47.61 GB x 0.60 - 13.48 GB of weights - 0.52 GB measured reserve; the envelope's 13.3 GB assumes 48 GB and a 2 GB reserve"
   },
   "ch01-predict-requests": {
+   "question": "how many 850 + 250-token requests fit in that pool at once",
    "rel_tol": 0.1,
    "unit": "requests",
    "value": 25,
@@ -921,6 +991,7 @@ window.kvbookChecksData = {
    "why": "1,735 blocks // 69 blocks per 1,100-token request"
   },
   "ch02-predict-band": {
+   "question": "p95 TTFT at 104 users with max_num_seqs capped at 96",
    "rel_tol": 0.15,
    "unit": "s",
    "value": 21.4,
@@ -928,6 +999,7 @@ window.kvbookChecksData = {
    "why": "median over 3 seeds: a cap below what the users keep in flight moves the excess into the waiting queue: no preemption, but every queued request waits for a running one to finish, far past the 2 s target"
   },
   "ch02-predict-cap": {
+   "question": "goodput at 120 users with max_num_seqs sized from p95 capacity, as a share of the goodput with the team's cap of 256",
    "rel_tol": 0.05,
    "unit": "% of the goodput at 256",
    "value": 90.1,
@@ -935,6 +1007,7 @@ window.kvbookChecksData = {
    "why": "median over 3 seeds: a cap of 74 below the 120 users in flight ends preemption, but the batch it leaves decodes fewer tokens per step than the team's cap of 256 does, preemptions and all"
   },
   "ch02-predict-first-preemption": {
+   "question": "the step of the stepper's first preemption (five 40-token prompts, 20 blocks of 16)",
    "rel_tol": 0.0,
    "unit": "step",
    "value": 26,
@@ -942,6 +1015,7 @@ window.kvbookChecksData = {
    "why": "five 40-token prompts take 3 blocks each (15 of 20); the answers fill the last partial blocks and then one new block each every 16 tokens: 5 blocks at token 48, and at token 64 nothing is left, so step 26 preempts"
   },
   "ch02-predict-guaranteed": {
+   "question": "mean running requests at Belgavi under guaranteed admission with max_tokens 1,500",
    "rel_tol": 0.05,
    "unit": "requests",
    "value": 11.0,
@@ -949,6 +1023,7 @@ window.kvbookChecksData = {
    "why": "guaranteed admission reserves 850 + 1,500 tokens (147 blocks) per request, although answers average 250, and runs at the pool's ceiling: 37% fewer than optimistic's 17.4, not half, because optimistic admission does not fill the pool either (median over 5 seeds)"
   },
   "ch02-predict-incident": {
+   "question": "preemptions per 1,000 requests in the load test at 120 users",
    "rel_tol": 0.15,
    "unit": "per 1,000 requests",
    "value": 315.6,
@@ -956,6 +1031,7 @@ window.kvbookChecksData = {
    "why": "median over 3 seeds: at 120 users the running batch grows into the pool and a request can be preempted several times, so this is a rate, not a share: 184 requests in every 1,000 are preempted at least once; at 40 and 80 users their KV never fills the pool"
   },
   "ch02-predict-tax": {
+   "question": "the share of the engine's tokens that were recomputation at 120 users",
    "rel_tol": 0.2,
    "unit": "% of the work",
    "value": 10.0,
@@ -963,6 +1039,7 @@ window.kvbookChecksData = {
    "why": "recomputed tokens are prefill work the engine counts in its throughput and the users never see"
   },
   "ch02-predict-thrash": {
+   "question": "the thrash loop's goodput as a share of the gated run's",
    "rel_tol": 0.15,
    "unit": "% of the gated run",
    "value": 49.4,
@@ -970,6 +1047,7 @@ window.kvbookChecksData = {
    "why": "without the full-prompt gate and the prefix cache, long prompts are preempted half prefilled and start over, so the engine stays busy and delivers about half"
   },
   "ch03-predict-block-ratio": {
+   "question": "recompute / swap round trip at 16-token blocks in the block-size study",
    "rel_tol": 0.1,
    "unit": "x",
    "value": 1.239319587156227,
@@ -977,6 +1055,7 @@ window.kvbookChecksData = {
    "why": "recompute takes 1.24 times the swap round trip at 16-token blocks in kvsim (the paper measured at most about 1.2): its PCIe copies run at a clean 25 GB/s"
   },
   "ch03-predict-copies": {
+   "question": "block copies of swapping out Belgavi's 1,100-token request",
    "rel_tol": 0.1,
    "unit": "copies",
    "value": 4416,
@@ -984,6 +1063,7 @@ window.kvbookChecksData = {
    "why": "69 blocks x 32 layers x 2 = 4,416 copies one way, each a few microseconds whatever its size"
   },
   "ch03-predict-crossover": {
+   "question": "on the H100, the length from which recompute costs less than a swap of Llama-3.1-8B",
    "rel_tol": 0.15,
    "unit": "tokens",
    "value": 689,
@@ -991,6 +1071,7 @@ window.kvbookChecksData = {
    "why": "below 689 tokens a recompute's fixed cost (every weight read once) exceeds the copies; swap wins again from 16,102 tokens (quadratic attention); within kvsim's error band the first crossing could lie anywhere from 449 to 880"
   },
   "ch03-predict-recompute": {
+   "question": "recomputing those 1,100 tokens on the A40",
    "rel_tol": 0.1,
    "unit": "ms",
    "value": 146.76302378198918,
@@ -998,6 +1079,7 @@ window.kvbookChecksData = {
    "why": "one prefill step of 1,100 tokens on the calibrated A40 (every weight read once, the matmuls, quadratic attention): 0.133 ms per token, near the seeds' 0.12"
   },
   "ch03-predict-rescued": {
+   "question": "the share of a resumed request's tokens it finds still cached under V1",
    "rel_tol": 0.15,
    "unit": "%",
    "value": 57.83458443227158,
@@ -1005,6 +1087,7 @@ window.kvbookChecksData = {
    "why": "median over 5 seeds (45-70%): a resumed request finds its own full blocks until new requests take them"
   },
   "ch03-predict-slow-link": {
+   "question": "how long one swap-out of a 1,300-token request over a 4 GB/s link freezes every stream",
    "rel_tol": 0.05,
    "unit": "ms",
    "value": 187.71046400000003,
@@ -1012,6 +1095,7 @@ window.kvbookChecksData = {
    "why": "1,300 tokens x 0.5 MiB over 4 GB/s plus the copies: every running stream waits that long for one swap-out, and as long again for the swap-in"
   },
   "ch04-predict-alert-delay": {
+   "question": "minutes from the first preemption to seed 003's preemption alert",
    "rel_tol": 0.1,
    "unit": "minutes",
    "value": 10.0,
@@ -1019,6 +1103,7 @@ window.kvbookChecksData = {
    "why": "rate() over 5 minutes turns positive within a scrape or two of the first preemption, and `for: 10m` then waits ten more minutes; by then the storm is over"
   },
   "ch04-predict-compute-bound": {
+   "question": "the peak KV usage of a compute-bound overload on an H100",
    "rel_tol": 0.1,
    "unit": "% of the pool",
    "value": 55.2,
@@ -1026,6 +1111,7 @@ window.kvbookChecksData = {
    "why": "the batch is capped at 256 sequences of short requests: the queue grows while the cache has room, so the fix is compute or the cap, not memory"
   },
   "ch04-predict-lint": {
+   "question": "findings of the rule linter on seed 003's two rules, on a V1 server",
    "rel_tol": 0.1,
    "unit": "findings",
    "value": 1,
@@ -1033,6 +1119,7 @@ window.kvbookChecksData = {
    "why": "the near-full rule watches vllm:gpu_cache_usage_perc, a name current V1 servers no longer expose: the rule can never fire there"
   },
   "ch04-predict-mean": {
+   "question": "the storm's highest 5-minute mean inter-token latency as a multiple of the healthy one",
    "rel_tol": 0.1,
    "unit": "x the healthy mean",
    "value": 1.63,
@@ -1040,6 +1127,7 @@ window.kvbookChecksData = {
    "why": "the mean rises from 34 ms to at most 56 ms, while one stream waits 4.4 s: a handful of long pauses barely move an average over thousands of regular tokens"
   },
   "ch04-predict-queue": {
+   "question": "the peak of vllm:num_requests_waiting in the incident",
    "rel_tol": 0.15,
    "unit": "requests",
    "value": 26,
@@ -1047,6 +1135,7 @@ window.kvbookChecksData = {
    "why": "admission stops while the cache is pinned: arrivals wait, and every preemption puts one more request at the front of the queue"
   },
   "ch04-predict-slack": {
+   "question": "token slots the KV gauge counts as used at minute 22 that hold no KV",
    "rel_tol": 0.15,
    "unit": "tokens",
    "value": 202,
@@ -1054,6 +1143,7 @@ window.kvbookChecksData = {
    "why": "the gauge counts 1,735 whole blocks of 1,735; the last block of each of 26 running requests is partly empty, 202 token slots in all"
   },
   "ch05-predict-cap": {
+   "question": "preemptions per 1,000 with max_tokens 400, as a share of the uncapped",
    "rel_tol": 0.15,
    "unit": "% of the uncapped",
    "value": 46.5,
@@ -1061,6 +1151,7 @@ window.kvbookChecksData = {
    "why": "a cap at 400 shortens only the answers above it, so requests hold less KV and finish sooner: the server is no longer overloaded, but its cache still fills at peaks (127 against 273 per 1,000)"
   },
   "ch05-predict-lab": {
+   "question": "the lab's p95 TTFT at 0.80 of memory with 400-token answers",
    "rel_tol": 0.2,
    "unit": "s",
    "value": 43.1,
@@ -1068,6 +1159,7 @@ window.kvbookChecksData = {
    "why": "400-token answers need 79 blocks each: even at 0.8 the offered load exceeds what the cache turns over, so the queue grows for the whole run"
   },
   "ch05-predict-paused": {
+   "question": "the share of users paused over 1 s with 600-token answers",
    "rel_tol": 0.15,
    "unit": "% of users",
    "value": 29.0,
@@ -1075,6 +1167,7 @@ window.kvbookChecksData = {
    "why": "with 600-token answers the cache is pinned and the queue never empties: every admission evicts someone mid-answer, and the victim waits for blocks to free before its recompute"
   },
   "ch05-predict-running": {
+   "question": "median running requests in Belgavi's steady state over ten days",
    "rel_tol": 0.1,
    "unit": "requests",
    "value": 18.7,
@@ -1082,6 +1175,7 @@ window.kvbookChecksData = {
    "why": "1.5 requests/s, each in the running batch for about 12 s, keep about 19 running (Little's law); the days range from 15.1 to 21.9, below the 25 that fit"
   },
   "ch05-predict-storm": {
+   "question": "the least gpu_memory_utilization that ends mission 1's storm on all five days",
    "rel_tol": 0.03,
    "unit": "of GPU memory",
    "value": 0.86,
