@@ -5,23 +5,29 @@
     python scripts/wheelhouse.py check                # every platform folder built
     python scripts/wheelhouse.py check --install      # also install this machine's into a venv
 
-``build`` downloads, for each platform and for Python 3.11 (``--python``),
-binary wheels of everything ``requirements.txt`` pins, JupyterLab included,
-into ``wheelhouse/<platform>/``, plus a wheel of ``kvsim`` itself. Run it
-before the day, on any machine with network: pip fetches the other
-platforms' wheels without installing them.
+``build`` downloads, for each platform and for each of the learners' Pythons
+(``--python``, default 3.11, 3.12 and 3.13: a room brings what its laptops
+have), binary wheels of everything a reader needs -- ``binder/requirements.txt``,
+the set Binder installs: the notebooks' libraries, JupyterLab and its MyST
+extension, nothing of the book build or the tests -- into
+``wheelhouse/<platform>/``, plus a wheel of ``kvsim`` itself. One folder serves
+every Python: pip picks each wheel's ``cp3XX`` tag for the interpreter that
+installs. Run it before the day, on any machine with network: pip fetches the
+other platforms' wheels without installing them.
 
-``check`` proves, for each folder, that pip can resolve the whole set from the
-folder alone (``pip install --dry-run --no-index`` for that platform). With
-``--install`` it also installs this machine's platform into a fresh venv with
-no network and runs ``jupyter lab --version`` and the book's first cell, as a
-learner would in the room.
+``check`` proves, for each folder and each Python, that pip can resolve the
+whole set from the folder alone (``pip install --dry-run --no-index`` for that
+platform and version). With ``--install`` it also installs this machine's
+platform into a fresh venv with no network, writes the learner copies of the
+chapters (``python -m kvsim.book.learner``) and runs ``jupyter lab --version``
+and the book's first cell, as a learner would in the room.
 
 In the room, learners run (from a copy of the repository and the wheelhouse):
 
     python3 -m venv .venv && . .venv/bin/activate      # Windows: .venv\\Scripts\\activate
     pip install --no-index --find-links wheelhouse/<platform> -r wheelhouse/requirements.txt
-    jupyter lab book/
+    python -m kvsim.book.learner learn
+    jupyter lab learn/
 
 The platform names and their wheel tags are in :data:`PLATFORMS`.
 """
@@ -69,14 +75,33 @@ def this_platform() -> str:
     return key
 
 
+#: What a reader installs (Binder's set); the repository's requirements.txt adds the book
+#: build and the tests, which a room does not need.
+READER_REQUIREMENTS = ROOT / "binder" / "requirements.txt"
+
+#: The learners' Pythons a wheelhouse covers unless told otherwise.
+PYTHONS = ("3.11", "3.12", "3.13")
+
+
 def pinned_requirements() -> list[str]:
-    """requirements.txt without comments and without the editable install of kvsim."""
+    """binder/requirements.txt without comments (kvsim's own wheel is added beside it)."""
     lines = []
-    for raw in (ROOT / "requirements.txt").read_text().splitlines():
+    for raw in READER_REQUIREMENTS.read_text().splitlines():
         line = raw.split("#", 1)[0].strip()
         if line and not line.startswith("-e"):
             lines.append(line)
     return lines
+
+
+def python_versions(text: str) -> list[str]:
+    """``"3.11,3.12"`` as a list of versions, each ``3.N`` from 3.10 to 3.14 (else a one-line exit)."""
+    versions = [v.strip() for v in text.split(",") if v.strip()]
+    bad = [v for v in versions if not (len(v.split(".")) == 2 and v.split(".")[0] == "3"
+                                       and v.split(".")[1].isdigit() and 10 <= int(v.split(".")[1]) <= 14)]
+    if not versions or bad:
+        fail(f"--python {text!r}: expected Python versions such as 3.11 or 3.11,3.12,3.13 "
+             f"(3.10 to 3.14)")
+    return versions
 
 
 def _platform_args(name: str, python: str) -> list[str]:
@@ -94,10 +119,10 @@ def _run(cmd: list[str]) -> None:
         raise SystemExit(done.returncode)
 
 
-def build(names: list[str], python: str) -> None:
+def build(names: list[str], pythons: list[str]) -> None:
     OUT.mkdir(exist_ok=True)
     reqs = OUT / "requirements.txt"
-    reqs.write_text("# requirements.txt without the editable kvsim (its wheel is in each folder)\n"
+    reqs.write_text("# binder/requirements.txt (a reader's set) and kvsim (its wheel is in each folder)\n"
                     + "\n".join(pinned_requirements() + ["kvsim"]) + "\n")
     pins = OUT / "pins.txt"
     pins.write_text("\n".join(pinned_requirements()) + "\n")
@@ -105,12 +130,14 @@ def build(names: list[str], python: str) -> None:
         folder = OUT / name
         folder.mkdir(exist_ok=True)
         _run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--wheel-dir", str(folder), str(ROOT)])
-        _run([sys.executable, "-m", "pip", "download", "--dest", str(folder), "-r", str(pins)]
-             + _platform_args(name, python))
-        print(f"built {folder.relative_to(ROOT)}: {len(list(folder.glob('*.whl')))} wheels")
+        for python in pythons:
+            _run([sys.executable, "-m", "pip", "download", "--dest", str(folder), "-r", str(pins)]
+                 + _platform_args(name, python))
+        print(f"built {folder.relative_to(ROOT)}: {len(list(folder.glob('*.whl')))} wheels for "
+              f"Python {', '.join(pythons)}")
 
 
-def check(names: list[str], python: str, install: bool) -> None:
+def check(names: list[str], pythons: list[str], install: bool) -> None:
     reqs = OUT / "requirements.txt"
     if not reqs.exists():
         fail(f"no {reqs.relative_to(ROOT)}: run `python scripts/wheelhouse.py build ...` first")
@@ -121,11 +148,12 @@ def check(names: list[str], python: str, install: bool) -> None:
         folder = OUT / name
         if not folder.is_dir():
             fail(f"no {folder.relative_to(ROOT)}: build it first")
-        with tempfile.TemporaryDirectory() as target:
-            _run([sys.executable, "-m", "pip", "install", "--dry-run", "--quiet", "--no-index",
-                  "--find-links", str(folder), "--target", target, "-r", str(reqs)]
-                 + _platform_args(name, python))
-        print(f"ok: {name} resolves from {folder.relative_to(ROOT)} alone")
+        for python in pythons:
+            with tempfile.TemporaryDirectory() as target:
+                _run([sys.executable, "-m", "pip", "install", "--dry-run", "--quiet", "--no-index",
+                      "--find-links", str(folder), "--target", target, "-r", str(reqs)]
+                     + _platform_args(name, python))
+            print(f"ok: {name} resolves for Python {python} from {folder.relative_to(ROOT)} alone")
     if install:
         here = this_platform()
         with tempfile.TemporaryDirectory() as venv:
@@ -134,11 +162,13 @@ def check(names: list[str], python: str, install: bool) -> None:
             _run([str(bindir / "python"), "-m", "pip", "install", "--quiet", "--no-index",
                   "--find-links", str(OUT / here), "-r", str(reqs)])
             _run([str(bindir / "jupyter"), "lab", "--version"])
+            _run([str(bindir / "python"), "-m", "kvsim.book.learner", "--book", str(ROOT / "book"),
+                  str(Path(venv) / "learn")])
             _run([str(bindir / "python"), "-c",
                   "import kvsim.book.notebook; kvsim.book.notebook.setup(offline=False); "
                   "import kvsim; print(kvsim.kv_budget('a40-48gb', 'llama-2-7b', "
                   "gpu_memory_utilization=0.6).describe())"])
-        print(f"ok: {here} installs with no network; jupyter lab and kvsim run")
+        print(f"ok: {here} installs with no network; the learner copies, jupyter lab and kvsim run")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -151,15 +181,17 @@ def main(argv: list[str] | None = None) -> int:
     c.add_argument("--install", action="store_true",
                    help="also install this machine's platform into a fresh venv, offline")
     for p in (b, c):
-        p.add_argument("--python", default="3.11", help="the learners' Python (default 3.11)")
+        p.add_argument("--python", default=",".join(PYTHONS),
+                       help=f"the learners' Pythons, comma-separated (default {','.join(PYTHONS)})")
     args = parser.parse_args(argv)
     unknown = [n for n in args.platforms if n not in PLATFORMS]
     if unknown:
         fail(f"platform {unknown[0]!r} is not known: expected one of {', '.join(PLATFORMS)}")
+    pythons = python_versions(args.python)
     if args.command == "build":
-        build(args.platforms or [this_platform()], args.python)
+        build(args.platforms or [this_platform()], pythons)
     else:
-        check(args.platforms, args.python, args.install)
+        check(args.platforms, pythons, args.install)
     return 0
 
 
