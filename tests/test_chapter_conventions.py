@@ -25,7 +25,7 @@ import pytest
 
 from kvsim.book import charts, exercises
 
-from notebook_helpers import glue_references, glued
+from notebook_helpers import glue_references, glued, quoted_above_their_glue
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -225,6 +225,16 @@ def test_every_glue_reference_in_the_prose_is_defined(path):
     used = glue_references(nb)
     assert used, "the chapter quotes no glued numbers"
     assert used <= set(glued(nb)), sorted(used - set(glued(nb)))
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=IDS)
+def test_every_number_is_glued_above_the_prose_that_quotes_it(path):
+    """JupyterLab evaluates a markdown cell's numbers when a run reaches it (make execute's
+    client evaluates them all at the end, so only this order test sees the difference): a number
+    glued below its prose would read ``…`` there, or, in a Predict box, take the question's own
+    number away (CONTRIBUTING.md, *Numbers*)."""
+    late = quoted_above_their_glue(_nb(path))
+    assert not late, [f"cell {i} quotes {name}, glued in cell {j}" for i, name, j in late][:12]
 
 
 def malformed_eval_roles(markdown: str) -> list[str]:

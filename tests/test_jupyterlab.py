@@ -1,25 +1,29 @@
 """The chapters in a real JupyterLab, driven in Debian's chromium with the network closed.
 
 Binder, a learner's laptop and a workshop room all open the chapters in
-JupyterLab, not on the static site. This module starts the pinned JupyterLab
-(with ``jupyterlab-myst``, from requirements.txt) on 127.0.0.1 over a copy of
-``book/``, opens every chapter in headless chromium through Playwright with
-every non-local request aborted, and for each chapter:
+JupyterLab, not on the static site, and all open *learner copies*
+(:mod:`kvsim.book.learner`; Binder's ``postBuild`` makes them in place). This
+module does the same: it starts the pinned JupyterLab (with
+``jupyterlab-myst``, from requirements.txt) on 127.0.0.1 over a copy of
+``book/`` turned into learner copies as ``postBuild`` turns it, with no
+environment variable set, opens every chapter in headless chromium through
+Playwright with every non-local request aborted, and for each chapter:
 
-* before any kernel runs, the prose already shows its numbers (the results
-  ``make execute`` saved with each markdown cell);
-* runs all cells (Run > Run All Cells), then reads the rendered page: no MyST
-  source shows (``{glue``, ``{eval}``, ``{exercise``, ``{solution``,
-  ``{term}``, ``:class:``, ``:::``, an unknown directive or an error); each
-  Predict box is an admonition titled "Predict"; each exercise is rendered as
-  one, and each solution is a folded dropdown whose body is not visible;
-* spot-checks three sentences with glued numbers against the static site: the
-  paragraph reads the same, word for word, in JupyterLab and on the built page;
-* every chart draws, with no request leaving 127.0.0.1 once the set-up cell
-  has run (before that, the committed charts ask a CDN for Vega, and wait);
-* saves, reloads the tab (the kernel lives on), runs the set-up cell again and
-  one chart cell: every chart still draws, still offline
-  (``KVSIM_OFFLINE_CHARTS=1``, as a workshop room without Wi-Fi runs it).
+* opened fresh, the chapter is not marked modified, nothing leaves 127.0.0.1,
+  every saved chart draws (the chart library comes with the copy), no MyST
+  source, raw citation key, glossary role or unresolved equation label shows,
+  and no Predict box is answered: each region after a prediction cell (what the
+  site veils) shows no output and none of the numbers its prose quotes;
+* *Run All* stops at the first prediction cell, with the note that it waits for
+  a guess, and still no Predict box is answered;
+* a guess committed in that cell prints kvsim's feedback sentence (the kernel's
+  own, word for word), its region's numbers and outputs appear, and the run
+  goes on to the next prediction, where ``prediction = "skip"`` shows the answer
+  without a guess; so through the whole chapter;
+* then: each Predict box and exercise renders as one, solutions are folded,
+  three sentences with glued numbers read word for word as on the static site,
+  every chart draws, still offline, and again after a save, a reload of the
+  tab and the set-up cell run again.
 
 Needs the built site (for the comparison) and chromium: ``make test`` builds
 first. Run alone, the module skips when either is missing, unless
@@ -44,6 +48,9 @@ from urllib.parse import urlparse
 import nbformat
 import pytest
 
+from kvsim.book import exercises
+from kvsim.book.learner import predict_regions
+
 from browser_helpers import (
     CHROMIUM,
     CHROMIUM_ARGS,
@@ -53,6 +60,7 @@ from browser_helpers import (
     serve,
     skip_or_fail,
 )
+from notebook_helpers import glued_where
 
 pytestmark = pytest.mark.jupyterlab
 
@@ -70,14 +78,22 @@ from kvbook_workshop import toc_docnames  # noqa: E402  (the book's one reader o
 CHAPTERS = [ROOT / (d + ".ipynb") for d in toc_docnames(ROOT)
             if re.search(r"/ch\d\d-", d) and (ROOT / (d + ".ipynb")).exists()]
 
-#: MyST source that must never reach a reader's eyes.
+#: MyST source, raw references and errors that must never reach a reader's eyes.
 RAW = ["{glue", "{eval}", "{exercise", "{solution", "{term}", "{eq}", "{cite", "{doc}", ":class:", ":::",
-       "Unknown Directive", "NameError", "Traceback"]
+       "Unknown Directive", "NameError", "Traceback", "KvsimError", "Citation Not Found", "(eq-",
+       "glued("]
 
-#: Console errors that are not the book's: jupyterlab-myst resolves {term} only
-#: against a glossary in the same notebook; the book's glossary is its own page,
-#: so in JupyterLab a term shows as plain text and the extension logs this.
-CONSOLE_ALLOW = [re.compile(r"^(Cross reference target was not found: term-[^\n]+\n?)+$")]
+#: Console errors that are not the book's. When a cell raises (here: a prediction that waits
+#: for its guess), the kernel aborts the requests queued behind it, jupyterlab-myst's requests
+#: for the prose's numbers below among them, and jupyterlab-myst leaves that rejection
+#: unhandled; the prose keeps what it showed ("…"), and nothing shows on the page.
+CONSOLE_ALLOW = [re.compile(r"^uncaught: Kernel response was not OK$")]
+
+#: What a prediction cell shows while the run waits for a guess
+#: (kvsim.book.exercises.predict in a learner copy).
+HOLD = "Waiting for your guess"
+#: What a cell below it shows instead of running (kvsim.book.exercises.not_run_note).
+NOT_RUN = "Not run: the run waits for your guess"
 
 #: User settings for the test's JupyterLab: every cell in the DOM (no windowing,
 #: so the page can be read whole), no news or update checks (they go online).
@@ -102,19 +118,21 @@ def _free_port() -> int:
 def lab(tmp_path_factory):
     home = tmp_path_factory.mktemp("jupyterlab")
     shutil.copytree(ROOT / "book", home / "book", ignore=shutil.ignore_patterns("_build", ".ipynb_checkpoints"))
+    shutil.copy2(ROOT / "_toc.yml", home / "_toc.yml")
     for name, values in SETTINGS.items():
         path = home / "settings" / name
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(values))
     port, token = _free_port(), os.urandom(12).hex()
-    env = dict(os.environ, KVSIM_OFFLINE_CHARTS="1", JUPYTER_CONFIG_DIR=str(home / "config"),
+    env = dict(os.environ, JUPYTER_CONFIG_DIR=str(home / "config"),
                JUPYTER_DATA_DIR=str(home / "data"), JUPYTER_RUNTIME_DIR=str(home / "runtime"),
                IPYTHONDIR=str(home / "ipython"),
                JUPYTERLAB_SETTINGS_DIR=str(home / "settings"),
                JUPYTERLAB_WORKSPACES_DIR=str(home / "workspaces"))
-    # As the learner set-up page says (and Binder's postBuild does): trust the
-    # book's notebooks once, so that their saved charts draw after a reload.
-    subprocess.run([str(Path(sys.executable).parent / "jupyter"), "trust", *sorted(str(p) for p in (home / "book").glob("*.ipynb"))],
+    for name in ("KVSIM_OFFLINE_CHARTS", "KVBOOK_PREDICT_HOLD"):     # nothing set, as a learner
+        env.pop(name, None)
+    # As Binder's postBuild does: the chapters become learner copies, signed (trusted).
+    subprocess.run([sys.executable, "-m", "kvsim.book.learner", "--in-place", "--book", str(home / "book")],
                    env=env, check=True, capture_output=True)
     log = open(home / "jupyterlab.log", "w")
     server = subprocess.Popen(
@@ -297,51 +315,164 @@ def _saved_charts(notebook: Path) -> int:
                for c in nb.cells if c.cell_type == "code" for o in c.outputs)
 
 
+# --------------------------------------------------------------------------
+# Predict regions: what must not show before the guess.
+
+CELL_STATE = """(i) => {
+    const c = document.querySelectorAll('.jp-NotebookPanel .jp-Cell')[i];
+    return {code: c.classList.contains('jp-CodeCell'),
+            text: (c.querySelector('.lm-Widget.myst') || {}).textContent || '',
+            outputs: c.querySelectorAll('.jp-OutputArea-output').length,
+            out: (c.querySelector('.jp-OutputArea') || {}).textContent || ''};
+}"""
+
+HOLDING = """(hold) => Array.from(document.querySelectorAll('.jp-NotebookPanel .jp-Cell'))
+    .map((c, i) => [i, (c.querySelector('.jp-OutputArea') || {}).textContent || ''])
+    .filter(x => x[1].includes(hold)).map(x => x[0])"""
+
+
+def _unquote(text: str) -> str:
+    return text[1:-1] if len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"" else text
+
+
+def _regions(notebook: Path) -> list[dict]:
+    """Each prediction of the chapter: its id, its cell, its region's cells and, per markdown cell
+    of the region, the numbers its prose quotes that the cells after the prediction compute
+    (the answer: its saved inline results, unless the cell's own words also write them)."""
+    cells = json.loads(notebook.read_text(encoding="utf-8"))["cells"]
+    glued_at = glued_where(nbformat.read(notebook, as_version=4))
+    out = []
+    for pid, region in predict_regions(cells):
+        cell = next(i for i, c in enumerate(cells) if c["cell_type"] == "code"
+                    and f'"{pid}"' in "".join(c["source"]))
+        numbers = {}
+        for j in region:
+            if cells[j]["cell_type"] != "markdown":
+                continue
+            words = re.sub(r"\{eval\}`+[^`]+`+", " ", "".join(cells[j]["source"]))
+            found = []
+            for e in cells[j].get("metadata", {}).get("user_expressions", []):
+                name = re.match(r"""glued\(["']([^"':]+)""", e["expression"])
+                if name and glued_at.get(name.group(1), -1) > cell:
+                    found.append(_unquote(e["result"]["data"].get("text/plain", "")))
+            numbers[j] = sorted({n for n in found if re.search(r"\d", n) and n not in words})
+        out.append({"id": pid, "cell": cell, "region": region, "numbers": numbers})
+    return out
+
+
+def _assert_unanswered(page, name: str, regions: list[dict]) -> None:
+    for r in regions:
+        for j in r["region"]:
+            state = page.evaluate(CELL_STATE, j)
+            if state["code"]:         # nothing, or the note that it waits for the guess
+                assert state["outputs"] == 0 or state["out"].strip().startswith(NOT_RUN), (
+                    f"{name}: {r['id']} answered by cell {j}'s output: {state['out'][:120]}")
+            else:
+                shown = [n for n in r["numbers"][j] if n in state["text"]]
+                assert not shown, f"{name}: {r['id']} answered in cell {j}'s prose before a guess: {shown}"
+
+
+def _answered(page, name: str, region: dict) -> None:
+    for j, numbers in region["numbers"].items():
+        text = page.evaluate(CELL_STATE, j)["text"]
+        assert all(n in text for n in numbers), f"{name}: {region['id']}'s numbers after the guess: {numbers} in {text[:200]!r}"
+
+
+def _wait_for_hold(page, notebook: Path, seconds: int = 300) -> int | None:
+    """Wait until nothing runs; the cell that waits for a guess, or None when the run went through."""
+    hidden = _hidden_code_cells(notebook)
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        prompts = page.evaluate(PROMPTS)
+        if "[*]:" not in prompts:
+            holding = page.evaluate(HOLDING, HOLD)
+            if holding:
+                return holding[0]
+            if _done(prompts, hidden):
+                return None
+        page.wait_for_timeout(500)
+    pytest.fail(f"{notebook.name}: still running after {seconds} s: {page.evaluate(PROMPTS)}")
+
+
+def _answer_and_run_on(page, cell: int, prediction_id: str, guess) -> None:
+    """Type the guess into the prediction cell, as a learner does, and run it and the cells below."""
+    editor = page.locator(".jp-NotebookPanel .jp-Cell").nth(cell).locator(".cm-content")
+    editor.click()
+    page.keyboard.press("Control+a")
+    page.keyboard.type(f'prediction = {guess!r}\nexercises.predict("{prediction_id}", prediction)')
+    page.keyboard.press("Escape")
+    _menu(page, "Run", "Run Selected Cell and All Below")
+    page.wait_for_timeout(500)
+
+
 @pytest.mark.parametrize("notebook", CHAPTERS, ids=[p.stem for p in CHAPTERS])
-def test_chapter_reads_in_jupyterlab_as_on_the_site(lab, browser, site_url, notebook):
+def test_a_learner_copy_waits_for_each_guess_and_reads_as_on_the_site(lab, browser, site_url, notebook):
     sentences = _site_sentences(browser, site_url, notebook)
     want = _source_counts(notebook)
+    regions = _regions(notebook)
+    assert regions, f"{notebook.name}: no prediction"
+    saved = _saved_charts(notebook)
     blocked, errors = [], []
     context = _offline_context(browser, blocked, errors)
     page = context.new_page()
     page.on("console", lambda m: m.type == "error" and errors.append(m.text))
     page.on("pageerror", lambda e: errors.append(f"uncaught: {e}"))
+    name = notebook.name
     try:
+        # Opened fresh: nothing to save, charts drawn offline, references resolved, no answer.
         _open(page, lab, notebook)
-        before = page.evaluate(LAB_STATE)
-        missing = [s for s in sentences if s not in before["paragraphs"]]
-        assert not missing, f"{notebook.name}, freshly opened: the saved numbers do not read as on the site: {missing}"
+        page.wait_for_timeout(2000)
+        assert page.locator(".jp-NotebookPanel .jp-mod-dirty, .lm-TabBar-tab.jp-mod-dirty").count() == 0, (
+            f"{name}: marked modified on opening")
+        # (the copy's own saved charts: those that answer a Predict box are blank until the guess)
+        _assert_charts_draw(page, f"{name} freshly opened", _saved_charts(lab["root"] / notebook.name))
+        opened = page.evaluate(LAB_STATE)
+        shown = [raw for raw in RAW if raw in opened["text"]]
+        assert not shown, f"{name}, freshly opened: MyST source or raw references visible: {shown}"
+        _assert_unanswered(page, f"{name} freshly opened", regions)
 
-        # Opened trusted, the committed chart outputs ask a CDN for Vega (they were
-        # saved without the offline runtime, which the site ships separately); with
-        # the network closed they wait for the set-up cell. Nothing else goes out.
-        early = [u for u in blocked if not re.match(r"https://cdn\.jsdelivr\.net/npm/vega(-lite|-embed)?@", u)]
-        assert not early, f"{notebook.name}: requests that left 127.0.0.1 on opening: {early[:5]}"
-        blocked.clear()
-        errors.clear()            # the same failed CDN loads, as the console reports them
-
+        # Run All: it holds at the first prediction, and still nothing is answered.
         _menu(page, "Run", "Run All Cells")
-        _wait_until_run(page, notebook)
-        page.wait_for_timeout(2000)            # the markdown cells' expressions come back last
-        state = page.evaluate(LAB_STATE)
+        held = _wait_for_hold(page, notebook)
+        assert held == regions[0]["cell"], f"{name}: Run All stopped at cell {held}, not the first prediction"
+        _assert_unanswered(page, f"{name} after Run All", regions)
 
+        # A guess: the kernel's feedback, this region's answer, then on to the next prediction.
+        first = regions[0]
+        value = exercises.PREDICTIONS[first["id"]].solve()[0]
+        guess = round(2 * value + 1)
+        _answer_and_run_on(page, first["cell"], first["id"], guess)
+        held = _wait_for_hold(page, notebook)
+        feedback = page.evaluate(CELL_STATE, first["cell"])["out"].strip()
+        assert feedback == exercises.judge_prediction(first["id"], guess).message, (name, feedback)
+        _answered(page, name, first)
+        _assert_unanswered(page, f"{name} after the first guess", regions[1:])
+        for r in regions[1:]:
+            assert held == r["cell"], f"{name}: the run stopped at cell {held}, not at {r['id']}"
+            _answer_and_run_on(page, r["cell"], r["id"], "skip")
+            held = _wait_for_hold(page, notebook)
+            feedback = page.evaluate(CELL_STATE, r["cell"])["out"].strip()
+            assert feedback == exercises.judge_prediction(r["id"], "skip").message, (name, feedback)
+            _answered(page, name, r)
+        assert held is None, f"{name}: the run still waits at cell {held} with every prediction made"
+        page.wait_for_timeout(2000)            # the markdown cells' expressions come back last
+
+        state = page.evaluate(LAB_STATE)
         shown = [raw for raw in RAW if raw in state["text"]]
-        assert not shown, f"{notebook.name}: MyST source or errors visible in JupyterLab: {shown}"
+        assert not shown, f"{name}: MyST source or errors visible in JupyterLab: {shown}"
         missing = [s for s in sentences if s not in state["paragraphs"]]
-        assert not missing, f"{notebook.name}, after Run All: sentences that differ from the site: {missing}"
-        assert state["predict"] == state["predictClassed"] == want["predict"] > 0, (
-            f"{notebook.name}: {state['predict']} Predict boxes rendered, the chapter has {want['predict']}")
+        assert not missing, f"{name}, after the run: sentences that differ from the site: {missing}"
+        assert state["predict"] == state["predictClassed"] == want["predict"] == len(regions), (
+            f"{name}: {state['predict']} Predict boxes rendered, the chapter has {want['predict']}")
         assert state["exercises"] == want["exercises"] > 0, (
-            f"{notebook.name}: {state['exercises']} exercises rendered, the chapter has {want['exercises']}")
+            f"{name}: {state['exercises']} exercises rendered, the chapter has {want['exercises']}")
         assert state["solutions"] == want["solutions"] == want["exercises"], state["solutionTitles"]
         assert state["solutionsOpen"] == state["solutionBodiesVisible"] == 0, (
-            f"{notebook.name}: solutions shown before the reader asks: {state['solutionTitles']}")
+            f"{name}: solutions shown before the reader asks: {state['solutionTitles']}")
         assert all(t.startswith("Solution to Exercise") for t in state["solutionTitles"]), state["solutionTitles"]
         if want["timing"]:
             assert re.search(r"Teaching: \d+ min · Exercises: \d+ min", state["text"]), "the overview's timing"
-
-        saved = _saved_charts(notebook)
-        _assert_charts_draw(page, f"{notebook.name} after Run All", saved)
+        _assert_charts_draw(page, f"{name} after the run", saved)
 
         # A reload of the tab: the kernel lives on, the page's Vega runtime is gone.
         saved_file = lab["root"] / notebook.name
@@ -351,7 +482,7 @@ def test_chapter_reads_in_jupyterlab_as_on_the_site(lab, browser, site_url, note
         page.keyboard.press("Control+s")
         deadline = time.monotonic() + 30
         while saved_file.stat().st_mtime_ns == before_save:
-            assert time.monotonic() < deadline, f"{notebook.name}: Ctrl+S saved nothing in 30 s"
+            assert time.monotonic() < deadline, f"{name}: Ctrl+S saved nothing in 30 s"
             page.wait_for_timeout(250)
         page.wait_for_timeout(1000)
         page.reload(wait_until="load")
@@ -369,10 +500,10 @@ def test_chapter_reads_in_jupyterlab_as_on_the_site(lab, browser, site_url, note
         _menu(page, "Run", "Run Selected Cell")
         page.wait_for_timeout(1000)
         _wait_until_run(page, notebook, 120)
-        _assert_charts_draw(page, f"{notebook.name} after a reload", saved)
+        _assert_charts_draw(page, f"{name} after a reload", saved)
     finally:
         context.close()
 
-    assert not blocked, f"{notebook.name}: requests that left 127.0.0.1: {blocked[:5]}"
+    assert not blocked, f"{name}: requests that left 127.0.0.1: {blocked[:5]}"
     unexpected = [e for e in errors if not any(rx.match(e) for rx in CONSOLE_ALLOW)]
-    assert not unexpected, f"{notebook.name}: console errors in JupyterLab: {unexpected[:5]}"
+    assert not unexpected, f"{name}: console errors in JupyterLab: {unexpected[:5]}"
