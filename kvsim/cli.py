@@ -75,6 +75,15 @@ CLI_RULES = (
     "note on stderr). A bad value exits 2 with one line naming it and the valid range."
 )
 
+#: The most values one ``--grid`` key takes (kvsim.runs.sweeps.MAX_GRID_VALUES, not imported
+#: here so that `kvsim --help` stays fast; a test checks they agree).
+GRID_VALUES_MAX = 1_000
+#: ``--time-scale``'s range (kvsim.traffic.workload.TIME_SCALE_RANGE, likewise).
+TIME_SCALE_MIN, TIME_SCALE_MAX = 0.001, 1000
+#: The largest leaderboard file `kvsim missions --leaderboard` reads: 1 MiB (a room of a
+#: hundred learners' codes is under 30 KB).
+LEADERBOARD_MAX_BYTES = 2**20
+
 _KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _INT = re.compile(r"^[+-]?\d[\d_]*$")
 
@@ -827,15 +836,11 @@ def _cmd_missions(args) -> str:
                 f"({shown}); {who}; {room}")
     if args.leaderboard is not None:
         where = f"--leaderboard {args.leaderboard!r}"
-        try:
-            with open(args.leaderboard, encoding="utf-8") as fh:
-                lines = fh.readlines()
-        except OSError as e:
-            raise KvsimError(f"{where}: cannot read it ({e.strerror}): expected a text file of "
-                             f"'name CODE' lines") from None
-        except UnicodeDecodeError:
-            raise KvsimError(f"{where} is not text (not UTF-8): expected a text file of "
-                             f"'name CODE' lines") from None
+        from .files import read_text_file
+        text = read_text_file(args.leaderboard, what="--leaderboard",
+                              expected="a text file of 'name CODE' lines",
+                              max_bytes=LEADERBOARD_MAX_BYTES)
+        lines = text.splitlines()
         try:
             rows = mp.leaderboard(lines)
         except KvsimError as e:

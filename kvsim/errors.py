@@ -21,12 +21,10 @@ from __future__ import annotations
 
 import math
 from numbers import Integral, Real
-from pathlib import Path
 from typing import Iterable
 
 __all__ = ["KvsimError", "check_int", "check_float", "check_choice", "EXACT_FLOAT_INT",
-           "check_gpu_memory_utilization", "check_num_gpu_blocks", "NUM_GPU_BLOCKS_MAX",
-           "read_text_file"]
+           "check_gpu_memory_utilization", "check_num_gpu_blocks", "NUM_GPU_BLOCKS_MAX"]
 
 #: The largest whole number a float is taken for by :func:`check_int` (2**53: every
 #: integer up to it is a float exactly).
@@ -142,32 +140,3 @@ def check_gpu_memory_utilization(value) -> float:
 def check_num_gpu_blocks(value) -> int:
     """A pinned pool's usable blocks, in [1, :data:`NUM_GPU_BLOCKS_MAX`]."""
     return check_int("num_gpu_blocks", value, min=1, max=NUM_GPU_BLOCKS_MAX)
-
-
-def read_text_file(path, *, what: str, expected: str, max_bytes: int | None = None) -> str:
-    """The UTF-8 text of the file ``path``, or a one-line :class:`KvsimError` naming it:
-    missing, unreadable, over ``max_bytes``, binary (a NUL byte) or not UTF-8.
-
-    ``what`` names the file's role ("rule file", "scrape"), ``expected`` what it should hold.
-    """
-    shown = repr(str(path))
-    p = Path(path)
-    try:
-        if not p.exists():
-            raise KvsimError(f"{what} {shown} does not exist: expected {expected}")
-        if not p.is_file():
-            raise KvsimError(f"{what} {shown} is not a file: expected {expected}")
-        if max_bytes is not None and p.stat().st_size > max_bytes:
-            raise KvsimError(f"{what} {shown} is {p.stat().st_size:,} bytes: expected {expected} "
-                             f"of at most {max_bytes:,} bytes")
-        data = p.read_bytes()
-    except OSError as exc:
-        raise KvsimError(f"{what} {shown}: cannot read it ({exc.strerror}): expected "
-                         f"{expected}") from None
-    if b"\0" in data:
-        raise KvsimError(f"{what} {shown} is a binary file: expected {expected}")
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise KvsimError(f"{what} {shown} is not UTF-8 text (byte {exc.start}): expected "
-                         f"{expected}") from None

@@ -29,6 +29,7 @@ import pytest
 import yaml
 
 import kvsim
+from kvsim.errors import KvsimError
 from kvsim.observe import alerts as A
 from kvsim.observe import lint as L
 from kvsim.observe import promtool_tests
@@ -458,15 +459,23 @@ def test_the_label_checks_know_each_familys_labels():
 
 
 def test_an_unparsable_rule_is_one_line_naming_the_rule(tmp_path):
+    """promtool refuses a rule file whose expression does not parse, so the linter refuses
+    it too, in one line naming the rule, before any vLLM finding (issue 30); a single
+    --expr that does not parse stays an ``unparsable`` finding."""
     path = tmp_path / "r.yml"
     path.write_text(yaml.safe_dump({"groups": [{"name": "g", "rules": [
         {"alert": "Broken", "expr": "rate(("},
         {"alert": "Fine", "expr": "rate(vllm:num_preemptions_total[5m]) > 0"}]}]}))
-    found = A.lint_rules(path)
-    assert [(f.rule, f.kind) for f in found] == [("Broken", "unparsable")]
+    with pytest.raises(KvsimError, match=r"rule 1 \(Broken\): the expression does not parse "
+                                         r"\(.*\): `rate\(\(`$"):
+        A.lint_rules(path)
     proc = subprocess.run([sys.executable, "-m", "kvsim", "lint-rules", str(path)],
-                          capture_output=True, text=True, timeout=30)
-    assert proc.returncode == 1 and proc.stdout.splitlines() == [str(found[0])]
+                          capture_output=True, text=True, timeout=30,
+                          env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    assert proc.returncode == 2 and proc.stdout == "" and proc.stderr.count("\n") == 1
+    assert "(Broken): the expression does not parse" in proc.stderr
+    found = A.lint_promql("rate((")
+    assert [f.kind for f in found] == ["unparsable"]
 
 
 def _cli(*argv):

@@ -428,11 +428,12 @@ def test_the_table_holds_at_least_a_hundred_bad_inputs():
 
 
 @pytest.mark.parametrize("content, needle", [
-    (None, "does not exist"), ("dir", "is not a file"), (b"ab\x00cd", "is a binary file"),
-    (b"caf\xe9", "is not UTF-8 text (byte 3)"), (b"x" * 11, "is 11 bytes"),
+    (None, "does not exist"), ("dir", "is a folder, not a regular file"),
+    (b"ab\x00cd", "is a binary file"), (b"caf\xe9", "is not UTF-8 text (byte 3)"),
+    (b"x" * 11, "is 11 bytes"),
 ])
 def test_a_text_file_that_cannot_be_read_is_one_line_naming_it(tmp_path, content, needle):
-    from kvsim.errors import read_text_file
+    from kvsim.files import read_text_file
     path = tmp_path / "input.txt"
     if content == "dir":
         path.mkdir()

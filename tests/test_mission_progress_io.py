@@ -79,9 +79,16 @@ def test_export_to_a_named_file_or_folder_and_of_empty_progress(tmp_path):
     (tmp_path / "out").mkdir()
     assert mp.export_progress(tmp_path / "out", path=a) == str(tmp_path / "out" / mp.EXPORT_NAME)
     named = tmp_path / "mine.json"
-    named.write_text("old")                                     # replaced, not appended to
+    named.write_text("")                                        # an empty file is written
     assert mp.export_progress(named, path=a) == str(named)
     assert json.loads(named.read_text())["codes"]["2"].startswith("M2/3/")
+    assert mp.export_progress(named, path=a) == str(named)      # and an export replaced
+    other = tmp_path / "notes.json"
+    other.write_text("my notes")                                # somebody else's: refused
+    with pytest.raises(KvsimError, match=r"notes.json' is a file kvsim did not write .*"
+                                         r"nothing was written"):
+        mp.export_progress(other, path=a)
+    assert other.read_text() == "my notes"
     empty = mp.export_progress(tmp_path / "empty.json", path=tmp_path / "none.json")
     assert json.loads(open(empty).read())["progress"] == {"version": 2, "name": None,
                                                         "missions": {}}
@@ -270,7 +277,7 @@ def _code_stars_up(doc):
 
 
 BAD = [
-    ("not-json", "{not json", ["is not JSON", "line 1"]),
+    ("not-json", "{not json", ["is not valid JSON", "line 1"]),
     ("a-list", "[1, 2]", ["JSON list, not an object"]),
     ("progress-file", {"version": 1, "missions": {}}, ["is a progress file, not an export"]),
     ("format", lambda d: d.update(format="kvsim-other"),
@@ -369,8 +376,8 @@ def test_bad_imports_are_one_line_errors_that_change_nothing(tmp_path, valid_exp
 
 def test_a_missing_or_unreadable_import_file(tmp_path, local_progress):
     local, before = local_progress
-    for src, needle in ((tmp_path / "nope.json", "No such file"),
-                        (tmp_path, "cannot be read")):
+    for src, needle in ((tmp_path / "nope.json", "does not exist"),
+                        (tmp_path, "is a folder, not a regular file")):
         with pytest.raises(KvsimError) as info:
             mp.import_progress(src, path=local)
         msg = str(info.value)
@@ -442,7 +449,7 @@ def test_cli_export_and_import_errors_exit_2_with_one_line(capsys, tmp_path, val
     doc = json.loads(json.dumps(valid_export))
     _forged_one_more(doc)
     tampered.write_text(json.dumps(doc))
-    cases = [(("--import", str(tmp_path / "nope.json")), "No such file"),
+    cases = [(("--import", str(tmp_path / "nope.json")), "does not exist"),
              (("--import", str(tampered)), "re-scores to 1"),
              (("--export", str(tmp_path / "no" / "x.json")), "does not exist"),
              (("--export", str(b)), "the progress file itself"),
