@@ -188,7 +188,7 @@ def test_a_client_that_hangs_up_mid_response_costs_one_line(served, monkeypatch,
     monkeypatch.setattr(srv.httpd, "log", log)
     # a body far larger than the socket buffers, so the server is still sending when the
     # client resets the connection
-    monkeypatch.setattr(exporter, "exposition", lambda *a, **k: "x" * 8_000_000)
+    monkeypatch.setattr(srv, "body", lambda openmetrics=False: b"x" * 8_000_000)
     s = socket.socket()
     s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
     s.connect(("127.0.0.1", srv.port))
