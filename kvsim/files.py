@@ -18,9 +18,11 @@ Every file kvsim writes for a user (a progress file, an export, a trace) goes
 through :func:`write_user_file`:
 
 * only to a **new path or a regular file that is already ours** (``ours``, the
-  caller's test of the file's first bytes; an empty file counts as ours):
-  a folder, a FIFO, a device, a socket or somebody else's file is refused in
-  one line and nothing is written;
+  caller's test of the file's bytes; an empty file counts as ours) and not
+  read-only (no write bit at all: its owner protected it, and neither root's
+  rights nor a rename over it would stop kvsim): a folder, a FIFO, a device, a
+  socket, a read-only file or somebody else's file is refused in one line and
+  nothing is written;
 * through a temporary file beside it, named ``.<name>.kvsim-<pid>-<8 hex>.tmp``
   (:func:`temp_name`), and :func:`os.replace`: a reader sees the old file or the
   whole new one. The temporary file is removed if the write fails; a process
@@ -287,6 +289,11 @@ def check_writable(target, *, what: str, ours: Callable[[bytes], bool], expected
     if not stat.S_ISREG(st.st_mode):
         raise KvsimError(f"{what} {shown} is {file_kind(st.st_mode)}, not a regular file: "
                          f"nothing was written; expected a new path or {expected}")
+    if not st.st_mode & 0o222:
+        # read-only for everyone: its owner protected it (root's writes would not be stopped
+        # by the mode, and a rename over it needs only the folder's permission)
+        raise KvsimError(f"{what} {shown} is read-only: nothing was written; expected a new "
+                         f"path or a writable {expected}")
     if st.st_size == 0:
         return path
     data = None

@@ -485,27 +485,26 @@ class Engine:
 
     def _pull(self, t: float) -> None:
         reject = self.cfg.unfit_requests == "reject"
-        while batch := list(self.source.pull(t)):
-            for arrival, p, out, prio, group, prefix, session, index, user in batch:
-                if not self.source.sending(arrival):    # sent after the load test stopped
-                    continue
-                if self.closed and not reject:
-                    self._check_fit([(p, out)], first=index)
-                rid = len(self.reqs)
-                o = min(out, max(self.cfg.max_model_len - p, 0))
-                stream = session if session >= 0 else -(rid + 1)
-                r = Req(rid, arrival, p, o, out, prio, group, prefix, stream, self.bs)
-                r.user = user
-                self.reqs.append(r)
-                r.rejected = self._unfit(p, out) if reject else 0
-                if r.rejected:                  # refused on arrival: never queued
-                    r.state = "rejected"
-                    if self.closed:
-                        self.source.refused(user, arrival)
-                    continue
-                self._enqueue(r)
-            if not self.closed:
-                break
+        # One at a time (the sources are generators): a refusal's next request joins the
+        # pending ones before the next is taken, so requests arrive in time order.
+        for arrival, p, out, prio, group, prefix, session, index, user in self.source.pull(t):
+            if not self.source.sending(arrival):    # sent after the load test stopped
+                continue
+            if self.closed and not reject:
+                self._check_fit([(p, out)], first=index)
+            rid = len(self.reqs)
+            o = min(out, max(self.cfg.max_model_len - p, 0))
+            stream = session if session >= 0 else -(rid + 1)
+            r = Req(rid, arrival, p, o, out, prio, group, prefix, stream, self.bs)
+            r.user = user
+            self.reqs.append(r)
+            r.rejected = self._unfit(p, out) if reject else 0
+            if r.rejected:                  # refused on arrival: never queued
+                r.state = "rejected"
+                if self.closed:
+                    self.source.refused(user, arrival)
+                continue
+            self._enqueue(r)
 
     def _key(self, r: Req):
         return (r.priority, r.arrival, r.rid)

@@ -57,6 +57,8 @@ from .swapping import SwapSpace
 from .waiting import make_waiting_queue
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from kvsim.model.spec import ModelSpec
 
     from .options import EngineConfig
@@ -158,10 +160,12 @@ class Scheduler:
                 # prefix_of() gives (group, tokens); mypy reads *Any as filling every parameter
                 self.add_request(rid, *arrivals.prefix_of(rid), -(rid + 1))  # type: ignore[call-arg]
             return
-        while batch := arrivals.pull(t):        # a refused request's user may send again by t
-            self._add_closed_loop(batch)
+        # one at a time, in time order: a refused request's user may send again by t, before
+        # requests already pending (and a load test that stops sends nothing after)
+        while (item := arrivals.pull_next(t)) is not None:
+            self._add_closed_loop((item,))
 
-    def _add_closed_loop(self, batch: list[tuple[Any, int]]) -> None:
+    def _add_closed_loop(self, batch: Sequence[tuple[Any, int]]) -> None:
         arrivals = self.arrivals
         for req, user in batch:
             if not arrivals.sending(req.arrival_s):  # sent after the load test stopped

@@ -172,10 +172,21 @@ class ClosedArrivals:
         self.sessions += 1
         return p, out, session, self.wl.turns_of(session) - 1, shared
 
-    def pull(self, t: float) -> list[tuple[NewRequest, int]]:
-        """Requests issued by ``t``; the caller assigns each its engine id through :meth:`bind`."""
-        out = []
-        while self.pending and self.pending[0][0] <= t:
+    def pull_next(self, t: float) -> tuple[NewRequest, int] | None:
+        """The earliest request issued by ``t`` (None when there is none), with its user; the
+        caller assigns it its engine id through :meth:`bind`, and handles it (a refusal may
+        make its user send again before the next one) before it asks for the next: so the
+        requests are issued in time order, and none after the load test stopped."""
+        if self.pending and self.pending[0][0] <= t:
+            out = self.pull(t, 1)
+            return out[0] if out else None
+        return None
+
+    def pull(self, t: float, most: int | None = None) -> list[tuple[NewRequest, int]]:
+        """Requests issued by ``t`` (at most ``most``); the caller assigns each its engine id
+        through :meth:`bind`."""
+        out: list[tuple[NewRequest, int]] = []
+        while self.pending and self.pending[0][0] <= t and (most is None or len(out) < most):
             if self.issued >= MAX_REQUESTS:
                 self._stop(self.pending[0][0], f"it had sent {MAX_REQUESTS:,} requests, the "
                                                f"most one workload may hold")
