@@ -45,6 +45,9 @@ from kvsim.traffic.lengths import Geometric
 from kvsim.traffic.workload import Workload
 
 ROOT = Path(__file__).resolve().parents[1]
+#: The exporter's goal: the p99 of one scrape in a burst of 200 simultaneous ones, on
+#: loopback on the project's 2-core machine (issue 30).
+EXPORTER_P99_GOAL_S = 1.0
 SHARED = ROOT.parent / "shared" / "data"
 TRACE = SHARED / "AzureLLMInferenceTrace_conv.csv"
 PROFILES = SHARED / "vidur-profiling"
@@ -205,6 +208,10 @@ def exporter_load(bursts: int = 3, clients: int = 200, idle: int = 300) -> None:
           f"of {len(times)}{' ' + str(sorted(set(failures))) if failures else ''}")
     print(f"  one scrape   p50 {q[49] * 1e3:7.1f} ms   p99 {q[98] * 1e3:7.1f} ms   "
           f"(a burst: median {statistics.median(walls):.2f} s)")
+    # The goal (issue 30): on loopback, a fleet's burst is answered within a second, because
+    # the exposition is rendered once per change of the simulated state, not per scrape.
+    row(f"exporter: {clients} simultaneous scrapes, p99", q[98], EXPORTER_P99_GOAL_S,
+        "(goal: <= 1 x; " + ("met" if q[98] <= EXPORTER_P99_GOAL_S else "NOT met") + ")")
 
     srv = MetricsServer(run_metrics(kvsim.run_scenario("mission-1-storm")), port=0,
                         timeout_s=1.0)

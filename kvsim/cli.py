@@ -75,6 +75,15 @@ CLI_RULES = (
     "note on stderr). A bad value exits 2 with one line naming it and the valid range."
 )
 
+#: The most values one ``--grid`` key takes (kvsim.runs.sweeps.MAX_GRID_VALUES, not imported
+#: here so that `kvsim --help` stays fast; a test checks they agree).
+GRID_VALUES_MAX = 1_000
+#: ``--time-scale``'s range (kvsim.traffic.workload.TIME_SCALE_RANGE, likewise).
+TIME_SCALE_MIN, TIME_SCALE_MAX = 0.001, 1000
+#: The largest leaderboard file `kvsim missions --leaderboard` reads: 1 MiB (a room of a
+#: hundred learners' codes is under 30 KB).
+LEADERBOARD_MAX_BYTES = 2**20
+
 _KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _INT = re.compile(r"^[+-]?\d[\d_]*$")
 
@@ -136,10 +145,6 @@ def _pool_flags(parser) -> None:
 
 def _pos_float(name: str):
     return _arg(lambda v: check_float(name, v, min=0, min_open=True))
-
-
-def _nonneg_float(name: str):
-    return _arg(lambda v: check_float(name, v, min=0))
 
 
 def parse_set_value(text: str) -> Any:
@@ -209,7 +214,11 @@ def parse_grid(items: Sequence[str] | None) -> dict[str, list]:
                              f"gpu_memory_utilization=0.55,0.6")
         if key in grid:
             raise KvsimError(f"--grid {key} is given twice: expected each option once")
-        grid[key] = [parse_set_value(v) for v in values.split(",")]
+        parts = values.split(",")
+        if len(parts) > GRID_VALUES_MAX:
+            raise KvsimError(f"--grid {key} has {len(parts):,} values: expected at most "
+                             f"{GRID_VALUES_MAX:,}")
+        grid[key] = [parse_set_value(v) for v in parts]
     return grid
 
 
@@ -251,11 +260,18 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--util", type=_util, default=None, metavar="F",
                    help="gpu_memory_utilization in (0, 1] (with --trace: required unless the "
                         "pool is pinned, as for capacity; a --scenario has its own)")
-    s.add_argument("--time-scale", type=_pos_float("time_scale"), default=None, metavar="F",
-                   help="with --trace: divide arrival times by F (2 = twice the rate)")
-    s.add_argument("--start-s", type=_nonneg_float("start_s"), default=None, metavar="S",
+    s.add_argument("--time-scale", default=None, metavar="F",
+                   type=_arg(lambda v: check_float(
+                       "time_scale", v, min=TIME_SCALE_MIN, max=TIME_SCALE_MAX,
+                       why="a thousandth to a thousand times the trace's rate")),
+                   help="with --trace: divide arrival times by F (2 = twice the rate; "
+                        "0.001 to 1000)")
+    s.add_argument("--start-s", default=None, metavar="S",
+                   type=_arg(lambda v: check_float("start_s", v, min=0, max=10**7)),
                    help="with --trace: start of the replayed window, in trace seconds")
-    s.add_argument("--duration-s", type=_pos_float("duration_s"), default=None, metavar="S",
+    s.add_argument("--duration-s", default=None, metavar="S",
+                   type=_arg(lambda v: check_float("duration_s", v, min=0, min_open=True,
+                                                   max=10**7)),
                    help="with --trace: length of the replayed window, in trace seconds")
     s.add_argument("--limit", type=_arg(lambda v: check_int("limit", v, min=1)), default=None,
                    metavar="N", help="with --trace: replay at most N requests")
@@ -538,7 +554,17 @@ def _summary_text(result) -> str:
             f"{'on' if c['enable_prefix_caching'] else 'off'}\n"
             f"# measured from t = {c['warmup_s']:g} s to the end of the run "
             f"(times in seconds, fractions in 0..1)\n")
-    return head + _table(dict(result.summary()))
+    note = _load_note(result)
+    return head + (f"# note: {note}\n" if note else "") + _table(dict(result.summary()))
+
+
+def _load_note(result) -> str | None:
+    """One line when a closed-loop load test stopped sending early (``max_errors``)."""
+    stopped = result.counters.get("load_stopped_s")
+    if stopped is None:
+        return None
+    return (f"the load test stopped sending at t = {stopped:g} s: "
+            f"{result.counters.get('load_stop_reason')}")
 
 
 def _cmd_simulate(args) -> str:
@@ -588,7 +614,12 @@ def _cmd_simulate(args) -> str:
         options = dict(sets)
         result = kvsim.simulate(workload, model=kvsim.get_model(_model_arg(args)),
                                 gpu=args.gpu, **options)
-    return _dump(result.summary()) if args.json else _summary_text(result)
+    if args.json:
+        note = _load_note(result)
+        if note:
+            print(f"kvsim: note: {note}", file=sys.stderr)
+        return _dump(result.summary())
+    return _summary_text(result)
 
 
 def _cmd_scenarios(args) -> str:
@@ -827,15 +858,11 @@ def _cmd_missions(args) -> str:
                 f"({shown}); {who}; {room}")
     if args.leaderboard is not None:
         where = f"--leaderboard {args.leaderboard!r}"
-        try:
-            with open(args.leaderboard, encoding="utf-8") as fh:
-                lines = fh.readlines()
-        except OSError as e:
-            raise KvsimError(f"{where}: cannot read it ({e.strerror}): expected a text file of "
-                             f"'name CODE' lines") from None
-        except UnicodeDecodeError:
-            raise KvsimError(f"{where} is not text (not UTF-8): expected a text file of "
-                             f"'name CODE' lines") from None
+        from .files import read_text_file
+        text = read_text_file(args.leaderboard, what="--leaderboard",
+                              expected="a text file of 'name CODE' lines",
+                              max_bytes=LEADERBOARD_MAX_BYTES)
+        lines = text.splitlines()
         try:
             rows = mp.leaderboard(lines)
         except KvsimError as e:

@@ -21,12 +21,10 @@ from __future__ import annotations
 
 import math
 from numbers import Integral, Real
-from pathlib import Path
 from typing import Iterable
 
 __all__ = ["KvsimError", "check_int", "check_float", "check_choice", "EXACT_FLOAT_INT",
-           "check_gpu_memory_utilization", "check_num_gpu_blocks", "NUM_GPU_BLOCKS_MAX",
-           "read_text_file"]
+           "check_gpu_memory_utilization", "check_num_gpu_blocks", "NUM_GPU_BLOCKS_MAX"]
 
 #: The largest whole number a float is taken for by :func:`check_int` (2**53: every
 #: integer up to it is a float exactly).
@@ -51,6 +49,16 @@ def _why(why: str | None) -> str:
     return f" ({why})" if why else ""
 
 
+def _shown(value) -> str:
+    """A value as a one-line error shows it: its repr, an integer of more than 30 digits by
+    its size (Python cannot even print one of more than 4,300), anything long cut short."""
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 10**30:
+        digits = len(str(abs(value))) if abs(value) < 10**4000 else "over 4,000"
+        return f"<{'a negative' if value < 0 else 'an'} integer of {digits} digits>"
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
 def check_int(name: str, value, *, min: int | None = None, max: int | None = None,
               why: str | None = None) -> int:
     """Return ``value`` as ``int`` or raise a :class:`KvsimError` naming ``name``.
@@ -59,7 +67,11 @@ def check_int(name: str, value, *, min: int | None = None, max: int | None = Non
     docstring), NaN and strings that are not integers are refused. ``why``, if
     given, is appended to the message in brackets (what the range comes from).
     """
-    shown = value
+    shown = value                                   # as typed: 0, '0' and 4e9 read so
+    if isinstance(value, str) and len(value) > 80:
+        shown = value[:77] + "..."
+    elif isinstance(value, int) and not isinstance(value, bool):
+        shown = _shown(value)
     if isinstance(value, bool) or value is None:
         ok = False
     elif isinstance(value, Integral):
@@ -73,7 +85,7 @@ def check_int(name: str, value, *, min: int | None = None, max: int | None = Non
         try:
             value = int(value.strip().replace("_", ""))
             ok = True
-        except ValueError:
+        except ValueError:              # not a number, or more than 4,300 digits
             ok = False
     else:
         ok = False
@@ -82,7 +94,8 @@ def check_int(name: str, value, *, min: int | None = None, max: int | None = Non
         raise KvsimError(f"{name}={shown!r} is not an exact whole number (a float above 2**53): "
                          f"expected an integer {rng}")
     if not ok:
-        raise KvsimError(f"{name}={value!r} is not a whole number: expected an integer {rng}")
+        raise KvsimError(f"{name}={_shown(value)} is not a whole number: expected an integer "
+                         f"{rng}")
     if (min is not None and value < min) or (max is not None and value > max):
         raise KvsimError(f"{name}={shown} is out of range: expected an integer {rng}")
     return value
@@ -103,11 +116,16 @@ def check_float(name: str, value, *, min: float | None = None, max: float | None
         try:
             value = float(value.strip())
         except ValueError:
-            raise KvsimError(f"{name}={value!r} is not a number: expected a number {rng}") from None
+            raise KvsimError(f"{name}={_shown(value)} is not a number: expected a number "
+                             f"{rng}") from None
     try:
         x = float(value)
+    except OverflowError:                          # an integer beyond any float
+        raise KvsimError(f"{name}={_shown(value)} is out of range: expected a number "
+                         f"{rng}") from None
     except (TypeError, ValueError):
-        raise KvsimError(f"{name}={value!r} is not a number: expected a number {rng}") from None
+        raise KvsimError(f"{name}={_shown(value)} is not a number: expected a number "
+                         f"{rng}") from None
     if not math.isfinite(x):
         raise KvsimError(f"{name}={value!r} is not finite: expected a number {rng}")
     if min is not None and (x < min or (min_open and x == min)):
@@ -142,32 +160,3 @@ def check_gpu_memory_utilization(value) -> float:
 def check_num_gpu_blocks(value) -> int:
     """A pinned pool's usable blocks, in [1, :data:`NUM_GPU_BLOCKS_MAX`]."""
     return check_int("num_gpu_blocks", value, min=1, max=NUM_GPU_BLOCKS_MAX)
-
-
-def read_text_file(path, *, what: str, expected: str, max_bytes: int | None = None) -> str:
-    """The UTF-8 text of the file ``path``, or a one-line :class:`KvsimError` naming it:
-    missing, unreadable, over ``max_bytes``, binary (a NUL byte) or not UTF-8.
-
-    ``what`` names the file's role ("rule file", "scrape"), ``expected`` what it should hold.
-    """
-    shown = repr(str(path))
-    p = Path(path)
-    try:
-        if not p.exists():
-            raise KvsimError(f"{what} {shown} does not exist: expected {expected}")
-        if not p.is_file():
-            raise KvsimError(f"{what} {shown} is not a file: expected {expected}")
-        if max_bytes is not None and p.stat().st_size > max_bytes:
-            raise KvsimError(f"{what} {shown} is {p.stat().st_size:,} bytes: expected {expected} "
-                             f"of at most {max_bytes:,} bytes")
-        data = p.read_bytes()
-    except OSError as exc:
-        raise KvsimError(f"{what} {shown}: cannot read it ({exc.strerror}): expected "
-                         f"{expected}") from None
-    if b"\0" in data:
-        raise KvsimError(f"{what} {shown} is a binary file: expected {expected}")
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise KvsimError(f"{what} {shown} is not UTF-8 text (byte {exc.start}): expected "
-                         f"{expected}") from None

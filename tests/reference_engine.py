@@ -49,7 +49,7 @@ from kvsim.engine.options import (
 )
 from kvsim.engine.result import SimResult, Table
 from kvsim.errors import KvsimError
-from kvsim.traffic.workload import Request, Workload
+from kvsim.traffic.workload import MAX_REQUESTS, Request, Workload
 
 __all__ = ["simulate_reference", "STAT_NAMES", "Engine", "Pool", "Block", "Req"]
 
@@ -313,6 +313,12 @@ class OpenSource:
     def finished(self, user, t: float) -> None:
         pass
 
+    stopped_s = None
+    stop_reason = None
+
+    def sending(self, t: float) -> bool:
+        return True
+
 
 class ClosedSource:
     """``users`` clients; each sends its next request ``think_s`` after the previous finished.
@@ -331,6 +337,20 @@ class ClosedSource:
         self.issued = 0
         self.sessions = 0
         self.conv: dict[int, list] = {}     # user -> [session, turns left, history, prefix]
+        # The load test stops sending after max_errors refusals or MAX_REQUESTS requests
+        # (requests sent at the instant it stops are still served).
+        self.max_errors = wl.max_errors
+        self.refusals = 0
+        self.stopped_s: float | None = None
+        self.stop_reason: str | None = None
+
+    def _stop(self, t: float, why: str) -> None:
+        if self.stopped_s is None:
+            self.stopped_s, self.stop_reason = t, why
+        self.pending = []
+
+    def sending(self, t: float) -> bool:
+        return self.stopped_s is None or t <= self.stopped_s
 
     def next_time(self) -> float:
         return self.pending[0][0] if self.pending else math.inf
@@ -338,6 +358,10 @@ class ClosedSource:
     def pull(self, t: float):
         wl = self.wl
         while self.pending and self.pending[0][0] <= t:
+            if self.issued >= MAX_REQUESTS:
+                self._stop(self.pending[0][0], f"it had sent {MAX_REQUESTS:,} requests, the "
+                                               f"most one workload may hold")
+                break
             t_a, user = self.pending.pop(0)
             k = self.issued
             self.issued += 1
@@ -364,8 +388,14 @@ class ClosedSource:
         return sum(1 for t_u, _ in self.pending if t_u <= t)
 
     def refused(self, user, t: float) -> None:
-        """A refused request: the user starts over after think_s, at least a 1 ms round trip."""
+        """A refused request: the user starts over after think_s, at least a 1 ms round trip;
+        the max_errors-th refusal stops the load test."""
         self.conv.pop(user, None)
+        self.refusals += 1
+        if self.refusals >= self.max_errors:
+            self._stop(t, f"{self.refusals:,} of its requests were refused (max_errors="
+                          f"{self.max_errors:,})")
+            return
         t_next = t + max(self.wl.think_s, 0.001)
         if t_next < self.wl.duration_s and t_next < self.until:
             self.pending.append((t_next, user))
@@ -373,7 +403,7 @@ class ClosedSource:
 
     def finished(self, user, t: float) -> None:
         t_next = t + self.wl.think_s
-        if t_next < self.wl.duration_s and t_next < self.until:
+        if self.stopped_s is None and t_next < self.wl.duration_s and t_next < self.until:
             self.pending.append((t_next, user))
             self.pending.sort()
             c = self.conv.get(user)
@@ -404,6 +434,7 @@ class Engine:
         self.waiting: list[Req] = []        # fcfs: arrivals, victims in front; priority: sorted
         self.swapped: deque[Req] = deque()
         self.t = 0.0
+        self.t_end = 0.0                    # the end of the last step
         # SGLang's new_token_ratio
         self.ratio_init = float(cfg.init_new_token_ratio)
         self.ratio_min = float(cfg.min_new_token_ratio)
@@ -430,7 +461,9 @@ class Engine:
         """The first rule request (p, o) breaks, numbered as kvsim.engine.fit numbers them
         (0: it can run)."""
         cfg, bs = self.cfg, self.bs
-        usable = self.N - cfg.watermark_blocks
+        # the most one request may hold: V0 keeps the watermark even alone, V1 only beside
+        # others (found when the property tests began to draw refused requests)
+        usable = self.N - (cfg.watermark_blocks if self.v0 else 0)
         o = min(o, max(cfg.max_model_len - p, 0))
         if p >= cfg.max_model_len:
             return 1
@@ -452,25 +485,26 @@ class Engine:
 
     def _pull(self, t: float) -> None:
         reject = self.cfg.unfit_requests == "reject"
-        while batch := list(self.source.pull(t)):
-            for arrival, p, out, prio, group, prefix, session, index, user in batch:
-                if self.closed and not reject:
-                    self._check_fit([(p, out)], first=index)
-                rid = len(self.reqs)
-                o = min(out, max(self.cfg.max_model_len - p, 0))
-                stream = session if session >= 0 else -(rid + 1)
-                r = Req(rid, arrival, p, o, out, prio, group, prefix, stream, self.bs)
-                r.user = user
-                self.reqs.append(r)
-                r.rejected = self._unfit(p, out) if reject else 0
-                if r.rejected:                  # refused on arrival: never queued
-                    r.state = "rejected"
-                    if self.closed:
-                        self.source.refused(user, arrival)
-                    continue
-                self._enqueue(r)
-            if not self.closed:
-                break
+        # One at a time (the sources are generators): a refusal's next request joins the
+        # pending ones before the next is taken, so requests arrive in time order.
+        for arrival, p, out, prio, group, prefix, session, index, user in self.source.pull(t):
+            if not self.source.sending(arrival):    # sent after the load test stopped
+                continue
+            if self.closed and not reject:
+                self._check_fit([(p, out)], first=index)
+            rid = len(self.reqs)
+            o = min(out, max(self.cfg.max_model_len - p, 0))
+            stream = session if session >= 0 else -(rid + 1)
+            r = Req(rid, arrival, p, o, out, prio, group, prefix, stream, self.bs)
+            r.user = user
+            self.reqs.append(r)
+            r.rejected = self._unfit(p, out) if reject else 0
+            if r.rejected:                  # refused on arrival: never queued
+                r.state = "rejected"
+                if self.closed:
+                    self.source.refused(user, arrival)
+                continue
+            self._enqueue(r)
 
     def _key(self, r: Req):
         return (r.priority, r.arrival, r.rid)
@@ -971,8 +1005,16 @@ class Engine:
 
     def _record(self, t1, dt, gap, regular, prefill_tokens, decode_tokens, emitted, st,
                 swap_in_bytes, recomputed) -> None:
+        # Requests that arrived during the step are queued now, before the row: a refused one
+        # never counts as waiting. (Done as run() would before the next step, its idle reset
+        # of SGLang's ratio included.)
+        if self.source.next_time() <= t1:
+            if not (self.running or self.waiting or self.swapped):
+                self.ratio_base, self.steps_since_reset = self.ratio_init, 0
+            self._pull(t1)
+        self.t_end = t1
         self.rows.append((t1, dt, self.pool.n_used, self.pool.cached, len(self.running),
-                          len(self.waiting) + self.source.waiting_by(t1), len(self.swapped),
+                          len(self.waiting), len(self.swapped),
                           st["preemptions"], regular, prefill_tokens, decode_tokens, emitted,
                           st["swap_out_bytes"], swap_in_bytes, gap, recomputed))
 
@@ -1040,10 +1082,12 @@ class Engine:
         events = {"t_s": f([e[0] for e in self.events]), "request": i([e[1] for e in self.events]),
                   "mode": i([e[2] for e in self.events])}
         config = dict(self.cfg.to_dict(), model=self.model.name, gpu=self.gpu.name)
-        counters = dict(simulated_s=float(self.t),
+        counters = dict(simulated_s=float(self.t_end),      # the end of the last step
                         prefix_cache_queries=self.queries[0], prefix_cache_hits=self.hits[0],
                         prefix_cache_resumed_queries=self.queries[1],
                         prefix_cache_resumed_hits=self.hits[1],
-                        prefix_cache_evicted_blocks=self.pool.evicted)
+                        prefix_cache_evicted_blocks=self.pool.evicted,
+                        load_stopped_s=self.source.stopped_s,
+                        load_stop_reason=self.source.stop_reason)
         return SimResult(Table(requests), Table(timeline), Table(pauses), Table(events), config,
                          counters)

@@ -29,6 +29,7 @@ import pytest
 import yaml
 
 import kvsim
+from kvsim.errors import KvsimError
 from kvsim.observe import alerts as A
 from kvsim.observe import lint as L
 from kvsim.observe import promtool_tests
@@ -83,6 +84,114 @@ def test_promtool_check_rules_passes_on_the_shipped_rules():
                           capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "SUCCESS: 10 rules found" in proc.stdout
+
+
+def _rule(body: str) -> str:
+    """A rule file with one group ``g`` whose rules are ``body`` (indented as rules)."""
+    return "groups:\n  - name: g\n    rules:\n" + body
+
+
+def _laughs() -> str:
+    lines = ["a: &a [{alert: A, expr: up}, {alert: A, expr: up}]"]
+    for i in range(1, 9):
+        lines.append(f"{chr(97 + i)}: &{chr(97 + i)} [" + ", ".join([f"*{chr(96 + i)}"] * 9) + "]")
+    return "\n".join(lines + ["groups: [{name: g, rules: *i}]"]) + "\n"
+
+
+#: Rule files Prometheus refuses (promtool check rules fails on each): the linter refuses
+#: each in one line, before any vLLM-specific finding. (name, text, words of kvsim's line)
+BROKEN_RULE_FILES = [
+    ("for: banana", _rule("      - alert: A\n        expr: up\n        for: banana\n"),
+     "for='banana' is not a valid duration"),
+    ("for: 5 (no unit)", _rule("      - alert: A\n        expr: up\n        for: 5\n"),
+     "for='5' is not a valid duration"),
+    ("for: -5m", _rule("      - alert: A\n        expr: up\n        for: -5m\n"),
+     "not a valid duration"),
+    ("rules: 5", "groups:\n  - name: g\n    rules: 5\n", "rules=5 is not a list"),
+    ("groups: a map", "groups: {a: 1}\n", "groups={'a': 1} is not a list"),
+    ("a list at the top", "- a\n", "no 'groups' list"),
+    ("an unknown top field", "groups: []\nextra: 1\n", "field 'extra' Prometheus does not know"),
+    ("an unknown group field", "groups:\n  - name: g\n    evaluation: 1m\n    rules: []\n",
+     "field 'evaluation' Prometheus does not know"),
+    ("an unknown rule field", _rule("      - alert: A\n        expr: up\n        severity: x\n"),
+     "field 'severity' Prometheus does not know"),
+    ("a mapping key twice", _rule("      - alert: A\n        alert: B\n        expr: up\n"),
+     "mapping key 'alert' already defined"),
+    ("record and alert", _rule("      - alert: A\n        record: b\n        expr: up\n"),
+     "both of 'record' and 'alert'"),
+    ("neither record nor alert", _rule("      - expr: up\n"), "neither of 'record' and 'alert'"),
+    ("no expr", _rule("      - alert: A\n"), "has no expr"),
+    ("an expr that is a map", _rule("      - alert: A\n        expr: {a: b}\n"), "has no expr"),
+    ("an expr that does not parse", _rule("      - alert: A\n        expr: 'sum(('\n"),
+     "the expression does not parse"),
+    ("a bad recording rule name", _rule("      - record: 'bad name'\n        expr: up\n"),
+     "is not a valid recording rule name"),
+    ("a bad label name", _rule("      - alert: A\n        expr: up\n        labels:\n"
+                               "          bad-name: x\n"), "invalid name 'bad-name'"),
+    ("a label value that is a list", _rule("      - alert: A\n        expr: up\n"
+                                           "        labels:\n          severity: [1, 2]\n"),
+     "severity=[1, 2] is not a string"),
+    ("a recording rule with for", _rule("      - record: a:b\n        expr: up\n"
+                                        "        for: 5m\n"), "a recording rule has no 'for'"),
+    ("an unclosed template", _rule("      - alert: A\n        expr: up\n        annotations:\n"
+                                   "          summary: '{{ $value '\n"), "unclosed or unopened"),
+    ("a bad interval", "groups:\n  - name: g\n    interval: 1x\n    rules: []\n",
+     "interval='1x' is not a valid duration"),
+    ("a limit that is text", "groups:\n  - name: g\n    limit: abc\n    rules: []\n",
+     "limit='abc' is not an integer"),
+    ("a group name twice", "groups:\n  - name: g\n    rules: []\n  - name: g\n    rules: []\n",
+     "group name 'g' is repeated"),
+    ("a group without a name", "groups:\n  - rules: []\n", "has no name"),
+    ("a billion laughs", _laughs(), "more than 100,000 YAML nodes"),
+    ("YAML nested 10,000 deep", "groups: " + "[" * 10_000 + "]" * 10_000 + "\n",
+     "nested more than 64 levels deep"),
+]
+
+
+@pytest.mark.parametrize("name, text, words", BROKEN_RULE_FILES,
+                         ids=[b[0] for b in BROKEN_RULE_FILES])
+def test_the_linter_refuses_every_rule_file_promtool_refuses(tmp_path, name, text, words):
+    """The linter is at least as strict as Prometheus (issue 30): a file ``promtool check
+    rules`` (Prometheus 2.42, Debian's) refuses is refused in one line naming it, exit 2,
+    before any vLLM-specific finding."""
+    exe = need("promtool")
+    path = tmp_path / "broken.rules.yml"
+    path.write_text(text)
+    checked = subprocess.run([exe, "check", "rules", str(path)], capture_output=True, text=True,
+                             timeout=60)
+    assert checked.returncode != 0, checked.stdout + checked.stderr     # Prometheus refuses it
+    with pytest.raises(KvsimError) as info:
+        A.lint_rules(path)
+    msg = str(info.value)
+    assert "\n" not in msg and str(path) in msg and words in msg, msg
+    proc = _cli(str(path))
+    assert proc.returncode == 2 and proc.stdout == "" and proc.stderr.count("\n") == 1
+    assert words in proc.stderr
+
+
+def test_what_promtool_accepts_the_linter_reads_and_where_it_is_stricter(tmp_path):
+    """Files promtool accepts: the linter reads them (the shipped rules, keep_firing_for,
+    an empty group, a label written as a number); an alert on a bare number, which promtool
+    accepts, is a constant-expr finding; and the linter's stated caps refuse a 20,000-term
+    expression promtool would take (kvsim's parser could not)."""
+    exe = need("promtool")
+    ok = {"keep_firing_for.yml": _rule("      - alert: A\n        expr: up == 0\n"
+                                       "        keep_firing_for: 5m\n        labels:\n"
+                                       "          severity: 5\n"),
+          "empty.yml": "groups:\n  - name: g\n    rules: []\n",
+          "number.yml": _rule("      - alert: Always\n        expr: 5\n"),
+          "long.yml": _rule("      - alert: Long\n        expr: "
+                            + " + ".join(["vllm:num_requests_waiting"] * 20_000) + "\n")}
+    for name, text in ok.items():
+        (tmp_path / name).write_text(text)
+        checked = subprocess.run([exe, "check", "rules", str(tmp_path / name)],
+                                 capture_output=True, text=True, timeout=120)
+        assert checked.returncode == 0, (name, checked.stdout + checked.stderr)
+    assert A.lint_rules(tmp_path / "keep_firing_for.yml") == []
+    assert A.lint_rules(tmp_path / "empty.yml") == []
+    assert [f.kind for f in A.lint_rules(tmp_path / "number.yml")] == ["constant-expr"]
+    with pytest.raises(KvsimError, match="expected at most 16,384"):
+        A.lint_rules(tmp_path / "long.yml")
 
 
 def test_the_storm_fires_every_preemption_alert():
@@ -458,15 +567,23 @@ def test_the_label_checks_know_each_familys_labels():
 
 
 def test_an_unparsable_rule_is_one_line_naming_the_rule(tmp_path):
+    """promtool refuses a rule file whose expression does not parse, so the linter refuses
+    it too, in one line naming the rule, before any vLLM finding (issue 30); a single
+    --expr that does not parse stays an ``unparsable`` finding."""
     path = tmp_path / "r.yml"
     path.write_text(yaml.safe_dump({"groups": [{"name": "g", "rules": [
         {"alert": "Broken", "expr": "rate(("},
         {"alert": "Fine", "expr": "rate(vllm:num_preemptions_total[5m]) > 0"}]}]}))
-    found = A.lint_rules(path)
-    assert [(f.rule, f.kind) for f in found] == [("Broken", "unparsable")]
+    with pytest.raises(KvsimError, match=r"rule 1 \(Broken\): the expression does not parse "
+                                         r"\(.*\): `rate\(\(`$"):
+        A.lint_rules(path)
     proc = subprocess.run([sys.executable, "-m", "kvsim", "lint-rules", str(path)],
-                          capture_output=True, text=True, timeout=30)
-    assert proc.returncode == 1 and proc.stdout.splitlines() == [str(found[0])]
+                          capture_output=True, text=True, timeout=30,
+                          env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    assert proc.returncode == 2 and proc.stdout == "" and proc.stderr.count("\n") == 1
+    assert "(Broken): the expression does not parse" in proc.stderr
+    found = A.lint_promql("rate((")
+    assert [f.kind for f in found] == ["unparsable"]
 
 
 def _cli(*argv):

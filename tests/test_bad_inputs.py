@@ -10,6 +10,7 @@ its output area.
 """
 from __future__ import annotations
 
+import itertools
 import math
 
 import numpy as np
@@ -19,6 +20,8 @@ import kvsim
 from kvsim.book import widgets
 from kvsim.cli import main
 from kvsim.errors import KvsimError
+from kvsim.lab import codes
+from kvsim.observe.lint import lint_dashboard, lint_promql, lint_rules
 
 GPU = "a40-48gb"
 MODEL = "llama-2-7b"
@@ -27,6 +30,28 @@ TINY = kvsim.Workload.from_arrays([0.0, 0.5], [40, 60], [5, 5])
 
 def _simulate(**options):
     return lambda: kvsim.simulate(TINY, model=MODEL, gpu=GPU, **options)
+
+
+#: A Llama-2-7B-shaped config.json (as a dict) for the config rows.
+CONFIG = dict(model_type="llama", num_hidden_layers=32, hidden_size=4096, num_attention_heads=32,
+              vocab_size=32000, intermediate_size=11008, torch_dtype="float16")
+
+
+def _config(**changes) -> dict:
+    return dict(CONFIG, **changes)
+
+
+def _rules(rules_text: str) -> str:
+    return "groups:\n  - name: g\n    rules:\n" + rules_text
+
+
+def _billion_laughs() -> str:
+    """Nine levels of nine aliases each: 387,420,489 rules once expanded, from ten lines."""
+    lines = ["a: &a [{alert: A, expr: up}, {alert: A, expr: up}, {alert: A, expr: up}]"]
+    for i in range(1, 9):
+        prev, name = chr(96 + i), chr(97 + i)
+        lines.append(f"{name}: &{name} [" + ", ".join([f"*{prev}"] * 9) + "]")
+    return "\n".join(lines + ["groups: [{name: g, rules: *i}]"]) + "\n"
 
 
 def _assert_line(message: str, needles) -> None:
@@ -60,8 +85,8 @@ API = [
     ("max_num_seqs 1e300", _simulate(max_num_seqs=1e300), ["max_num_seqs=1e+300", "[1, 1000000]"]),
     ("batched 0", _simulate(max_num_batched_tokens=0), ["max_num_batched_tokens=0", "[1, "]),
     ("block_size 7", _simulate(block_size=7), ["block_size=7", "16"]),
-    ("watermark 1", _simulate(watermark=1.0), ["watermark=1.0", "[0, 1)"]),
-    ("watermark -", _simulate(watermark=-0.5), ["watermark=-0.5", "[0, 1)"]),
+    ("watermark 1", _simulate(watermark=1.0), ["watermark=1.0", "[0, 0.5]"]),
+    ("watermark -", _simulate(watermark=-0.5), ["watermark=-0.5", "[0, 0.5]"]),
     ("seed -1", _simulate(seed=-1), ["seed=-1", ">= 0"]),
     ("seed 1.5", _simulate(seed=1.5), ["seed=1.5", ">= 0"]),
     ("until_s 0", _simulate(until_s=0), ["until_s=0", "> 0"]),
@@ -102,7 +127,7 @@ API = [
     ("arrays bool", lambda: kvsim.Workload.from_arrays([True], [1], [1]),
      ["arrival_s[0]=True", "not a number"]),
     ("arrays negative", lambda: kvsim.Workload.from_arrays([-1.0], [1], [1]),
-     ["arrival_s[0]=-1.0", ">= 0"]),
+     ["arrival_s[0]=-1.0", "[0, 10,000,000]"]),
     ("arrays prompt 0", lambda: kvsim.Workload.from_arrays([0.0], [0], [1]),
      ["prompt_tokens[0]=0", "[1, 1000000000]"]),
     ("arrays prompt 1.5", lambda: kvsim.Workload.from_arrays([0.0], [1.5], [1]),
@@ -113,7 +138,7 @@ API = [
     ("poisson duration", lambda: kvsim.Workload.poisson(1, 0), ["duration_s=0", "> 0"]),
     ("poisson seed", lambda: kvsim.Workload.poisson(1, 10, seed=-3), ["seed=-3", "[0, "]),
     ("request prompt", lambda: kvsim.Request(0.0, 0, 1), ["prompt_tokens=0", "[1, 1000000000]"]),
-    ("request arrival", lambda: kvsim.Request(-1.0, 1, 1), ["arrival_s=-1.0", ">= 0"]),
+    ("request arrival", lambda: kvsim.Request(-1.0, 1, 1), ["arrival_s=-1.0", "[0, 10000000]"]),
     ("prefix 0", lambda: TINY.with_shared_prefix(0), ["tokens=0", "[1, 1000000000]"]),
     ("prefix 1.5", lambda: TINY.with_shared_prefix(1.5), ["tokens=1.5", "whole number"]),
     ("prefix groups", lambda: TINY.with_shared_prefix(8, groups=0), ["groups=0", "[1, "]),
@@ -142,6 +167,75 @@ API = [
     ("scenario name", lambda: kvsim.run_scenario("nope"), ["scenario='nope'", "belgavi"]),
     ("scenario output_tokens", lambda: kvsim.run_scenario("thrash-loop", output_tokens=2.5),
      ["output_tokens=2.5", "whole number"]),
+    # issue 30: silent nonsense and tracebacks, now one line each
+    ("watermark 0.999", _simulate(watermark=0.999), ["watermark=0.999", "[0, 0.5]"]),
+    ("closed loop max_errors", lambda: kvsim.Workload.closed_loop(2, 10, max_errors=0),
+     ["max_errors=0", "[1, 10000000]"]),
+    ("time_scale 1e300", lambda: kvsim.Workload.from_arrays([0.0, 1.0], [5, 5], [5, 5])
+     .scaled(1e300), ["time_scale=1e+300", "[0.001, 1000]"]),
+    ("arrival 1e300", lambda: kvsim.Request(1e300, 5, 5), ["arrival_s=1e+300", "[0, 10000000]"]),
+    ("arrays arrival 1e300", lambda: kvsim.Workload.from_arrays([1e300], [5], [5]),
+     ["arrival_s[0]=1e+300", "[0, 10,000,000]"]),
+    ("config head_dim 1e12", lambda: kvsim.ModelSpec.from_hf_config(_config(head_dim=10**12)),
+     ["head_dim=1000000000000", "[1, 4096]", "real checkpoint"]),
+    ("config vocab 1e9", lambda: kvsim.ModelSpec.from_hf_config(_config(vocab_size=10**9)),
+     ["vocab_size=1000000000", "[1, 4194304]"]),
+    ("config hidden 1e7", lambda: kvsim.ModelSpec.from_hf_config(_config(hidden_size=10**7)),
+     ["hidden_size=10000000", "[1, 131072]"]),
+    ("config layers 10**5000", lambda: kvsim.ModelSpec.from_hf_config(
+        _config(num_hidden_layers=10**5000)),
+     ["num_hidden_layers=<an integer of over 4,000 digits>", "[1, 4096]"]),
+    ("config text_config str", lambda: kvsim.ModelSpec.from_hf_config(_config(text_config="x")),
+     ["text_config='x'", "wrong type", "object"]),
+    ("config quantization str", lambda: kvsim.ModelSpec.from_hf_config(
+        _config(quantization_config="fp8")),
+     ["quantization_config='fp8'", "wrong type", "object"]),
+    ("config quant_method", lambda: kvsim.ModelSpec.from_hf_config(
+        _config(quantization_config={"quant_method": "banana"})),
+     ["quant_method='banana'", "awq", "fp8"]),
+    ("config rope inf", lambda: kvsim.ModelSpec.from_hf_config(
+        _config(rope_scaling={"rope_type": "linear", "factor": math.inf})),
+     ["factor=inf", "(0, 1024]"]),
+    ("config rope nan", lambda: kvsim.ModelSpec.from_hf_config(
+        _config(rope_scaling={"rope_type": "linear", "factor": math.nan})),
+     ["factor=nan", "(0, 1024]"]),
+    ("config rope str", lambda: kvsim.ModelSpec.from_hf_config(_config(rope_scaling="linear")),
+     ["rope_scaling='linear'", "object"]),
+    ("promql 20,000-term sum", lambda: lint_promql("+".join(["vllm:num_requests_waiting"] * 20000)),
+     ["519,999 characters", "at most 16,384"]),
+    ("promql 10,000 parentheses", lambda: lint_promql("(" * 10000 + "up" + ")" * 10000),
+     ["20,002 characters", "at most 16,384"]),
+    ("promql 200 parentheses", lambda: lint_promql("(" * 200 + "up" + ")" * 200),
+     ["more than 64 levels", "at most 64"]),
+    ("promql 800 operators", lambda: lint_promql("+".join(["a"] * 801)),
+     ["800 binary operators", "at most 500"]),
+    ("sweep 5,000 values", lambda: kvsim.sweep("belgavi", {"output_mean": list(range(5000))}),
+     ["more than 1,000 values", "at most 1,000"]),
+    ("sweep endless values", lambda: kvsim.sweep("belgavi", {"output_mean": itertools.count(1)}),
+     ["more than 1,000 values"]),
+    ("sweep runs", lambda: kvsim.sweep("belgavi", {"output_mean": list(range(1, 1001)),
+                                                    "rate_per_s": list(range(1, 1001))}),
+     ["more than 100,000 points", "at most 100,000 runs"]),
+    ("sweep endless seeds", lambda: kvsim.sweep("belgavi", None, seeds=itertools.count()),
+     ["more than 100,000 seeds"]),
+    ("code room tag", lambda: codes.verify("M1/2/0.87/-/Ana/ABCDE/ÄÄÄÄÄÄÄÄ", room_key="k"),
+     ["room tag 'ÄÄÄÄÄÄÄÄ' is malformed", "A-Z and 2-7"]),
+    ("code length", lambda: codes.verify("M1/" + "2" * 300 + "/0.87/-/Ana/ABCDE"),
+     ["320 characters", "at most 200"]),
+    ("name look-alike", lambda: codes.check_name("Аna Lopez"),
+     ["name='Аna Lopez'", "mixes the letters of CYRILLIC, LATIN", "one script"]),
+    ("leaderboard entries", lambda: codes.leaderboard_lines(["Ana M1/2/0.87/-/Ana/ABCDE"] * 10001),
+     ["line 10001", "at most 10,000"]),
+    ("rule for banana", lambda: lint_rules(_rules("      - alert: A\n        expr: up\n"
+                                                   "        for: banana\n")),
+     ["rule 1 (A): for='banana'", "not a valid duration"]),
+    ("rule rules 5", lambda: lint_rules("groups:\n  - name: g\n    rules: 5\n"),
+     ["rules=5 is not a list"]),
+    ("rule billion laughs", lambda: lint_rules(_billion_laughs()),
+     ["more than 100,000 YAML nodes", "billion laughs"]),
+    ("dashboard expr 5", lambda: lint_dashboard('{"panels": [{"title": "x", '
+                                                '"targets": [{"expr": 5}]}]}\n'),
+     ["panel 'x'", "expr=5", "as a string"]),
 ]
 
 
@@ -218,13 +312,13 @@ CLI = [
     (["simulate", "--trace", "TRACE", *TRACE_ARGS, "--util", "0.9", "--set", "seed=inf"],
      ["'inf'", "not finite"]),
     (["simulate", "--trace", "TRACE", *TRACE_ARGS, "--util", "0.9", "--time-scale", "0"],
-     ["time_scale=0", "> 0"]),
+     ["time_scale=0", "[0.001, 1000]"]),
     (["simulate", "--trace", "TRACE", *TRACE_ARGS, "--util", "0.9", "--limit", "0"],
      ["limit=0", ">= 1"]),
     (["simulate", "--trace", "TRACE", *TRACE_ARGS, "--util", "0.9", "--start-s", "-1"],
-     ["start_s=-1", ">= 0"]),
+     ["start_s=-1", "[0, 10000000]"]),
     (["simulate", "--trace", "TRACE", *TRACE_ARGS, "--util", "0.9", "--duration-s", "0"],
-     ["duration_s=0", "> 0"]),
+     ["duration_s=0", "(0, 10000000]"]),
     (["simulate", "--trace", "TRACE", "--gpu", GPU, "--util", "0.9"], ["--model or --config"]),
     (["simulate", "--trace", "TRACE", "--model", MODEL, "--util", "0.9"], ["--gpu"]),
     (["simulate", "--trace", "TRACE", *TRACE_ARGS, "--util", "0.9", "--set", "gpu=h100-80gb"],
@@ -267,6 +361,20 @@ CLI = [
     (["exporter", "--scenario", "belgavi", "--port", "70000"], ["port=70000", "[0, 65535]"]),
     (["exporter", "--scenario", "belgavi", "--version", "v9"], ["version='v9'", "v1, v1-0.10, v0"]),
     (["exporter", "--scenario", "belgavi", "--set", "rate_per_s=0"], ["rate_per_s=0", "(0, 1000000]"]),
+    # issue 30
+    (["simulate", "--trace", "TRACE", *TRACE_ARGS, "--util", "0.9", "--time-scale", "1e300"],
+     ["time_scale=1e+300", "[0.001, 1000]"]),
+    (["simulate", "--trace", "TRACE", *TRACE_ARGS, "--util", "0.9", "--start-s", "1e300"],
+     ["start_s=1e+300", "[0, 10000000]"]),
+    (["simulate", "--scenario", "belgavi", "--set", "watermark=0.999"],
+     ["watermark=0.999", "[0, 0.5]"]),
+    (["sweep", "--scenario", "belgavi", "--grid", "output_mean=" + ",".join(map(str, range(5000)))],
+     ["--grid output_mean has 5,000 values", "at most 1,000"]),
+    (["lint-rules", "--expr", "(" * 10000 + "up" + ")" * 10000], ["20,002 characters", "16,384"]),
+    (["lint-rules", "--expr", " + ".join(["vllm:num_requests_waiting"] * 20000)],
+     ["characters", "at most 16,384"]),
+    (["missions", "--verify", "M1/2/0.87/-/Ana/ABCDE/ÄÄÄÄÄÄÄÄ"], ["room tag", "malformed"]),
+    (["missions", "--name", "Аna"], ["name='Аna'", "one script"]),
 ]
 
 
@@ -383,6 +491,28 @@ WIDGET_VALUES = [
     (widgets.scheduler_stepper, 1, 20, ["requests=20", "[1, 12]"]),
     (widgets.scheduler_stepper, 2, 1000, ["prompt_tokens=1000", "[1, 400]"]),
     (widgets.scheduler_stepper, 3, 0, ["output_tokens=0", "[1, 1000000000]"]),
+    # issue 30: a value of the wrong type or off a drop-down's options, set from Python, is
+    # the constructor's one line too (a raw TraitError before; 2.5 was truncated, None and
+    # the step slider's 1481 passed)
+    (widgets.capacity_calculator, 0, "nope", ["model='nope'", "llama-2-7b"]),
+    (widgets.capacity_calculator, 0, None, ["model=None", "llama-2-7b"]),
+    (widgets.capacity_calculator, 1, math.nan, ["kv_dtype=nan", "fp16"]),
+    (widgets.capacity_calculator, 2, "h100", ["gpu='h100'", "h100-80gb"]),
+    (widgets.capacity_calculator, 3, math.nan, ["gpu_memory_utilization=nan", "not finite"]),
+    (widgets.capacity_calculator, 3, "lots", ["gpu_memory_utilization='lots'", "not a number"]),
+    (widgets.capacity_calculator, 3, None, ["gpu_memory_utilization=None", "not a number"]),
+    (widgets.capacity_calculator, 4, math.nan, ["prompt_tokens=nan", "whole number"]),
+    (widgets.capacity_calculator, 4, "many", ["prompt_tokens='many'", "whole number"]),
+    (widgets.capacity_calculator, 4, 2.5, ["prompt_tokens=2.5", "whole number"]),
+    (widgets.capacity_calculator, 5, None, ["output_tokens=None", "whole number"]),
+    (widgets.scheduler_stepper, 0, math.nan, ["num_gpu_blocks=nan", "whole number"]),
+    (widgets.scheduler_stepper, 1, "x", ["requests='x'", "[1, 26]"]),
+    (widgets.scheduler_stepper, 2, None, ["prompt_tokens=None", "whole number"]),
+    (widgets.scheduler_stepper, 3, math.inf, ["output_tokens=inf", "whole number"]),
+    (widgets.scheduler_stepper, 4, "bogus", ["answers='bogus'", "varied, one"]),
+    (widgets.scheduler_stepper, 5, 1481, ["step=1481", "the run's steps"]),
+    (widgets.scheduler_stepper, 5, math.nan, ["step=nan", "the run's steps"]),
+    (widgets.scheduler_stepper, 5, 0, ["step=0", "the run's steps"]),
 ]
 
 
@@ -423,16 +553,17 @@ def test_a_preset_in_another_case_is_shown_by_its_canonical_name():
 
 def test_the_table_holds_at_least_a_hundred_bad_inputs():
     total = len(API) + len(CLI) + len(WIDGET_ARGS) + len(WIDGET_VALUES) + 5
-    assert total >= 100, total
+    assert total >= 200, total
     assert np.unique([row[0] for row in API]).size == len(API)
 
 
 @pytest.mark.parametrize("content, needle", [
-    (None, "does not exist"), ("dir", "is not a file"), (b"ab\x00cd", "is a binary file"),
-    (b"caf\xe9", "is not UTF-8 text (byte 3)"), (b"x" * 11, "is 11 bytes"),
+    (None, "does not exist"), ("dir", "is a folder, not a regular file"),
+    (b"ab\x00cd", "is a binary file"), (b"caf\xe9", "is not UTF-8 text (byte 3)"),
+    (b"x" * 11, "is 11 bytes"),
 ])
 def test_a_text_file_that_cannot_be_read_is_one_line_naming_it(tmp_path, content, needle):
-    from kvsim.errors import read_text_file
+    from kvsim.files import read_text_file
     path = tmp_path / "input.txt"
     if content == "dir":
         path.mkdir()
@@ -447,3 +578,258 @@ def test_a_text_file_that_cannot_be_read_is_one_line_naming_it(tmp_path, content
     path2 = tmp_path / "ok.txt"
     path2.write_text("vllm:x 1\n")
     assert read_text_file(path2, what="scrape", expected="a scrape", max_bytes=10) == "vllm:x 1\n"
+
+
+# ---------------------------------------------------------------------------------------------
+# Issue 30: hostile files through every door, endless inputs, and writes that replace nothing
+
+import json  # noqa: E402
+import os  # noqa: E402
+import stat  # noqa: E402
+import threading  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+from kvsim.lab import progress as mp  # noqa: E402
+
+SCRAPE = Path(__file__).resolve().parents[1] / "book" / "data" / "scrapes" / \
+    "vllm-0.11.0-issue-28924.prom"
+
+
+def _run_cli(capsys, argv, timeout_s: float = 60.0):
+    """``main(argv)`` in a thread: (status, out, err), or a failure if it does not return
+    within ``timeout_s`` (a read that blocks on a FIFO would hang the test run instead)."""
+    box = {}
+
+    def target():
+        box["status"] = main([str(a) for a in argv])
+
+    th = threading.Thread(target=target, daemon=True)
+    th.start()
+    th.join(timeout_s)
+    assert not th.is_alive(), f"kvsim {' '.join(map(str, argv))[:80]} did not return (a hang)"
+    out, err = capsys.readouterr()
+    return box["status"], out, err
+
+
+def _refused(capsys, argv, needles):
+    status, out, err = _run_cli(capsys, argv)
+    assert status == 2 and out == "", (status, out, err)
+    assert len(err.splitlines()) == 1, err
+    _assert_line(err, needles)
+
+
+@pytest.fixture
+def hostile(tmp_path):
+    """Files a fuzzer would hand kvsim: JSON nested 100,000 deep, a 5,000-digit layer count,
+    YAML nested 100,000 deep, a 10,000-parenthesis rule, and their likes for each reader."""
+    deep = "[" * 100_000 + "]" * 100_000
+    files = {
+        "deep.json": '{"num_hidden_layers": ' + deep + "}",
+        "huge.json": json.dumps(CONFIG).replace('"num_hidden_layers": 32',
+                                                '"num_hidden_layers": ' + "9" * 5000),
+        "deep.yml": "groups: " + deep + "\n",
+        "paren.yml": _rules("      - alert: A\n        expr: " + "(" * 10_000 + "up"
+                            + ")" * 10_000 + "\n"),
+        "dash_deep.json": '{"panels": ' + deep + "}",
+        "twin_deep.json": '{"data": ' + deep + "}",
+        "twin_huge.json": '{"status": "success", "data": {"resultType": "vector", "result": '
+                          '[{"metric": {"__name__": "vllm:x"}, "value": [' + "9" * 5000
+                          + ', "1"]}]}}',
+        "import_deep.json": '{"format": ' + deep + "}",
+    }
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+    return tmp_path
+
+
+#: The seven CLI surfaces the tester's hostile files reached, each a traceback before.
+HOSTILE = [
+    ("capacity --config, nested", ["capacity", "--config", "<deep.json>", "--gpu", GPU,
+                                   "--util", "0.6"], ["deep.json", "nested more than 100 levels"]),
+    ("capacity --config, 5,000 digits", ["capacity", "--config", "<huge.json>", "--gpu", GPU,
+                                         "--util", "0.6"],
+     ["num_hidden_layers=<an integer of 5,000 digits>", "[1, 4096]"]),
+    ("from_hf_config (simulate --config), nested", ["simulate", "--scenario", "belgavi",
+                                                    "--config", "<deep.json>"],
+     ["deep.json", "nested more than 100 levels"]),
+    ("from_hf_config (simulate --config), 5,000 digits",
+     ["simulate", "--scenario", "belgavi", "--config", "<huge.json>"],
+     ["num_hidden_layers=<an integer of 5,000 digits>"]),
+    ("lint-rules, YAML nested", ["lint-rules", "<deep.yml>"],
+     ["deep.yml", "nested more than 64 levels"]),
+    ("lint-rules, 10,000 parentheses", ["lint-rules", "<paren.yml>"],
+     ["rule 1 (A)", "20,002 characters", "at most 16,384"]),
+    ("lint-rules --dashboard, nested", ["lint-rules", "--dashboard", "<dash_deep.json>"],
+     ["dash_deep.json", "nested more than 100 levels"]),
+    ("twin, nested", ["twin", "<twin_deep.json>", "--uptime", "10"],
+     ["twin_deep.json", "nested more than 100 levels"]),
+    ("twin, 5,000 digits", ["twin", "<twin_huge.json>", "--uptime", "10"],
+     ["twin_huge.json", "not a [time, \"number\"] pair"]),
+    ("missions --import, nested", ["missions", "--import", "<import_deep.json>",
+                                   "--progress-file", "<progress.json>"],
+     ["import_deep.json", "nested more than 100 levels"]),
+]
+
+
+@pytest.mark.parametrize("label, argv, needles", HOSTILE, ids=[h[0] for h in HOSTILE])
+def test_a_hostile_file_is_one_line_through_every_door(capsys, hostile, label, argv, needles):
+    before = sorted(p.name for p in hostile.iterdir())
+    _refused(capsys, [str(hostile / a[1:-1]) if a.startswith("<") else a for a in argv],
+             needles)
+    assert sorted(p.name for p in hostile.iterdir()) == before        # nothing written
+
+
+#: Every door that reads a user's file: (argv with FILE, the reader's stated maximum).
+READERS = [
+    (["simulate", "--trace", "FILE", *TRACE_ARGS, "--util", "0.9"], 256 * 2**20),
+    (["missions", "--leaderboard", "FILE"], 2**20),
+    (["missions", "--import", "FILE", "--progress-file", "NEW"], 4 * 2**20),
+    (["missions", "--progress-file", "FILE"], 4 * 2**20),
+    (["capacity", "--config", "FILE", "--gpu", GPU, "--util", "0.6"], 4 * 2**20),
+    (["lint-rules", "FILE"], 4 * 2**20),
+    (["lint-rules", "--dashboard", "FILE"], 4 * 2**20),
+    (["twin", "FILE", "--uptime", "10"], 64 * 2**20),
+]
+_READER_IDS = [" ".join(a[:2]) for a, _ in READERS]
+
+
+@pytest.mark.parametrize("argv, _max", READERS, ids=_READER_IDS)
+def test_a_fifo_is_refused_at_once_through_every_reader(capsys, tmp_path, argv, _max):
+    """A FIFO with no writer would block an open() for ever; every reader refuses it in
+    one line without reading (and the thread running it returns: nothing hangs)."""
+    fifo = tmp_path / "endless"
+    os.mkfifo(fifo)
+    argv = [str(fifo) if a == "FILE" else str(tmp_path / "new.json") if a == "NEW" else a
+            for a in argv]
+    _refused(capsys, argv, [str(fifo), "is a FIFO (named pipe), not a regular file"])
+    assert stat.S_ISFIFO(os.stat(fifo).st_mode)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["endless"]
+
+
+@pytest.mark.parametrize("argv, limit", READERS, ids=_READER_IDS)
+def test_a_file_over_its_readers_stated_maximum_is_refused_unread(capsys, tmp_path, argv, limit):
+    """Each reader names its maximum size; a (sparse) file one byte over it is refused from
+    its size alone, before it is read."""
+    big = tmp_path / "big"
+    with open(big, "wb") as fh:
+        fh.truncate(limit + 1)
+    argv = [str(big) if a == "FILE" else str(tmp_path / "new.json") if a == "NEW" else a
+            for a in argv]
+    _refused(capsys, argv, [str(big), f"is {limit + 1:,} bytes", f"at most {limit:,} bytes"])
+
+
+def test_a_device_is_refused_unread():
+    with pytest.raises(KvsimError, match=r"^trace '/dev/zero' is a character device, not a "
+                                         r"regular file"):
+        kvsim.Workload.from_trace("/dev/zero")
+
+
+def _snapshot(folder: Path) -> dict:
+    """Every entry of ``folder``: its kind, mode, inode and (files) bytes."""
+    out = {}
+    for p in sorted(folder.iterdir()):
+        st = os.lstat(p)
+        out[p.name] = (stat.S_IFMT(st.st_mode), stat.S_IMODE(st.st_mode), st.st_ino,
+                       p.read_bytes() if stat.S_ISREG(st.st_mode) else None)
+    return out
+
+
+@pytest.fixture
+def targets(tmp_path):
+    """A folder holding what a mistyped path may point at: a FIFO, somebody's read-only
+    file, somebody's writable file, and kvsim's own export made read-only; plus a progress
+    file and an export of it (the writers' inputs), in a folder beside."""
+    inputs = tmp_path / "inputs"
+    inputs.mkdir()
+    progress = inputs / "progress.json"
+    mp.commit_prediction(1, {"cause": "kv-too-small"}, path=progress)
+    export = Path(mp.export_progress(inputs / "export.json", path=progress))
+    folder = tmp_path / "targets"
+    folder.mkdir()
+    os.mkfifo(folder / "fifo")
+    (folder / "notes.txt").write_text("my notes, not kvsim's\n")
+    os.chmod(folder / "notes.txt", 0o444)
+    (folder / "thesis.json").write_text('{"chapter": 1}\n')
+    (folder / "old-export.json").write_bytes(export.read_bytes())
+    os.chmod(folder / "old-export.json", 0o444)
+    return folder, progress, export
+
+
+#: Every door that writes a user's file (TARGET: the path it is pointed at).
+WRITERS = [
+    ("missions --export", ["missions", "--export", "TARGET", "--progress-file", "PROGRESS"]),
+    ("missions --name", ["missions", "--name", "Ana", "--progress-file", "TARGET"]),
+    ("missions --import", ["missions", "--import", "EXPORT", "--progress-file", "TARGET"]),
+    ("missions --reset", ["missions", "--reset", "--progress-file", "TARGET"]),
+    ("twin --trace-out", ["twin", str(SCRAPE), "--uptime", "86400", "--no-fit", "--no-what-ifs",
+                          "--trace-out", "TARGET"]),
+]
+
+
+@pytest.mark.parametrize("target", ["fifo", "notes.txt", "thesis.json", "old-export.json"])
+@pytest.mark.parametrize("label, argv", WRITERS, ids=[w[0] for w in WRITERS])
+def test_no_writer_replaces_anything_that_is_not_its_own(capsys, targets, label, argv, target):
+    """A FIFO, a read-only file, another program's file: each writer refuses it in one line,
+    and the folder is exactly as it was (no file replaced, renamed, copied beside or left
+    half-written, no temporary file, no lock)."""
+    folder, progress, export = targets
+    swap = {"TARGET": folder / target, "PROGRESS": progress, "EXPORT": export}
+    before = _snapshot(folder)
+    status, out, err = _run_cli(capsys, [swap.get(a, a) for a in argv])
+    assert status == 2 and out == "" and len(err.splitlines()) == 1, (status, out, err)
+    _assert_line(err, [str(folder / target)])
+    assert ("nothing was" in err or "read-only" in err or "not a regular file" in err), err
+    assert _snapshot(folder) == before
+
+
+def test_workload_to_csv_refuses_a_fifo_and_a_foreign_file_and_replaces_its_own(tmp_path):
+    fifo, notes, mine = tmp_path / "fifo", tmp_path / "notes.csv", tmp_path / "mine.csv"
+    os.mkfifo(fifo)
+    notes.write_text("a,b\n1,2\n")
+    for target, needle in ((fifo, "is a FIFO"), (notes, "is a file kvsim did not write")):
+        with pytest.raises(KvsimError, match=needle):
+            TINY.to_csv(target)
+    TINY.to_csv(mine)
+    TINY.scaled(2.0).to_csv(mine)                     # its own trace: replaced
+    assert kvsim.Workload.from_trace(mine).arrival_s.tolist() == [0.0, 0.25]
+    assert notes.read_text() == "a,b\n1,2\n" and stat.S_ISFIFO(os.stat(fifo).st_mode)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["fifo", "mine.csv", "notes.csv"]
+
+
+def test_an_empty_room_key_is_one_line_not_no_key(monkeypatch):
+    code = codes.completion_code(2, 2, {"preemption_mode": "recompute",
+                                        "gpu_memory_utilization": 0.85}, name="Ana",
+                                 room_key=None)
+    for empty in ("", "   "):
+        monkeypatch.setenv(codes.ROOM_KEY_VAR, empty)
+        with pytest.raises(KvsimError) as exc:
+            codes.verify(code, rescore=False)
+        _assert_line(str(exc.value), ["$KVSIM_ROOM_KEY=", "set but empty", "unset"])
+
+
+def test_the_grid_and_time_scale_caps_of_the_cli_are_the_apis():
+    """The CLI keeps copies of two caps so that `kvsim --help` stays fast; they agree."""
+    from kvsim import cli
+    from kvsim.runs.sweeps import MAX_GRID_VALUES
+    from kvsim.traffic.workload import TIME_SCALE_RANGE
+    assert cli.GRID_VALUES_MAX == MAX_GRID_VALUES
+    assert (cli.TIME_SCALE_MIN, cli.TIME_SCALE_MAX) == TIME_SCALE_RANGE
+
+
+def test_the_lab_panels_choices_refuse_in_one_line_and_keep_a_none_option():
+    """The toggles and drop-downs of the lab panel and the mission panels (strict_choice):
+    a value off their options is one line naming the parameter; None is a value only where
+    it is an option (a mission's "None (no cap)")."""
+    toggle = widgets.strict_choice("toggle")(options=["v1", "v0"], value="v1", param="engine")
+    for bad in ("v2", None, math.nan, 1):
+        with pytest.raises(KvsimError) as exc:
+            toggle.value = bad
+        _assert_line(str(exc.value), [f"engine={bad!r}", "v1, v0"])
+        assert toggle.value == "v1"
+    caps = widgets.strict_choice("dropdown")(options=[("None (no cap)", None), ("400", 400)],
+                                             value=400, param="max_tokens")
+    caps.value = None
+    assert caps.value is None
+    with pytest.raises(KvsimError, match=r"^max_tokens=401 is not one of the control's options: "
+                                         r"expected one of None, 400$"):
+        caps.value = 401

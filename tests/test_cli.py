@@ -297,7 +297,7 @@ def _least_util_000() -> str:
     (["capacity", "--model", "llama-2-7b", "--config", "x.json", "--gpu", GPU,
       "--util", "0.6"], ["not allowed with"]),
     (["capacity", "--config", "/nonexistent/config.json", "--gpu", GPU, "--util", "0.6"],
-     ["/nonexistent/config.json", "cannot be read"]),
+     ["/nonexistent/config.json", "does not exist"]),
     # the pool: pinned by one figure from the server's log, or computed from --util
     (["capacity", "--model", "llama-3.1-8b", "--gpu", "h100-80gb", "--num-gpu-blocks", "100",
       "--kv-cache-tokens", "447088"], ["--num-gpu-blocks", "--kv-cache-tokens", "not allowed"]),

@@ -12,6 +12,9 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import shutil
+import subprocess
+from pathlib import Path
 
 import pytest
 
@@ -19,6 +22,8 @@ from kvsim.cli import main
 from kvsim.errors import KvsimError
 from kvsim.lab import codes
 from kvsim.lab import progress as mp
+
+ROOT = Path(__file__).resolve().parents[1]
 
 TWO = {"preemption_mode": "recompute", "gpu_memory_utilization": 0.85}   # kvsim's least: 2 stars
 ONE = {"preemption_mode": "recompute", "gpu_memory_utilization": 0.95}   # passes, more memory
@@ -261,3 +266,42 @@ def test_set_name_in_the_room_adds_the_tag(tmp_path, monkeypatch):
     assert mp.verify(code)["room"] is True
     monkeypatch.setenv(codes.ROOM_KEY_VAR, OTHER_KEY)
     assert mp.verify(code)["room"] is False and not mp.verify(code)["ok"]
+
+
+# ------------------------------------------------------ issue 30: look-alike names
+
+#: Names the two checks must judge alike: one script, the allowed mixtures, look-alikes.
+NAMES = ["Ana Lopez", "Аna Lopez", "Аня", "  Zoë   O'Brien-Smith ", "李雷", "山田 太郎",
+         "ヤマダ タロウ", "ラーメン Ana", "김민준", "Ｆｕｌｌ Ｗｉｄｔｈ", "ΑΒΓ", "ΑBC", "J. R. 2",
+         "Ali ١٢", "علي ١٢", "Ǆemal", "Ana Lópeʐ", "Jürgen Ωmega", "x1", "Ana_Lopez", ""]
+
+
+def test_a_name_that_mixes_scripts_is_refused_and_full_width_is_read_plain():
+    assert mp.check_name("Ｆｕｌｌ Ｗｉｄｔｈ") == "Full Width"          # NFKC
+    for name in ("Аna", "ΑBC", "Jürgen Ωmega", "Ali ١٢"):
+        with pytest.raises(KvsimError, match="mixes the letters of"):
+            mp.check_name(name)
+    for name in ("Аня", "ΑΒΓ", "山田 太郎", "ラーメン Ana", "علي ١٢", "Zoë O'Brien-Smith"):
+        assert mp.check_name(name) == name
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
+def test_the_sites_check_name_judges_every_name_as_kvsim_does(tmp_path):
+    """book/_ext/static/kvbook/lab.js's checkName, run under Node, gives the same name (or
+    refuses) for every name of the table as kvsim.lab.codes.check_name."""
+    source = (ROOT / "book" / "_ext" / "static" / "kvbook" / "lab.js").read_text()
+    start, end = source.index("  var SCRIPTS = ["), source.index("  function cryptoOk")
+    py = []
+    for name in NAMES:
+        try:
+            py.append(mp.check_name(name))
+        except KvsimError:
+            py.append(None)
+    script = tmp_path / "names.js"
+    script.write_text("const data = () => null;\n" + source[start:end]
+                      + "\nconst names = JSON.parse(process.argv[2]);\n"
+                        "console.log(JSON.stringify(names.map(n => checkName(n)[0])));\n")
+    out = subprocess.run(["node", str(script), json.dumps(NAMES)], capture_output=True,
+                         text=True, timeout=60, check=True).stdout
+    assert json.loads(out) == py
+    assert py.count(None) >= 5                            # the table has refusals to agree on

@@ -42,6 +42,16 @@ the order decides which copy a later lookup finds. kvsim now takes them in
 admission order whenever a chunk caches shared-prefix blocks. The reference
 counts those steps (``decode_take_after_copy``); every example is compared.
 
+Requests that can never run are drawn too: a quarter of the seeded examples
+get a pool smaller than their longest request (refused, reason 2) or than
+guaranteed admission must reserve (reason 3), a context shorter than their
+longest prompt (reason 1) or, without chunked prefill, a token budget below
+their longest prefill (reason 4), and about one in eight ends with refused
+requests (``test_the_examples_draw_requests_refused_for_every_reason``); closed
+loops sometimes stop after a few refusals (``max_errors``). Their books must balance like any other run's
+(refused requests untouched, ``simulated_s`` the timeline's end), in all three
+engines alike.
+
 Each example is a handful of requests on a pool of a few dozen blocks, so the
 whole file runs in well under a minute.
 """
@@ -172,7 +182,8 @@ def workloads(draw, kinds=("open", "crowded", "closed", "conversation"), prefix_
             users=draw(st.integers(1, 4)), duration_s=draw(st.sampled_from([0.3, 0.8, 1.5])),
             prompt=prompt, output=output, think_s=draw(st.sampled_from([0.0, 0.05, 0.3])),
             ramp_s=draw(st.sampled_from([0.0, 0.2])), seed=draw(st.integers(0, 5)),
-            priority=draw(st.integers(0, 2)), **extra)
+            priority=draw(st.integers(0, 2)),
+            max_errors=draw(st.sampled_from([1000, 1000, 1000, 2, 7])), **extra)
         p_max, o_max = prompt.support_max, output.support_max
     if draw(st.integers(0, prefix_chance - 1)) == 0:
         tokens = draw(st.sampled_from([1, 4, 8, 16, 33, 64]) | st.integers(1, 200))
@@ -214,6 +225,9 @@ def configs(draw, workload_strategy=None, engines=("v1", "v0", "v1"), caching=No
                                   st.integers(0, 3 * need + 4)))
     while total - int(watermark * total) < fit:
         total += 1
+    refusals = draw(st.integers(0, 4)) == 0      # some requests can never run
+    if refusals and fit > 1:
+        total = draw(st.integers(1, fit - 1))    # the longest ones never fit the pool
     max_num_seqs = draw(st.sampled_from([4, 8, 2, 3, 1]) | st.integers(1, 8))
     if chunked:
         # Small budgets make prefills span several steps (and get preempted).
@@ -222,6 +236,8 @@ def configs(draw, workload_strategy=None, engines=("v1", "v0", "v1"), caching=No
             budget = max(budget, max_num_seqs)
     else:
         budget = max(longest, max_num_seqs) + draw(st.sampled_from([0, 0, 50]))
+        if refusals and longest > max_num_seqs:   # the longest prefills exceed the budget
+            budget = draw(st.integers(max_num_seqs, longest - 1))
     opts = dict(engine=engine, num_gpu_blocks=total, block_size=bs, watermark=watermark,
                 admission=admission, max_tokens=max_tokens, enable_chunked_prefill=chunked,
                 max_num_seqs=max_num_seqs,
@@ -294,12 +310,17 @@ def random_workload(rng: random.Random, *, prefix_heavy: bool = False, kinds=Non
             users=rng.randint(1, 5), duration_s=rng.choice([0.3, 0.6, 1.0, 1.5]),
             prompt=prompt, output=output, think_s=rng.choice([0.0, 0.02, 0.1, 0.3]),
             ramp_s=rng.choice([0.0, 0.1, 0.2]), seed=rng.randint(0, 99),
-            priority=rng.randint(0, 2), **extra)
+            priority=rng.randint(0, 2), max_errors=rng.choice([1000, 1000, 1000, 3, 10]),
+            **extra)
         p_max, o_max = prompt.support_max, output.support_max
     if prefix_heavy or rng.random() < 0.35:
         wl = wl.with_shared_prefix(rng.choice([1, 2, 4, 8, 12, 20, 33, 50]),
                                    rng.choice([1, 1, 2, 3, 4]))
     return wl, p_max, o_max, max_model_len
+
+
+#: The share of seeded examples drawn with requests that can never run.
+REFUSAL_CHANCE = 0.25
 
 
 def random_config(rng: random.Random, *, prefix_heavy: bool = False, engine=None, swap=None,
@@ -324,6 +345,17 @@ def random_config(rng: random.Random, *, prefix_heavy: bool = False, engine=None
     total = need + rng.choice([0, 1, 2, 3, rng.randint(0, need), rng.randint(0, 3 * need + 4)])
     while total - int(watermark * total) < fit:
         total += 1
+    # A quarter of the examples may have requests that can never run: a pool too small for
+    # the longest (refused, reason 2) or for guaranteed admission's reservation (3), a
+    # context too short for the longest prompts (1), or, without chunking, a budget below
+    # the longest prefill (4).
+    refusals = rng.random() < REFUSAL_CHANCE
+    if refusals and need > fit and rng.random() < 0.5:
+        total = rng.randint(fit, need - 1)      # guaranteed admission can never reserve (3)
+    elif refusals and fit > 1 and rng.random() < 0.6:
+        total = rng.randint(1, fit - 1)
+    if refusals and max_model_len is None and p_max > 2 and rng.random() < 0.4:
+        max_model_len = rng.randint(2, p_max)
     max_num_seqs = rng.randint(1, 8)
     if chunked:     # None: the engine's default; small budgets split prefills over steps
         budget = rng.choice([None, 4, 8, 16, 24, 64, 256])
@@ -331,6 +363,8 @@ def random_config(rng: random.Random, *, prefix_heavy: bool = False, engine=None
             budget = max(budget, max_num_seqs)
     else:
         budget = max(longest, max_num_seqs) + rng.choice([0, 0, 50])
+        if refusals and longest > max_num_seqs and rng.random() < 0.5:
+            budget = rng.randint(max_num_seqs, longest - 1)
     opts = dict(engine=engine, num_gpu_blocks=total, block_size=bs, watermark=watermark,
                 admission=admission, max_tokens=max_tokens, enable_chunked_prefill=chunked,
                 max_num_seqs=max_num_seqs,
@@ -498,9 +532,12 @@ def check_invariants(workload, opts, r):
     if not workload.is_closed_loop:
         arrivals = workload.arrival_s.tolist()
         if until is not None:
-            # Every request that arrived before the run stopped is in the table,
-            # including one that arrived during the last step.
-            arrivals = [a for a in arrivals if a < until and a <= r.simulated_s]
+            # The table holds the arrivals up to where the run stopped, in order: every one
+            # that arrived by the end of the last step (including during it), and perhaps
+            # refused ones after it; the rest arrived after the last step.
+            arrivals = [a for a in arrivals if a < until]
+            assert all(a > r.simulated_s for a in arrivals[rq.num_rows:]), r.simulated_s
+            arrivals = arrivals[:rq.num_rows]
         assert rq.num_rows == len(arrivals), (rq.num_rows, len(arrivals))
         assert np.array_equal(rq["arrival_s"], np.array(arrivals, dtype=float))
     else:
@@ -516,9 +553,32 @@ def check_invariants(workload, opts, r):
                 assert int(rq["prompt_tokens"][k]) == p
         in_system = tl["running"] + tl["waiting"] + tl["swapped"]
         assert (in_system <= workload.users).all()
+        # A load test that stopped after max_errors refusals sent nothing after it stopped.
+        stopped = counters["load_stopped_s"]
+        refused_n = int((rq["rejected"] > 0).sum())
+        if stopped is None:
+            assert refused_n < workload.max_errors
+        else:
+            assert refused_n >= workload.max_errors
+            assert (rq["arrival_s"] <= stopped).all()
+            assert refused_n < workload.max_errors + workload.users
+    if not workload.is_closed_loop:
+        assert counters["load_stopped_s"] is None and counters["load_stop_reason"] is None
     fin = ~np.isnan(rq["finish_s"])
     # A refused request is untouched: no token, no block, no step; every other one fits.
     refused = rq["rejected"] > 0
+    if refused.any():
+        # Its reason is the first rule it breaks (kvsim.engine.fit), here recomputed.
+        p, o = rq["prompt_tokens"][refused], rq["output_tokens"][refused]
+        reasons = rq["rejected"][refused]
+        assert ((reasons != 1) | (p >= cfg["max_model_len"])).all()
+        assert ((reasons != 4) | ~np.array(cfg["enable_chunked_prefill"])).all()
+    # The books balance: arrived = finished + refused + still in the engine.
+    last_in_engine = (int(tl["running"][-1] + tl["waiting"][-1] + tl["swapped"][-1])
+                      if tl.num_rows else 0)
+    if drained:
+        assert int((~np.isnan(rq["finish_s"])).sum()) + int(refused.sum()) == rq.num_rows
+        assert last_in_engine == 0
     assert not (fin | ~np.isnan(rq["first_scheduled_s"]))[refused].any()
     assert not rq["generated_tokens"][refused].any() and not rq["preemptions"][refused].any()
     assert r.summary()["requests_rejected"] == int(refused.sum()) or warmup_set(r)
@@ -612,7 +672,8 @@ def check_invariants(workload, opts, r):
     # less what the prefix cache found.
     assert int(tl["emitted_tokens"].sum()) == int(rq["generated_tokens"].sum())
     if drained:
-        extra = int(tl["prefill_tokens"].sum()) - int(rq["prompt_tokens"].sum()) \
+        # (a refused request's prompt is no work: it never reached the engine)
+        extra = int(tl["prefill_tokens"].sum()) - int(rq["prompt_tokens"][~refused].sum()) \
             - int(rq["recomputed_tokens"].sum())
         recomputes = int((ev["mode"] == 0).sum())
         found = counters["prefix_cache_hits"] + counters["prefix_cache_resumed_hits"]
@@ -632,8 +693,8 @@ def check_invariants(workload, opts, r):
     assert s["requests_arrived"] == rq.num_rows
     assert s["requests_finished"] == int(fin.sum())
     assert s["preemptions"] == ev.num_rows
-    if tl.num_rows:
-        assert s["simulated_s"] == float(t[-1])
+    # The run's time is the timeline's end, whatever the last event was (0: no step ran).
+    assert s["simulated_s"] == (float(t[-1]) if tl.num_rows else 0.0)
 
 
 # ------------------------------------------------------------------------------------ tests
@@ -769,6 +830,28 @@ def test_guaranteed_admission_never_preempts_on_any_workload(cfg):
     assert r.events.num_rows == 0 and not r.timeline["preemptions"].any()
     served = r.requests["rejected"] == 0
     assert not np.isnan(r.requests["finish_s"][served]).any()
+
+
+def test_the_examples_draw_requests_refused_for_every_reason():
+    """The seeded examples reach what they claim: requests refused for each of the four
+    reasons of kvsim.engine.fit, closed loops that stop after max_errors refusals, and runs
+    whose every request is refused (the first 200 seeds: the differential tests draw theirs
+    from the same generator)."""
+    reasons, stops, all_refused, refused_runs = set(), 0, 0, 0
+    for seed in range(200):
+        workload, opts = random_config(random.Random(seed))
+        r = simulate(workload, **opts)
+        if isinstance(r, KvsimError):
+            continue
+        rejected = r.requests["rejected"]
+        if (rejected > 0).any():
+            refused_runs += 1
+            reasons |= set(rejected[rejected > 0].tolist())
+            all_refused += bool((rejected > 0).all())
+        stops += r.counters["load_stopped_s"] is not None
+    assert reasons == {1, 2, 3, 4}, reasons
+    assert refused_runs >= 20 and all_refused >= 3 and stops >= 2, (refused_runs, all_refused,
+                                                                    stops)
 
 
 # ------------------------------------------------------------------ the prefix-cache corners

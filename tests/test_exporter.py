@@ -16,6 +16,7 @@ import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+import numpy as np
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
@@ -188,7 +189,7 @@ def test_a_client_that_hangs_up_mid_response_costs_one_line(served, monkeypatch,
     monkeypatch.setattr(srv.httpd, "log", log)
     # a body far larger than the socket buffers, so the server is still sending when the
     # client resets the connection
-    monkeypatch.setattr(exporter, "exposition", lambda *a, **k: "x" * 8_000_000)
+    monkeypatch.setattr(srv, "body", lambda openmetrics=False: b"x" * 8_000_000)
     s = socket.socket()
     s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
     s.connect(("127.0.0.1", srv.port))
@@ -332,3 +333,49 @@ def test_help_explains_that_speed_multiplies_every_rate():
     assert proc.returncode == 0
     assert "simulated time" in text and "multiplies every rate by N" in text
     assert "N times the simulated server's rate" in text
+
+
+# ------------------------------------------- issue 30: one rendering per change of state
+
+def test_the_exposition_is_rendered_once_per_change_of_the_simulated_state(served, monkeypatch):
+    """A burst of scrapes at one state costs one rendering; a scrape after the state moved
+    costs one more, and every scrape gets what the exposition at its instant is."""
+    r, srv, clock, url = served
+    from kvsim.observe.exposition import exposition
+    calls = []
+
+    def counted(*args, **kwargs):
+        calls.append(args[1])
+        return exposition(*args, **kwargs)
+
+    monkeypatch.setattr(exporter, "exposition", counted)
+    metrics = srv.metrics
+    times = metrics.change_times()
+    clock.now = float(times[len(times) // 2]) / srv.speed           # at a change
+    with ThreadPoolExecutor(32) as pool:
+        bodies = list(pool.map(lambda _: get(url + "/metrics")[2], range(64)))
+    assert len(calls) == 1 and len(set(bodies)) == 1
+    assert bodies[0] == exposition(metrics, calls[0])
+    # a time between two changes gives the same state: no new rendering
+    between = (float(times[len(times) // 2]) + float(times[len(times) // 2 + 1])) / 2
+    clock.now = between / srv.speed
+    assert get(url + "/metrics")[2] == bodies[0] and len(calls) == 1
+    # the next change: one new rendering, the exposition at that instant
+    clock.now = float(times[len(times) // 2 + 1]) / srv.speed
+    body = get(url + "/metrics")[2]
+    assert len(calls) == 2 and body == exposition(metrics, calls[1]) != bodies[0]
+    # OpenMetrics is rendered (and kept) on its own
+    om = get(url + "/metrics", headers={"Accept": "application/openmetrics-text"})[2]
+    assert len(calls) == 3 and om.endswith("# EOF\n")
+    assert srv.renders == 3
+
+
+def test_the_state_index_counts_every_series_change():
+    metrics = run_metrics(kvsim.run_scenario("mission-1-storm"))
+    times = metrics.change_times()
+    tl = metrics.result.timeline
+    assert set(tl["t_s"].tolist()) <= set(times.tolist())           # every step's gauges
+    first = metrics.result.requests["first_token_s"]
+    assert set(first[~np.isnan(first)].tolist()) <= set(times.tolist())   # counters, TTFT
+    assert metrics.state_index(0.0) == int((times <= 0.0).sum())
+    assert metrics.state_index(metrics.end_s + 1.0) == len(times)

@@ -118,3 +118,45 @@ def test_a_faulty_pool_fails_a_checked_run(monkeypatch):
     monkeypatch.setattr(BlockPool, "take", leaky)
     with pytest.raises(AssertionError, match="kvsim invariant broken after step"):
         kvsim.run_scenario("belgavi", check=True)
+
+
+def _finished_engine(**overrides):
+    """A small run driven to its end with check=False, for planting faults in its books."""
+    reqs = [kvsim.Request(0.0, 40, 5), kvsim.Request(0.001, 5000, 5), kvsim.Request(0.3, 30, 4)]
+    eng = build_engine(kvsim.Workload.from_requests(reqs), "llama-2-7b", "a40-48gb",
+                       dict(gpu_memory_utilization=0.6, **overrides))
+    eng.run()
+    invariants.check_finished(eng.scheduler)            # sound before any fault
+    return eng.scheduler
+
+
+def test_a_touched_refused_request_is_caught_at_the_end():
+    sched = _finished_engine()
+    assert sched.requests.rejected[1] == 1
+    sched.requests.generated[1] = 3                      # a refused request with tokens
+    with pytest.raises(AssertionError, match="refused request 1 was generated tokens"):
+        invariants.check_finished(sched)
+
+
+def test_books_that_do_not_balance_are_caught_at_the_end():
+    sched = _finished_engine()
+    sched.requests.finish[2] = float("nan")              # a request lost: neither finished,
+    with pytest.raises(AssertionError, match=r"3 requests arrived but 1 finished, 1 were "
+                                             r"refused and 0 are left"):
+        invariants.check_finished(sched)                 # refused nor left in the engine
+
+
+def test_a_last_row_that_shows_a_refused_request_waiting_is_caught(monkeypatch):
+    """The old bug's shape: a drained run whose last row still counts a request waiting."""
+    sched = _finished_engine()
+    real = sched.rec.timeline()
+    stuck = dict(real, waiting=real["waiting"].copy())
+    stuck["waiting"][-1] = 1
+    monkeypatch.setattr(sched.rec, "timeline", lambda: stuck)
+    with pytest.raises(AssertionError, match="nothing is left in the engine but the "
+                                             "timeline's last row shows"):
+        invariants.check_finished(sched)
+    ended = dict(real, t_s=real["t_s"] + 0.5)            # a run time past the last step
+    monkeypatch.setattr(sched.rec, "timeline", lambda: ended)
+    with pytest.raises(AssertionError, match="the timeline ends at .* the run at"):
+        invariants.check_finished(sched)

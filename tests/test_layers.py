@@ -2,7 +2,7 @@
 
 The folders of ``kvsim/`` are its layers, bottom to top::
 
-    errors, units  <  model  <  traffic  <  engine  <  runs  <  observe  <  lab  <  book  <  cli
+    errors, units, files  <  model  <  traffic  <  engine  <  runs  <  observe  <  lab  <  book  <  cli
 
 A module may import its own layer and the layers below it, never one above
 (the engine never imports a chart, a widget or the lab), and no set of modules
@@ -25,7 +25,7 @@ import pytest
 import kvsim
 
 PACKAGE = Path(kvsim.__file__).resolve().parent
-LAYERS = [("errors", "units"), ("model",), ("traffic",), ("engine",), ("runs",), ("observe",),
+LAYERS = [("errors", "units", "files"), ("model",), ("traffic",), ("engine",), ("runs",), ("observe",),
           ("lab",), ("book",), ("cli", "__main__")]
 RANK = {name: i for i, names in enumerate(LAYERS) for name in names}
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+from pathlib import Path
 
 import pytest
 
@@ -31,6 +32,7 @@ RIGHT = {"cause": "swap-link"}
 
 
 pytestmark = pytest.mark.usefixtures("isolated_progress")
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_the_scores_these_tests_rely_on():
@@ -79,9 +81,16 @@ def test_export_to_a_named_file_or_folder_and_of_empty_progress(tmp_path):
     (tmp_path / "out").mkdir()
     assert mp.export_progress(tmp_path / "out", path=a) == str(tmp_path / "out" / mp.EXPORT_NAME)
     named = tmp_path / "mine.json"
-    named.write_text("old")                                     # replaced, not appended to
+    named.write_text("")                                        # an empty file is written
     assert mp.export_progress(named, path=a) == str(named)
     assert json.loads(named.read_text())["codes"]["2"].startswith("M2/3/")
+    assert mp.export_progress(named, path=a) == str(named)      # and an export replaced
+    other = tmp_path / "notes.json"
+    other.write_text("my notes")                                # somebody else's: refused
+    with pytest.raises(KvsimError, match=r"notes.json' is a file kvsim did not write .*"
+                                         r"nothing was written"):
+        mp.export_progress(other, path=a)
+    assert other.read_text() == "my notes"
     empty = mp.export_progress(tmp_path / "empty.json", path=tmp_path / "none.json")
     assert json.loads(open(empty).read())["progress"] == {"version": 2, "name": None,
                                                         "missions": {}}
@@ -270,7 +279,7 @@ def _code_stars_up(doc):
 
 
 BAD = [
-    ("not-json", "{not json", ["is not JSON", "line 1"]),
+    ("not-json", "{not json", ["is not valid JSON", "line 1"]),
     ("a-list", "[1, 2]", ["JSON list, not an object"]),
     ("progress-file", {"version": 1, "missions": {}}, ["is a progress file, not an export"]),
     ("format", lambda d: d.update(format="kvsim-other"),
@@ -369,8 +378,8 @@ def test_bad_imports_are_one_line_errors_that_change_nothing(tmp_path, valid_exp
 
 def test_a_missing_or_unreadable_import_file(tmp_path, local_progress):
     local, before = local_progress
-    for src, needle in ((tmp_path / "nope.json", "No such file"),
-                        (tmp_path, "cannot be read")):
+    for src, needle in ((tmp_path / "nope.json", "does not exist"),
+                        (tmp_path, "is a folder, not a regular file")):
         with pytest.raises(KvsimError) as info:
             mp.import_progress(src, path=local)
         msg = str(info.value)
@@ -442,7 +451,7 @@ def test_cli_export_and_import_errors_exit_2_with_one_line(capsys, tmp_path, val
     doc = json.loads(json.dumps(valid_export))
     _forged_one_more(doc)
     tampered.write_text(json.dumps(doc))
-    cases = [(("--import", str(tmp_path / "nope.json")), "No such file"),
+    cases = [(("--import", str(tmp_path / "nope.json")), "does not exist"),
              (("--import", str(tampered)), "re-scores to 1"),
              (("--export", str(tmp_path / "no" / "x.json")), "does not exist"),
              (("--export", str(b)), "the progress file itself"),
@@ -455,3 +464,54 @@ def test_cli_export_and_import_errors_exit_2_with_one_line(capsys, tmp_path, val
         assert len(err.splitlines()) == 1 and "Traceback" not in err, err
         assert needle in err, (needle, err)
     assert b.read_bytes() == before and not (tmp_path / "no").exists()
+
+
+# ------------------------------------------------------ issue 30: no stray temporary files
+
+def test_a_save_killed_mid_write_leaves_a_temp_file_the_next_save_removes(tmp_path):
+    """A process killed between writing its temporary file and renaming it (here SIGKILL,
+    at os.replace) leaves ``.missions.json.kvsim-<pid>-<hex>.tmp``; the next save removes
+    exactly that (its process is gone) and nothing else: not a live process's, not a name
+    that only looks like one, not the user's files."""
+    import signal
+    import subprocess
+    import sys
+    path = tmp_path / "missions.json"
+    mp.commit_prediction(1, {"cause": "kv-too-small"}, path=path)
+    script = ("import os, signal, sys\n"
+              "from kvsim.lab import progress as mp\n"
+              "os.replace = lambda *a: os.kill(os.getpid(), signal.SIGKILL)\n"
+              "mp.commit_prediction(3, {'cause': 'answers-longer'}, path=sys.argv[1])\n")
+    proc = subprocess.Popen([sys.executable, "-c", script, str(path)],
+                            env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    assert proc.wait(timeout=60) == -signal.SIGKILL
+    stray = [p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
+    assert len(stray) == 1 and stray[0].startswith(f".missions.json.kvsim-{proc.pid}-"), stray
+    keep = [f".missions.json.kvsim-{os.getpid()}-0123abcd.tmp",   # a live process's
+            ".missions.json.kvsim-1-notahex!.tmp",                # not our exact pattern
+            ".other.json.kvsim-99999999-0123abcd.tmp",            # another target's
+            "notes.tmp"]                                          # the user's
+    old = ".missions.json.99999999.cafebabe.tmp"                  # kvsim 2.0's, process gone
+    for name in keep + [old]:
+        (tmp_path / name).write_text("x")
+    assert json.loads(path.read_text())["missions"].keys() == {"1"}   # the killed save lost
+    mp.commit_prediction(2, {"cause": "swap-link"}, path=path)       # the next save
+    names = sorted(p.name for p in tmp_path.iterdir())
+    assert names == sorted(keep + ["missions.json", "missions.json.lock"]), names
+    assert sorted(mp.load(path)["missions"]) == ["1", "2"]
+
+
+def test_a_failed_write_leaves_no_temporary_file(tmp_path, monkeypatch):
+    path = tmp_path / "missions.json"
+    mp.commit_prediction(1, {"cause": "kv-too-small"}, path=path)
+    before = path.read_bytes()
+
+    def full(*args):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(os, "replace", full)
+    with pytest.raises(KvsimError, match=r"missions.json': cannot write it \(No space left on "
+                                         r"device\): nothing was written$"):
+        mp.commit_prediction(2, {"cause": "swap-link"}, path=path)
+    assert path.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["missions.json", "missions.json.lock"]

@@ -313,12 +313,22 @@ def test_progress_file_is_written_and_reset(tmp_path, monkeypatch):
 
 def test_a_damaged_progress_file_is_moved_aside_in_one_line(tmp_path, capsys):
     path = tmp_path / "p.json"
-    path.write_text("{not json")
+    cut = '{"version": 2, "missions": {"1": {"atte'      # a progress file cut short
+    path.write_text(cut)
     assert mp.load(path) == {"version": 2, "name": None, "missions": {}}
     err = capsys.readouterr().err
     aside = [p for p in tmp_path.iterdir() if p.name.startswith("p.json.bad-")]
     assert len(err.splitlines()) == 1 and str(aside[0]) in err and "not JSON" in err
-    assert aside[0].read_text() == "{not json" and not path.exists()
+    assert aside[0].read_text() == cut and not path.exists()
+
+
+def test_another_programs_file_at_the_progress_path_is_refused_and_left_alone(tmp_path, capsys):
+    path = tmp_path / "p.json"
+    path.write_text("{not json")                          # not kvsim's: never moved aside
+    with pytest.raises(KvsimError, match="is not a kvsim progress file: nothing was changed"):
+        mp.load(path)
+    assert path.read_text() == "{not json"
+    assert [p.name for p in tmp_path.iterdir()] == ["p.json"]     # no lock file, no copy
 
 
 # ------------------------------------------------------------------------------- CLI
@@ -352,7 +362,7 @@ def test_cli_missions_progress_verify_leaderboard(capsys, tmp_path):
     assert_one_line_error(*run(capsys, "missions", "--verify", "M1/2"), "malformed")
     assert_one_line_error(*run(capsys, "missions", "--ticket", "5"), "mission='5'")
     assert_one_line_error(*run(capsys, "missions", "--leaderboard", str(tmp_path / "no.txt")),
-                          "cannot read")
+                          "does not exist")
     codes = tmp_path / "codes.txt"
     codes.write_text(f"# room 3\nAna {code}\nBo: {tampered}\n")
     status, out, err = run(capsys, "missions", "--leaderboard", str(codes))

@@ -75,18 +75,42 @@ def test_a_cut_short_file_keeps_the_records_still_readable(tmp_path, capsys):
     assert mp.load(path) == data and capsys.readouterr().err == ""  # and read quietly after
 
 
-@pytest.mark.parametrize("content", [b"\xff\xfe\x00binary", b"[1, 2]",
-                                     b'{"version": 7, "missions": {}}'])
-def test_an_unreadable_file_is_moved_aside_never_wiped(tmp_path, capsys, content):
+@pytest.mark.parametrize("content", [b'{"version": 7, "missions": {}}',
+                                     b'{"version": 2, "name": null, "missions": {"1": {"att',
+                                     b'{"version": 2, "missions": [1, 2]}'])
+def test_a_damaged_progress_file_is_kept_beside_never_wiped(tmp_path, capsys, content):
+    """kvsim's own file, of another version or cut short: a copy is kept beside it (a new
+    file), the progress starts again from what is readable, and it goes on."""
     path = tmp_path / "missions.json"
     path.write_bytes(content)
     assert mp.load(path)["missions"] == {}
     (aside,) = [p for p in tmp_path.iterdir() if ".bad-" in p.name]
     assert aside.read_bytes() == content
     err = capsys.readouterr().err
-    assert len(err.splitlines()) == 1 and str(aside) in err
+    assert len(err.splitlines()) == 1 and str(aside) in err and "kept a copy" in err
     mp.commit_prediction(2, {"cause": "swap-link"}, path=path)       # and progress goes on
     assert mp.load(path)["missions"]["2"]["prediction_counts"] is True
+    assert aside.read_bytes() == content                             # the copy stays
+
+
+@pytest.mark.parametrize("content", [b"\xff\xfe\x00binary", b"[1, 2]", b"my thesis, chapter 1\n",
+                                     b'{"format": "kvsim-missions-export", "missions": 1}'])
+def test_another_programs_file_is_refused_and_left_as_it_is(tmp_path, capsys, content):
+    """A mistyped --progress-file pointing at somebody else's file: one line, and the file
+    is neither moved, renamed, copied nor written (issue 30)."""
+    path = tmp_path / "thesis.txt"
+    path.write_bytes(content)
+    for call in (lambda: mp.load(path), lambda: mp.commit_prediction(2, {"cause": "swap-link"},
+                                                                      path=path),
+                 lambda: mp.reset(path), lambda: mp.set_name("Ana", path=path)):
+        with pytest.raises(KvsimError) as info:
+            call()
+        msg = str(info.value)
+        assert "\n" not in msg and "is not a kvsim progress file" in msg and str(path) in msg
+        assert "nothing was" in msg
+    assert path.read_bytes() == content
+    assert [p.name for p in tmp_path.iterdir()] == ["thesis.txt"]     # no lock beside it
+    assert capsys.readouterr().err == ""
 
 
 # ------------------------------------------------------------------------------ CLI
@@ -126,7 +150,8 @@ def test_leaderboard_refuses_a_file_that_is_not_codes(capsys, tmp_path):
              "(2 such lines in all)", str(readme))
     binary = tmp_path / "codes.bin"
     binary.write_bytes(b"\x89PNG\r\n\x1a\n\xff\xff")
-    one_line(*run(capsys, "missions", "--leaderboard", str(binary)), "not text", str(binary))
+    one_line(*run(capsys, "missions", "--leaderboard", str(binary)), "not UTF-8 text",
+             str(binary))
     with pytest.raises(KvsimError, match="line 2 is not 'name CODE'"):
         mp.leaderboard(["Ana M1/2/0.9/-/Ana/ABCDE", "Bo has no code"])
 

@@ -121,11 +121,13 @@ def test_the_shared_conversation_trace_on_a_4k_model(shared_data):
 # ------------------------------------------------------------- absurd inputs, one line each
 
 def test_an_arrival_time_past_the_simulated_limit_is_one_line():
-    wl = kvsim.Workload.from_requests([R(0.0, 10, 10), R(1e15, 10, 10)])
-    with pytest.raises(kvsim.KvsimError) as e:
-        run(wl)
-    msg = str(e.value)
-    assert "\n" not in msg and msg.startswith("arrival_s=1e+15 ") and "10,000,000 s" in msg
+    for make in (lambda: kvsim.Workload.from_requests([R(0.0, 10, 10), R(1e15, 10, 10)]),
+                 lambda: kvsim.Workload.from_arrays([0.0, 1e300], [10, 10], [10, 10])):
+        with pytest.raises(kvsim.KvsimError) as e:
+            run(make())
+        msg = str(e.value)
+        assert "\n" not in msg and "arrival_s" in msg and "out of range" in msg, msg
+        assert "10000000]" in msg or "10,000,000]" in msg, msg
     assert run(kvsim.Workload.from_requests([R(0.0, 10, 10), R(9e6, 10, 10)])).summary()[
         "requests_finished"] == 2                            # 104 days is still accepted
 
@@ -142,5 +144,91 @@ def test_a_config_with_absurdly_many_layers_is_one_line():
                num_attention_heads=32, vocab_size=32000, intermediate_size=11008)
     with pytest.raises(kvsim.KvsimError,
                        match=r"^num_hidden_layers=1000000000000000 is out of range: "
-                             r"expected an integer \[1, 4096\]$"):
+                             r"expected an integer \[1, 4096\] \(beyond any real checkpoint\)$"):
         kvsim.ModelSpec.from_hf_config(cfg)
+
+
+# ------------------------------------------------------------- issue 30: every run ends, books
+
+def test_a_closed_loop_whose_every_request_is_refused_stops_after_max_errors():
+    """The issue's load test: 40 users for 600 s with 500-token prompts on a 2-block pool.
+    Every request is refused and each user sent the next one a round trip later: about 24
+    million requests. The load test now stops after max_errors (1,000) refusals, as
+    GuideLLM's max_errors constraint does, and says so (the count is asserted, not the
+    time: it ends in a fraction of a second)."""
+    wl = kvsim.Workload.closed_loop(40, 600, prompt=500, output=5)
+    r = kvsim.simulate(wl, model="llama-2-7b", gpu="a100-80gb", num_gpu_blocks=2, check=True)
+    rq = r.requests
+    assert rq.num_rows == 1000 and (rq["rejected"] == 2).all()
+    assert r.counters["load_stopped_s"] == pytest.approx(0.024)    # 25 rounds of 40, 1 ms apart
+    assert r.counters["load_stop_reason"] == ("1,000 of its requests were refused "
+                                               "(max_errors=1,000)")
+    s = r.summary()
+    assert (s["requests_arrived"], s["requests_rejected"], s["requests_finished"]) == (1000,
+                                                                                      1000, 0)
+    assert r.timeline.num_rows == 0 and s["simulated_s"] == 0.0     # no step ever ran
+
+
+def test_max_errors_is_the_load_tests_and_a_served_load_test_never_stops():
+    refused = kvsim.Workload.closed_loop(3, 5.0, prompt=kvsim.Uniform(10, 200), output=20,
+                                         think_s=0.05, seed=3, max_errors=4)
+    r = kvsim.simulate(refused, model=MODEL, gpu=GPU, num_gpu_blocks=6, engine="v0",
+                       enable_prefix_caching=False, watermark=0.0, check=True)
+    rq = r.requests
+    n_refused = int((rq["rejected"] > 0).sum())
+    assert 4 <= n_refused < 4 + 3 and r.counters["load_stopped_s"] is not None
+    assert (rq["arrival_s"] <= r.counters["load_stopped_s"]).all()   # nothing sent after
+    assert not np.isnan(rq["finish_s"][rq["rejected"] == 0]).any()   # the rest was served
+    served = kvsim.run_scenario("load-test-40")
+    assert served.counters["load_stopped_s"] is None and served.counters["load_stop_reason"] \
+        is None
+
+
+def test_the_cli_says_when_a_load_test_stopped(capsys):
+    from kvsim.cli import main
+    assert main(["simulate", "--scenario", "load-test-40", "--set", "num_gpu_blocks=2"]) == 0
+    out, err = capsys.readouterr()
+    assert "# note: the load test stopped sending at t = " in out and "max_errors=1,000" in out
+    assert main(["simulate", "--scenario", "load-test-40", "--set", "num_gpu_blocks=2",
+                 "--json"]) == 0
+    out, err = capsys.readouterr()
+    assert err.startswith("kvsim: note: the load test stopped sending") and '"requests_' in out
+
+
+def _drained_then_refused():
+    """One request served, then one refused during the last step, then one refused after the
+    run drained (0.5 s): the issue's two books cases."""
+    last = kvsim.simulate([R(0.0, 100, 5)], model=MODEL, gpu="a100-80gb").timeline["t_s"][-1]
+    return kvsim.simulate([R(0.0, 100, 5), R(last - 0.001, 5000, 5), R(0.5, 5000, 5)],
+                          model=MODEL, gpu="a100-80gb", check=True)
+
+
+def test_a_refused_request_never_counts_as_waiting_and_the_run_ends_at_its_last_step():
+    r = _drained_then_refused()
+    tl, s = r.timeline, r.summary()
+    assert r.requests["rejected"].tolist() == [0, 1, 1]
+    assert not tl["waiting"].any()                          # never counted as waiting
+    assert s["simulated_s"] == float(tl["t_s"][-1]) < 0.5   # not the refusal at 0.5 s
+    assert (s["requests_arrived"], s["requests_finished"], s["requests_rejected"]) == (3, 1, 2)
+    waiting = scrape(r, interval_s=0.5, until_s=5.0)["vllm:num_requests_waiting"]
+    assert not waiting.any()                                # the gauge does not stick at 1
+
+
+def test_the_invariant_checker_catches_a_refused_request_in_a_queue(monkeypatch):
+    """check=True asserts the books at the end: a refused request left in the waiting queue
+    (the old waiting-count bug's shape) fails the run."""
+    from kvsim.engine.scheduler import Scheduler
+
+    original = Scheduler.pull_arrivals
+
+    def leaky(self, t):
+        before = self.requests.count
+        original(self, t)
+        for rid in range(before, self.requests.count):
+            if self.requests.rejected[rid] and rid not in self.waiting:
+                self.waiting.push(rid)                       # the planted fault
+
+    monkeypatch.setattr(Scheduler, "pull_arrivals", leaky)
+    with pytest.raises(AssertionError, match="refused requests .* in the engine's queues|"
+                                             "refused request .* was queued"):
+        _drained_then_refused()

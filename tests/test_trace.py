@@ -188,7 +188,7 @@ def test_empty_files_missing_files_and_empty_windows(tmp_path):
         Workload.from_trace(io.StringIO(""))
     with pytest.raises(KvsimError, match="header but no rows"):
         Workload.from_trace(io.StringIO(SEC))
-    with pytest.raises(KvsimError, match=r"trace='.*nope.csv' cannot be read"):
+    with pytest.raises(KvsimError, match=r"trace '.*nope.csv' does not exist"):
         Workload.from_trace(tmp_path / "nope.csv")
     with pytest.raises(KvsimError, match=r"start_s=50 .* selects no request"):
         Workload.from_trace(io.StringIO(SEC + "0,5,6\n1,5,6\n"), start_s=50, duration_s=5)

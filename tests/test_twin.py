@@ -304,7 +304,7 @@ def _bad(tmp_path, capsys, content, *extra, mode="w"):
 
 def test_bad_input_is_one_line_and_exit_2(tmp_path, capsys):
     assert "not Prometheus exposition text" in _bad(tmp_path, capsys, "hello world, no metrics\n")
-    assert "starts like JSON but is not JSON" in _bad(tmp_path, capsys, "{not json")
+    assert "(it starts like JSON) is not valid JSON" in _bad(tmp_path, capsys, "{not json")
     assert "not a Prometheus answer" in _bad(tmp_path, capsys, '{"a": 1}')
     assert "binary file" in _bad(tmp_path, capsys, b"\x00\x01\x02PK")
     assert "not UTF-8" in _bad(tmp_path, capsys, b"\xff\xfe\xfa")

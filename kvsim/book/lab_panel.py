@@ -12,7 +12,7 @@ from __future__ import annotations
 import html
 from typing import Any, Mapping
 
-from kvsim.book.widgets import check_in_control, strict_slider
+from kvsim.book.widgets import check_in_control, strict_choice, strict_slider
 from kvsim.errors import KvsimError, check_float, check_int
 from kvsim.lab.missions import SEEDS, get_mission, mission_day, normalise_settings
 from kvsim.lab.replay import (
@@ -92,14 +92,15 @@ def lab_panel(mission=None, **start):
     c_out = slider("output_mean", "Mean answer (tokens)")
     c_rate = slider("rate_per_s", "Arrivals (requests/s)", ".2f")
     c_cap = slider("max_tokens", "max_tokens (0: no cap)")
-    c_dtype = w.ToggleButtons(options=["fp16", "fp8"], value=s["kv_dtype"],
-                              description="KV cache dtype", style=style)
+    toggle = strict_choice("toggle")
+    c_dtype = toggle(options=["fp16", "fp8"], value=s["kv_dtype"], param="kv_dtype",
+                     description="KV cache dtype", style=style)
     c_wm = slider("watermark", "Admission headroom", ".2f")
     c_seqs = slider("max_num_seqs", "max_num_seqs (0: default)")
-    c_engine = w.ToggleButtons(options=["v1", "v0"], value=s["engine"], description="Engine",
-                               style=style)
-    c_mode = w.ToggleButtons(options=["recompute", "swap"], value=s["preemption_mode"],
-                             description="Preemption mode", style=style)
+    c_engine = toggle(options=["v1", "v0"], value=s["engine"], param="engine",
+                      description="Engine", style=style)
+    c_mode = toggle(options=["recompute", "swap"], value=s["preemption_mode"],
+                    param="preemption_mode", description="Preemption mode", style=style)
     c_pcie = slider("pcie_gb_s", "PCIe, effective (GB/s)", ".0f")
     c_seed = slider("seed", "Day of traffic (seed)")
     out_chart, out_text = w.Output(), w.Output()
@@ -171,10 +172,11 @@ def _mission_panel(w, mission, start: Mapping[str, Any]):
     for lv in m.levers:
         options = [("None (no cap)" if v is None else f"{v:g}" if isinstance(v, float) else
                     str(v), v) for v in lv.grid]
-        controls[lv.name] = w.Dropdown(options=options, value=settings[lv.name],
-                                       description=lv.name, style=style)
-    c_seed = w.Dropdown(options=list(SEEDS), value=seed, description="Day of traffic (seed)",
-                        style=style)
+        controls[lv.name] = strict_choice("dropdown")(options=options, value=settings[lv.name],
+                                                      description=lv.name, param=lv.name,
+                                                      style=style)
+    c_seed = strict_choice("dropdown")(options=list(SEEDS), value=seed, param="seed",
+                                       description="Day of traffic (seed)", style=style)
     out_chart, out_text = w.Output(), w.Output()
     day = mission_day(m)
     subtitle = (f"Mission {m.number}: {day['warmup_s'] / 60:.0f} minutes of warm-up (not "

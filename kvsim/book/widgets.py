@@ -48,7 +48,8 @@ from kvsim.traffic.lengths import MAX_LENGTH
 from kvsim.units import format_bytes
 
 __all__ = ["capacity_report", "report_html", "capacity_calculator", "frame_html", "scheduler_stepper",
-           "UTIL_SLIDER", "STEPPER_SLIDERS", "strict_slider", "check_in_control",
+           "UTIL_SLIDER", "STEPPER_SLIDERS", "strict_slider", "strict_int_text", "strict_choice",
+           "check_in_control",
            "ALERT_THRESHOLD_SLIDERS", "ALERT_SLIDERS", "alert_explorer"]
 
 _AUTO = "model dtype"
@@ -142,25 +143,100 @@ def _preset(model) -> str:
 def strict_slider(kind: str):
     """An ipywidgets slider class whose ``value`` refuses, never clamps, a value off its range.
 
-    ipywidgets clamps a value set from Python into ``[min, max]``; these raise
-    kvsim's one-line :class:`KvsimError` instead (``description`` names nothing
-    the user typed, so the check names ``param``, set at construction).
+    ipywidgets clamps a value set from Python into ``[min, max]`` and raises a raw
+    ``TraitError`` for a value of the wrong type (NaN into an integer slider, a string);
+    these raise kvsim's one-line :class:`KvsimError` instead, as the widget's constructor
+    does (``description`` names nothing the user typed, so the check names ``param``, set
+    at construction; ``range_note`` says where the range comes from when it is not a cut of
+    the API's own).
     """
     import ipywidgets as w
-    from traitlets import Unicode, validate
+    from traitlets import Any, Unicode, validate
 
-    base, check = {"float": (w.FloatSlider, check_float), "int": (w.IntSlider, check_int)}[kind]
+    base, check, zero = {"float": (w.FloatSlider, check_float, 0.0),
+                         "int": (w.IntSlider, check_int, 0)}[kind]
 
     class Strict(base):
+        value = _no_none(Any(zero, help="the slider's value (checked by kvsim)")).tag(sync=True)
         param = Unicode("value")
+        range_note = Unicode("")
 
         @validate("value")
         def _validate_value(self, proposal):
             return check_in_control(check, self.param, proposal["value"], self.min, self.max,
-                                    "slider")
+                                    "slider", note=self.range_note or None)
 
     Strict.__name__ = Strict.__qualname__ = f"Strict{base.__name__}"
     return Strict
+
+
+@functools.cache
+def strict_int_text():
+    """An ipywidgets ``IntText`` whose ``value`` must be a whole number: NaN, a string or 2.5
+    set from Python is kvsim's one-line :class:`KvsimError` naming ``param`` (ipywidgets
+    would raise a raw ``TraitError``, or truncate 2.5 to 2). The range is the API's to judge
+    (a refused length shows its line in the widget's output)."""
+    import ipywidgets as w
+    from traitlets import Any, Unicode, validate
+
+    class StrictIntText(w.IntText):
+        value = _no_none(Any(0, help="the box's value (checked by kvsim)")).tag(sync=True)
+        param = Unicode("value")
+
+        @validate("value")
+        def _validate_value(self, proposal):
+            value = proposal["value"]
+            try:
+                return check_int(self.param, value)
+            except KvsimError:
+                raise KvsimError(f"{self.param}={_shown(value)} is not a whole number: expected "
+                                 f"an integer (a count of tokens)") from None
+
+    return StrictIntText
+
+
+@functools.cache
+def strict_choice(kind: str):
+    """An ipywidgets ``Dropdown`` (``kind="dropdown"``) or ``ToggleButtons`` (``"toggle"``)
+    whose ``value`` set from Python must be one of its options: anything else (NaN, ``None``,
+    a name it does not hold) is kvsim's one-line :class:`KvsimError` naming ``param`` and the
+    options, as the widget's constructor says it, never a raw ``TraitError``."""
+    import ipywidgets as w
+    from traitlets import Any, Unicode, validate
+
+    base = {"dropdown": w.Dropdown, "toggle": w.ToggleButtons}[kind]
+
+    class Strict(base):
+        value = _no_none(Any(None, help="Selected value (checked by kvsim)"))
+        param = Unicode("value")
+
+        @validate("value")
+        def _validate_value(self, proposal):
+            value = proposal["value"]
+            options = list(self._options_values)
+            for option in options:
+                if type(option) is bool or type(value) is bool:
+                    if type(option) is type(value) and option == value:
+                        return option
+                elif option == value:
+                    return option
+            raise KvsimError(f"{self.param}={_shown(value)} is not one of the control's "
+                             f"options: expected one of {', '.join(map(str, options))}")
+
+    Strict.__name__ = Strict.__qualname__ = f"Strict{base.__name__}"
+    return Strict
+
+
+def _no_none(trait):
+    """``trait`` with ``None`` refused (traitlets' ``Any`` lets None past every validator
+    unless told otherwise, and its constructor ignores ``allow_none=False``)."""
+    trait.allow_none = False
+    return trait
+
+
+def _shown(value) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 #: The API's own check of each parameter a widget control sets (the same functions the
@@ -174,14 +250,16 @@ _API_CHECKS = {
 }
 
 
-def check_in_control(check, name: str, value, lo, hi, what: str):
+def check_in_control(check, name: str, value, lo, hi, what: str, note: str | None = None):
     """``value`` checked by the API (its message first), then against the control's range.
 
     Never clamped: a value the API takes but the control cannot show is refused too.
+    ``note`` replaces the bracket saying where the range comes from.
     """
     if name in _API_CHECKS:
         value = _API_CHECKS[name](value)
-    return check(name, value, min=lo, max=hi, why=f"the {what}'s range; the API allows more")
+    return check(name, value, min=lo, max=hi,
+                 why=note or f"the {what}'s range; the API allows more")
 
 
 def capacity_calculator(model: str = "llama-2-7b", gpu: str = "a40-48gb", *,
@@ -215,20 +293,23 @@ def capacity_calculator(model: str = "llama-2-7b", gpu: str = "a40-48gb", *,
 
     style = {"description_width": "170px"}
     layout = w.Layout(width="480px")
-    c_model = w.Dropdown(options=list_models(), value=model, description="Model",
-                         style=style, layout=layout)
-    c_dtype = w.Dropdown(options=[_AUTO] + list(KV_DTYPES), value=kv_dtype or _AUTO,
-                         description="KV cache dtype", style=style, layout=layout)
-    c_gpu = w.Dropdown(options=list_gpus(), value=gpu, description="GPU", style=style, layout=layout)
+    dropdown = strict_choice("dropdown")
+    c_model = dropdown(options=list_models(), value=model, description="Model", param="model",
+                       style=style, layout=layout)
+    c_dtype = dropdown(options=[_AUTO] + list(KV_DTYPES), value=kv_dtype or _AUTO,
+                       description="KV cache dtype", param="kv_dtype", style=style,
+                       layout=layout)
+    c_gpu = dropdown(options=list_gpus(), value=gpu, description="GPU", param="gpu",
+                     style=style, layout=layout)
     c_util = strict_slider("float")(value=float(gpu_memory_utilization), min=lo, max=hi, step=step,
                               param="gpu_memory_utilization",
                               description="gpu_memory_utilization", readout_format=".2f",
                               continuous_update=False, style=style, layout=layout)
     # Unbounded boxes: the API, not the box, judges a typed length (no silent clamp).
-    c_prompt = w.IntText(value=int(prompt_tokens), step=50, description="Prompt tokens",
-                         style=style, layout=layout)
-    c_answer = w.IntText(value=int(output_tokens), step=50, description="Answer tokens",
-                         style=style, layout=layout)
+    c_prompt = strict_int_text()(value=int(prompt_tokens), step=50, param="prompt_tokens",
+                                 description="Prompt tokens", style=style, layout=layout)
+    c_answer = strict_int_text()(value=int(output_tokens), step=50, param="output_tokens",
+                                 description="Answer tokens", style=style, layout=layout)
     # An Output widget whose outputs are set directly, so each change replaces the
     # result. The book never saves this widget (scripts/execute_notebooks.py clears
     # cells tagged kvbook-live-widget): with no kernel it would show stale numbers.
@@ -333,13 +414,15 @@ def scheduler_stepper(*, num_gpu_blocks: int = 20, requests: int = 5, prompt_tok
     c_n = slider("requests", requests, "Requests at t = 0")
     c_prompt = slider("prompt_tokens", prompt_tokens, "Prompt tokens")
     c_answer = slider("output_tokens", one, "Answer tokens")
-    c_mode = w.Dropdown(options=[(f"{', '.join(map(str, lengths))} tokens, cycled", "varied"),
-                                 ("one length: the slider above", "one")],
-                        value="varied" if varied else "one", description="Answers", style=style,
-                        layout=layout)
+    c_mode = strict_choice("dropdown")(
+        options=[(f"{', '.join(map(str, lengths))} tokens, cycled", "varied"),
+                 ("one length: the slider above", "one")],
+        value="varied" if varied else "one", description="Answers", param="answers",
+        style=style, layout=layout)
     c_answer.disabled = varied
-    c_step = w.IntSlider(value=1, min=1, max=1, description="Engine step", style=style,
-                         layout=layout)
+    c_step = strict_slider("int")(value=1, min=1, max=1, description="Engine step",
+                                  param="step", range_note="the run's steps", style=style,
+                                  layout=layout)
     out = w.Output()
     state = {"frames": []}
 
@@ -413,8 +496,9 @@ def alert_explorer(rule: str = "preemptions", *, threshold: float = 0.0,
     run, tab = _scenario_scrape(scenario, 15.0)
 
     style = {"description_width": "150px"}
-    c_rule = w.Dropdown(options=[(_RULE_LABELS[r], r) for r in RULES], value=rule,
-                        description="Rule", style=style, layout=w.Layout(width="560px"))
+    c_rule = strict_choice("dropdown")(options=[(_RULE_LABELS[r], r) for r in RULES], value=rule,
+                                       description="Rule", param="rule", style=style,
+                                       layout=w.Layout(width="560px"))
 
     def slider(param: str, value: float, bounds, description: str, shown: bool = True):
         lo, hi, step = bounds

@@ -20,7 +20,16 @@ run of identical decode steps counts as one):
   its stored tokens, a prefilling one at least those of what it computed;
 * **tokens**: no request generated more than its answer, computed more than
   its target or stores more than ``max_model_len``; at the end of the run,
-  every finished request has its whole answer (:func:`check_finished`).
+  every finished request has its whole answer (:func:`check_finished`);
+* **refused requests** (``unfit_requests="reject"``) are in no queue after any
+  step, and at the end of the run none of them was ever scheduled, holds a
+  block, generated a token, was preempted or finished;
+* **the books**, at the end of the run: every request that arrived finished,
+  was refused or is still running, waiting or swapped (nothing is lost or
+  counted twice); the timeline ends at the run's time (``simulated_s``); and
+  when nothing is left in the engine, its last row shows no request running,
+  waiting or swapped and no block in use, whatever the last event was (a
+  request refused after the last step included).
 
 A broken invariant raises ``AssertionError`` naming the step, the time and
 every rule broken. The checks read the scheduler's state and change nothing,
@@ -43,7 +52,9 @@ __all__ = ["check_invariants", "check_finished"]
 
 
 def check_finished(eng: Scheduler) -> None:
-    """Assert that every finished request emitted its whole answer (checked once, at the end)."""
+    """Assert, once at the end of the run, that every finished request emitted its whole
+    answer, that no refused request was ever touched, and that the books balance (see the
+    module docstring)."""
     reqs = eng.requests
     bad = [rid for rid in range(reqs.count)
            if reqs.finish[rid] == reqs.finish[rid] and reqs.generated[rid] != reqs.output[rid]]
@@ -52,6 +63,39 @@ def check_finished(eng: Scheduler) -> None:
         raise AssertionError(f"kvsim invariant broken: request {rid} finished with "
                              f"{reqs.generated[rid]} of {reqs.output[rid]} tokens "
                              f"({len(bad)} such requests)")
+    problems: list[str] = []
+    refused = [rid for rid in range(reqs.count) if reqs.rejected[rid]]
+    queued = set(eng.running) | set(eng.waiting) | set(eng.swapped)
+    for rid in refused:
+        touched = [what for what, yes in (
+            ("scheduled", reqs.first_scheduled[rid] == reqs.first_scheduled[rid]),
+            ("finished", reqs.finish[rid] == reqs.finish[rid]),
+            ("generated tokens", reqs.generated[rid] > 0),
+            ("preempted", reqs.preemptions[rid] > 0),
+            ("queued", rid in queued),
+            ("holding blocks", eng.kv.held.get(rid, 0) > 0)) if yes]
+        if touched:
+            problems.append(f"refused request {rid} was {', '.join(touched)}")
+            break
+    finished = sum(1 for rid in range(reqs.count) if reqs.finish[rid] == reqs.finish[rid])
+    left = len(eng.running) + len(eng.waiting) + len(eng.swapped)
+    if finished + len(refused) + left != reqs.count:
+        problems.append(f"{reqs.count} requests arrived but {finished} finished, {len(refused)} "
+                        f"were refused and {left} are left in the engine")
+    tl = eng.rec.timeline()
+    if len(tl["t_s"]):
+        if float(tl["t_s"][-1]) != eng.rec.end_s():
+            problems.append(f"the timeline ends at {tl['t_s'][-1]} s, the run at "
+                            f"{eng.rec.end_s()} s")
+        if left == 0:
+            last = {c: int(tl[c][-1]) for c in ("running", "waiting", "swapped",
+                                                "kv_blocks_used")}
+            if any(last.values()):
+                problems.append(f"nothing is left in the engine but the timeline's last row "
+                                f"shows {last}")
+    if problems:
+        raise AssertionError(f"kvsim invariant broken at the end of the run (t={eng.t:.6f} s): "
+                             + "; ".join(problems))
 
 
 def check_invariants(eng: Scheduler) -> None:
@@ -91,6 +135,10 @@ def _queues(eng: Scheduler, problems: list[str]) -> None:
         problems.append(f"requests {sorted(decoding & prefilling)[:5]} both prefill and decode")
     if len(eng.waiting) != len(waiting) or len(eng.swapped) != len(swapped):
         problems.append("a request is queued twice")
+    rejected = eng.requests.rejected
+    refused = [rid for rid in (*running, *waiting, *swapped) if rejected[rid]]
+    if refused:
+        problems.append(f"refused requests {sorted(refused)[:5]} are in the engine's queues")
 
 
 def _pool(pool: BlockPool, problems: list[str]) -> None:

@@ -77,7 +77,12 @@ __all__ = ["ENGINE_DEFAULTS", "EngineConfig", "resolve_options", "ADMISSION_NAME
            "RESERVING_ADMISSIONS",
            "check_sglang_constants", "SGLANG_MIN_NEW_TOKEN_RATIO_FACTOR",
            "SGLANG_NEW_TOKEN_RATIO_DECAY_STEPS", "SGLANG_RETRACT_DECODE_STEPS",
-           "SGLANG_CLIP_MAX_NEW_TOKENS"]
+           "SGLANG_CLIP_MAX_NEW_TOKENS", "WATERMARK_MAX"]
+
+#: The largest ``watermark`` kvsim accepts: half the pool. vLLM V0 only asserts >= 0; a
+#: headroom above half keeps more blocks back than admission may fill (0.999 leaves one
+#: block in a thousand, so nearly every request is refused as never fitting).
+WATERMARK_MAX = 0.5
 
 #: Engine options and their defaults (``None``: the engine mode decides; see the table above).
 ENGINE_DEFAULTS: dict[str, Any] = {
@@ -281,7 +286,9 @@ def resolve_options(model: ModelLike, gpu: GPULike, options: Mapping[str, Any]) 
                          "synchronously; expected async_scheduling=False or engine='v1'")
     if o["watermark"] is None:
         o["watermark"] = watermark_default(engine)
-    o["watermark"] = check_float("watermark", o["watermark"], min=0, max=1, max_open=True)
+    o["watermark"] = check_float("watermark", o["watermark"], min=0, max=WATERMARK_MAX,
+                                 why="the share of the pool held back from admission; more "
+                                     "than half would hold back more than it admits")
     o["long_prefill_token_threshold"] = check_int(
         "long_prefill_token_threshold", o["long_prefill_token_threshold"], min=0, max=10**8)
     o["seed"] = check_int("seed", o["seed"], min=0)

@@ -57,6 +57,8 @@ from .swapping import SwapSpace
 from .waiting import make_waiting_queue
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from kvsim.model.spec import ModelSpec
 
     from .options import EngineConfig
@@ -158,12 +160,16 @@ class Scheduler:
                 # prefix_of() gives (group, tokens); mypy reads *Any as filling every parameter
                 self.add_request(rid, *arrivals.prefix_of(rid), -(rid + 1))  # type: ignore[call-arg]
             return
-        while batch := arrivals.pull(t):        # a refused request's user may send again by t
-            self._add_closed_loop(batch)
+        # one at a time, in time order: a refused request's user may send again by t, before
+        # requests already pending (and a load test that stops sends nothing after)
+        while (item := arrivals.pull_next(t)) is not None:
+            self._add_closed_loop((item,))
 
-    def _add_closed_loop(self, batch: list[tuple[Any, int]]) -> None:
+    def _add_closed_loop(self, batch: Sequence[tuple[Any, int]]) -> None:
         arrivals = self.arrivals
         for req, user in batch:
+            if not arrivals.sending(req.arrival_s):  # sent after the load test stopped
+                continue
             lengths = ([req.prompt_tokens], [req.output_tokens])
             if not self._reject:
                 check_requests_fit(self.cfg, self.model.name, *lengths, first=req.index,
@@ -179,6 +185,15 @@ class Scheduler:
                 continue
             self.add_request(rid, req.prefix_group, req.prefix_tokens,
                              req.session if req.session >= 0 else -(rid + 1))
+
+    def _pull_after_step(self, t1: float) -> None:
+        """The requests that arrived during the step ending at ``t1`` join the queue now (or are
+        refused: a refused request is never counted as waiting). What the engine's loop would
+        do before the next step, done before the step is recorded: the same pulls, in the same
+        order, and the idle reset the loop would make first when the step left nothing to do."""
+        if not (self.running or self.waiting or self.swapped):
+            self.policy.idled()
+        self.pull_arrivals(t1)
 
     def idle_until(self, t: float) -> None:
         """Nothing to do: the clock moves on to ``t`` (the next arrival), if later."""
@@ -661,17 +676,21 @@ class Scheduler:
         waiting, swapped = len(self.waiting), len(self.swapped)
         if group.next_finish_step() <= T + k - 1:
             self._finish_decoders(T + k - 1, t1)
+        if self.arrivals.arrived_by(t1):       # arrivals in the last step (refused ones leave)
+            self._pull_after_step(t1)
         self.rec.decode_run(t0, ends, dts, T, crossings, kv.num_blocks - blank0 - cached0, blank0,
                             cached0, kv.num_blocks - pool.blank - pool.cached_free,
                             pool.cached_free, n, waiting, swapped, len(self.running),
-                            waiting + self.arrivals.arrived_by(t1), len(self.prefilling))
+                            len(self.waiting), len(self.prefilling))
 
     def _record(self, t1: float, dt: float, gap: float, decoding: int, prefill_tokens: int,
                 decode_tokens: int, emitted: int) -> None:
+        if self.arrivals.arrived_by(t1):       # arrivals during the step (refused ones leave)
+            self._pull_after_step(t1)
         pool, swap = self.kv.pool, self.swap
         self.rec.step(t1, dt, gap, self.kv.num_blocks - pool.blank - pool.cached_free,
                       pool.cached_free,
-                      (len(self.running), len(self.waiting) + self.arrivals.arrived_by(t1),
+                      (len(self.running), len(self.waiting),
                        len(self.swapped), self.step_preemptions, decoding, prefill_tokens,
                        decode_tokens, emitted, swap.out_bytes, swap.in_bytes,
                        self.step_recomputed))
@@ -683,14 +702,18 @@ class Scheduler:
             self._leave_decoding(rid)
 
     # --------------------------------------------------------- read-only views
-    def counters(self) -> dict[str, float | int]:
+    def counters(self) -> dict[str, float | int | str | None]:
         """The run's totals that are not per step or per request (``SimResult.counters``)."""
-        return dict(simulated_s=float(self.t),
+        # The run's time is the end of its last step, whatever came after it (a refused
+        # request's arrival moves no engine clock), so the timeline and simulated_s agree
+        return dict(simulated_s=float(self.rec.end_s()),
                     prefix_cache_queries=self.cache_queries[0],
                     prefix_cache_hits=self.cache_hits[0],
                     prefix_cache_resumed_queries=self.cache_queries[1],
                     prefix_cache_resumed_hits=self.cache_hits[1],
-                    prefix_cache_evicted_blocks=self.kv.pool.evicted)
+                    prefix_cache_evicted_blocks=self.kv.pool.evicted,
+                    load_stopped_s=self.arrivals.stopped_s,
+                    load_stop_reason=self.arrivals.stop_reason)
 
     def snapshot(self) -> SchedulerSnapshot:
         """What the scheduler holds now, as plain values (the stepper and the KV gauge read it)."""

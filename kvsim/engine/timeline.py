@@ -62,6 +62,10 @@ class Recorder:
         self.events: list[tuple[float, int, int]] = []  # (t, rid, mode)
         self.stints: list[int] = []                     # (rid, first step, end step), flat
 
+    def end_s(self) -> float:
+        """The end of the last step recorded (0.0 before the first): the run's simulated time."""
+        return self._t[-1] if self._t else 0.0
+
     # ----------------------------------------------------------------- steps
     def step(self, t1: float, dt: float, gap: float, used: int, cached: int,
              const: tuple[int, ...]) -> None:

@@ -49,7 +49,8 @@ from .missions import MISSIONS, get_mission, normalise_settings, score
 
 __all__ = ["ROOM_KEY_VAR", "FROM_ENV", "resolve_room_key", "check_name", "completion_code", "verify",
            "rejection", "upgrade_old_code", "leaderboard_lines", "leaderboard",
-           "leaderboard_text", "CHECKSUM_SALT", "NAME_MAX"]
+           "leaderboard_text", "CHECKSUM_SALT", "NAME_MAX", "SCRIPTS", "name_scripts",
+           "LEADERBOARD_MAX_ENTRIES"]
 
 #: The environment variable holding the instructor's room key.
 ROOM_KEY_VAR = "KVSIM_ROOM_KEY"
@@ -64,13 +65,23 @@ _NAME_MAX = 32
 CHECKSUM_SALT = _SALT
 NAME_MAX = _NAME_MAX
 _FORM = "M<mission>/<stars>/<settings>/<prediction>/<name>/<checksum>[/<room tag>]"
+#: The longest completion code :func:`verify` reads (a real one is under 80 characters).
+_CODE_MAX = 200
+_TAG = re.compile(r"[A-Z2-7]{8}")
+#: The most entries a leaderboard file may hold (a room of 2,500 learners, four missions each).
+LEADERBOARD_MAX_ENTRIES = 10_000
 
 
 def resolve_room_key(key=FROM_ENV) -> str | None:
     """The room key in force: ``key``, or ``$KVSIM_ROOM_KEY`` when ``key`` is :data:`FROM_ENV`;
-    ``None`` (no key) when that is unset or empty."""
+    ``None`` (no key) when that is unset (or ``key`` is None or ""). A ``$KVSIM_ROOM_KEY``
+    that is set but empty (or only spaces) is a one-line error, not "no key": a room whose
+    key did not reach the shell would otherwise count every code from anywhere."""
     if key is FROM_ENV:
         key = os.environ.get(ROOM_KEY_VAR)
+        if key is not None and not key.strip():
+            raise KvsimError(f"${ROOM_KEY_VAR}={key!r} is set but empty: expected the room's "
+                             f"key, or unset it (`unset {ROOM_KEY_VAR}`) to work without one")
     if key is None or key == "":
         return None
     if not isinstance(key, str):
@@ -79,20 +90,61 @@ def resolve_room_key(key=FROM_ENV) -> str | None:
     return key
 
 
+#: The writing systems a name's letters are told apart by (the first word of a letter's
+#: Unicode name; CJK is Han). A letter of none of them (a modifier letter, say) belongs to none.
+SCRIPTS = ("LATIN", "GREEK", "CYRILLIC", "ARMENIAN", "HEBREW", "ARABIC", "SYRIAC", "THAANA",
+           "DEVANAGARI", "BENGALI", "GURMUKHI", "GUJARATI", "ORIYA", "TAMIL", "TELUGU",
+           "KANNADA", "MALAYALAM", "SINHALA", "THAI", "LAO", "TIBETAN", "MYANMAR", "GEORGIAN",
+           "HANGUL", "ETHIOPIC", "CHEROKEE", "KHMER", "MONGOLIAN", "HIRAGANA", "KATAKANA",
+           "BOPOMOFO", "HAN")
+#: The mixtures of scripts a name may have (Unicode TS #39's "highly restrictive" level):
+#: one script, or Latin with Han and the Japanese kanas, with Han and Bopomofo, or with Han
+#: and Hangul. Anything else (a Cyrillic "а" in a Latin name) is a look-alike.
+_MIXTURES = (frozenset({"LATIN", "HAN", "HIRAGANA", "KATAKANA"}),
+             frozenset({"LATIN", "HAN", "BOPOMOFO"}), frozenset({"LATIN", "HAN", "HANGUL"}))
+
+
+def _script(ch: str) -> str | None:
+    """The script of a letter or digit in :data:`SCRIPTS`, or None (an ASCII digit, ...)."""
+    if "0" <= ch <= "9":
+        return None
+    word = unicodedata.name(ch, "").split(" ", 1)[0]
+    if word == "KATAKANA-HIRAGANA":               # the prolonged sound mark: either kana
+        return None
+    word = word.split("-", 1)[0]                  # ARABIC-INDIC DIGIT: Arabic
+    word = "HAN" if word == "CJK" else word
+    return word if word in SCRIPTS else None
+
+
+def name_scripts(text: str) -> set[str]:
+    """The scripts of the letters and digits of ``text`` (:data:`SCRIPTS`)."""
+    return {sc for ch in text if ch.isalnum() and (sc := _script(ch)) is not None}
+
+
 def check_name(name) -> str:
-    """A learner's name for a code: whitespace collapsed (Unicode NFC), 1 to 32 letters, digits, spaces,
-    ``.``, ``-`` or ``'``, with at least one letter or digit (one-line KvsimError otherwise)."""
+    """A learner's name for a code: whitespace collapsed (Unicode NFKC: full-width and other
+    compatibility letters become the plain ones), 1 to 32 letters, digits, spaces, ``.``,
+    ``-`` or ``'``, with at least one letter or digit, and letters of one script (or one of
+    the mixtures of :data:`_MIXTURES`): a name with a look-alike letter of another script
+    (a Cyrillic "а" in "Аna") is refused. One-line KvsimError otherwise. The static site's
+    ``checkName`` (book/_ext/static/kvbook/lab.js) applies the same rules."""
     if not isinstance(name, str):
-        raise KvsimError(f"name={name!r} is not text: expected a name such as 'Ana Lopez'")
-    text = unicodedata.normalize("NFC", " ".join(name.split()))
+        raise KvsimError(f"name={name!r:.60} is not text: expected a name such as 'Ana Lopez'")
+    text = unicodedata.normalize("NFKC", " ".join(name.split()))
+    shown = repr(name) if len(repr(name)) <= 60 else repr(name)[:57] + "..."
     bad = next((ch for ch in text if not (ch.isalnum() or ch in " .-'")), None)
     if bad is not None or not text or len(text) > _NAME_MAX or \
             not any(ch.isalnum() for ch in text):
         why = (f"has {bad!r}" if bad is not None else "is empty" if not text
                else f"has {len(text)} characters" if len(text) > _NAME_MAX
                else "has no letter or digit")
-        raise KvsimError(f"name={name!r} {why}: expected 1 to {_NAME_MAX} letters, digits, "
+        raise KvsimError(f"name={shown} {why}: expected 1 to {_NAME_MAX} letters, digits, "
                          f"spaces, '.', '-' or \"'\" (with a letter or digit)")
+    scripts = name_scripts(text)
+    if len(scripts) > 1 and not any(scripts <= mix for mix in _MIXTURES):
+        raise KvsimError(f"name={shown} mixes the letters of {', '.join(sorted(scripts))}: "
+                         f"expected the letters of one script (a letter of another script "
+                         f"that looks the same would make another name look like this one)")
     return text
 
 
@@ -204,6 +256,9 @@ def verify(code: str, *, rescore: bool = True, room_key=FROM_ENV) -> dict:
     format, raises a one-line KvsimError.
     """
     text, parts = _split(code)
+    if len(text) > _CODE_MAX:
+        raise KvsimError(f"completion code {text[:40]!r}... has {len(text):,} characters: "
+                         f"expected a code of at most {_CODE_MAX} ({_FORM})")
     if len(parts) == 5 and parts[0].startswith("M"):
         raise KvsimError(f"completion code {text!r} is in the first format, which binds no "
                          f"name: refused; expected a code of this kvsim (`kvsim missions "
@@ -224,6 +279,9 @@ def verify(code: str, *, rescore: bool = True, room_key=FROM_ENV) -> dict:
     ok_sum = _checksum("/".join(parts[:5])) == parts[5]
     key = resolve_room_key(room_key)
     tag = parts[6] if len(parts) == 7 else None
+    if tag is not None and not _TAG.fullmatch(tag):
+        raise KvsimError(f"completion code {text!r}: room tag {tag!r} is malformed: expected 8 "
+                         f"characters of A-Z and 2-7 (as kvsim makes them)")
     room = None if key is None else (
         tag is not None and hmac.compare_digest(tag, _room_tag(key, "/".join(parts[:6]))))
     out = dict(code=text, mission=m.number, **fields, name=name, checksum_ok=ok_sum,
@@ -289,6 +347,9 @@ def leaderboard_lines(lines: Iterable[str]) -> list[tuple[int, str, str]]:
         line = raw.strip()
         if not line or line.startswith("#"):
             continue
+        if len(entries) + len(bad) >= LEADERBOARD_MAX_ENTRIES:
+            raise KvsimError(f"line {no}: more than {LEADERBOARD_MAX_ENTRIES:,} entries: expected "
+                             f"at most {LEADERBOARD_MAX_ENTRIES:,} 'name CODE' lines")
         *name_parts, code = line.split()
         if not _CODE.match(code):
             bad.append((no, line))

@@ -10,11 +10,16 @@ it counts for the third star only if it was stored before the first run of
 that mission. :func:`attempt` scores settings and keeps the best result;
 :func:`reset` forgets everything. ``kvsim missions`` shows it at a terminal.
 Every read-modify-write holds a lock (``missions.json.lock`` beside the file;
-POSIX only) and writes through a unique temporary file and :func:`os.replace`,
-so two kernels saving at once both keep their attempts. A damaged file is
-never wiped: it is moved aside as ``missions.json.bad-<UTC time>``, the
-progress is rebuilt from the records still readable in it, and one line on
-stderr says where the bad copy is.
+POSIX only) and writes through a unique temporary file and :func:`os.replace`
+(:func:`kvsim.files.write_user_file`: the stale temporary files of a killed save
+are removed by their exact name, nothing else), so two kernels saving at once
+both keep their attempts. The path is only ever written when it is new, empty
+or a kvsim progress file: a folder, a FIFO, a device or another program's file
+there (a mistyped ``--progress-file``) is refused in one line and left as it
+is. A damaged progress file (kvsim's, cut short or with a bad record) is never
+wiped: a copy is kept beside it as ``missions.json.bad-<UTC time>`` (a new
+file, never written over anything), the progress is rebuilt from the records
+still readable in it, and one line on stderr says where the copy is.
 
 The file belongs to one machine and one session's home directory: nothing
 syncs it. **On Binder (mybinder.org) the home directory is thrown away when
@@ -43,7 +48,7 @@ import contextlib
 import json
 import os
 import re
-import secrets
+import stat
 import sys
 from datetime import datetime, timezone
 from pathlib import Path
@@ -55,6 +60,15 @@ except ImportError:      # Windows (no fcntl): no lock; see _locked
     fcntl = None
 
 from kvsim.errors import KvsimError
+from kvsim.files import (
+    check_writable,
+    create_new_file,
+    file_kind,
+    open_lock_file,
+    parse_json,
+    read_user_bytes,
+    write_user_file,
+)
 
 from .codes import (
     FROM_ENV,
@@ -95,6 +109,59 @@ def _empty() -> dict:
     return {"version": _VERSION, "name": None, "missions": {}}
 
 
+#: The largest progress or export file kvsim reads: 4 MiB (a real one is a few kilobytes).
+MAX_PROGRESS_BYTES = 4 * 2**20
+_PROGRESS_EXPECTED = "a kvsim progress file (JSON with 'missions')"
+
+
+def _looks_like_progress(data: bytes) -> bool:
+    """Whether a file is kvsim's progress file, whole or damaged (cut short, a bad record):
+    a JSON object that names ``missions`` (an export is not one: it is imported)."""
+    text = data.decode("utf-8", errors="replace")
+    if not text.lstrip().startswith("{") or '"missions"' not in text:
+        return False
+    return f'"format": "{_FORMAT}"' not in text and f'"format":"{_FORMAT}"' not in text
+
+
+def _is_export(data: bytes) -> bool:
+    """Whether a file is an export :func:`export_progress` wrote (so it may be replaced)."""
+    text = data.decode("utf-8", errors="replace")
+    return text.lstrip().startswith("{") and (f'"format": "{_FORMAT}"' in text
+                                               or f'"format":"{_FORMAT}"' in text)
+
+
+def _progress_kind(p: Path) -> os.stat_result | None:
+    """``p``'s status if it is a regular file, None if nothing is there; a one-line error when
+    something else is (a folder, a FIFO, a device)."""
+    try:
+        st = os.stat(p)
+    except FileNotFoundError:
+        return None
+    except OSError as e:
+        raise KvsimError(f"progress file {str(p)!r}: cannot check it ({e.strerror}): expected "
+                         f"{_PROGRESS_EXPECTED} or a new path") from None
+    if not stat.S_ISREG(st.st_mode):
+        raise KvsimError(f"progress file {str(p)!r} is {file_kind(st.st_mode)}, not a regular "
+                         f"file: nothing was changed; expected {_PROGRESS_EXPECTED} or a new "
+                         f"path (--progress-file or ${ENV_VAR})")
+    return st
+
+
+def _refuse_foreign(p: Path) -> None:
+    """A one-line error, before anything is created beside it, when something other than a
+    kvsim progress file (or an empty file) is at ``p``."""
+    if _progress_kind(p) is None:
+        return
+    raw = read_user_bytes(p, what="progress file", expected=_PROGRESS_EXPECTED,
+                          max_bytes=MAX_PROGRESS_BYTES)
+    if raw.strip() and not _looks_like_progress(raw):
+        hint = (" (it is an export: `kvsim missions --import` reads it)" if _is_export(raw)
+                else "")
+        raise KvsimError(f"progress file {str(p)!r} is not a kvsim progress file{hint}: "
+                         f"nothing was changed; expected {_PROGRESS_EXPECTED} or a new path "
+                         f"(--progress-file or ${ENV_VAR})")
+
+
 @contextlib.contextmanager
 def _locked(p: Path):
     """Hold an exclusive lock on ``p``'s sibling ``<name>.lock`` for a read-modify-write.
@@ -107,16 +174,25 @@ def _locked(p: Path):
     at the same instant can lose one attempt. flock is not re-entrant across
     open files, so nothing here takes it twice.
     """
-    p.parent.mkdir(parents=True, exist_ok=True)
+    _refuse_foreign(p)                    # a folder, a device or another file: one line, now
+    try:
+        p.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise KvsimError(f"progress file {str(p)!r}: cannot make its folder "
+                         f"({e.strerror or type(e).__name__}): expected a path in a folder "
+                         f"kvsim can write") from None
     if fcntl is None:
         yield
         return
-    with open(p.with_name(p.name + ".lock"), "a") as fh:
-        fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
+    fd = open_lock_file(p.with_name(p.name + ".lock"), what=f"progress file {str(p)!r}")
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
         try:
             yield
         finally:
-            fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
+            fcntl.flock(fd, fcntl.LOCK_UN)
+    finally:
+        os.close(fd)
 
 
 def _upgraded_code(code):
@@ -182,12 +258,20 @@ def _salvage(text: str) -> dict:
 
 
 def _read(p: Path) -> dict:
-    """The progress at ``p`` (the lock held). A damaged file is never wiped: it is moved aside
-    as ``<name>.bad-<UTC time>``, the progress is rebuilt from the records still readable in
-    it, and one line on stderr says where the bad copy is."""
-    if not p.exists():
+    """The progress at ``p`` (the lock held). Nothing there (or an empty file): empty
+    progress. Anything but a kvsim progress file there is a one-line error and is left as it
+    is. A damaged progress file is never wiped: a copy is kept beside it as
+    ``<name>.bad-<UTC time>`` (a new file), the progress is rebuilt from the records still
+    readable in it, and one line on stderr says where the copy is."""
+    st = _progress_kind(p)
+    if st is None:
         return _empty()
-    raw = p.read_bytes()
+    raw = read_user_bytes(p, what="progress file", expected=_PROGRESS_EXPECTED,
+                          max_bytes=MAX_PROGRESS_BYTES)
+    if not raw.strip():
+        return _empty()
+    if not _looks_like_progress(raw):
+        _refuse_foreign(p)
     data, missions, why = None, {}, ""
     try:
         data = json.loads(raw.decode("utf-8"))
@@ -212,18 +296,27 @@ def _read(p: Path) -> dict:
                     return data
                 # the first format (codes without a name), upgraded: the same progress
                 upgraded = {"version": _VERSION, "name": name, "missions": missions}
-                _write_atomic(p, json.dumps(upgraded, indent=1, sort_keys=True))
+                _save(upgraded, p)
                 return upgraded
             why = f"damaged record(s) for mission {', '.join(bad)}"
     stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S.%fZ")
     aside = p.with_name(f"{p.name}.bad-{stamp}")
-    os.replace(p, aside)
+    n = 1
+    while not create_new_file(aside, raw):          # never over anything already there
+        if n > 100:
+            raise KvsimError(f"progress file {str(p)!r} was {why}, and no copy of it could be "
+                             f"made beside it: nothing was changed; expected a writable folder")
+        aside = p.with_name(f"{p.name}.bad-{stamp}-{n}")
+        n += 1
     rebuilt = {"version": _VERSION, "name": name, "missions": missions}
     if missions:
-        _write_atomic(p, json.dumps(rebuilt, indent=1, sort_keys=True))
+        _save(rebuilt, p)
+    else:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(p)                            # its copy is beside it
     kept = (f"kept mission(s) {', '.join(sorted(missions, key=int))}" if missions
             else "nothing in it was readable, so progress starts empty")
-    print(f"kvsim: progress file {str(p)!r} was {why}: moved it to {str(aside)!r}; {kept}",
+    print(f"kvsim: progress file {str(p)!r} was {why}: kept a copy as {str(aside)!r}; {kept}",
           file=sys.stderr)
     return rebuilt
 
@@ -231,9 +324,10 @@ def _read(p: Path) -> dict:
 def load(path=None) -> dict:
     """The progress record (an empty one if the file does not exist).
 
-    A damaged file is moved aside (``missions.json.bad-<UTC time>``) and the
-    progress rebuilt from what is still readable in it; one line on stderr
-    says so and where the bad copy is.
+    A damaged progress file is copied aside (``missions.json.bad-<UTC time>``)
+    and the progress rebuilt from what is still readable in it; one line on
+    stderr says so and where the copy is. Anything else at the path (a
+    folder, a device, another program's file) is a one-line error.
     """
     p = progress_path(path)
     with _locked(p):
@@ -241,16 +335,24 @@ def load(path=None) -> dict:
 
 
 def _save(data: dict, p: Path) -> Path:
-    """Write the progress (the caller holds :func:`_locked`)."""
-    _write_atomic(p, json.dumps(data, indent=1, sort_keys=True))
+    """Write the progress (the caller holds :func:`_locked`): only over a kvsim progress
+    file, an empty file or nothing (:func:`kvsim.files.write_user_file`)."""
+    write_user_file(p, json.dumps(data, indent=1, sort_keys=True), what="progress file",
+                    ours=_looks_like_progress, expected=_PROGRESS_EXPECTED)
     return p
 
 
 def reset(path=None) -> Path:
-    """Forget all progress (the file is removed); returns its path."""
+    """Forget all progress (the file is removed, if it is a kvsim progress file); returns its
+    path."""
     p = progress_path(path)
     with _locked(p):
-        if p.exists():
+        if _progress_kind(p) is not None:
+            raw = read_user_bytes(p, what="progress file", expected=_PROGRESS_EXPECTED,
+                                  max_bytes=MAX_PROGRESS_BYTES)
+            if raw.strip() and not _looks_like_progress(raw):
+                raise KvsimError(f"progress file {str(p)!r} is not a kvsim progress file: "
+                                 f"nothing was removed; expected {_PROGRESS_EXPECTED}")
             p.unlink()
     return p
 
@@ -360,6 +462,7 @@ _FORMAT = "kvsim-missions-export"
 _EXPORT_VERSION = 1
 _WRITTEN_BY = "a file written by `kvsim missions --export` (export_progress)"
 _EXPECTED = f"expected {_WRITTEN_BY}"
+_EXPORT_FILE = f"a kvsim export (format {_FORMAT!r})"
 _FIELDS = ("attempts", "stars", "settings", "prediction", "prediction_counts", "code")
 _HEADER = {"format", "version", "kvsim_version", "exported_at", "codes", "note", "progress"}
 _NOTE = ("kvsim lab progress (chapter 5). Load it in another session with "
@@ -379,29 +482,13 @@ def _kvsim_version() -> str:
     return __version__
 
 
-def _write_atomic(target: Path, text: str) -> None:
-    """Write ``text`` to ``target`` through a temporary file in the same folder (a name unique
-    to this process and call) and :func:`os.replace`: a reader sees the old file or the whole
-    new one, never half of it. The file gets the usual permissions (0666 less the umask)."""
-    tmp = target.parent / f".{target.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp"
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, target)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
-
-
 def export_progress(dest=None, *, path=None) -> str:
     """Write this machine's progress to ``dest`` as one JSON document; return the path written.
 
     ``dest`` defaults to :data:`EXPORT_NAME` in the current folder (a folder
-    given as ``dest`` gets that name inside it); an existing file is replaced.
+    given as ``dest`` gets that name inside it); an existing export is
+    replaced, anything else there (a device, a FIFO, another file) is refused
+    in one line and left as it is (:func:`kvsim.files.write_user_file`).
     The document is ``{"format": "kvsim-missions-export", "version": 1,
     "kvsim_version", "exported_at", "note", "codes": {mission: code} (every
     mission with a star), "progress": <the progress file as it is>}``. The
@@ -413,12 +500,13 @@ def export_progress(dest=None, *, path=None) -> str:
     if target.is_dir():
         target = target / EXPORT_NAME
     target = Path(os.path.abspath(target))
-    if target.resolve() == src.resolve():
+    if os.path.realpath(target) == os.path.realpath(src):
         raise KvsimError(f"export to {str(target)!r}: that is the progress file itself: expected "
                          f"another file name, e.g. {EXPORT_NAME}")
     if not target.parent.is_dir():
         raise KvsimError(f"export to {str(target)!r}: folder {str(target.parent)!r} does not "
                          f"exist: expected an existing folder")
+    check_writable(target, what="export to", ours=_is_export, expected=_EXPORT_FILE)
     missions = data["missions"]
     codes = {}
     for key in sorted(missions, key=lambda k: (len(k), k)):
@@ -428,12 +516,8 @@ def export_progress(dest=None, *, path=None) -> str:
     doc = {"format": _FORMAT, "version": _EXPORT_VERSION, "kvsim_version": _kvsim_version(),
            "exported_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
            "note": _NOTE, "codes": codes, "progress": data}
-    try:
-        _write_atomic(target, json.dumps(doc, indent=1, sort_keys=True) + "\n")
-    except OSError as e:
-        reason = e.strerror or type(e).__name__
-        raise KvsimError(f"export to {str(target)!r}: cannot write it ({reason}): expected a "
-                         f"writable folder") from None
+    write_user_file(target, json.dumps(doc, indent=1, sort_keys=True) + "\n",
+                    what="export to", ours=_is_export, expected=_EXPORT_FILE)
     return str(target)
 
 
@@ -523,19 +607,13 @@ def _read_export(p: Path) -> tuple[dict, str | None]:
     """The export at ``p``, every record checked and every starred one re-scored, and the
     learner's name in it (an export of the first format, version 1 progress, is upgraded)."""
     where = f"import file {str(p)!r}"
+    raw = read_user_bytes(p, what="import file", expected=_EXPECTED[9:],
+                          max_bytes=MAX_PROGRESS_BYTES)
     try:
-        text = p.read_text(encoding="utf-8")
-    except OSError as e:
-        raise KvsimError(f"{where} cannot be read ({e.strerror or type(e).__name__}): "
-                         f"{_EXPECTED}") from None
+        text = raw.decode("utf-8")
     except UnicodeDecodeError:
         raise KvsimError(f"{where} is not JSON (not UTF-8 text): {_EXPECTED}") from None
-    try:
-        doc = json.loads(text)
-    except (ValueError, RecursionError) as e:
-        detail = (f"{e.msg} at line {e.lineno} column {e.colno}" if hasattr(e, "msg")
-                  else type(e).__name__)
-        raise KvsimError(f"{where} is not JSON ({detail}): {_EXPECTED}") from None
+    doc = parse_json(text, where=where, expected=_EXPECTED[9:])
     if not isinstance(doc, dict):
         raise KvsimError(f"{where} holds a JSON {type(doc).__name__}, not an object: {_EXPECTED}")
     if "format" not in doc and "missions" in doc:

@@ -12,7 +12,15 @@ from __future__ import annotations
 
 from kvsim.errors import KvsimError
 
-from .config_json import first_set, optional_int, required_int, strict_int, text_config
+from .config_json import (
+    CONFIG_BOUNDS,
+    first_set,
+    nested_config,
+    optional_int,
+    required_int,
+    strict_int,
+    text_config,
+)
 from .dtypes import DTYPE_BYTES, serving_dtypes
 from .layer_kinds import KV_KINDS, WINDOW_KINDS, layer_ffns, layer_plan
 from .layer_state import layer_state_elems, temporal_state_bytes
@@ -24,6 +32,9 @@ _MAX_LEN_KEYS = ("max_position_embeddings", "n_positions", "max_seq_len", "seq_l
                  "model_max_length", "max_target_positions", "max_sequence_length",
                  "max_seq_length", "seq_len")
 
+
+#: The largest RoPE scaling factor kvsim accepts (real ones are 2 to 64).
+_MAX_ROPE_FACTOR = 1024
 
 #: The most layers a config may declare: real models have at most a few hundred (Llama 3.1
 #: 405B: 126); a larger number is a typo, and kvsim keeps a list per layer.
@@ -154,16 +165,22 @@ def _max_model_len(cfg: dict) -> int:
         if kind is None or kind in ("su", "longrope", "llama3"):
             continue
         factor = rope.get("factor", 1.0)
-        if isinstance(factor, bool) or not isinstance(factor, (int, float)) or not factor > 0:
-            raise KvsimError(f"rope_scaling factor={factor!r} is not valid: expected a number > 0")
+        if isinstance(factor, bool) or not isinstance(factor, (int, float)) \
+                or not 0 < factor <= _MAX_ROPE_FACTOR:
+            shown = factor if len(repr(factor)) <= 40 else f"{repr(factor)[:37]}..."
+            raise KvsimError(f"rope_scaling factor={shown!r} is not valid: expected a finite "
+                             f"number in (0, {_MAX_ROPE_FACTOR}]")
         if kind == "yarn":
             derived = required_int(rope, "original_max_position_embeddings")
-        return int(derived * factor)
+        return strict_int("max_model_len (the context after RoPE scaling)",
+                          int(derived * factor), min=1, max=CONFIG_BOUNDS["max_position_embeddings"])
     return derived
 
 
 def _rope_scalings(cfg: dict) -> list[dict]:
     """``rope_scaling``, or transformers v5's ``rope_parameters`` (flat, or one per layer type)."""
+    for key in ("rope_scaling", "rope_parameters"):
+        nested_config(cfg, key, "the RoPE scaling: rope_type, factor, ...")
     rope = cfg.get("rope_scaling") or cfg.get("rope_parameters")
     if not isinstance(rope, dict):
         return []

@@ -14,8 +14,16 @@ import json
 from pathlib import Path
 
 from kvsim.errors import KvsimError
+from kvsim.files import parse_json, read_user_bytes
 
-__all__ = ["config_folder", "read_checkpoint_bytes"]
+__all__ = ["config_folder", "read_checkpoint_bytes", "MAX_INDEX_BYTES", "MAX_CHECKPOINT_BYTES"]
+
+#: The largest ``model.safetensors.index.json`` kvsim reads: 64 MiB (DeepSeek-V3's, with
+#: 91,991 tensors, is a few megabytes).
+MAX_INDEX_BYTES = 64 * 2**20
+#: The largest checkpoint kvsim believes: 2**50 bytes (1 PiB; the largest open checkpoints
+#: are about 2 TB).
+MAX_CHECKPOINT_BYTES = 2**50
 
 
 def config_folder(path_or_dict) -> Path | None:
@@ -46,19 +54,17 @@ def read_checkpoint_bytes(folder: Path | None) -> tuple[int, str] | None:
 
 def _index_total_size(path: Path) -> int:
     expected = "expected a JSON object whose metadata.total_size is an integer >= 1"
+    data = read_user_bytes(path, what="checkpoint index", expected=expected[9:],
+                           max_bytes=MAX_INDEX_BYTES)
     try:
-        index = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError) as exc:
-        reason = getattr(exc, "strerror", None) or type(exc).__name__
-        raise KvsimError(f"checkpoint index {str(path)!r} cannot be read ({reason}): "
-                         f"{expected}") from None
-    except json.JSONDecodeError as exc:
-        raise KvsimError(f"checkpoint index {str(path)!r} is not valid JSON ({exc.msg} at line "
-                         f"{exc.lineno}): {expected}") from None
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise KvsimError(f"checkpoint index {str(path)!r} is not UTF-8 text: {expected}") from None
+    index = parse_json(text, where=f"checkpoint index {str(path)!r}", expected=expected[9:])
     meta = index.get("metadata") if isinstance(index, dict) else None
     total = meta.get("total_size") if isinstance(meta, dict) else None
-    if isinstance(total, bool) or not isinstance(total, (int, float)) or total < 1 \
-            or total != int(total):
+    if isinstance(total, bool) or not isinstance(total, (int, float)) \
+            or not 1 <= total <= MAX_CHECKPOINT_BYTES or total != int(total):
         raise KvsimError(f"checkpoint index {str(path)!r} has metadata.total_size={total!r}: {expected}")
     return int(total)
 
@@ -79,10 +85,12 @@ def _safetensors_data_bytes(path: Path) -> int:
                 raise KvsimError(f"checkpoint {str(path)!r} has a header length of {length} bytes "
                                  f"in a file of {size}: {expected}")
             header = json.loads(f.read(length).decode("utf-8"))
+    except KvsimError:
+        raise
     except OSError as exc:
         reason = exc.strerror or type(exc).__name__
         raise KvsimError(f"checkpoint {str(path)!r} cannot be read ({reason}): {expected}") from None
-    except (UnicodeDecodeError, json.JSONDecodeError):
+    except (UnicodeDecodeError, ValueError, RecursionError):
         raise KvsimError(f"checkpoint {str(path)!r} has a header that is not JSON: {expected}") from None
     if not isinstance(header, dict):
         raise KvsimError(f"checkpoint {str(path)!r} has a JSON {type(header).__name__} header: "

@@ -13,22 +13,99 @@ fields mean is read by :mod:`~kvsim.model.layer_kinds`,
 """
 from __future__ import annotations
 
-import json
+import builtins
 from pathlib import Path
 from typing import Mapping
 
 from kvsim.errors import KvsimError, check_int
+from kvsim.files import MAX_JSON_BYTES, HugeInt, parse_json, read_user_bytes
 
 __all__ = ["load_config", "text_config", "strict_int", "required_int", "optional_int",
-           "optional_bool", "first_set", "first_int"]
+           "optional_bool", "first_set", "first_int", "CONFIG_BOUNDS", "FIELD_MAX",
+           "QUANTIZATION_METHODS", "nested_config"]
+
+#: The largest value kvsim accepts for each ``config.json`` field it reads, far above any
+#: real checkpoint (which has at most a few hundred layers, a hidden size of 16,384 (Llama
+#: 3.1 405B) to 18,432, head sizes up to 256, vocabularies up to 262,144 (Gemma 3), contexts
+#: up to 10,485,760 tokens (Llama 4 Scout)). A larger value is a typo or a hostile file, and
+#: the arithmetic built on it (bytes per token, the KV pool) would be nonsense.
+CONFIG_BOUNDS: dict[str, int] = {
+    "num_hidden_layers": 4096,
+    "hidden_size": 2**17, "d_model": 2**17, "lru_width": 2**17,
+    "num_attention_heads": 4096, "num_key_value_heads": 4096,
+    "head_dim": 4096, "attention_head_dim": 4096, "qk_nope_head_dim": 4096,
+    "qk_rope_head_dim": 4096, "v_head_dim": 4096, "linear_key_head_dim": 4096,
+    "linear_value_head_dim": 4096, "mamba_head_dim": 4096, "mamba_d_head": 4096,
+    "kv_lora_rank": 65_536, "q_lora_rank": 65_536,
+    "vocab_size": 2**22,
+    "intermediate_size": 2**20, "ffn_dim": 2**20, "moe_intermediate_size": 2**20,
+    "shared_expert_intermediate_size": 2**20, "moe_shared_expert_intermediate_size": 2**20,
+    "shared_intermediate_size": 2**20, "intermediate_size_mlp": 2**20, "block_ff_dim": 2**20,
+    "num_experts": 2**16, "num_local_experts": 2**16, "n_routed_experts": 2**16,
+    "num_experts_per_tok": 2**16, "n_shared_experts": 2**16,
+    "max_position_embeddings": 2**30, "n_positions": 2**30, "max_seq_len": 2**30,
+    "seq_length": 2**30, "model_max_length": 2**30, "max_target_positions": 2**30,
+    "max_sequence_length": 2**30, "max_seq_length": 2**30, "seq_len": 2**30,
+    "original_max_position_embeddings": 2**30, "sliding_window": 2**30,
+    "attention_window_size": 2**30, "attention_chunk_size": 2**30,
+}
+#: The bound of every other integer field kvsim reads (a count or a width): 2**31 - 1, the
+#: largest tensor dimension a real checkpoint's int32 shapes hold.
+FIELD_MAX = 2**31 - 1
+
+#: The quantisation methods vLLM knows (``QUANTIZATION_METHODS`` in
+#: vllm/model_executor/layers/quantization/__init__.py, with the later mxfp4, rtn, inc,
+#: petit_nvfp4 and fp_quant); vLLM refuses to load a checkpoint whose
+#: ``quantization_config.quant_method`` is another (``Invalid quantization method``).
+#: kvsim reads ``fp8`` as FP8 weights; the others keep the dtype's weight estimate (a
+#: checkpoint folder's safetensors give the real bytes).
+QUANTIZATION_METHODS = (
+    "aqlm", "awq", "deepspeedfp", "tpu_int8", "fp8", "ptpc_fp8", "fbgemm_fp8", "deepgemm_fp8",
+    "modelopt", "modelopt_fp4", "marlin", "bitblas", "gguf", "gptq_marlin_24", "gptq_marlin",
+    "gptq_bitblas", "awq_marlin", "gptq", "compressed-tensors", "bitsandbytes", "qqq", "hqq",
+    "experts_int8", "neuron_quant", "ipex", "quark", "moe_wna16", "torchao", "auto-round",
+    "mxfp4", "rtn", "inc", "petit_nvfp4", "fp_quant")
+
+#: The largest config.json kvsim reads: 4 MiB (a real one is a few kilobytes).
+MAX_CONFIG_BYTES = 4 * 2**20
+
+
+def _bound(name: str) -> int:
+    return CONFIG_BOUNDS.get(name.split(" ")[0], FIELD_MAX)
 
 
 def strict_int(name: str, value, *, min: int | None = None, max: int | None = None) -> int:
-    """Like ``check_int`` but refuses strings and floats: config fields must be JSON integers."""
+    """Like ``check_int`` but refuses strings and floats: config fields must be JSON integers,
+    at most :data:`CONFIG_BOUNDS` (or :data:`FIELD_MAX`) and ``max``."""
+    cap = _bound(name)
+    max = cap if max is None else builtins.min(max, cap)
+    why = "beyond any real checkpoint" if max == cap else None
+    if isinstance(value, HugeInt):
+        rng = f"in [{min}, {max}]"
+        raise KvsimError(f"{name}={value!r} is out of range: expected an integer {rng}"
+                         + (f" ({why})" if why else ""))
     if isinstance(value, bool) or not isinstance(value, int):
-        rng = f">= {min}" if max is None else f"in [{min}, {max}]"
-        raise KvsimError(f"{name}={value!r} has the wrong type: expected an integer {rng}")
-    return check_int(name, value, min=min, max=max)
+        rng = f"in [{min}, {max}]"
+        raise KvsimError(f"{name}={_show(value)} has the wrong type: expected an integer {rng}")
+    return check_int(name, value, min=min, max=max, why=why)
+
+
+
+def _show(value) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def nested_config(cfg: dict, key: str, what: str) -> dict | None:
+    """The object field ``key`` (``None`` when absent or null); anything else is a one-line
+    error naming it (``what`` says what the object holds)."""
+    value = cfg.get(key)
+    if value is None:
+        return None
+    if not isinstance(value, dict):
+        raise KvsimError(f"{key}={_show(value)} has the wrong type ({type(value).__name__}): "
+                         f"expected an object ({what}) or null")
+    return value
 
 
 def load_config(path_or_dict) -> tuple[dict, str, str]:
@@ -45,17 +122,15 @@ def load_config(path_or_dict) -> tuple[dict, str, str]:
     path = Path(path_or_dict)
     if path.is_dir():
         path = path / "config.json"
+    where = f"config path {str(path)!r}"
+    data = read_user_bytes(path, what="config path", expected="a readable config.json",
+                           max_bytes=builtins.min(MAX_CONFIG_BYTES, MAX_JSON_BYTES))
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        reason = getattr(exc, "strerror", None) or type(exc).__name__
-        raise KvsimError(f"config path {str(path)!r} cannot be read ({reason}): expected a "
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise KvsimError(f"{where} is not UTF-8 text (byte {exc.start}): expected a "
                          f"readable config.json") from None
-    try:
-        cfg = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise KvsimError(f"config path {str(path)!r} is not valid JSON ({exc.msg} at line "
-                         f"{exc.lineno} column {exc.colno}): expected a config.json object") from None
+    cfg = parse_json(text, where=where, expected="a config.json object")
     if not isinstance(cfg, dict):
         raise KvsimError(f"config path {str(path)!r} holds a JSON {type(cfg).__name__}: "
                          f"expected a JSON object")
@@ -64,7 +139,9 @@ def load_config(path_or_dict) -> tuple[dict, str, str]:
 
 
 def text_config(cfg: dict) -> dict:
-    """Multimodal configs nest the language model under ``text_config``."""
+    """Multimodal configs nest the language model under ``text_config`` (an object; anything
+    else there is a one-line error)."""
+    nested_config(cfg, "text_config", "the language model's config")
     if "num_hidden_layers" not in cfg and isinstance(cfg.get("text_config"), dict):
         merged = dict(cfg["text_config"])
         for key in ("torch_dtype", "dtype", "quantization_config", "_name_or_path",
@@ -82,11 +159,11 @@ def required_int(cfg: dict, key: str, *, min: int = 1, max: int | None = None) -
     return strict_int(key, cfg[key], min=min, max=max)
 
 
-def optional_int(cfg: dict, key: str, default, *, min: int = 0):
+def optional_int(cfg: dict, key: str, default, *, min: int = 0, max: int | None = None):
     """The integer field ``key``, or ``default`` when it is absent or null."""
     if cfg.get(key) is None:
         return default
-    return strict_int(key, cfg[key], min=min)
+    return strict_int(key, cfg[key], min=min, max=max)
 
 
 def optional_bool(cfg: dict, key: str, default: bool) -> bool:

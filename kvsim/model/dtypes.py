@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from kvsim.errors import KvsimError
 
-from .config_json import text_config
+from .config_json import QUANTIZATION_METHODS, nested_config, text_config
 
 __all__ = ["DTYPE_BYTES", "serving_dtypes"]
 
@@ -36,10 +36,17 @@ def serving_dtypes(cfg: dict) -> tuple[str, str | None]:
     elif isinstance(raw, str) and raw in _HF_DTYPES:
         dtype = _HF_DTYPES[raw]
     else:
+        raw = raw if len(repr(raw)) <= 40 else f"{repr(raw)[:37]}..."
         raise KvsimError(f"torch_dtype={raw!r} is not known: expected one of "
                          f"{', '.join(sorted(_HF_DTYPES))}")
     weight_dtype = None
-    q = cfg.get("quantization_config")
-    if isinstance(q, dict) and str(q.get("quant_method", "")).lower() == "fp8":
-        weight_dtype = "fp8"
+    q = nested_config(cfg, "quantization_config", "quant_method and its parameters")
+    if q is not None:
+        method = q.get("quant_method")
+        if not isinstance(method, str) or method.lower() not in QUANTIZATION_METHODS:
+            shown = repr(method) if len(repr(method)) <= 40 else repr(method)[:37] + "..."
+            raise KvsimError(f"quantization_config quant_method={shown} is not a method vLLM "
+                             f"loads: expected one of {', '.join(QUANTIZATION_METHODS)}")
+        if method.lower() == "fp8":
+            weight_dtype = "fp8"
     return dtype, weight_dtype

@@ -141,8 +141,8 @@ def get_model(name_or_spec) -> ModelSpec:
     key = name_or_spec.strip().lower()
     if key in _PRESETS:
         return _build_preset(key)
-    if key and (name_or_spec.endswith(".json") or Path(name_or_spec).is_file()
-                or Path(name_or_spec).is_dir()):
+    if key and (name_or_spec.endswith(".json") or Path(name_or_spec).exists()):
+        # a path (a FIFO or a device too: the reader refuses it in one line, unread)
         return ModelSpec.from_hf_config(name_or_spec)
     raise KvsimError(f"model={name_or_spec!r} is not known: expected one of "
                      f"{', '.join(list_models())} or a path to a config.json")

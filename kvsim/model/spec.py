@@ -318,6 +318,22 @@ class ModelSpec:
         :class:`KvsimError` naming the field or file. Explained in chapter 1.
         """
         cfg, source, default_name = load_config(path_or_dict)
+        try:
+            return cls._from_config(cfg, source, default_name, path_or_dict, name)
+        except KvsimError:
+            raise
+        except (TypeError, ValueError, AttributeError, KeyError, IndexError, OverflowError,
+                RecursionError) as exc:
+            # A field of a shape no real config has (a list where a number goes, say) that
+            # no reader above names: still one line, never a traceback.
+            raise KvsimError(f"config {source.removeprefix('hf-config:')!r} has a field of a "
+                             f"shape kvsim cannot read ({type(exc).__name__}: "
+                             f"{' '.join(str(exc).split())[:80]}): expected a Hugging Face "
+                             f"config.json") from None
+
+    @classmethod
+    def _from_config(cls, cfg: dict, source: str, default_name: str, path_or_dict,
+                     name: str | None) -> "ModelSpec":
         arch = parse_architecture(cfg)
         est, shape = account(cfg, arch)
         dtype, weight_dtype = serving_dtypes(cfg)

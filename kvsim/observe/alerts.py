@@ -20,6 +20,7 @@ Explained in chapter 4, *Detecting preemption*.
 """
 from __future__ import annotations
 
+import copy
 import re
 import shutil
 import subprocess
@@ -31,7 +32,7 @@ import yaml
 
 from kvsim.errors import KvsimError, check_float
 
-from .lint import Finding, lint_dashboard, lint_promql, lint_rules
+from .lint import Finding, lint_dashboard, lint_promql, lint_rules, load_rule_file
 from .promtool_tests import promtool_test
 from .series import scrape_times
 
@@ -75,26 +76,21 @@ def run_promtool_test(test_yaml: str, rule_files: dict[str, str] | None = None,
     return proc.returncode == 0, (proc.stdout + proc.stderr).strip()
 
 
-def _rule_text(path_or_text) -> str:
-    if isinstance(path_or_text, Path) or "\n" not in str(path_or_text):
-        path = Path(path_or_text)
-        if not path.is_file():
-            raise KvsimError(f"rule file {str(path_or_text)!r} does not exist: expected a "
-                             "Prometheus rule file (YAML)")
-        return path.read_text(encoding="utf-8")
-    return str(path_or_text)
-
-
 def rule_alerts(path_or_text) -> dict[str, dict]:
-    """Every alerting rule of a rule file: ``{alertname: {"labels": ..., "annotations": ...,
-    "expr": ..., "for": ...}}``."""
+    """Every alerting rule of a rule file (a path, or its text, checked as Prometheus loads
+    it: :func:`kvsim.observe.lint.load_rule_file`): ``{alertname: {"labels": ...,
+    "annotations": ..., "expr": ..., "for": ...}}``."""
+    return _alerts_of(load_rule_file(path_or_text))
+
+
+def _alerts_of(doc: dict) -> dict[str, dict]:
     out = {}
-    for g in yaml.safe_load(_rule_text(path_or_text))["groups"]:
+    for g in doc["groups"]:
         for r in g.get("rules") or []:
-            if "alert" in r:
-                out[r["alert"]] = {"labels": dict(r.get("labels") or {}),
-                                   "annotations": dict(r.get("annotations") or {}),
-                                   "expr": r["expr"], "for": r.get("for", "0s")}
+            if r.get("alert") is not None:
+                out[str(r["alert"])] = {"labels": dict(r.get("labels") or {}),
+                                        "annotations": dict(r.get("annotations") or {}),
+                                        "expr": r["expr"], "for": r.get("for", "0s")}
     return out
 
 
@@ -106,7 +102,11 @@ def testable_rules(path_or_text) -> str:
     instant; tests that ask *whether* an alert fires, with which labels, run on this
     copy. The annotations themselves are tested on the real file.
     """
-    doc = yaml.safe_load(_rule_text(path_or_text))
+    return _without_annotations(load_rule_file(path_or_text))
+
+
+def _without_annotations(doc: dict) -> str:
+    doc = copy.deepcopy(doc)
     for g in doc["groups"]:
         for r in g.get("rules") or []:
             r.pop("annotations", None)
@@ -171,8 +171,8 @@ def firing_times(path_or_text, result, *, every_s: float = 60.0, version: str = 
     every_s = check_float("every_s", every_s, min=1.0, max=86_400.0)
     if promtool() is None:
         raise KvsimError(INSTALL_HINT)
-    text = _rule_text(path_or_text)
-    names = list(rule_alerts(text))
+    doc = load_rule_file(path_or_text)
+    names = list(_alerts_of(doc))
     if not names:
         raise KvsimError("the rule file has no alerting rule: expected at least one 'alert:'")
     end = float(scrape_times(result.simulated_s, interval_s, None)[-1])
@@ -182,7 +182,7 @@ def firing_times(path_or_text, result, *, every_s: float = 60.0, version: str = 
     test = promtool_test(result, rule_files=["rules.yml"], alert_tests=tests,
                          interval_s=interval_s, version=version,
                          extra_labels={"job": "vllm", "instance": "kvsim"})
-    ok, out = run_promtool_test(test, {"rules.yml": testable_rules(text)})
+    ok, out = run_promtool_test(test, {"rules.yml": _without_annotations(doc)})
     fired: dict[str, list[float]] = {n: [] for n in names}
     if not ok:
         matches = _FAILED.findall(out)

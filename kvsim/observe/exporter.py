@@ -18,8 +18,16 @@ window covers ``5X`` simulated minutes).
   Prometheus text format 0.0.4, as prometheus_client serves it;
 * ``GET /`` a one-line description; any other path 404; any other method 405
   (with ``Allow: GET, HEAD``);
+* the exposition is rendered once per change of the simulated state, not per
+  scrape: the series are step functions, so the text only changes when one of
+  them does (:meth:`kvsim.observe.series.RunMetrics.state_index`); the last
+  rendering (one per format) is kept and served to every scrape until the
+  state moves on. Only one rendering runs at a time: a scrape that arrives
+  while one is under way waits for it and gets it (a state at most one
+  rendering, a few milliseconds of wall time, old), so a burst of scrapes
+  costs one or two renderings, not one each;
 * memory is bounded: the run's series are built once (their size is the
-  run's), every scrape builds its registry afresh and drops it;
+  run's), plus the last rendering of each format;
 * Ctrl-C (SIGINT) or SIGTERM stops it cleanly, with no traceback.
 
 It is built to be scraped by a fleet, not only by one Prometheus:
@@ -144,6 +152,11 @@ class MetricsServer:
         self.host = host
         self.clock = clock
         self.t0 = clock()
+        # the last rendering per format: {openmetrics: (state index, bytes)}; one at a time
+        self._rendered: dict[bool, tuple[int, bytes]] = {}
+        self._rendering: set[bool] = set()
+        self._cond = threading.Condition()
+        self.renders = 0                       # renderings made (tests and `make bench` read it)
         outer = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -182,8 +195,7 @@ class MetricsServer:
                 path = self.path.split("?", 1)[0]
                 if path == "/metrics":
                     om = "application/openmetrics-text" in self.headers.get("Accept", "")
-                    text = exposition(outer.metrics, outer.sim_time(), openmetrics=om)
-                    self._send(200, text.encode("utf-8"), _OPENMETRICS if om else _TEXT, head)
+                    self._send(200, outer.body(om), _OPENMETRICS if om else _TEXT, head)
                 elif path == "/":
                     body = (f"kvsim exporter: {outer.metrics.labels['model_name']} replayed at "
                             f"{outer.speed:g}x; metrics at /metrics\n").encode()
@@ -209,6 +221,35 @@ class MetricsServer:
             raise KvsimError(f"port={self.port} on {host} cannot be opened ({exc.strerror}): "
                              "expected a free port in [1, 65535]") from None
         self.port = self.httpd.server_address[1]
+
+    def body(self, openmetrics: bool = False) -> bytes:
+        """The exposition a scrape now gets (see the module docstring): the last rendering
+        while the simulated state has not changed since, else a new one, made by one scrape
+        while the others that arrive meanwhile wait for it."""
+        t = self.sim_time()
+        idx = self.metrics.state_index(t)
+        with self._cond:
+            got = self._rendered.get(openmetrics)
+            if got is not None and got[0] >= idx:
+                return got[1]
+            if openmetrics in self._rendering:      # take the rendering under way
+                while openmetrics in self._rendering:
+                    self._cond.wait()
+                got = self._rendered.get(openmetrics)
+                if got is not None:
+                    return got[1]
+            self._rendering.add(openmetrics)
+        body = None
+        try:
+            body = exposition(self.metrics, t, openmetrics=openmetrics).encode("utf-8")
+            return body
+        finally:
+            with self._cond:
+                self._rendering.discard(openmetrics)
+                if body is not None:
+                    self._rendered[openmetrics] = (idx, body)
+                    self.renders += 1
+                self._cond.notify_all()
 
     def sim_time(self) -> float:
         """The simulated time a scrape now sees (capped at the run's end)."""

@@ -33,7 +33,7 @@ Explained in chapter 4, *Detecting preemption* (*Lint my dashboard*).
 from __future__ import annotations
 
 import difflib
-import json
+import os
 import re
 from dataclasses import dataclass
 
@@ -41,7 +41,8 @@ import promql_parser as pq
 import yaml
 from prometheus_client.utils import floatToGoString
 
-from kvsim.errors import KvsimError, check_choice, read_text_file
+from kvsim.errors import KvsimError, check_choice
+from kvsim.files import parse_json, read_text_file
 
 from .catalogue import VERSIONS, MetricDef, metric_defs
 
@@ -173,9 +174,13 @@ def _children(node) -> list:
 
 
 def _walk(node):
-    yield node
-    for child in _children(node):
-        yield from _walk(child)
+    """Every node under ``node`` (itself first), depth first, in source order (iterative:
+    a long chain ``a + b + ...`` is as deep as it is long)."""
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        yield n
+        stack.extend(reversed(_children(n)))
 
 
 def _op(node) -> str:
@@ -367,8 +372,9 @@ def lint_promql(expr: str, *, version: str = "v1", rule: str = "") -> list[Findi
     An expression that does not parse is one ``unparsable`` finding.
     """
     if not isinstance(expr, str) or not expr.strip():
-        raise KvsimError(f"expr={expr!r} is empty: expected a PromQL expression")
+        raise KvsimError(f"expr={_short(expr)} is empty: expected a PromQL expression")
     version = check_choice("version", version, list(VERSIONS))
+    check_expression_size(expr, f"rule {rule!r}" if rule else "expr")
     v = _version(version)
     out: list[Finding] = []
     seen: set = set()
@@ -447,46 +453,364 @@ def _check_comparison(node, v: _Version, add) -> None:
 
 # --- files -------------------------------------------------------------------------------
 
-def _read_text(path_or_text, what: str, expected: str) -> str:
-    """The text of a file (or the text itself, when it has a newline)."""
+#: The largest rule file or dashboard the linter reads: 4 MiB (a real one is kilobytes).
+MAX_FILE_BYTES = 4 * 2**20
+#: The most YAML nodes a rule file may hold once its aliases are expanded (a billion-laughs
+#: document expands to billions from a few lines; Go's yaml.v3, Prometheus's parser, refuses
+#: "excessive aliasing" too).
+MAX_YAML_NODES = 100_000
+#: The deepest nesting of a rule file's YAML (a real one nests five levels).
+MAX_YAML_DEPTH = 64
+#: The most rules one file may hold.
+MAX_RULES = 10_000
+#: The longest PromQL expression the linter parses, in characters (a long real alert is a
+#: few hundred): the parser kvsim uses slows down quadratically and, past a few thousand
+#: chained operators, crashes the process, so longer input is refused before parsing.
+MAX_EXPR_CHARS = 16_384
+#: The deepest nesting of parentheses, brackets and braces in one expression.
+MAX_EXPR_DEPTH = 64
+#: The most binary operators in one expression (``a + b + ...``: each one is a level of the
+#: syntax tree).
+MAX_EXPR_OPERATORS = 500
+
+#: Prometheus 2.42's rule-file format (``rulefmt``): the fields it accepts, plus the two
+#: group fields later releases added (``query_offset``, ``labels``).
+_TOP_FIELDS = ("groups",)
+_GROUP_FIELDS = ("name", "interval", "limit", "rules", "query_offset", "labels")
+_RULE_FIELDS = ("record", "alert", "expr", "for", "keep_firing_for", "labels", "annotations")
+_DURATION = re.compile(r"^(([0-9]+)y)?(([0-9]+)w)?(([0-9]+)d)?(([0-9]+)h)?(([0-9]+)m)?"
+                       r"(([0-9]+)s)?(([0-9]+)ms)?$")
+_METRIC_NAME = re.compile(r"^[a-zA-Z_:][a-zA-Z0-9_:]*$")
+_LABEL_NAME = re.compile(r"^[a-zA-Z_][a-zA-Z0-9_]*$")
+_RULE_EXPECTED = "a Prometheus rule file (YAML: groups: - name: ... rules: - alert: ... expr: ...)"
+
+
+class _Limit(Exception):
+    """A YAML document over one of the linter's caps."""
+
+
+class _StrictLoader(yaml.SafeLoader):
+    """PyYAML's safe loader, as strict as Go's yaml.v3 where Prometheus relies on it: a
+    mapping key given twice is an error, and nesting is capped at :data:`MAX_YAML_DEPTH`."""
+
+    def __init__(self, stream):
+        super().__init__(stream)
+        self._depth = 0
+
+    def compose_node(self, parent, index):
+        self._depth += 1
+        try:
+            if self._depth > MAX_YAML_DEPTH:
+                raise _Limit(f"is nested more than {MAX_YAML_DEPTH} levels deep")
+            return super().compose_node(parent, index)
+        finally:
+            self._depth -= 1
+
+    def construct_mapping(self, node, deep=False):
+        if isinstance(node, yaml.MappingNode):
+            seen: dict = {}
+            for key_node, _ in node.value:
+                if key_node.tag == "tag:yaml.org,2002:merge":
+                    continue
+                key = self.construct_object(key_node, deep=True)
+                try:
+                    if key in seen:
+                        raise yaml.constructor.ConstructorError(
+                            None, None, f"mapping key {key!r} already defined at line "
+                            f"{seen[key] + 1}", key_node.start_mark)
+                    seen[key] = key_node.start_mark.line
+                except TypeError:                  # an unhashable key: PyYAML says so itself
+                    pass
+        return super().construct_mapping(node, deep)
+
+
+def _expanded_nodes(root) -> int:
+    """The nodes of a composed YAML graph with every alias expanded (counted, never built);
+    a recursive alias or more than :data:`MAX_YAML_NODES` is a :class:`_Limit`."""
+    size: dict[int, int] = {}
+    stack = [(root, False)]
+    active: set[int] = set()
+    while stack:
+        node, done = stack.pop()
+        key = id(node)
+        if done:
+            active.discard(key)
+            kids = (node.value if isinstance(node, yaml.SequenceNode) else
+                    [n for pair in node.value for n in pair]
+                    if isinstance(node, yaml.MappingNode) else [])
+            total = 1 + sum(size[id(k)] for k in kids)
+            if total > MAX_YAML_NODES:
+                raise _Limit(f"expands to more than {MAX_YAML_NODES:,} YAML nodes (aliases of "
+                             f"aliases: a 'billion laughs')")
+            size[key] = total
+            continue
+        if key in size:
+            continue
+        if key in active:
+            raise _Limit("holds a recursive alias")
+        active.add(key)
+        stack.append((node, True))
+        kids = (node.value if isinstance(node, yaml.SequenceNode) else
+                [n for pair in node.value for n in pair]
+                if isinstance(node, yaml.MappingNode) else [])
+        stack += [(k, False) for k in kids if id(k) not in size]
+    return size[id(root)]
+
+
+def _load_yaml(text: str, where: str, expected: str):
+    loader = _StrictLoader(text)
+    try:
+        node = loader.get_single_node()
+        if node is None:
+            return None
+        _expanded_nodes(node)
+        return loader.construct_document(node)
+    except _Limit as exc:
+        raise KvsimError(f"{where} {exc}: expected {expected}") from None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        problem = getattr(exc, "problem", None)
+        why = (f"{problem} at line {mark.line + 1} column {mark.column + 1}"
+               if problem and mark is not None else " ".join(str(exc).split())[:160])
+        raise KvsimError(f"{where} is not valid YAML ({why}): expected {expected}") from None
+    except RecursionError:
+        raise KvsimError(f"{where} is nested too deep: expected {expected}") from None
+    finally:
+        loader.dispose()
+
+
+def _read_text(path_or_text, what: str, expected: str) -> tuple[str, str]:
+    """The text of a file (or the text itself, when it has a newline) and how to name it."""
     if isinstance(path_or_text, str) and "\n" in path_or_text:
-        return path_or_text
-    return read_text_file(path_or_text, what=what, expected=expected)
+        return path_or_text, what
+    text = read_text_file(path_or_text, what=what, expected=expected, max_bytes=MAX_FILE_BYTES)
+    return text, f"{what} {os.fspath(path_or_text)!r}"
+
+
+def _duration(value, where: str, field: str) -> None:
+    """A Prometheus duration (``model.ParseDuration``: 1h30m, 5m, 0; no sign, no fraction)."""
+    if isinstance(value, (dict, list)) or value is None or isinstance(value, bool):
+        raise KvsimError(f"{where}: {field}={_short(value)} is not a duration: expected a "
+                         f"Prometheus duration such as 5m or 1h30m")
+    text = str(value)
+    if text == "" or (text != "0" and not _DURATION.match(text)):
+        raise KvsimError(f"{where}: {field}={text!r} is not a valid duration: expected a "
+                         f"Prometheus duration such as 5m or 1h30m (units ms, s, m, h, d, w, y)")
+
+
+def _short(value) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _scalar(value) -> bool:
+    return not isinstance(value, (dict, list)) and value is not None
+
+
+def _label_map(value, where: str, field: str, *, template: bool) -> None:
+    if value is None:
+        return
+    if not isinstance(value, dict):
+        raise KvsimError(f"{where}: {field}={_short(value)} is not a map: expected {field} as "
+                         f"name: value pairs")
+    for k, v in value.items():
+        if not isinstance(k, str) or not _LABEL_NAME.match(k):
+            raise KvsimError(f"{where}: {field} has an invalid name {_short(k)}: expected "
+                             f"names of letters, digits and _ (not starting with a digit)")
+        if not _scalar(v):
+            raise KvsimError(f"{where}: {field} {k}={_short(v)} is not a string: expected a "
+                             f"string value")
+        if template:
+            text = str(v)
+            depth = 0
+            for m in re.finditer(r"\{\{|\}\}", text):
+                depth += 1 if m.group() == "{{" else -1
+                if depth < 0 or depth > 1:
+                    break
+            if depth != 0:
+                raise KvsimError(f"{where}: {field} {k}={_short(text)} has an unclosed or "
+                                 f"unopened template action ({{{{ ... }}}}): expected a Go "
+                                 f"template, as Prometheus expands it")
+
+
+def load_rule_file(path_or_text) -> dict:
+    """A Prometheus rule file (a path, or its text), checked as Prometheus loads one: a one-line
+    :class:`KvsimError` for anything ``promtool check rules`` refuses (unknown or repeated
+    fields, a group without a unique name, ``rules`` that is no list, a rule with both or
+    neither of ``record`` and ``alert``, no ``expr`` or one that does not parse, an invalid
+    recording-rule or label name, a bad duration, a field a recording rule cannot have, an
+    unclosed template), and for a file over the linter's caps (:data:`MAX_FILE_BYTES`,
+    :data:`MAX_YAML_NODES`, :data:`MAX_YAML_DEPTH`, :data:`MAX_RULES`). Returns the document."""
+    text, where = _read_text(path_or_text, "rule file", _RULE_EXPECTED)
+    doc = _load_yaml(text, where, _RULE_EXPECTED)
+    if not isinstance(doc, dict) or "groups" not in doc:
+        shown = " (it is empty)" if doc is None else (
+            f" (it holds a YAML {type(doc).__name__})" if not isinstance(doc, dict) else "")
+        raise KvsimError(f"{where} has no 'groups' list{shown}: expected {_RULE_EXPECTED}")
+    extra = [k for k in doc if k not in _TOP_FIELDS]
+    if extra:
+        raise KvsimError(f"{where} has a field {_short(extra[0])} Prometheus does not know: "
+                         f"expected only 'groups' at the top")
+    groups = doc["groups"]
+    if groups is None:
+        groups = doc["groups"] = []
+    if not isinstance(groups, list):
+        raise KvsimError(f"{where}: groups={_short(groups)} is not a list: expected "
+                         f"{_RULE_EXPECTED}")
+    names: set[str] = set()
+    count = 0
+    for gi, g in enumerate(groups):
+        at = f"{where}, group {gi + 1}"
+        if not isinstance(g, dict):
+            raise KvsimError(f"{at} is a {type(g).__name__}: expected a group (name: ..., "
+                             f"rules: [...])")
+        extra = [k for k in g if k not in _GROUP_FIELDS]
+        if extra:
+            raise KvsimError(f"{at} has a field {_short(extra[0])} Prometheus does not know: "
+                             f"expected {', '.join(_GROUP_FIELDS)}")
+        name = g.get("name")
+        if not _scalar(name) or str(name) == "":
+            raise KvsimError(f"{at} has no name: expected a non-empty, unique group name")
+        name = str(name)
+        if name in names:
+            raise KvsimError(f"{where}: group name {name!r} is repeated: expected each group "
+                             f"name once in a file")
+        names.add(name)
+        at = f"{where}, group {name!r}"
+        for field in ("interval", "query_offset"):
+            if g.get(field) is not None:
+                _duration(g[field], at, field)
+        if "limit" in g and g["limit"] is not None and (
+                isinstance(g["limit"], bool) or not isinstance(g["limit"], int)):
+            raise KvsimError(f"{at}: limit={_short(g['limit'])} is not an integer: expected "
+                             f"an integer")
+        _label_map(g.get("labels"), at, "labels", template=False)
+        rules = g.get("rules")
+        if rules is None:
+            continue
+        if not isinstance(rules, list):
+            raise KvsimError(f"{at}: rules={_short(rules)} is not a list: expected a list of "
+                             f"rules (- alert: ... expr: ...)")
+        for ri, r in enumerate(rules):
+            count += 1
+            if count > MAX_RULES:
+                raise KvsimError(f"{where} has more than {MAX_RULES:,} rules: expected at most "
+                                 f"{MAX_RULES:,}")
+            _check_rule(r, f"{at}, rule {ri + 1}")
+    return doc
+
+
+def _check_rule(r, at: str) -> None:
+    if not isinstance(r, dict):
+        raise KvsimError(f"{at} is a {type(r).__name__}: expected a rule (alert: or record:, "
+                         f"expr: ...)")
+    extra = [k for k in r if k not in _RULE_FIELDS]
+    if extra:
+        raise KvsimError(f"{at} has a field {_short(extra[0])} Prometheus does not know: "
+                         f"expected {', '.join(_RULE_FIELDS)}")
+    record, alert = r.get("record"), r.get("alert")
+    has_record = _scalar(record) and str(record) != ""
+    has_alert = _scalar(alert) and str(alert) != ""
+    if has_record == has_alert:
+        raise KvsimError(f"{at}: {'both' if has_record else 'neither'} of 'record' and 'alert' "
+                         f"{'are' if has_record else 'is'} set: expected exactly one")
+    if (record is not None and not _scalar(record)) or (alert is not None and not _scalar(alert)):
+        raise KvsimError(f"{at}: its name is not a string: expected record: or alert: NAME")
+    name = str(record if has_record else alert)
+    at = f"{at} ({name})"
+    if has_record and not _METRIC_NAME.match(name):
+        raise KvsimError(f"{at}: {name!r} is not a valid recording rule name: expected a metric "
+                         f"name (letters, digits, _ and :)")
+    expr = r.get("expr")
+    if not _scalar(expr) or str(expr).strip() == "" or isinstance(expr, bool):
+        raise KvsimError(f"{at} has no expr: expected a PromQL expression")
+    check_expression_size(str(expr), at)
+    try:
+        pq.parse(str(expr))
+    except ValueError as exc:
+        one = " ".join(str(expr).split())
+        raise KvsimError(f"{at}: the expression does not parse ({' '.join(str(exc).split())}): "
+                         f"`{one[:80]}`") from None
+    for field in ("for", "keep_firing_for"):
+        if field in r:
+            if has_record:
+                raise KvsimError(f"{at}: a recording rule has no '{field}': expected it only on "
+                                 f"alerting rules")
+            _duration(r[field], at, field)
+    if has_record and "annotations" in r:
+        raise KvsimError(f"{at}: a recording rule has no annotations: expected them only on "
+                         f"alerting rules")
+    _label_map(r.get("labels"), at, "labels", template=True)
+    _label_map(r.get("annotations"), at, "annotations", template=True)
+
+
+def check_expression_size(expr: str, where: str = "expr") -> None:
+    """Refuse, in one line, an expression over the caps the parser is safe within:
+    :data:`MAX_EXPR_CHARS` characters, :data:`MAX_EXPR_DEPTH` levels of brackets,
+    :data:`MAX_EXPR_OPERATORS` binary operators (strings and label matchers not counted)."""
+    if len(expr) > MAX_EXPR_CHARS:
+        raise KvsimError(f"{where}: the expression is {len(expr):,} characters: expected at "
+                         f"most {MAX_EXPR_CHARS:,}")
+    depth = deepest = ops = 0
+    braces = 0
+    for m in _EXPR_TOKENS.finditer(expr):
+        tok = m.group()
+        if tok[0] in "\"'`":
+            continue
+        if tok in "([{":
+            depth += 1
+            deepest = max(deepest, depth)
+            braces += tok == "{"
+        elif tok in ")]}":
+            depth -= 1
+            braces -= tok == "}"
+        elif not braces:
+            ops += 1
+    if deepest > MAX_EXPR_DEPTH:
+        raise KvsimError(f"{where}: the expression nests brackets more than {MAX_EXPR_DEPTH} "
+                         f"levels deep: expected at most {MAX_EXPR_DEPTH}")
+    if ops > MAX_EXPR_OPERATORS:
+        raise KvsimError(f"{where}: the expression has {ops:,} binary operators: expected at "
+                         f"most {MAX_EXPR_OPERATORS}")
+
+
+_EXPR_TOKENS = re.compile(r'"(?:[^"\\]|\\.)*"|\'(?:[^\'\\]|\\.)*\'|`[^`]*`|[()\[\]{}]'
+                          r"|==|!=|>=|<=|[-+*/%^<>]|\b(?:and|or|unless|atan2)\b")
 
 
 def rule_expressions(path_or_text) -> list[tuple[str, str]]:
-    """``(rule name, expr)`` of every rule of a Prometheus rule file (a path, or its text)."""
-    expected = "a Prometheus rule file (YAML)"
-    text = _read_text(path_or_text, "rule file", expected)
-    try:
-        doc = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise KvsimError(f"rule file is not valid YAML ({' '.join(str(exc).split())[:120]}): "
-                         f"expected {expected}") from None
-    if not isinstance(doc, dict) or not isinstance(doc.get("groups"), list):
-        raise KvsimError("rule file has no 'groups' list: expected a Prometheus rule file "
-                         "(groups: - name: ... rules: - alert: ... expr: ...)")
+    """``(rule name, expr)`` of every rule of a Prometheus rule file (a path, or its text),
+    after :func:`load_rule_file` has checked it as Prometheus would."""
+    doc = load_rule_file(path_or_text)
     out = []
     for g in doc["groups"]:
-        rules = g.get("rules") if isinstance(g, dict) else None
-        for r in rules if isinstance(rules, list) else []:
-            if not isinstance(r, dict):
-                continue
-            name = str(r.get("alert") or r.get("record") or "?")
-            expr = r.get("expr")
-            if isinstance(expr, (int, float)) and not isinstance(expr, bool):
-                expr = str(expr)
-            if not isinstance(expr, str) or not expr.strip():
-                raise KvsimError(f"rule {name!r} has no expr: expected a PromQL expression")
-            out.append((name, expr))
+        for r in g.get("rules") or []:
+            name = str(r.get("alert") or r.get("record"))
+            out.append((name, str(r["expr"])))
     return out
 
 
 def lint_rules(path_or_text, *, version: str = "v1") -> list[Finding]:
-    """Lint every ``expr`` of a Prometheus rule file (a path, or the YAML text)."""
+    """Lint every ``expr`` of a Prometheus rule file (a path, or the YAML text).
+
+    The file is first checked as Prometheus loads one (:func:`load_rule_file`): what
+    ``promtool check rules`` refuses is a one-line :class:`KvsimError`, before any
+    vLLM-specific finding. An alerting rule whose ``expr`` is a bare number (``expr: 5``,
+    which promtool accepts) is a ``constant-expr`` finding: it fires on every evaluation.
+    """
+    version = check_choice("version", version, list(VERSIONS))
+    doc = load_rule_file(path_or_text)
     out: list[Finding] = []
-    for name, expr in rule_expressions(path_or_text):
-        out += lint_promql(expr, version=version, rule=name)
+    for g in doc["groups"]:
+        for r in g.get("rules") or []:
+            name, expr = str(r.get("alert") or r.get("record")), str(r["expr"])
+            if r.get("alert") is not None and _number(pq.parse(expr)) is not None:
+                out.append(Finding("constant-expr", expr,
+                                   f"the alert's expression is the number {expr}, not a query: "
+                                   f"it fires on every evaluation whatever the server does (a "
+                                   f"deliberate always-firing alert is written vector(1))",
+                                   name))
+            out += lint_promql(expr, version=version, rule=name)
     return out
 
 
@@ -499,24 +823,26 @@ _VARIABLE = re.compile(r"\$\{(\w+)(?::\w+)?\}|\[\[(\w+)\]\]|\$(\w+)")
 def dashboard_expressions(path_or_text, variables: dict | None = None) -> list[tuple[str, str]]:
     """``(panel title, expr)`` of every Prometheus target of a Grafana dashboard (JSON),
     with its template variables filled in: ``variables`` first, then each variable's
-    current value in the dashboard, then Grafana's interval variables."""
+    current value in the dashboard, then Grafana's interval variables.
+
+    A dashboard Grafana could not load is refused in one line: not JSON, nested more than
+    :data:`~kvsim.files.MAX_JSON_DEPTH` levels, ``panels`` or a panel's ``targets`` that
+    is no list, a panel or target that is no object, an ``expr`` that is no string."""
     expected = "a Grafana dashboard (JSON)"
-    text = _read_text(path_or_text, "dashboard", expected)
-    try:
-        doc = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise KvsimError(f"dashboard is not valid JSON ({exc.msg} at line {exc.lineno}): "
-                         f"expected {expected}") from None
+    text, where = _read_text(path_or_text, "dashboard", expected)
+    doc = parse_json(text, where=where, expected=expected)
     if isinstance(doc, dict) and isinstance(doc.get("dashboard"), dict):
         doc = doc["dashboard"]                         # the HTTP API's envelope
     if not isinstance(doc, dict) or not isinstance(doc.get("panels"), list):
-        raise KvsimError(f"dashboard has no 'panels' list: expected {expected}")
+        raise KvsimError(f"{where} has no 'panels' list: expected {expected}")
     values = dict(_GRAFANA_INTERVALS)
-    for var in (doc.get("templating") or {}).get("list") or []:
-        current = (var.get("current") or {}).get("value") if isinstance(var, dict) else None
+    templating = doc.get("templating")
+    for var in (templating.get("list") if isinstance(templating, dict) else None) or []:
+        current = var.get("current") if isinstance(var, dict) else None
+        current = current.get("value") if isinstance(current, dict) else None
         if isinstance(current, list):
             current = current[0] if current else None
-        if isinstance(current, str) and var.get("name"):
+        if isinstance(current, str) and isinstance(var.get("name"), str) and var["name"]:
             values[var["name"]] = current
     values.update(variables or {})
 
@@ -528,16 +854,38 @@ def dashboard_expressions(path_or_text, variables: dict | None = None) -> list[t
         return values[key]
 
     out = []
-    panels = list(doc["panels"])
+    panels = [(f"panels[{i}]", p) for i, p in enumerate(doc["panels"])]
     while panels:
-        p = panels.pop(0)
+        at, p = panels.pop(0)
         if not isinstance(p, dict):
+            raise KvsimError(f"{where}: {at} is a {type(p).__name__}: expected a panel object")
+        inner = p.get("panels")
+        if inner is not None:
+            if not isinstance(inner, list):
+                raise KvsimError(f"{where}: {at}.panels={_short(inner)} is not a list: "
+                                 f"expected the row's panels")
+            panels += [(f"{at}.panels[{i}]", q) for i, q in enumerate(inner)]   # rows
+        targets = p.get("targets")
+        if targets is None:
             continue
-        panels += [q for q in p.get("panels") or [] if isinstance(q, dict)]   # rows
-        for t in p.get("targets") or []:
-            expr = t.get("expr") if isinstance(t, dict) else None
-            if isinstance(expr, str) and expr.strip():
-                out.append((str(p.get("title") or "?"), _VARIABLE.sub(fill, expr)))
+        if not isinstance(targets, list):
+            raise KvsimError(f"{where}: {at}.targets={_short(targets)} is not a list: "
+                             f"expected the panel's queries")
+        title = p.get("title")
+        title = str(title) if _scalar(title) and str(title) else "?"
+        for i, t in enumerate(targets):
+            if not isinstance(t, dict):
+                raise KvsimError(f"{where}: {at}.targets[{i}] is a {type(t).__name__}: "
+                                 f"expected a query object")
+            expr = t.get("expr")
+            if expr is None:
+                continue
+            if not isinstance(expr, str):
+                raise KvsimError(f"{where}: panel {title!r} ({at}.targets[{i}]) has "
+                                 f"expr={_short(expr)}, a {type(expr).__name__}: expected a "
+                                 f"PromQL expression as a string")
+            if expr.strip():
+                out.append((title, _VARIABLE.sub(fill, expr)))
     return out
 
 

@@ -36,7 +36,6 @@ expected.
 """
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -46,7 +45,8 @@ from prometheus_client.openmetrics.parser import (
 )
 from prometheus_client.parser import text_string_to_metric_families as _parse_text
 
-from kvsim.errors import KvsimError, check_float, read_text_file
+from kvsim.errors import KvsimError, check_float
+from kvsim.files import parse_json, read_text_file
 
 from .lint import CLIENT_TRAP
 
@@ -304,12 +304,8 @@ def read_source(path: str | Path) -> Window | Reading:
     text, where = _text_of(path)
     stripped = text.lstrip()
     if stripped[:1] in ("{", "["):
-        try:
-            obj = json.loads(text)
-        except json.JSONDecodeError as e:
-            raise KvsimError(f"{where} starts like JSON but is not JSON ({e.msg} at line "
-                             f"{e.lineno}): expected a Prometheus /api/v1 answer, or the text "
-                             "of a /metrics scrape") from None
+        obj = parse_json(text, where=f"{where} (it starts like JSON)",
+                         expected="a Prometheus /api/v1 answer, or the text of a /metrics scrape")
         return read_prometheus_json(obj, where)
     return read_scrape_text(text, where)
 

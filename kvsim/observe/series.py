@@ -109,6 +109,23 @@ class RunMetrics:
     start_unix_s: float
     end_s: float
 
+    def change_times(self) -> np.ndarray:
+        """Every instant at which some series changes (sorted, unique): between two of them
+        the exposition is the same, whatever the time (the series are step functions)."""
+        cached = self.__dict__.get("_change_times")
+        if cached is None:
+            parts = [s.times for s in (*self.gauges.values(), *self.counters.values())]
+            for h in self.hists.values():
+                parts += [h.count.times, h.sum.times, *(b.times for b in h.per_bucket)]
+            cached = np.unique(np.concatenate(parts)) if parts else np.zeros(0)
+            self.__dict__["_change_times"] = cached
+        return cached
+
+    def state_index(self, t: float) -> int:
+        """How many changes have happened by time ``t``: two times with the same index give
+        the same exposition (:meth:`change_times`)."""
+        return int(np.searchsorted(self.change_times(), float(t), side="right"))
+
     def value(self, source: str, t):
         """The value(s) of a gauge or counter source at time(s) ``t``."""
         if source in self.gauges:

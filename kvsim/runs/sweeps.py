@@ -71,7 +71,7 @@ from kvsim.errors import KvsimError, check_int
 from .scenarios import get_scenario
 from .summary_cache import SummaryCache, from_environment, run_key
 
-__all__ = ["sweep", "sweep_points", "chunk_size_for"]
+__all__ = ["sweep", "sweep_points", "chunk_size_for", "MAX_GRID_VALUES", "MAX_SWEEP_RUNS"]
 
 #: Runs from which a sweep shows its progress unless told not to.
 PROGRESS_FROM = 8
@@ -114,6 +114,11 @@ MEASURE_S = 0.05
 
 #: The largest ``chunk_size`` accepted (a million runs in one task is already one task).
 CHUNK_SIZE_MAX = 1_000_000
+#: The most values one grid key may take (the CLI's ``--grid key=v1,v2,...`` too).
+MAX_GRID_VALUES = 1_000
+#: The most runs one sweep may make, grid points times seeds: at Belgavi's 10-25 ms a run,
+#: 100,000 runs are half an hour of one core.
+MAX_SWEEP_RUNS = 100_000
 
 #: The clock that times the runs measured here (module-level so a test can
 #: put a fake one in its place).
@@ -146,16 +151,24 @@ def sweep_points(grid: Mapping[str, Iterable] | None) -> list[dict]:
         raise KvsimError(f"sweep: grid = {grid!r} is a {type(grid).__name__}: expected a mapping "
                          f"of option name to a list of values")
     names, values = [], []
+    total = 1
     for name, vals in grid.items():
         if not isinstance(name, str) or not name.isidentifier():
-            raise KvsimError(f"sweep: grid key {name!r} is not an option name")
+            raise KvsimError(f"sweep: grid key {name!r:.60} is not an option name")
         if name == "seed":
             raise KvsimError("sweep: grid key 'seed': pass seeds=... instead")
         if isinstance(vals, (str, bytes)) or not isinstance(vals, Iterable):
-            raise KvsimError(f"sweep: grid[{name!r}] = {vals!r}: expected a list of values")
-        vals = list(vals)
+            raise KvsimError(f"sweep: grid[{name!r}] = {vals!r:.60}: expected a list of values")
+        vals = list(itertools.islice(vals, MAX_GRID_VALUES + 1))   # an endless iterator ends
         if not vals:
             raise KvsimError(f"sweep: grid[{name!r}] is empty: expected at least one value")
+        if len(vals) > MAX_GRID_VALUES:
+            raise KvsimError(f"sweep: grid[{name!r}] has more than {MAX_GRID_VALUES:,} values: "
+                             f"expected at most {MAX_GRID_VALUES:,}")
+        total *= len(vals)
+        if total > MAX_SWEEP_RUNS:
+            raise KvsimError(f"sweep: the grid has more than {MAX_SWEEP_RUNS:,} points "
+                             f"(through {name!r}): expected at most {MAX_SWEEP_RUNS:,} runs")
         names.append(name)
         values.append(vals)
     return [dict(zip(names, combo)) for combo in itertools.product(*values)]
@@ -166,6 +179,10 @@ def _check_seeds(seeds) -> list[int]:
         return [None]
     if isinstance(seeds, (str, bytes)) or not isinstance(seeds, Iterable):
         seeds = [seeds]
+    seeds = list(itertools.islice(seeds, MAX_SWEEP_RUNS + 1))        # an endless iterator ends
+    if len(seeds) > MAX_SWEEP_RUNS:
+        raise KvsimError(f"sweep: more than {MAX_SWEEP_RUNS:,} seeds: expected at most "
+                         f"{MAX_SWEEP_RUNS:,} runs")
     out = [check_int("seed", s, min=0, max=2**63 - 1) for s in seeds]
     if not out:
         raise KvsimError("sweep: seeds is empty: expected at least one seed (or None)")
@@ -323,6 +340,10 @@ def sweep(base, grid: Mapping[str, Iterable] | None = None, *, seeds=None, execu
     scenario, fixed = _base_kwargs(base)
     points = sweep_points(grid)
     seed_list = _check_seeds(seeds)
+    if len(points) * len(seed_list) > MAX_SWEEP_RUNS:
+        raise KvsimError(f"sweep: {len(points):,} grid points x {len(seed_list):,} seeds = "
+                         f"{len(points) * len(seed_list):,} runs: expected at most "
+                         f"{MAX_SWEEP_RUNS:,}")
     if scenario is None and seed_list != [None] and "seed" in fixed:
         raise KvsimError("sweep: base sets 'seed' and seeds=... is given: expected one of them")
     # Validate every setting once, here, before any run (one line, no traceback in a worker).

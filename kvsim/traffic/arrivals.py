@@ -25,6 +25,8 @@ import numpy as np
 from kvsim.errors import KvsimError
 from kvsim.units import MAX_SIMULATED_S
 
+from .workload import MAX_ERRORS_DEFAULT, MAX_REQUESTS
+
 __all__ = ["NewRequest", "OpenArrivals", "ClosedArrivals", "make_arrivals"]
 
 
@@ -57,6 +59,9 @@ class OpenArrivals:
     """A fixed list of arrivals (Poisson, piecewise, a trace, a list of requests)."""
 
     closed_loop = False
+    #: An open loop sends every request whatever happens (it never stops early).
+    stopped_s: float | None = None
+    stop_reason: str | None = None
 
     def __init__(self, wl, *, until_s: float, max_tokens: int | None):
         arr = wl.arrival_s
@@ -108,9 +113,19 @@ class OpenArrivals:
     def rejected(self, rid: int, t: float) -> None:
         """A request was refused at ``t`` (an open loop sends the rest regardless)."""
 
+    def sending(self, t: float) -> bool:
+        """Whether the source still sends at ``t`` (an open loop always does)."""
+        return True
+
 
 class ClosedArrivals:
-    """``users`` clients, each sending its next request ``think_s`` after the last finished."""
+    """``users`` clients, each sending its next request ``think_s`` after the last finished.
+
+    The load test is bounded by construction: it stops sending once ``max_errors`` of its
+    requests have been refused, or once it has sent :data:`MAX_REQUESTS` (whichever comes
+    first); :attr:`stopped_s` and :attr:`stop_reason` then say when and why, and the requests
+    already sent are served. See :meth:`rejected`.
+    """
 
     closed_loop = True
 
@@ -129,6 +144,10 @@ class ClosedArrivals:
         self.conversation: dict[int, tuple[int, int, int, int]] = {}
         self.sessions = 0
         self.multi_turn = wl.turns is not None
+        self.max_errors = getattr(wl, "max_errors", None) or MAX_ERRORS_DEFAULT
+        self.refused = 0
+        self.stopped_s: float | None = None
+        self.stop_reason: str | None = None
 
     def next_time(self) -> float:
         return self.pending[0][0] if self.pending else math.inf
@@ -153,10 +172,25 @@ class ClosedArrivals:
         self.sessions += 1
         return p, out, session, self.wl.turns_of(session) - 1, shared
 
-    def pull(self, t: float) -> list[tuple[NewRequest, int]]:
-        """Requests issued by ``t``; the caller assigns each its engine id through :meth:`bind`."""
-        out = []
-        while self.pending and self.pending[0][0] <= t:
+    def pull_next(self, t: float) -> tuple[NewRequest, int] | None:
+        """The earliest request issued by ``t`` (None when there is none), with its user; the
+        caller assigns it its engine id through :meth:`bind`, and handles it (a refusal may
+        make its user send again before the next one) before it asks for the next: so the
+        requests are issued in time order, and none after the load test stopped."""
+        if self.pending and self.pending[0][0] <= t:
+            out = self.pull(t, 1)
+            return out[0] if out else None
+        return None
+
+    def pull(self, t: float, most: int | None = None) -> list[tuple[NewRequest, int]]:
+        """Requests issued by ``t`` (at most ``most``); the caller assigns each its engine id
+        through :meth:`bind`."""
+        out: list[tuple[NewRequest, int]] = []
+        while self.pending and self.pending[0][0] <= t and (most is None or len(out) < most):
+            if self.issued >= MAX_REQUESTS:
+                self._stop(self.pending[0][0], f"it had sent {MAX_REQUESTS:,} requests, the "
+                                               f"most one workload may hold")
+                break
             t_a, user = heapq.heappop(self.pending)
             k = self.issued
             self.issued += 1
@@ -175,11 +209,22 @@ class ClosedArrivals:
     def arrived_by(self, t: float) -> int:
         return sum(1 for t_u, _ in self.pending if t_u <= t)
 
+    def sending(self, t: float) -> bool:
+        """Whether the load test still sends at ``t``: until it stopped (requests sent at the
+        instant it stopped were already on their way)."""
+        return self.stopped_s is None or t <= self.stopped_s
+
+    def _stop(self, t: float, why: str) -> None:
+        """The load test stops sending at ``t`` (no user sends again)."""
+        if self.stopped_s is None:
+            self.stopped_s, self.stop_reason = t, why
+        self.pending = []
+
     def finished(self, rid: int, t: float) -> bool:
         """``rid``'s user sends its next request ``think_s`` later; True if it continues the session."""
         user = self.user_of.pop(rid)
         t_next = t + self.wl.think_s
-        if t_next < self.wl.duration_s and t_next < self.until:
+        if self.stopped_s is None and t_next < self.wl.duration_s and t_next < self.until:
             heapq.heappush(self.pending, (t_next, user))
             conv = self.conversation.get(user)
             if conv is not None and conv[1] > 0:
@@ -188,11 +233,26 @@ class ClosedArrivals:
         return False
 
     def rejected(self, rid: int, t: float) -> None:
-        """``rid`` was refused at ``t`` (an HTTP 400): its user starts a new conversation with
-        its next request ``think_s`` later, and no sooner than one round trip
-        (:data:`REFUSAL_ROUND_TRIP_S`)."""
+        """``rid`` was refused at ``t`` (an HTTP 400).
+
+        As the load generators the book's load tests stand for do (``vllm bench serve``
+        with ``--max-concurrency``, LLMPerf), the refusal counts as a failed request and
+        its user goes on at once, with no back-off: a 400 is not retried, the user sends its
+        next request (a new conversation) ``think_s`` later, and no sooner than one round trip
+        (:data:`REFUSAL_ROUND_TRIP_S`). Those tools end on a request count (``--num-prompts``,
+        ``--max-num-completed-requests``, failures included); kvsim's closed loop runs for a
+        duration, so, as GuideLLM's ``max_errors`` constraint does, it stops sending once
+        ``max_errors`` requests have been refused, and says so (:attr:`stop_reason`).
+        NOTE(load-test-max-errors): GuideLLM also cancels the requests in flight; kvsim
+        serves them (as ``vllm bench serve`` does at the end of its prompts).
+        """
         user = self.user_of.pop(rid)
         self.conversation.pop(user, None)         # a refused turn ends its conversation
+        self.refused += 1
+        if self.refused >= self.max_errors:
+            self._stop(t, f"{self.refused:,} of its requests were refused (max_errors="
+                          f"{self.max_errors:,})")
+            return
         t_next = t + max(self.wl.think_s, REFUSAL_ROUND_TRIP_S)
         if t_next < self.wl.duration_s and t_next < self.until:
             heapq.heappush(self.pending, (t_next, user))

@@ -41,18 +41,34 @@ from dataclasses import dataclass
 import numpy as np
 
 from kvsim.errors import KvsimError, check_float, check_int
+from kvsim.files import read_user_bytes, write_user_file
+from kvsim.units import MAX_SIMULATED_S
 
 from . import libm
 from .lengths import MAX_LENGTH, LengthDist, as_lengths
 
-__all__ = ["Request", "Workload", "CHUNK", "MAX_REQUESTS", "TRACE_HEADERS"]
+__all__ = ["Request", "Workload", "CHUNK", "MAX_REQUESTS", "MAX_ERRORS_DEFAULT", "TRACE_HEADERS",
+           "MAX_TRACE_BYTES",
+           "TIME_SCALE_RANGE", "check_time_scale"]
 
 #: Random draws per seeded chunk of a stream (request ``k`` uses chunk ``k // CHUNK``).
 CHUNK = 1024
-#: Largest number of requests one generated workload may hold.
+#: Largest number of requests one generated workload may hold (and a closed loop may send).
 MAX_REQUESTS = 10_000_000
+#: How many refused requests end a closed-loop load test by default (``max_errors``): the
+#: request count ``vllm bench serve`` runs by default (``--num-prompts 1000``), so a load test
+#: refused that often has, by that tool's count, run its whole course on errors.
+MAX_ERRORS_DEFAULT = 1000
 
 _ARRIVALS, _PROMPT, _OUTPUT, _FOLLOWUP, _TURNS = 0, 1, 2, 3, 4
+
+#: The largest trace file :meth:`Workload.from_trace` reads: 256 MiB, about six million rows
+#: of the Azure format (the Azure conversation trace's hour is 0.7 MB).
+MAX_TRACE_BYTES = 256 * 2**20
+#: The range of ``time_scale`` (a replay from a thousandth to a thousand times the trace's
+#: rate): beyond it every arrival of an hour-long trace falls within milliseconds, or a
+#: minute's trace stretches past :data:`kvsim.units.MAX_SIMULATED_S`.
+TIME_SCALE_RANGE = (0.001, 1000)
 
 #: Trace headers :meth:`Workload.from_trace` understands (the header decides the format).
 TRACE_HEADERS = (
@@ -80,7 +96,9 @@ class Request:
     priority: int = 0
 
     def __post_init__(self):
-        object.__setattr__(self, "arrival_s", check_float("arrival_s", self.arrival_s, min=0.0))
+        object.__setattr__(self, "arrival_s", check_float("arrival_s", self.arrival_s, min=0,
+                                                          max=MAX_SIMULATED_S,
+                                                          why="seconds, about 116 days"))
         object.__setattr__(self, "prompt_tokens",
                            check_int("prompt_tokens", self.prompt_tokens, min=1, max=MAX_LENGTH))
         object.__setattr__(self, "output_tokens",
@@ -91,6 +109,13 @@ class Request:
 
 # ---------------------------------------------------------------------------------------------
 # Seeded streams
+
+
+def check_time_scale(value) -> float:
+    """``time_scale`` in :data:`TIME_SCALE_RANGE` (the CLI's ``--time-scale`` too)."""
+    lo, hi = TIME_SCALE_RANGE
+    return check_float("time_scale", value, min=lo, max=hi,
+                       why="a thousandth to a thousand times the trace's rate")
 
 
 def _check_seed(seed) -> int:
@@ -200,7 +225,8 @@ class Workload:
         state = dict(is_closed_loop=False, arrival_s=None, prompt_tokens=None, output_tokens=None,
                      priority=None, users=None, think_s=None, ramp_s=None, user_start_s=None,
                      request_priority=None, duration_s=None, prompt=None, output=None, seed=None,
-                     source="", prefix_tokens=0, prefix_groups=1, turns=None, followup=None)
+                     source="", prefix_tokens=0, prefix_groups=1, turns=None, followup=None,
+                     max_errors=None)
         state.update(fields)
         w.__dict__.update(state)
         w.__dict__["_cache"] = {}
@@ -242,11 +268,12 @@ class Workload:
             cols[name] = raw.astype(np.int64) if n else np.zeros(0, np.int64)
         if a.ndim != 1:
             raise KvsimError(f"arrival_s has shape {a.shape}: expected a 1-d array")
-        bad = np.flatnonzero(~np.isfinite(a) | (a < 0))
+        bad = np.flatnonzero(~np.isfinite(a) | (a < 0) | (a > MAX_SIMULATED_S))
         if bad.size:
             i = int(bad[0])
             raise KvsimError(f"arrival_s[{i}]={a[i].item()!r} is out of range: "
-                             "expected a finite number >= 0")
+                             f"expected a finite number in [0, {MAX_SIMULATED_S:,}] (seconds, "
+                             "about 116 days)")
         for name in ("prompt_tokens", "output_tokens"):
             col = cols[name]
             bad = np.flatnonzero((col < 1) | (col > MAX_LENGTH))
@@ -393,11 +420,12 @@ class Workload:
         finally ``time_scale`` divides every arrival time (2.0 replays the
         traffic twice as fast: the same requests at double the rate).
         """
-        time_scale = check_float("time_scale", time_scale, min=0.0, min_open=True)
+        time_scale = check_time_scale(time_scale)
         if start_s is not None:
-            start_s = check_float("start_s", start_s, min=0.0)
+            start_s = check_float("start_s", start_s, min=0.0, max=MAX_SIMULATED_S)
         if duration_s is not None:
-            duration_s = check_float("duration_s", duration_s, min=0.0, min_open=True)
+            duration_s = check_float("duration_s", duration_s, min=0.0, min_open=True,
+                                     max=MAX_SIMULATED_S)
         if limit is not None:
             limit = check_int("limit", limit, min=1)
         name, t, p, o, pr = _read_trace(path_or_file)
@@ -430,7 +458,9 @@ class Workload:
 
         A ``priority`` column is added when any priority is not 0. Arrival
         times are written exactly, so :meth:`from_trace` reads back the same
-        arrays.
+        arrays. A path is written only if it is new, empty or a trace of this
+        format already (never a folder, a device, a FIFO or another file:
+        :func:`kvsim.files.write_user_file`); an open file is written as given.
         """
         self._need_open("to_csv()")
         with_pr = bool(self.priority.size and self.priority.any())
@@ -444,21 +474,33 @@ class Workload:
         if hasattr(path_or_file, "write"):
             path_or_file.write(text)
         else:
-            with open(path_or_file, "w", encoding="utf-8", newline="") as f:
-                f.write(text)
+            write_user_file(path_or_file, text, what="trace", ours=_is_written_trace,
+                            expected="a trace CSV kvsim wrote (header "
+                                     f"{TRACE_HEADERS[1]!r})")
 
     # ---- closed loop -----------------------------------------------------------------------
 
     @classmethod
     def closed_loop(cls, users: int, duration_s: float, prompt=850, output=250,
                     think_s: float = 0.0, ramp_s: float = 0.0, seed: int = 0,
-                    priority: int = 0, turns=None, followup=None) -> "Workload":
+                    priority: int = 0, turns=None, followup=None,
+                    max_errors: int = MAX_ERRORS_DEFAULT) -> "Workload":
         """``users`` concurrent clients, the way load tests "at 40, 80, 120 concurrent" run.
 
         User ``i`` sends its first request at ``i * ramp_s / users``; each
         following one ``think_s`` after its previous request finished; no
         request is sent at or after ``duration_s``. The engine issues the
         requests and asks :meth:`next_lengths` for their lengths.
+
+        A request the server refuses (one that can never run: HTTP 400) counts
+        as a failed request and its user sends the next one ``think_s`` later
+        (at least a round trip later), with no back-off, as ``vllm bench
+        serve`` and LLMPerf do; after ``max_errors`` refusals (default
+        :data:`MAX_ERRORS_DEFAULT`, at most :data:`MAX_REQUESTS`) the load test
+        stops sending, as GuideLLM's ``max_errors`` constraint stops a
+        benchmark, and the result says so (``result.counters["load_stopped_s"]``
+        and ``["load_stop_reason"]``). So a run ends even when every request is
+        refused. It also stops after :data:`MAX_REQUESTS` requests.
 
         ``turns`` (a count or a length distribution; default: every request
         stands alone) makes each user's requests conversations: a later
@@ -474,6 +516,7 @@ class Workload:
         output = as_lengths(output, "output")
         seed = _check_seed(seed)
         priority = check_int("priority", priority, min=-2**62, max=2**62)
+        max_errors = check_int("max_errors", max_errors, min=1, max=MAX_REQUESTS)
         starts = np.arange(users, dtype=np.float64) * ramp / users
         source = f"closed loop of {users} users"
         if turns is not None:
@@ -486,7 +529,7 @@ class Workload:
         return cls._make(is_closed_loop=True, users=users, think_s=think, ramp_s=ramp,
                          user_start_s=_readonly(starts), request_priority=priority,
                          duration_s=duration, prompt=prompt, output=output, seed=seed,
-                         source=source, turns=turns, followup=followup)
+                         source=source, turns=turns, followup=followup, max_errors=max_errors)
 
     def next_lengths(self, k: int) -> tuple[int, int]:
         """``(prompt_tokens, output_tokens)`` of the k-th request issued (k = 0, 1, 2, ...).
@@ -590,7 +633,7 @@ class Workload:
         ``time_scale`` 2.0 is twice the rate. A closed loop is paced by the
         engine, so it cannot be scaled (change ``users`` or ``think_s``).
         """
-        s = check_float("time_scale", time_scale, min=0.0, min_open=True)
+        s = check_time_scale(time_scale)
         self._need_open("scaled()")
         state = {k: v for k, v in self.__dict__.items() if k != "_cache"}
         state["arrival_s"] = _readonly(self.arrival_s / s)
@@ -653,6 +696,12 @@ class Workload:
 # Trace reading
 
 
+def _is_written_trace(data: bytes) -> bool:
+    """Whether a file starts as :meth:`Workload.to_csv` writes (so it may be replaced)."""
+    first = data.split(b"\n", 1)[0].strip().decode("utf-8", "replace")
+    return first in (TRACE_HEADERS[1], TRACE_HEADERS[2])
+
+
 def _row_error(name: str, lineno: int, msg: str) -> KvsimError:
     return KvsimError(f"trace {name} line {lineno}: {msg}")
 
@@ -669,12 +718,8 @@ def _read_trace(path_or_file):
             raise KvsimError(f"trace={path_or_file!r:.60} is not a path: expected a file path or "
                              "an open file")
         name = os.path.basename(os.fspath(path_or_file))
-        try:
-            with open(path_or_file, "rb") as f:
-                data = f.read()
-        except OSError as e:
-            raise KvsimError(f"trace={os.fspath(path_or_file)!r} cannot be read: {e.strerror}; "
-                             "expected a readable CSV file") from None
+        data = read_user_bytes(path_or_file, what="trace", max_bytes=MAX_TRACE_BYTES,
+                               expected="a readable trace CSV file")
     if data.startswith(b"\xef\xbb\xbf"):
         data = data[3:]
     lines = data.splitlines()
@@ -719,6 +764,9 @@ def _read_trace(path_or_file):
 
     if not rows:
         raise KvsimError(f"trace {name} has a header but no rows: expected at least one request")
+    if len(rows) > MAX_REQUESTS:
+        raise KvsimError(f"trace {name} has {len(rows):,} rows: expected at most "
+                         f"{MAX_REQUESTS:,} requests (kvsim's largest workload)")
     if set(map(len, rows)) != {ncol}:
         i = next(i for i, r in enumerate(rows) if len(r) != ncol)
         raise _row_error(name, line_of(i), f"{len(rows[i])} columns: expected {ncol} "
@@ -760,13 +808,13 @@ def _read_trace(path_or_file):
     else:
         try:
             t = np.array(list(map(float, cols[0])), dtype=np.float64)
-            bad = np.flatnonzero(~np.isfinite(t) | (t < 0))
+            bad = np.flatnonzero(~np.isfinite(t) | (t < 0) | (t > MAX_SIMULATED_S))
             i = int(bad[0]) if bad.size else None
         except ValueError:
             i = next(i for i, v in enumerate(cols[0]) if not _parses(float, v))
         if i is not None:
             raise _row_error(name, line_of(i), f"arrival_s={show(cols[0][i])} is not valid: "
-                             "expected a finite number of seconds >= 0")
+                             f"expected a finite number of seconds in [0, {MAX_SIMULATED_S:,}]")
         order_values = t
     back = np.flatnonzero(np.diff(order_values) < 0)
     if back.size:

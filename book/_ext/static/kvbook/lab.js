@@ -149,10 +149,31 @@
 
   // ------------------------------------------------------------------ codes
 
-  // kvsim.lab.codes.check_name: whitespace collapsed, NFC, 1 to 32 letters, digits,
-  // spaces, '.', '-' or "'", with a letter or digit. Returns [name, null] or [null, why].
+  // kvsim.lab.codes.check_name: whitespace collapsed, NFKC, 1 to 32 letters, digits,
+  // spaces, '.', '-' or "'", with a letter or digit, and the letters of one script (or
+  // Latin with Han and kana, Han and Bopomofo, or Han and Hangul: Unicode TS #39's
+  // "highly restrictive"), so a look-alike letter of another script is refused.
+  // Returns [name, null] or [null, why].
+  var SCRIPTS = ["Latin", "Greek", "Cyrillic", "Armenian", "Hebrew", "Arabic", "Syriac",
+    "Thaana", "Devanagari", "Bengali", "Gurmukhi", "Gujarati", "Oriya", "Tamil", "Telugu",
+    "Kannada", "Malayalam", "Sinhala", "Thai", "Lao", "Tibetan", "Myanmar", "Georgian",
+    "Hangul", "Ethiopic", "Cherokee", "Khmer", "Mongolian", "Hiragana", "Katakana",
+    "Bopomofo", "Han"];
+  var SCRIPT_RE = SCRIPTS.map(function (s) { return [s, new RegExp("\\p{Script=" + s + "}", "u")]; });
+  var MIXTURES = [["Latin", "Han", "Hiragana", "Katakana"], ["Latin", "Han", "Bopomofo"],
+    ["Latin", "Han", "Hangul"]];
+  function scriptsOf(chars) {
+    var found = {};
+    chars.forEach(function (ch) {
+      if (/[0-9]/.test(ch) || !/[\p{L}\p{N}]/u.test(ch)) { return; }
+      for (var i = 0; i < SCRIPT_RE.length; i++) {
+        if (SCRIPT_RE[i][1].test(ch)) { found[SCRIPT_RE[i][0]] = true; return; }
+      }
+    });
+    return Object.keys(found);
+  }
   function checkName(raw) {
-    var text = String(raw).split(/\s+/).filter(Boolean).join(" ").normalize("NFC");
+    var text = String(raw).split(/\s+/).filter(Boolean).join(" ").normalize("NFKC");
     var max = data() ? data().name_max : 32;
     var chars = Array.from(text);
     var bad = chars.filter(function (ch) { return !/[\p{L}\p{N} .'-]/u.test(ch); })[0];
@@ -160,6 +181,14 @@
     if (!text) { return [null, "the name is empty"]; }
     if (chars.length > max) { return [null, "the name has " + chars.length + " characters"]; }
     if (!/[\p{L}\p{N}]/u.test(text)) { return [null, "the name has no letter or digit"]; }
+    var scripts = scriptsOf(chars);
+    var mixed = scripts.length > 1 && !MIXTURES.some(function (mix) {
+      return scripts.every(function (s) { return mix.indexOf(s) >= 0; });
+    });
+    if (mixed) {
+      return [null, "the name mixes the letters of " + scripts.join(", ") +
+              " (use the letters of one script)"];
+    }
     return [text, null];
   }
 
