@@ -112,10 +112,26 @@ def test_stepper_twin_has_a_frame_per_step_and_names_every_state():
     frames = _frames()
     data = charts.stepper_data(frames)
     assert data["steps"] == len(frames) and data["total_blocks"] == ch02.TOY_BLOCKS
-    assert len(data["bars"]) == len(frames) * 6            # five requests and the free row
+    events = data["events"]
+    # every step in which something happens is a position of the slider, and no other
+    moving = [f["step"] for f in frames if f["admitted"] or f["preempted"] or f["finished"]
+              or any(r["needs_block"] for r in f["requests"])]
+    assert set(moving) <= set(events) and events[0] == 1 and events[-1] == len(frames)
+    assert len(events) <= len(frames) // 4                  # a phone's slider: a few px a tick
+    assert len(data["bars"]) == len(events) * 6             # five requests and the free row
     assert {b["state"] for b in data["bars"]} <= set(charts.STEPPER_STATES) | {"free"}
+    # the skipped steps are summed up in the next event's story
+    note = next(n for n in data["notes"] if n["step"] == 25)
+    assert note["story"].replace("\n", " ").startswith(
+        "Steps 11-24: every running request gained a token. Step 25:")
+    skipped = [n for n in data["notes"] if n["story"].startswith("Steps ")]
+    assert skipped and all("every running request gained a token" in n["story"].replace("\n", " ")
+                           for n in skipped)
     spec = charts.stepper_chart(data, title="t", start=26).to_dict()
-    assert spec["params"][0]["bind"]["max"] == len(frames) and spec["params"][0]["value"] == 26
+    (param,) = spec["params"]
+    assert param["bind"]["max"] == len(events) - 1 and events[param["value"]] == 26
+    with pytest.raises(KvsimError, match="start=27 is not a step in which something happens"):
+        charts.stepper_chart(data, title="t", start=27)
     with pytest.raises(KvsimError, match="start"):
         charts.stepper_chart(data, title="t", start=len(frames) + 1)
 
@@ -169,12 +185,12 @@ def test_the_static_stepper_opens_before_the_first_step():
     spec = charts.stepper_chart(data, title="t").to_dict()
     param = spec["params"][0]
     assert param["value"] == 0 and param["bind"]["min"] == 0   # opens at step 0, not the answer
-    assert param["bind"]["max"] == len(frames) - 1
+    assert param["bind"]["max"] == len(data["events"]) - 1 and data["events"][0] == 0
     # the chapter's saved chart does the same
     html = next(o["data"]["text/html"] for c in read_chapter(NOTEBOOK).cells
                 if c.cell_type == "code" and "stepper_chart(" in c.source
                 for o in c.get("outputs", []) if "text/html" in o.get("data", {}))
-    saved = re.search(r'"params": \[\{"name": "step", "bind": \{[^}]*"min": (\d+)[^}]*\}, '
+    saved = re.search(r'"params": \[\{"name": "event", "bind": \{[^}]*"min": (\d+)[^}]*\}, '
                       r'"value": (\d+)\}', "".join(html))
     assert saved and saved.groups() == ("0", "0"), "the saved chart opens at step 0"
     with pytest.raises(KvsimError, match="include_start"):

@@ -277,6 +277,8 @@ def test_capacity_chart_stacks_a_panel_per_model_under_one_slider():
     texts = _svg_texts(spec)
     assert texts.count("Belgavi") == 1                      # circled in its own model's panel
     assert texts.count("gpu_memory_utilization (share)") == 1   # the shared axis named once
+    # one y scale: a panel that fits several times the requests is drawn several times higher
+    assert spec["resolve"]["scale"]["y"] == "shared"
     wrapped = charts.capacity_chart(grid, title="T", width=220, columns=2).to_dict()
     assert wrapped["columns"] == 2 and len(wrapped["concat"]) == 3
 

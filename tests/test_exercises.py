@@ -463,7 +463,11 @@ def test_at_least_half_of_chapter_2s_exercises_ask_for_a_decision_or_reasoning()
 
 def test_chapter_2s_choices_follow_kvsim():
     from kvsim.book.exercises import ch02
-    assert expected("ch02-whatif-fp8") == ch02.target_verdict(kv_dtype="fp8") == "neither"
+    assert ch02.target_verdict(kv_dtype="fp8") == "neither"    # the chapter's answer at 120
+    assert expected("ch02-whatif-fp8") == ch02.target_verdict(
+        kv_dtype="fp8", users=ch02.FP8_WHATIF_USERS) == "preemption"
+    fix = ch02.fp8_fix()
+    assert fix["cap"] < ch02.FP8_WHATIF_USERS and fix["pre"] <= ch02.TARGET_PREEMPTIONS
     assert ch02.target_verdict() == "preemption"            # the incident itself, in bf16
     assert ch02.target_verdict(max_num_seqs=ch02.p95_capacity()) == "queueing"
     assert expected("ch02-whatif-users") == "flat"

@@ -360,6 +360,7 @@ def capacity_chart(rows: Iterable[Mapping], *, answer: int | None = None,
     panels = [panel(i, m) for i, m in enumerate(models)]
     chart = (alt.vconcat(*panels, spacing=16) if columns == 1
              else alt.concat(*panels, columns=columns, spacing=16))
-    chart = (chart.resolve_scale(x="shared", y="independent")
+    # one y scale for every panel: the panels compare models ("several times" must be seen)
+    chart = (chart.resolve_scale(x="shared", y="shared")
              .add_params(p_answer))
     return finish_chart(fit_page(chart) if width == "container" else chart, title, subtitle)

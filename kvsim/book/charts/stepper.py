@@ -5,6 +5,7 @@ watched after every step); the live widget is :func:`kvsim.book.widgets.schedule
 """
 from __future__ import annotations
 
+import re
 from typing import Mapping, Sequence
 
 from kvsim.errors import KvsimError, check_int
@@ -32,22 +33,54 @@ def _wrap(text: str, width: int) -> str:
     return "\n".join(textwrap.wrap(text, width))
 
 
+def _quiet(frame: Mapping, before: Mapping | None) -> bool:
+    """A step in which nothing but decoding happens: nobody admitted, preempted or finished,
+    the same free blocks and queue as the step before, and no request about to need a block."""
+    return (before is not None and not (frame["admitted"] or frame["preempted"]
+                                        or frame["finished"])
+            and frame["free_blocks"] == before["free_blocks"]
+            and frame["waiting"] == before["waiting"]
+            and not any(r["needs_block"] for r in frame["requests"]))
+
+
 def stepper_data(frames: Sequence[Mapping]) -> dict:
     """Rows for :func:`stepper_chart` from :func:`kvsim.runs.stepper.scheduler_frames`.
 
-    Returns ``{"bars": rows, "notes": rows, "steps": n, "first_step": k,
-    "total_blocks": n}``: one bar row per request per step (the pool's free
-    blocks as a last row named "free"), one note row per step (the story,
-    wrapped to :data:`STORY_WIDTH` characters, so it fits a phone's page).
-    ``first_step`` is 0 when the frames start before the first step
-    (``scheduler_frames(..., include_start=True)``), else 1.
+    Returns ``{"bars": rows, "notes": rows, "steps": n, "events": [step, ...],
+    "first_step": k, "total_blocks": n}``. Only the steps in which something
+    happens are kept (``events``: an admission, a preemption, a finish, a
+    change of the free blocks or the queue, a request about to need a block);
+    a run of quiet steps before one is summed up in its story ("Steps 11-24:
+    every running request gained a token."), so the static slider has a
+    position per event (32 for chapter 2's toy, not 149 steps: usable on a
+    phone). Each row carries its ``event`` index. One bar row per request per
+    event (the pool's free blocks as a last row named "free"), one note row per
+    event (the story, wrapped to :data:`STORY_WIDTH` characters, so it fits a
+    phone's page). ``first_step`` is 0 when the frames start before the first
+    step (``scheduler_frames(..., include_start=True)``), else 1.
     """
     frames = list(frames)
     if not frames:
         raise KvsimError("stepper_data: frames=[] is empty: expected frames from "
                          "kvsim.runs.stepper.scheduler_frames")
-    bars, notes = [], []
+    bars, notes, events = [], [], []
+    before, quiet = None, []        # quiet: the steps skipped since the last event
     for f in frames:
+        if _quiet(f, before):
+            quiet.append(f)
+            before = f
+            continue
+        story = f["story"]
+        if quiet:
+            first, last = quiet[0]["step"], quiet[-1]["step"]
+            steps = f"Step {last}" if last == first else f"Steps {first}-{last}"
+            # what those steps did, in their own words (the same for each), or in general
+            said = {re.sub(r"^Step \d+: |\s*Free blocks: \d+\.$", "", q["story"]) for q in quiet}
+            did = said.pop() if len(said) == 1 else "the running requests went on"
+            story = f"{steps}: {did.rstrip('.')}. {story}"
+        quiet, before = [], f
+        event = len(events)
+        events.append(f["step"])
         for r in f["requests"]:
             if r["state"] == "preempted":
                 label = f"preempted ({r['preemptions']}x), waiting with 0 blocks"
@@ -57,51 +90,56 @@ def stepper_data(frames: Sequence[Mapping]) -> dict:
                     label += "; its next token needs a block"
             else:
                 label = r["state"]
-            bars.append({"step": f["step"], "row": r["name"], "state": r["state"],
-                         "blocks": r["blocks"], "label": label})
-        bars.append({"step": f["step"], "row": "free", "state": "free",
+            bars.append({"event": event, "step": f["step"], "row": r["name"],
+                         "state": r["state"], "blocks": r["blocks"], "label": label})
+        bars.append({"event": event, "step": f["step"], "row": "free", "state": "free",
                      "blocks": f["free_blocks"], "label": f"{f['free_blocks']} free blocks"})
         queue = ", ".join(f["waiting"]) if f["waiting"] else "empty"
-        notes.append({"step": f["step"], "story": _wrap(f["story"], STORY_WIDTH),
+        notes.append({"event": event, "step": f["step"], "story": _wrap(story, STORY_WIDTH),
                       "queue": f"queue, front first: {queue}"})
-    return {"bars": bars, "notes": notes, "steps": len(frames),
+    return {"bars": bars, "notes": notes, "steps": len(frames), "events": events,
             "first_step": frames[0]["step"], "total_blocks": frames[0]["total_blocks"]}
 
 
 def stepper_chart(data: Mapping, *, title: str, subtitle: str | None = None,
                   start: int | None = None, width="container"):
-    """The scheduler stepper's static twin: one engine step per slider tick.
+    """The scheduler stepper's static twin: one event (a step in which something happens)
+    per slider tick.
 
-    The slider opens at ``start``, by default the first frame (step 0 with
-    ``scheduler_frames(..., include_start=True)``: a view that answers no
-    question yet). ``width``: ``"container"`` (the default) follows the page.
+    The slider opens at ``start``, an engine step that is one of ``data["events"]``,
+    by default the first (step 0 with ``scheduler_frames(..., include_start=True)``:
+    a view that answers no question yet). ``width``: ``"container"`` (the default)
+    follows the page.
 
-    ``data`` comes from :func:`stepper_data`. For the step the slider picks, a
+    ``data`` comes from :func:`stepper_data`. For the event the slider picks, a
     bar per request shows the blocks it holds (colour and a text label both
     give its state), a last bar the pool's free blocks, and above them the
     step's story: who was admitted, who needed a block, the victim and where it
     went.
     """
     alt = altair()
-    for key in ("bars", "notes", "steps", "total_blocks"):
+    for key in ("bars", "notes", "events", "total_blocks"):
         if key not in data:
             raise KvsimError(f"stepper_chart: data lacks {key!r}: build it with stepper_data")
-    steps = check_int("steps", data["steps"], min=1, max=100_000)
-    first = check_int("first_step", data.get("first_step", 1), min=0, max=1)
-    last = first + steps - 1
-    start = first if start is None else check_int(
-        "start", start, min=first, max=last,
-        why="the precomputed steps; the static slider keeps to them")
+    events = list(data["events"])
+    if start is None:
+        start = events[0]
+    start = check_int("start", start, min=events[0], max=events[-1],
+                      why="the precomputed steps; the static slider keeps to them")
+    if start not in events:
+        raise KvsimError(f"start={start} is not a step in which something happens: expected "
+                         f"one of {', '.join(map(str, events))}")
     width = check_width(width, "stepper_chart")
     rows = sorted({b["row"] for b in data["bars"] if b["row"] != "free"},
                   key=lambda name: int(name[1:])) + ["free"]
-    p_step = alt.param(name="step", value=start,
-                       bind=alt.binding_range(min=first, max=last, step=1, name="Engine step "))
+    p_event = alt.param(name="event", value=events.index(start),
+                        bind=alt.binding_range(min=0, max=len(events) - 1, step=1,
+                                               name=f"Event (of {len(events)}) "))
     states = list(STEPPER_STATES) + ["free"]
     colours = list(STATE_COLOURS.values()) + [PALETTE[2]]
     x_max = max(data["total_blocks"], max(b["blocks"] for b in data["bars"]))
     base = (alt.Chart(alt.InlineData(values=list(data["bars"])))
-            .transform_filter("datum.step == step"))
+            .transform_filter("datum.event == event"))
     y = alt.Y("row:N", sort=rows, title=None)
     bars = base.mark_bar(height=14, yOffset=-9).encode(
         x=alt.X("blocks:Q", title=f"KV blocks held (of the pool's {data['total_blocks']})",
@@ -114,7 +152,7 @@ def stepper_chart(data: Mapping, *, title: str, subtitle: str | None = None,
         x=alt.value(0), y=y, text="label:N")
     panel = alt.layer(bars, labels).properties(width=width, height=40 * len(rows))
     notes = (alt.Chart(alt.InlineData(values=list(data["notes"])))
-             .transform_filter("datum.step == step"))
+             .transform_filter("datum.event == event"))
     story = notes.mark_text(align="left", baseline="top", lineBreak="\n", fontSize=13).encode(
         x=alt.value(0), y=alt.value(0), text="story:N")
     queue = notes.mark_text(align="left", baseline="top", fontSize=13, fontWeight="bold").encode(
@@ -123,5 +161,5 @@ def stepper_chart(data: Mapping, *, title: str, subtitle: str | None = None,
     queue = queue.encode(y=alt.value(18 * lines + 4))
     header = alt.layer(story, queue).properties(width=width, height=18 * lines + 24,
                                                 view={"stroke": None})
-    chart = alt.vconcat(header, panel, spacing=4).add_params(p_step)
+    chart = alt.vconcat(header, panel, spacing=4).add_params(p_event)
     return finish_chart(fit_page(chart) if width == "container" else chart, title, subtitle)

@@ -202,16 +202,32 @@ def target_verdict(**overrides) -> str:
     return TARGET_CHOICES[2]
 
 
+#: The load of the FP8 what-if: twice the incident's 120 users. At 120 users the text shows
+#: FP8 meeting both targets (the chapter's answer); at 240 users the doubled pool (149 p95
+#: requests, chapter 1) is below the users in flight again, and max_num_seqs 256 caps nothing.
+FP8_WHATIF_USERS = 240
+
+
+def fp8_fix(users: int = 120) -> dict:
+    """The chapter's answer at 120 users: an FP8 cache. The load test's seed medians with it at
+    ``users``, and chapter 1's FP8 capacity at the p95 length (the text glues these; the
+    what-if's solution quotes them)."""
+    return dict(
+        pre=_seed_median("load-test-120", "preemptions_per_1k", kv_dtype="fp8", users=users),
+        ttft=_seed_median("load-test-120", "ttft_p95_s", kv_dtype="fp8", users=users),
+        cap=kv_budget("h100-80gb", "llama-3.1-8b", gpu_memory_utilization=0.90,
+                      kv_dtype="fp8").max_concurrent(6_000))
+
+
 def _fp8_verdict():
-    v = target_verdict(kv_dtype="fp8")
-    pre = _seed_median("load-test-120", "preemptions_per_1k", kv_dtype="fp8")
-    ttft = _seed_median("load-test-120", "ttft_p95_s", kv_dtype="fp8")
-    fp8_cap = kv_budget("h100-80gb", "llama-3.1-8b", gpu_memory_utilization=0.90,
-                        kv_dtype="fp8").max_concurrent(6_000)
-    return v, (f"{v}: an FP8 cache halves the bytes per token, so the pool holds {fp8_cap} "
-               f"requests of the p95 length, more than the 120 users keep in flight, and "
-               f"max_num_seqs 256 caps nothing: {pre:.0f} preemptions per 1,000 and a p95 TTFT "
-               f"of {ttft:.2f} s (median over {len(SWEEP_SEEDS)} seeds)")
+    users = FP8_WHATIF_USERS
+    v = target_verdict(kv_dtype="fp8", users=users)
+    fix = fp8_fix(users)
+    pre, ttft = fix["pre"], fix["ttft"]
+    return v, (f"{v}: the FP8 pool holds {fix['cap']} requests of the p95 length, fewer "
+               f"than the {users} users keep in flight, and max_num_seqs 256 caps nothing, so "
+               f"the pool runs dry before anything queues: {pre:.0f} preemptions per 1,000 and "
+               f"a p95 TTFT of {ttft:.1f} s (median over {len(SWEEP_SEEDS)} seeds)")
 
 
 #: The watermark of the "watermark in blocks" exercise.
@@ -340,18 +356,18 @@ EXERCISES: list[Exercise] = [
     ),
     Exercise(
         id="ch02-whatif-fp8",
-        question="the team keeps 120 users and switches to an FP8 KV cache: which of the "
-                 "chapter's targets (5 preemptions per 1,000, p95 TTFT 2 s) does it miss: "
-                 "'preemption', 'queueing' or 'neither'?",
+        question=f"with the FP8 cache that fixes 120 users, the traffic doubles to "
+                 f"{FP8_WHATIF_USERS} users: which of the chapter's targets (5 preemptions per "
+                 f"1,000, p95 TTFT 2 s) does it miss: 'preemption', 'queueing' or 'neither'?",
         kind="choice", unit="a choice", options=TARGET_CHOICES, solve=_fp8_verdict,
-        hint="chapter 1 sized max_num_seqs for an FP8 cache at the p95 length: compare it with "
-             "the 120 users, then with the cap of 256",
-        traps=((lambda: TARGET_CHOICES[0],
-                "an FP8 cache holds twice the tokens: chapter 1's FP8 capacity at the p95 "
-                "length is above the 120 users in flight"),
+        hint="chapter 1 sized the FP8 pool in requests of the p95 length: compare it with the "
+             f"{FP8_WHATIF_USERS} users, then with the cap of 256",
+        traps=((lambda: TARGET_CHOICES[2],
+                "the FP8 cache doubled the pool, but the users doubled too: chapter 1's FP8 "
+                "capacity at the p95 length is below the users in flight"),
                (lambda: TARGET_CHOICES[1],
                 "a request queues in the engine only when the pool or max_num_seqs has no room "
-                "for it, and the cap is 256")),
+                "for it; the cap is 256, so the pool runs dry first")),
     ),
     Exercise(
         id="ch02-thrash-budget",
@@ -424,7 +440,8 @@ PREDICTIONS: list[Prediction] = [
 
 __all__ = ["EXERCISES", "PREDICTIONS", "SEEDS", "SWEEP_SEEDS", "MAX_TOKENS", "TOY_BLOCKS",
            "SMALL_TOY_BLOCKS", "EXERCISE_BUDGET", "CHAPTER_BUDGET", "V0_WATERMARK",
-           "EXERCISE_WATERMARK", "WHATIF_USERS", "TARGET_PREEMPTIONS",
+           "EXERCISE_WATERMARK", "WHATIF_USERS", "FP8_WHATIF_USERS", "fp8_fix",
+           "TARGET_PREEMPTIONS",
            "TARGET_TTFT_S", "TARGET_CHOICES", "GOODPUT_CHOICES", "FLAT_WITHIN", "BAND_USERS",
            "BAND_CAP", "target_verdict", "policy_running", "preempted_share_per_1k",
            "p95_capacity", "fourth_block_token", "chapter1_h100_blocks", "load_test_blocks"]
