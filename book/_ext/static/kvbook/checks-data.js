@@ -360,27 +360,27 @@ window.kvbookChecksData = {
   },
   "ch02-whatif-fp8": {
    "derive": false,
-   "expected": "neither",
-   "hint": "chapter 1 sized max_num_seqs for an FP8 cache at the p95 length: compare it with the 120 users, then with the cap of 256",
+   "expected": "preemption",
+   "hint": "chapter 1 sized the FP8 pool in requests of the p95 length: compare it with the 240 users, then with the cap of 256",
    "kind": "choice",
    "options": [
     "preemption",
     "queueing",
     "neither"
    ],
-   "question": "the team keeps 120 users and switches to an FP8 KV cache: which of the chapter's targets (5 preemptions per 1,000, p95 TTFT 2 s) does it miss: 'preemption', 'queueing' or 'neither'?",
+   "question": "with the FP8 cache that fixes 120 users, the traffic doubles to 240 users: which of the chapter's targets (5 preemptions per 1,000, p95 TTFT 2 s) does it miss: 'preemption', 'queueing' or 'neither'?",
    "traps": [
     [
-     "preemption",
-     "an FP8 cache holds twice the tokens: chapter 1's FP8 capacity at the p95 length is above the 120 users in flight"
+     "neither",
+     "the FP8 cache doubled the pool, but the users doubled too: chapter 1's FP8 capacity at the p95 length is below the users in flight"
     ],
     [
      "queueing",
-     "a request queues in the engine only when the pool or max_num_seqs has no room for it, and the cap is 256"
+     "a request queues in the engine only when the pool or max_num_seqs has no room for it; the cap is 256, so the pool runs dry first"
     ]
    ],
    "unit": "a choice",
-   "why": "neither: an FP8 cache halves the bytes per token, so the pool holds 149 requests of the p95 length, more than the 120 users keep in flight, and max_num_seqs 256 caps nothing: 0 preemptions per 1,000 and a p95 TTFT of 0.07 s (median over 3 seeds)"
+   "why": "preemption: the FP8 pool holds 149 requests of the p95 length, fewer than the 240 users keep in flight, and max_num_seqs 256 caps nothing, so the pool runs dry before anything queues: 282 preemptions per 1,000 and a p95 TTFT of 11.1 s (median over 3 seeds)"
   },
   "ch02-whatif-users": {
    "derive": false,
