@@ -197,6 +197,35 @@ def test_the_leaderboard_uses_the_name_in_the_code(capsys, tmp_path):
         f"runs `kvsim missions --name NAME` and hands in the code it prints"]
 
 
+def test_the_leaderboard_takes_the_name_as_the_code_prints_it():
+    """A code carries 'Ana Lopez' as Ana_Lopez; a teacher who copies that into the line's name
+    gets the learner's row, not a rejection (issue 29)."""
+    code = mp.completion_code(2, 2, TWO, name="Ana Lopez")
+    assert "/Ana_Lopez/" in code
+    for line in (f"Ana_Lopez {code}", f"ana lopez: {code}", f"Ana  Lopez {code}"):
+        (row,) = mp.leaderboard([line])
+        assert (row["name"], row["total"], row["rejected"]) == ("Ana Lopez", 2, []), line
+    (row,) = mp.leaderboard([f"Ana_Lopes {code}"])            # another name is still refused
+    assert row["total"] == 0 and "was made for 'Ana Lopez', not 'Ana_Lopes'" in row["why"][0]
+
+
+def test_the_books_example_code_is_a_real_one_star_code_and_never_the_answer():
+    import re
+    from pathlib import Path
+
+    from kvsim.lab import missions
+    code = codes.example_code(1)
+    v = mp.verify(code)
+    assert v["ok"] and v["stars"] == 1 and v["name"] == "Ana Lopez"
+    assert v["settings"] != missions.expert_settings(1)
+    # the pages that show a code take it from kvsim: no typed code is left on them
+    root = Path(__file__).resolve().parents[1]
+    for page in ("book/lab-hub.md", "book/instructor-notes/ch05.md"):
+        text = (root / page).read_text(encoding="utf-8")
+        assert "{example-code}`1`" in text, page
+        assert not re.search(r"`M[1-4]/[0-3]/", text), page
+
+
 # ------------------------------------------------------------------- the room key
 
 def test_without_a_room_key_every_confirmed_code_counts():

@@ -234,3 +234,19 @@ def test_the_command_says_what_is_wrong_in_one_line(tmp_path):
     assert proc.returncode == 2 and "give the folder" in proc.stderr
     proc = run("x", "--in-place")
     assert proc.returncode == 2 and "not both" in proc.stderr
+
+
+def test_shell_lines_for_a_notebook_run_the_kernels_own_kvsim():
+    """A `!kvsim ...` line runs whatever `kvsim` the notebook shell's PATH finds (none when the
+    kernel's environment is not on it, issue 29); the pages and chapters use the kernel's own
+    Python instead: `!{sys.executable} -m kvsim ...`."""
+    shell = re.compile(r"^\s*!(?!\[)\s*(\S+)", re.M)        # not an image, ![alt](src)
+    found = []
+    for page in sorted(BOOK.rglob("*.md")):
+        found += [(page.name, m.group(1)) for m in shell.finditer(page.read_text("utf-8"))]
+    for chapter in CHAPTERS:
+        for cell in cells_of(chapter):
+            if cell["cell_type"] == "code":
+                found += [(chapter.name, m.group(1)) for m in shell.finditer("".join(cell["source"]))]
+    assert found, "no shell line found: the pattern is wrong"
+    assert all(cmd == "{sys.executable}" for _, cmd in found), found

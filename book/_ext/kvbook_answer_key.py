@@ -8,6 +8,10 @@ data the site's checks run on (``book/_ext/static/kvbook/checks-data.js``,
 written by ``scripts/site_data.py`` from :func:`kvsim.book.exercises.site_data`),
 so the key, the site and the kernel cannot disagree.
 
+``{example-code}`1``` writes a real one-star completion code of mission 1
+(:func:`kvsim.lab.codes.example_code`), for the pages that show what a code
+looks like.
+
 ``{answer-key}`` renders one row per mission from
 :func:`kvsim.lab.missions.answer_key`: the prediction that earns the third
 star, the expert settings and the stars :func:`~kvsim.lab.missions.score`
@@ -188,7 +192,22 @@ class ChapterKeyDirective(SphinxDirective):
                       "kvbook-chapter-key")]
 
 
+def example_code_role(name, rawtext, text, lineno, inliner, options=None, content=None):
+    """``{example-code}`1``: a real one-star completion code of that mission, as literal text
+    (:func:`kvsim.lab.codes.example_code`): it verifies with ``kvsim missions --verify``."""
+    from kvsim.errors import KvsimError
+    from kvsim.lab import codes
+
+    try:
+        code = codes.example_code(int(text.strip()))
+    except (KvsimError, ValueError) as e:
+        msg = inliner.reporter.error(f"example-code {text!r}: {e}", line=lineno)
+        return [inliner.problematic(rawtext, rawtext, msg)], [msg]
+    return [nodes.literal(rawtext, code)], []
+
+
 def setup(app: Sphinx) -> dict:
+    app.add_role("example-code", example_code_role)
     app.add_directive("answer-key", AnswerKeyDirective)
     app.add_directive("chapter-key", ChapterKeyDirective)
     return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}

@@ -45,12 +45,12 @@ from typing import Any, Iterable, Mapping
 
 from kvsim.errors import KvsimError
 
-from .missions import MISSIONS, get_mission, normalise_settings, score
+from .missions import MISSIONS, get_mission, mission_grid, normalise_settings, score
 
 __all__ = ["ROOM_KEY_VAR", "FROM_ENV", "resolve_room_key", "check_name", "completion_code", "verify",
            "rejection", "upgrade_old_code", "leaderboard_lines", "leaderboard",
            "leaderboard_text", "CHECKSUM_SALT", "NAME_MAX", "SCRIPTS", "name_scripts",
-           "LEADERBOARD_MAX_ENTRIES"]
+           "LEADERBOARD_MAX_ENTRIES", "example_code"]
 
 #: The environment variable holding the instructor's room key.
 ROOM_KEY_VAR = "KVSIM_ROOM_KEY"
@@ -192,6 +192,21 @@ def completion_code(mission, stars: int, settings: Mapping[str, Any], prediction
     key = resolve_room_key(room_key)
     return f"{code}/{_room_tag(key, code)}" if key is not None else code
 
+
+
+def example_code(mission=1, *, name: str = "Ana Lopez") -> str:
+    """A real one-star completion code for the book's worked example (the lab hub, the
+    instructor notes): ``mission``'s grid point that passes every day with the most of its
+    resource to spare, so the example verifies and re-scores and never shows the answer
+    (the least resource, two stars). Made without a room key."""
+    m = get_mission(mission)
+    ones = [r for r in mission_grid(m) if r["stars"] == 1]
+    if not ones:
+        raise KvsimError(f"mission {m.number}: no setting on its grid earns exactly one star: "
+                         f"expected a passing setting above the least")
+    pick = (max if m.direction == "min" else min)(ones, key=lambda r: r[m.resource])
+    return completion_code(m, 1, {lv.name: pick[lv.name] for lv in m.levers}, name=name,
+                           room_key=None)
 
 
 def _parse_value(lever, text: str):
@@ -375,7 +390,9 @@ def _judge(code: str, line_name: str, key) -> tuple[str, dict | None, str]:
     if v["name"] is None:
         return row, None, (f"completion code {code!r} carries no name: the learner runs `kvsim "
                            f"missions --name NAME` and hands in the code it prints")
-    if line_name and " ".join(line_name.split()).casefold() != v["name"].casefold():
+    # the name as the code prints it ("Ana_Lopez") is the same name as "Ana Lopez"
+    if line_name and " ".join(line_name.replace("_", " ").split()).casefold() != \
+            v["name"].casefold():
         return row, None, (f"completion code {code!r} was made for {v['name']!r}, not "
                            f"{line_name!r}: a code's name cannot be changed")
     v = verify(code, room_key=key)

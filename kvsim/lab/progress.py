@@ -32,7 +32,7 @@ such a file in a later session or on a laptop: it checks every record,
 re-scores every starred one, and *merges* it into the progress there, keeping
 each mission's better record; a failed import changes nothing.
 
-**Completion codes** such as ``M1/2/0.87/-/Ana_Lopez/4KQ7M`` are made by
+**Completion codes** such as ``M1/1/<settings>/-/Ana_Lopez/<checksum>`` are made by
 :mod:`kvsim.lab.codes` (re-exported here): the mission, the stars, the
 settings, the prediction, the learner's name and a checksum. The name is the
 progress file's: :func:`set_name` (``kvsim missions --name NAME``) sets it and
