@@ -14,6 +14,7 @@ and chapter 4 (``kvsim simulate``: replay a trace against a configuration)::
     kvsim exporter --scenario mission-1-storm --speed 10 --port 9400   (serves /metrics)
     kvsim lint-rules my-alerts.rules.yml     (exit 1 on a classic mistake; notes alone exit 0)
     kvsim lint-rules my-alerts.rules.yml --against incident-day   (when each alert fires)
+    kvsim lint-rules my-alerts.rules.yml --at-speed 20 > fast.rules.yml   (for a fast replay)
     kvsim lint-rules --dashboard grafana.json --version v1-0.10   (a dashboard's queries)
     kvsim twin scrape.prom --uptime 3600      (a twin of a real server, and its what-ifs)
     kvsim twin before.prom after.prom --seconds 300 | kvsim twin range.json
@@ -349,6 +350,9 @@ def build_parser() -> argparse.ArgumentParser:
     lr.add_argument("--against", metavar="SCENARIO", default=None,
                     help="also run the file's alerts with promtool on this scenario's scraped "
                          "series and say when each fires (e.g. incident-day)")
+    lr.add_argument("--at-speed", metavar="SPEED", default=None,
+                    help="print the rule file with every window and `for` divided by SPEED, for "
+                         "a replay at `kvsim exporter --speed SPEED` (chapter 4's Try it)")
     lr.add_argument("--strict", action="store_true",
                     help="exit 1 on notes too (a deprecated name works today, not after an upgrade)")
     lr.add_argument("--json", action="store_true", help="print JSON")
@@ -728,6 +732,12 @@ def _cmd_lint_rules(args) -> str:
             raise KvsimError(f"--var {item!r} is malformed: expected NAME=VALUE such as "
                              "model_name=llama-2-7b")
         variables[key.lstrip("$")] = value
+    if args.at_speed is not None:
+        if args.file is None or args.against is not None or args.json:
+            raise KvsimError("--at-speed rewrites a rule file: expected FILE alone, without "
+                             "--expr, --dashboard, --against or --json")
+        from kvsim.observe.rule_clock import rules_at_speed
+        return rules_at_speed(args.file, args.at_speed, source=args.file).rstrip("\n")
     if args.expr is not None:
         findings = lint_promql(args.expr, version=args.metrics_version)
     elif args.dashboard is not None:

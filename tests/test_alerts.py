@@ -37,6 +37,10 @@ from kvsim.observe import promtool_tests
 ROOT = Path(__file__).resolve().parents[1]
 CHAPTER = ROOT / "book" / "ch04-detecting-preemption.ipynb"
 PROMETHEUS_YML = ROOT / "book" / "alerts" / "prometheus.yml"
+#: The book's rules on the clock of chapter 4's replay at --speed 20 (generated, never edited).
+FAST_RULES = ROOT / "book" / "alerts" / "kvsim-preemption.x20.rules.yml"
+#: The speed of chapter 4's "Try it" replay.
+RECIPE_SPEED = 20
 REQUIRED = os.environ.get("KVBOOK_REQUIRE_PROMETHEUS", "") == "1"
 LABELS = {"model_name": "llama-2-7b", "engine": "0", "job": "vllm", "instance": "gpu-0"}
 EXTRA = {"job": "vllm", "instance": "gpu-0"}
@@ -783,6 +787,38 @@ def port_is_free(port: int) -> bool:
     return True
 
 
+def test_the_fast_rule_file_is_the_books_rules_on_the_replays_clock():
+    """Generated, never edited: it is exactly what `kvsim lint-rules --at-speed 20` writes, and
+    promtool loads it."""
+    from kvsim.observe.rule_clock import rules_at_speed
+    source = A.RULES_FILE.relative_to(ROOT).as_posix()
+    assert FAST_RULES.read_text() == rules_at_speed(A.RULES_FILE, RECIPE_SPEED, source=source), (
+        f"regenerate it: python -m kvsim lint-rules {source} --at-speed {RECIPE_SPEED} > "
+        f"{FAST_RULES.relative_to(ROOT)}")
+    exe = need("promtool")
+    proc = subprocess.run([exe, "check", "rules", str(FAST_RULES)], capture_output=True,
+                          text=True, timeout=60)
+    assert proc.returncode == 0 and "SUCCESS: 10 rules found" in proc.stdout, proc.stdout
+
+
+def test_on_the_replays_clock_every_alert_fires_in_the_same_simulated_minutes():
+    """The incident scraped every 20 simulated seconds: as a real server's Prometheus sees it
+    with the book's rules, and as chapter 4's Prometheus sees the --speed 20 replay (a scrape
+    and an evaluation every wall second) with the fast rules. Every alert fires in the same
+    simulated minutes, to within one minute at either end."""
+    need("promtool")
+    result = kvsim.run_scenario("incident-day")
+    real = A.firing_times(A.RULES_FILE, result, interval_s=20)
+    fast = A.firing_times(FAST_RULES, result, interval_s=20, speed=RECIPE_SPEED)
+    assert real.keys() == fast.keys()
+    assert real["VLLMPreemptionStorm"], "the page must fire on the incident"
+    for name in real:
+        a, b = real[name], fast[name]
+        assert bool(a) == bool(b), (name, a, b)
+        if a:
+            assert abs(a[0] - b[0]) <= 60 and abs(a[-1] - b[-1]) <= 60, (name, a, b)
+
+
 def test_promtool_check_config_passes_on_the_books_prometheus_yml():
     exe = need("promtool")
     proc = subprocess.run([exe, "check", "config", str(PROMETHEUS_YML)], capture_output=True,
@@ -810,7 +846,8 @@ def test_the_chapters_prometheus_recipe_works_as_written(tmp_path):
     targets = [t for job in config["scrape_configs"] for sc in job["static_configs"]
                for t in sc["targets"]]
     assert targets == [f"127.0.0.1:{exp_port}"]
-    assert [ROOT / "book" / "alerts" / f for f in config["rule_files"]] == [A.RULES_FILE]
+    assert [ROOT / "book" / "alerts" / f for f in config["rule_files"]] == [FAST_RULES]
+    assert float(flag(exporter_argv, "--speed")) == RECIPE_SPEED
     busy = [p for p in (exp_port, prom_port) if not port_is_free(p)]
     if busy:
         pytest.skip(f"port(s) {busy} of the chapter's recipe are in use on this machine")
@@ -848,10 +885,19 @@ def test_the_chapters_prometheus_recipe_works_as_written(tmp_path):
         assert got[0]["metric"]["model_name"] == "llama-2-7b"
 
         groups = api(prom_port, "/api/v1/rules")["data"]["groups"]
-        assert {(ROOT / g["file"]).resolve() for g in groups} == {A.RULES_FILE}
+        assert {(ROOT / g["file"]).resolve() for g in groups} == {FAST_RULES}
         names = sorted(r["name"] for g in groups for r in g["rules"])
         assert names == sorted(A.rule_alerts(A.RULES_FILE.read_text()))
         assert len(names) == 10
+
+        # the page fires live, on the replay's clock (the incident's storm starts about
+        # 17 simulated minutes in: under a minute of wall time at --speed 20)
+        def paging():
+            alerts = api(prom_port, "/api/v1/alerts")["data"]["alerts"]
+            return [a for a in alerts if a["labels"]["alertname"] == "VLLMPreemptionStorm"
+                    and a["state"] == "firing"]
+        fired = wait_for(paging, 120, "VLLMPreemptionStorm to fire on the replay")
+        assert fired[0]["labels"]["severity"] == "warning"
     finally:
         for p in reversed(procs):
             if p.poll() is None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -24,6 +25,9 @@ from kvsim.lab import codes
 from kvsim.observe.lint import lint_dashboard, lint_promql, lint_rules
 
 GPU = "a40-48gb"
+#: The book's rule file, for the CLI rows that need a real one.
+BOOK_RULES = str(Path(__file__).resolve().parents[1] / "book" / "alerts" /
+                 "kvsim-preemption.rules.yml")
 MODEL = "llama-2-7b"
 TINY = kvsim.Workload.from_arrays([0.0, 0.5], [40, 60], [5, 5])
 
@@ -375,6 +379,16 @@ CLI = [
      ["characters", "at most 16,384"]),
     (["missions", "--verify", "M1/2/0.87/-/Ana/ABCDE/ÄÄÄÄÄÄÄÄ"], ["room tag", "malformed"]),
     (["missions", "--name", "Аna"], ["name='Аna'", "one script"]),
+    # a rule file on a replay's clock
+    (["lint-rules", BOOK_RULES, "--at-speed", "0.5"],
+     ["speed=0.5", "[1, 1000]"]),
+    (["lint-rules", BOOK_RULES, "--at-speed", "x"],
+     ["speed='x'", "not a number"]),
+    (["lint-rules", BOOK_RULES, "--at-speed", "200"],
+     ["speed=200 is too fast", "[2m]", "at most 30"]),
+    (["lint-rules", "--expr", "up", "--at-speed", "20"], ["--at-speed rewrites a rule file"]),
+    (["lint-rules", BOOK_RULES, "--at-speed", "20", "--against",
+      "incident-day"], ["--at-speed rewrites a rule file", "--against"]),
 ]
 
 

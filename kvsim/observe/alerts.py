@@ -145,20 +145,17 @@ def alert_rule_tests(rules_path, series_labels: dict, firing: dict,
 _FAILED = re.compile(r"alertname:\s*([^,\s]+),\s*time:\s*([0-9hms.]+)")
 
 
+_GO_DURATION = re.compile(r"([0-9.]+)(h|ms|m|s|us|\u00b5s|ns)")
+_GO_UNITS = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 1e-3, "us": 1e-6, "\u00b5s": 1e-6, "ns": 1e-9}
+
+
 def _duration_s(text: str) -> float:
-    """promtool's durations (``26m40s``, ``1h2m``, ``45s``) in seconds."""
-    total, number = 0.0, ""
-    for ch in text:
-        if ch.isdigit() or ch == ".":
-            number += ch
-        else:
-            total += float(number or 0) * {"h": 3600, "m": 60, "s": 1}[ch]
-            number = ""
-    return total
+    """promtool's durations (Go's: ``26m40s``, ``1h2m``, ``2.85s``, ``850ms``) in seconds."""
+    return sum(float(n) * _GO_UNITS[u] for n, u in _GO_DURATION.findall(text))
 
 
 def firing_times(path_or_text, result, *, every_s: float = 60.0, version: str = "v1",
-                 interval_s: float = 15.0) -> dict[str, list[float]]:
+                 interval_s: float = 15.0, speed: float = 1.0) -> dict[str, list[float]]:
     """When each alert of a rule file fires on a simulated run, as promtool evaluates it.
 
     Writes a ``promtool test rules`` file whose input is ``result``'s scraped
@@ -166,9 +163,16 @@ def firing_times(path_or_text, result, *, every_s: float = 60.0, version: str = 
     expects *no* alert at every ``every_s`` seconds; each failure promtool
     reports is an alert firing at that time. Returns ``{alertname: [seconds, ...]}`` (an empty list:
     the alert never fired). Needs promtool (:data:`INSTALL_HINT` otherwise).
+
+    ``speed``: the run as ``kvsim exporter --speed`` replays it, as Prometheus sees it:
+    a scrape every ``interval_s`` simulated seconds arrives every ``interval_s / speed``
+    wall seconds, and the rules are evaluated as often (for a file of
+    :func:`kvsim.observe.rule_clock.rules_at_speed`). The times returned are still
+    simulated seconds.
     """
 
     every_s = check_float("every_s", every_s, min=1.0, max=86_400.0)
+    speed = check_float("speed", speed, min=1.0, max=1_000.0)
     if promtool() is None:
         raise KvsimError(INSTALL_HINT)
     doc = load_rule_file(path_or_text)
@@ -182,6 +186,14 @@ def firing_times(path_or_text, result, *, every_s: float = 60.0, version: str = 
     test = promtool_test(result, rule_files=["rules.yml"], alert_tests=tests,
                          interval_s=interval_s, version=version,
                          extra_labels={"job": "vllm", "instance": "kvsim"})
+    if speed != 1.0:
+        # the same samples on the wall clock of a replay: every time divided by the speed
+        spec = yaml.safe_load(test)
+        wall = f"{round(1000 * interval_s / speed)}ms"
+        spec["evaluation_interval"] = spec["tests"][0]["interval"] = wall
+        for t in spec["tests"][0]["alert_rule_test"]:
+            t["eval_time"] = f"{round(1000 * _duration_s(t['eval_time']) / speed)}ms"
+        test = yaml.safe_dump(spec, sort_keys=False, width=10**9)
     ok, out = run_promtool_test(test, {"rules.yml": _without_annotations(doc)})
     fired: dict[str, list[float]] = {n: [] for n in names}
     if not ok:
@@ -189,5 +201,5 @@ def firing_times(path_or_text, result, *, every_s: float = 60.0, version: str = 
         if not matches:
             raise KvsimError("promtool failed without naming an alert: " + out.splitlines()[-1])
         for name, when in matches:
-            fired.setdefault(name, []).append(_duration_s(when))
+            fired.setdefault(name, []).append(round(_duration_s(when) * speed, 3))
     return {n: sorted(v) for n, v in fired.items()}

@@ -47,7 +47,7 @@ from kvsim.files import parse_json, read_text_file
 from .catalogue import VERSIONS, MetricDef, metric_defs
 
 __all__ = ["Finding", "NOTE_KINDS", "lint_promql", "lint_rules", "lint_dashboard", "dashboard_expressions",
-           "RENAMED", "CLIENT_TRAP"]
+           "RENAMED", "CLIENT_TRAP", "read_rule_text"]
 
 #: Names from other versions: what to use instead on a current V1 server.
 RENAMED = {
@@ -585,6 +585,12 @@ def _read_text(path_or_text, what: str, expected: str) -> tuple[str, str]:
         return path_or_text, what
     text = read_text_file(path_or_text, what=what, expected=expected, max_bytes=MAX_FILE_BYTES)
     return text, f"{what} {os.fspath(path_or_text)!r}"
+
+
+def read_rule_text(path_or_text) -> tuple[str, str]:
+    """A rule file's text (a path, or the text itself) and how to name it, read as
+    :func:`load_rule_file` reads it."""
+    return _read_text(path_or_text, "rule file", _RULE_EXPECTED)
 
 
 def _duration(value, where: str, field: str) -> None:
