@@ -232,19 +232,23 @@ def test_the_twin_holds_the_panels_runs_and_prints_their_numbers():
     assert "description" in spec
 
 
-def test_commit_guess_checks_and_writes_nothing(tmp_path, monkeypatch, capsys):
+def test_commit_guess_records_a_guess_and_writes_nothing_without_one(tmp_path, monkeypatch,
+                                                                      capsys):
+    from kvsim.lab import progress
     path = tmp_path / "progress.json"
     monkeypatch.setenv("KVSIM_MISSIONS_FILE", str(path))
-    lab.commit_guess(1, None)
-    lab.commit_guess(4, {"band": (0.05, 0.09)})
-    out = capsys.readouterr().out
-    assert "no guess committed yet" in out and "checked, not recorded" in out
-    # it names the one call that does record a guess
-    assert "mission_progress.commit_prediction(4," in out.replace("\n", " ")
-    assert all(len(line) <= 88 for line in out.splitlines())
+    lab.commit_guess(1, None)                       # the chapter as saved: nothing written
+    assert "no guess committed yet" in capsys.readouterr().out and not path.exists()
     with pytest.raises(KvsimError):
         lab.commit_guess(1, {"cause": "gremlins"})
     assert not path.exists()
+    lab.commit_guess(4, {"band": (0.05, 0.09)})
+    out = capsys.readouterr().out
+    assert "it counts toward the third star" in out.replace("\n", " ")
+    assert "lab_panel(mission=4)" in out.replace("\n", " ")
+    assert all(len(line) <= 88 for line in out.splitlines())
+    entry = progress.load(path)["missions"]["4"]
+    assert entry["prediction"] == {"band": [0.05, 0.09]} and entry["prediction_counts"]
 
 
 # --- the committed notebook ---------------------------------------------------------------

@@ -59,3 +59,51 @@ def test_the_panel_refuses_bad_starting_values_in_one_line():
         with pytest.raises(KvsimError) as info:
             lab_panel(mission=1, **kwargs)
         assert needle in str(info.value) and "\n" not in str(info.value)
+
+
+def test_the_mission_panel_commits_scores_every_day_and_gives_a_code_that_verifies(tmp_path):
+    """The notebook's panel does what the site's does (issue 29): a prediction committed before
+    the first score, the levers scored on all the mission's days, the stars and the message of
+    score(), and a completion code, all recorded in the progress file."""
+    pytest.importorskip("ipywidgets")
+    from kvsim.book.lab_panel import lab_panel
+    from kvsim.lab import codes
+    from kvsim.lab import progress as P
+
+    path = tmp_path / "progress.json"
+    m = M.get_mission(1)
+    expert = M.expert_settings(1)
+    panel = lab_panel(mission=1, progress_file=path,
+                      **{k: v for k, v in expert.items() if k in {lv.name for lv in m.levers}})
+    parts = panel.score_parts
+    text = lambda: parts["output"].outputs[0]["data"]["text/plain"]        # noqa: E731
+    parts["commit"]()                                 # nothing picked: said, nothing written
+    assert text() == "Pick a prediction first." and not path.exists()
+    (cause,) = parts["picks"]
+    cause.value = m.cause
+    parts["commit"]()
+    assert "counts toward the third star" in text() and cause.disabled
+    parts["score"]()
+    sc = M.score(1, expert, prediction={"cause": m.cause})
+    shown = text().splitlines()
+    assert shown[0].startswith("\u2605\u2605\u2605 3 of 3 stars") and shown[1] == sc.message
+    entry = P.load(path)["missions"]["1"]
+    assert entry["stars"] == 3 and entry["code"] in shown[2]
+    assert codes.verify(entry["code"])["ok"]
+
+
+def test_a_band_missions_panel_commits_a_band_on_its_grid(tmp_path):
+    pytest.importorskip("ipywidgets")
+    from kvsim.book.lab_panel import lab_panel
+    from kvsim.lab import progress as P
+
+    path = tmp_path / "progress.json"
+    band = next(n for n in M.list_missions() if M.get_mission(n).band)
+    parts = lab_panel(mission=band, progress_file=path).score_parts
+    low, high = parts["picks"]
+    grid = [v for _, v in low.options if v is not None]
+    low.value, high.value = grid[1], grid[3]
+    parts["commit"]()
+    assert P.load(path)["missions"][str(band)]["prediction"] == {"band": [grid[1], grid[3]]}
+    with pytest.raises(KvsimError, match="band low"):
+        low.value = 0.123456

@@ -50,7 +50,7 @@ def _error_html(message: str) -> str:
             f"{html.escape(message)}</div>")
 
 
-def lab_panel(mission=None, **start):
+def lab_panel(mission=None, *, progress_file=None, **start):
     """The lab as an ipywidgets panel; ``start`` overrides :data:`LAB_DEFAULTS`.
 
     With ``mission`` (1-4), the panel plays that mission instead: its scenario
@@ -58,6 +58,11 @@ def lab_panel(mission=None, **start):
     choice of the days :func:`~kvsim.lab.missions.score` judges (``seed``);
     ``start`` sets levers or ``seed``. Each run is the one ``score`` makes
     (:func:`kvsim.lab.replay.mission_run`), so the panel's numbers are its.
+    Below the run, as on the site's panel: commit a prediction (the root cause,
+    or mission 4's band), then score the levers on all the mission's days; the
+    stars, the message and the completion code are recorded in the progress
+    file (``progress_file``, by default the one ``kvsim missions`` uses:
+    :func:`kvsim.lab.progress.progress_path`).
 
     Controls (all reachable from the keyboard): memory for the server, mean
     answer length, arrival rate, the answer cap (``max_tokens``, 0 = none), the
@@ -69,7 +74,10 @@ def lab_panel(mission=None, **start):
     import ipywidgets as w
 
     if mission is not None:
-        return _mission_panel(w, mission, start)
+        return _mission_panel(w, mission, start, progress_file)
+    if progress_file is not None:
+        raise KvsimError("progress_file is for a mission's panel: expected lab_panel(mission=N, "
+                         "progress_file=...)")
     s = dict(LAB_DEFAULTS, **start)
     lab_settings(**s)                                     # bad starting values: one line, now
     for name, (lo, hi, _step) in PANEL_SLIDERS.items():   # and none the sliders cannot show
@@ -158,7 +166,96 @@ def _render_chart(out, result, n_pre: float, ttft: float, subtitle: str) -> None
     out.outputs = ({"output_type": "display_data", "metadata": meta or {}, "data": data},)
 
 
-def _mission_panel(w, mission, start: Mapping[str, Any]):
+def _stars_text(stars: int) -> str:
+    return "\u2605" * stars + "\u2606" * (3 - stars)
+
+
+def _prediction_controls(w, m, style):
+    """The prediction picker of a mission's panel: the root cause (a drop-down of the
+    ticket's causes) or, for a band mission, the band's two edges on the resource's grid.
+    Returns ``(controls, read)``: ``read()`` gives the prediction as
+    :func:`kvsim.lab.progress.commit_prediction` takes it, or None when nothing is picked."""
+    if m.band:
+        grid = [v for v in m.lever(m.resource).grid if v is not None]
+        options = [("pick", None)] + [(f"{v:g}", v) for v in grid]
+        low = strict_choice("dropdown")(options=options, value=None, param="band low",
+                                        description="Passes from", style=style)
+        high = strict_choice("dropdown")(options=options, value=None, param="band high",
+                                         description="up to", style=style)
+
+        def read_band():
+            if low.value is None or high.value is None:
+                return None
+            return {"band": (low.value, high.value)}
+        return [low, high], read_band
+    options = [("pick the root cause", None)] + [(text, key) for key, text in m.causes.items()]
+    cause = strict_choice("dropdown")(options=options, value=None, param="cause",
+                                      description="Root cause", style=style,
+                                      layout=w.Layout(width="640px"))
+    return [cause], lambda: None if cause.value is None else {"cause": cause.value}
+
+
+def _score_area(w, m, levers: Mapping[str, Any], progress_file, style):
+    """The part of a mission's panel that counts: commit a prediction, score the levers on
+    all of the mission's days (:func:`kvsim.lab.progress.attempt`, recorded in the progress
+    file as the CLI and the site record it), show the stars, the message and the code."""
+    from kvsim.lab import progress
+
+    picks, read = _prediction_controls(w, m, style)
+    b_commit = w.Button(description="Commit prediction", button_style="info",
+                        tooltip="store it before your first score: only then can it earn "
+                                "the third star")
+    b_score = w.Button(description=f"Score on all {len(SEEDS)} days", button_style="primary",
+                       tooltip="what a completion code records: the stars of these settings")
+    out = w.Output()
+
+    def say(html_text: str, plain: str) -> None:
+        out.outputs = ({"output_type": "display_data", "metadata": {},
+                        "data": {"text/html": html_text, "text/plain": plain}},)
+
+    def commit(_button=None):
+        prediction = read()
+        if prediction is None:
+            say(_error_html("Pick a prediction first."), "Pick a prediction first.")
+            return
+        try:
+            line = progress.commit_prediction(m.number, prediction, path=progress_file)
+        except KvsimError as exc:
+            say(_error_html(str(exc)), str(exc))
+            return
+        for c in picks:
+            c.disabled = True
+        b_commit.disabled = True
+        say(f"<p>{html.escape(line)}</p>", line)
+
+    def score(_button=None):
+        chosen = {name: c.value for name, c in levers.items()}
+        try:
+            sc = progress.attempt(m.number, chosen, path=progress_file)
+        except KvsimError as exc:
+            say(_error_html(str(exc)), str(exc))
+            return
+        entry = progress.load(progress_file)["missions"][str(m.number)]
+        lines = [f"{_stars_text(sc.stars)} {sc.stars} of 3 stars for these settings "
+                 f"({sc.seeds_passed} of {sc.seeds} days meet the SLO).", sc.message]
+        best = (f"Best so far: {_stars_text(entry['stars'])}"
+                + (f"; completion code {entry['code']} (kvsim missions --verify CODE "
+                   f"confirms it)" if entry["code"] else "") + ".")
+        lines.append(best)
+        body = "".join(f"<p style='margin:4px 0'>{html.escape(line)}</p>" for line in lines)
+        say(body, "\n".join(lines))
+
+    b_commit.on_click(commit)
+    b_score.on_click(score)
+    head = w.HTML(f"<p style='margin:8px 0 4px'><b>Mission {m.number}: your prediction, then "
+                  f"the score</b> (recorded in {html.escape(str(progress.progress_path(progress_file)))})</p>")
+    box = w.VBox([head, *picks, w.HBox([b_commit, b_score]), out])
+    box.score_parts = dict(picks=picks, commit=commit, score=score, output=out,
+                           commit_button=b_commit, score_button=b_score)
+    return box
+
+
+def _mission_panel(w, mission, start: Mapping[str, Any], progress_file=None):
     """:func:`lab_panel` for one mission (see there)."""
     m = get_mission(mission)
     start = dict(start)
@@ -207,6 +304,8 @@ def _mission_panel(w, mission, start: Mapping[str, Any]):
     for c in widgets:
         c.observe(update, names="value")
     update()
-    box = w.VBox(widgets + [out_text, out_chart])
+    scoring = _score_area(w, m, controls, progress_file, style)
+    box = w.VBox(widgets + [out_text, out_chart, scoring])
     box.mission_outputs = (out_text, out_chart)     # for tests: what the panel shows
+    box.score_parts = scoring.score_parts
     return box

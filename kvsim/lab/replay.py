@@ -12,9 +12,10 @@ The static twin (no kernel) is :func:`kvsim.book.lab_charts.lab_twin_chart` over
 length, admission headroom, engine and preemption mode, and three days of traffic).
 
 :func:`commit_guess` is the missions' commit-your-guess cell: it checks the
-guess and prints one line; it never writes the progress file (only
-:mod:`kvsim.lab.progress`'s functions do, when the reader calls them), so
-the chapter's outputs are the same with or without one.
+guess, records it in the progress file as ``kvsim missions`` and the panels
+do (:func:`kvsim.lab.progress.commit_prediction`), and prints one line. With
+no guess (the chapter as saved and executed) it writes nothing, so the
+chapter's outputs do not depend on a reader's progress.
 """
 from __future__ import annotations
 
@@ -30,6 +31,7 @@ from kvsim.errors import (
 from kvsim.runs.scenarios import run_scenario
 
 from .missions import SEEDS, check_prediction, get_mission, mission_day, normalise_settings
+from .progress import commit_prediction
 
 __all__ = ["LAB_BASE", "LAB_DEFAULTS", "TWIN_GRID", "TWIN_MODES", "lab_settings", "run_lab",
            "oncall_numbers", "oncall_text", "twin_runs", "twin_settings", "commit_guess", "wrapped",
@@ -228,15 +230,16 @@ def show(text, width: int = 88) -> None:
     print(wrapped(text, width))
 
 
-def commit_guess(mission, prediction) -> None:
-    """Print one line: the guess checked (nothing is written anywhere).
+def commit_guess(mission, prediction, *, path=None) -> None:
+    """Record the guess and print one line (or, with none, say what to set).
 
-    ``prediction`` is ``None`` (not committed yet), ``{"cause": key}`` or, for
-    mission 4, ``{"band": (low, high)}``. To let it count toward the third star,
-    store it with :func:`kvsim.lab.progress.commit_prediction` before the
-    first run.
+    ``prediction`` is ``None`` (not committed yet: nothing is written),
+    ``{"cause": key}`` or, for mission 4, ``{"band": (low, high)}``: checked,
+    then stored in the progress file (``path``, by default the one ``kvsim
+    missions`` uses) by :func:`kvsim.lab.progress.commit_prediction`, which says
+    whether it can still earn the third star (only before the mission's first
+    score).
     """
-
     m = get_mission(mission)
     if prediction is None:
         if m.band:
@@ -248,6 +251,6 @@ def commit_guess(mission, prediction) -> None:
              f"you look at the chart below.")
         return
     checked = check_prediction(m, prediction)
-    show(f"Mission {m.number}: guess {checked} checked, not recorded (this page writes no file). "
-         f"The chart below shows where the pass band lies. For a completion code, record it "
-         f"before your first run: mission_progress.commit_prediction({m.number}, {checked}).")
+    show(f"{commit_prediction(m.number, checked, path=path)} Your guess: {checked}. The chart "
+         f"below shows where the runs pass; lab_panel(mission={m.number}) scores your settings "
+         f"on every day and gives the code.")
