@@ -31,8 +31,8 @@ __all__ = ["mission_band_data", "mission_band_chart"]
 def mission_band_data(mission, rows: Iterable[Mapping] | None = None,
                       others: Mapping | None = None, by: str | None = None) -> list[dict]:
     """Long rows for :func:`mission_band_chart`: for each value of the resource (the other
-    levers at ``others``, by default the expert's), each SLO metric's worst seed as a share of
-    its limit (1 = at the limit), and whether the point earns a star.
+    levers at ``others``, each one it leaves out at the expert's), each SLO metric's worst
+    seed as a share of its limit (1 = at the limit), and whether the point earns a star.
 
     ``by`` names one more lever (mission 3's ``kv_dtype``) whose every value is kept: each
     row then says its value in ``by`` (and the lever in ``by_lever``), and the chart lets the
@@ -45,9 +45,9 @@ def mission_band_data(mission, rows: Iterable[Mapping] | None = None,
             raise KvsimError(f"mission_band_data: by={by!r} is the resource on the x axis: "
                              f"expected another of mission {m.number}'s levers")
         m.lever(by)                                  # a lever of this mission, or one line
-    if others is None:
-        expert = expert_settings(m)
-        others = {k: v for k, v in expert.items() if k != m.resource}
+    # the levers ``others`` leaves out stay at the expert's (mission 3's max_num_seqs)
+    expert = expert_settings(m)
+    others = dict({k: v for k, v in expert.items() if k != m.resource}, **(others or {}))
     others = {k: v for k, v in others.items() if k != by}
     out = []
     for r in rows:

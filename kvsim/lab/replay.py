@@ -57,7 +57,7 @@ TWIN_MODES = {"v1-recompute": {"engine": "v1", "preemption_mode": "recompute"},
 #: (``watermark``, on mission 4's grid), engine and preemption mode (:data:`TWIN_MODES`)
 #: and the day of traffic (``seed``; the panel's own day first).
 TWIN_GRID = {"gpu_memory_utilization": (0.60, 0.70, 0.80), "output_mean": (250, 400, 600),
-             "watermark": (0.0, 0.02, 0.05, 0.10), "preemption": tuple(TWIN_MODES),
+             "watermark": (0.0, 0.05, 0.10, 0.15), "preemption": tuple(TWIN_MODES),
              "seed": (5, 6, 7)}
 
 
