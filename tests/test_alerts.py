@@ -819,6 +819,22 @@ def test_on_the_replays_clock_every_alert_fires_in_the_same_simulated_minutes():
             assert abs(a[0] - b[0]) <= 60 and abs(a[-1] - b[-1]) <= 60, (name, a, b)
 
 
+def test_on_chapter_5s_normal_day_the_rules_page_as_the_chapter_says():
+    """Chapter 5's normal Belgavi day preempts past the per-1,000 threshold: the book's rules
+    page on it (issue 29 item 4), and the chapter names exactly the rules that do, the page
+    firing in the first minutes; the rest stay quiet."""
+    need("promtool")
+    fired = A.firing_times(A.RULES_FILE, kvsim.run_scenario("belgavi"))
+    firing = {name for name, times in fired.items() if times}
+    assert firing == {"VLLMPreemptionsPer1k", "VLLMPreemptionStorm"}, fired
+    assert fired["VLLMPreemptionStorm"][0] <= fired["VLLMPreemptionsPer1k"][0]
+    chapter = "".join("".join(c["source"]) for c in json.loads(
+        (ROOT / "book" / "ch05-belgavis-book-store.ipynb").read_text())["cells"]
+        if c["cell_type"] == "markdown")
+    said = set(re.findall(r"`(VLLM\w+)`", chapter))
+    assert said & set(fired) == firing, (said, firing)
+
+
 def test_promtool_check_config_passes_on_the_books_prometheus_yml():
     exe = need("promtool")
     proc = subprocess.run([exe, "check", "config", str(PROMETHEUS_YML)], capture_output=True,

@@ -190,7 +190,7 @@ def test_the_static_stepper_opens_before_the_first_step():
     html = next(o["data"]["text/html"] for c in read_chapter(NOTEBOOK).cells
                 if c.cell_type == "code" and "stepper_chart(" in c.source
                 for o in c.get("outputs", []) if "text/html" in o.get("data", {}))
-    saved = re.search(r'"params": \[\{"name": "event", "bind": \{[^}]*"min": (\d+)[^}]*\}, '
+    saved = re.search(r'"params": \[\{"name": "moment", "bind": \{[^}]*"min": (\d+)[^}]*\}, '
                       r'"value": (\d+)\}', "".join(html))
     assert saved and saved.groups() == ("0", "0"), "the saved chart opens at step 0"
     with pytest.raises(KvsimError, match="include_start"):

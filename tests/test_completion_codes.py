@@ -25,7 +25,7 @@ from kvsim.lab import progress as mp
 
 ROOT = Path(__file__).resolve().parents[1]
 
-TWO = {"preemption_mode": "recompute", "gpu_memory_utilization": 0.85}   # kvsim's least: 2 stars
+TWO = {"preemption_mode": "recompute", "gpu_memory_utilization": 0.80}   # kvsim's least: 2 stars
 ONE = {"preemption_mode": "recompute", "gpu_memory_utilization": 0.95}   # passes, more memory
 KEY, OTHER_KEY = "room-3-tuesday", "room-5-friday"
 
@@ -67,7 +67,7 @@ def test_a_code_carries_the_name_it_was_made_with():
 @pytest.mark.parametrize("edit", [
     lambda c: c.replace("/Ana/", "/Bob/"),                        # the name
     lambda c: c.replace("/Ana/", "/ana/"),
-    lambda c: c.replace(",0.85/", ",0.9/"),                       # a setting
+    lambda c: c.replace(",0.8/", ",0.9/"),                       # a setting
     lambda c: c.replace("M2/2/", "M2/3/"),                        # the stars
     lambda c: c.replace("/-/Ana/", "/swap-link/Ana/"),            # a prediction added
 ], ids=["name", "name-case", "settings", "stars", "prediction"])
@@ -108,7 +108,7 @@ def test_a_bad_name_is_one_line(name, needle):
 # ------------------------------------------------------------------ the first format
 
 def test_a_first_format_code_is_refused_in_one_line(capsys, tmp_path):
-    old = _with_checksum("M2/2/recompute,0.85/-", salt="kvsim-missions-v1")
+    old = _with_checksum("M2/2/recompute,0.8/-", salt="kvsim-missions-v1")
     with pytest.raises(KvsimError, match="first format, which binds no name: refused"):
         mp.verify(old)
     one_line(*run(capsys, "missions", "--verify", old), old, "first format", "binds no name",
@@ -126,7 +126,7 @@ def test_a_first_format_code_is_refused_in_one_line(capsys, tmp_path):
 
 
 def test_a_first_format_progress_file_is_upgraded_not_lost(tmp_path, capsys):
-    old = _with_checksum("M2/2/recompute,0.85/-", salt="kvsim-missions-v1")
+    old = _with_checksum("M2/2/recompute,0.8/-", salt="kvsim-missions-v1")
     rec = {"attempts": 3, "stars": 2, "settings": TWO, "prediction": None,
            "prediction_counts": False, "code": old}
     path = tmp_path / "missions.json"
@@ -224,6 +224,18 @@ def test_the_books_example_code_is_a_real_one_star_code_and_never_the_answer():
         text = (root / page).read_text(encoding="utf-8")
         assert "{example-code}`1`" in text, page
         assert not re.search(r"`M[1-4]/[0-3]/", text), page
+
+
+def test_a_code_made_before_a_mission_gained_a_lever_reads_it_at_its_start_value():
+    """Missions 1 and 3 gained max_num_seqs (issue 29); a learner's code from before has one
+    value fewer and still verifies, re-scored with the lever where its run had it."""
+    body = "M1/1/0.95/-/Ana"                               # as kvsim wrote it before the lever
+    old = f"{body}/{codes._checksum(body)}"
+    v = mp.verify(old)
+    assert v["ok"] and v["stars"] == 1
+    assert v["settings"] == {"gpu_memory_utilization": 0.95, "max_num_seqs": 256}
+    with pytest.raises(KvsimError, match="setting"):
+        mp.verify("M1/1/0.95,256,7/-/Ana/ABCDE")           # one value too many is still refused
 
 
 # ------------------------------------------------------------------- the room key

@@ -172,6 +172,9 @@ class Lever:
     def describe(self) -> str:
         if self.kind == "choice":
             return f"{self.name}: one of {', '.join(self.choices)}"
+        if self.kind == "int":
+            # the few values the mission scores (256, 32, 16), not the type's 1 to 1,024
+            return f"{self.name}: {self.grid_text()}"
         rng = f"{_fmt(self.lo)} to {_fmt(self.hi)}"
         return f"{self.name}: {rng}" + (" or None (no cap)" if self.allow_none else "")
 

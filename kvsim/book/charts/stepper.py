@@ -53,7 +53,8 @@ def stepper_data(frames: Sequence[Mapping]) -> dict:
     a run of quiet steps before one is summed up in its story ("Steps 11-24:
     every running request gained a token."), so the static slider has a
     position per event (32 for chapter 2's toy, not 149 steps: usable on a
-    phone). Each row carries its ``event`` index. One bar row per request per
+    phone). Each row carries its ``moment`` (the index of its event; not "event",
+    a name Vega keeps for its own). One bar row per request per
     event (the pool's free blocks as a last row named "free"), one note row per
     event (the story, wrapped to :data:`STORY_WIDTH` characters, so it fits a
     phone's page). ``first_step`` is 0 when the frames start before the first
@@ -90,12 +91,12 @@ def stepper_data(frames: Sequence[Mapping]) -> dict:
                     label += "; its next token needs a block"
             else:
                 label = r["state"]
-            bars.append({"event": event, "step": f["step"], "row": r["name"],
+            bars.append({"moment": event, "step": f["step"], "row": r["name"],
                          "state": r["state"], "blocks": r["blocks"], "label": label})
-        bars.append({"event": event, "step": f["step"], "row": "free", "state": "free",
+        bars.append({"moment": event, "step": f["step"], "row": "free", "state": "free",
                      "blocks": f["free_blocks"], "label": f"{f['free_blocks']} free blocks"})
         queue = ", ".join(f["waiting"]) if f["waiting"] else "empty"
-        notes.append({"event": event, "step": f["step"], "story": _wrap(story, STORY_WIDTH),
+        notes.append({"moment": event, "step": f["step"], "story": _wrap(story, STORY_WIDTH),
                       "queue": f"queue, front first: {queue}"})
     return {"bars": bars, "notes": notes, "steps": len(frames), "events": events,
             "first_step": frames[0]["step"], "total_blocks": frames[0]["total_blocks"]}
@@ -132,14 +133,14 @@ def stepper_chart(data: Mapping, *, title: str, subtitle: str | None = None,
     width = check_width(width, "stepper_chart")
     rows = sorted({b["row"] for b in data["bars"] if b["row"] != "free"},
                   key=lambda name: int(name[1:])) + ["free"]
-    p_event = alt.param(name="event", value=events.index(start),
+    p_moment = alt.param(name="moment", value=events.index(start),
                         bind=alt.binding_range(min=0, max=len(events) - 1, step=1,
                                                name=f"Event (of {len(events)}) "))
     states = list(STEPPER_STATES) + ["free"]
     colours = list(STATE_COLOURS.values()) + [PALETTE[2]]
     x_max = max(data["total_blocks"], max(b["blocks"] for b in data["bars"]))
     base = (alt.Chart(alt.InlineData(values=list(data["bars"])))
-            .transform_filter("datum.event == event"))
+            .transform_filter("datum.moment == moment"))
     y = alt.Y("row:N", sort=rows, title=None)
     bars = base.mark_bar(height=14, yOffset=-9).encode(
         x=alt.X("blocks:Q", title=f"KV blocks held (of the pool's {data['total_blocks']})",
@@ -152,7 +153,7 @@ def stepper_chart(data: Mapping, *, title: str, subtitle: str | None = None,
         x=alt.value(0), y=y, text="label:N")
     panel = alt.layer(bars, labels).properties(width=width, height=40 * len(rows))
     notes = (alt.Chart(alt.InlineData(values=list(data["notes"])))
-             .transform_filter("datum.event == event"))
+             .transform_filter("datum.moment == moment"))
     story = notes.mark_text(align="left", baseline="top", lineBreak="\n", fontSize=13).encode(
         x=alt.value(0), y=alt.value(0), text="story:N")
     queue = notes.mark_text(align="left", baseline="top", fontSize=13, fontWeight="bold").encode(
@@ -161,5 +162,5 @@ def stepper_chart(data: Mapping, *, title: str, subtitle: str | None = None,
     queue = queue.encode(y=alt.value(18 * lines + 4))
     header = alt.layer(story, queue).properties(width=width, height=18 * lines + 24,
                                                 view={"stroke": None})
-    chart = alt.vconcat(header, panel, spacing=4).add_params(p_event)
+    chart = alt.vconcat(header, panel, spacing=4).add_params(p_moment)
     return finish_chart(fit_page(chart) if width == "container" else chart, title, subtitle)
