@@ -242,13 +242,14 @@ def test_commit_guess_records_a_guess_and_writes_nothing_without_one(tmp_path, m
     with pytest.raises(KvsimError):
         lab.commit_guess(1, {"cause": "gremlins"})
     assert not path.exists()
-    lab.commit_guess(4, {"band": (0.05, 0.09)})
+    band = [v for v in missions.get_mission(4).lever("watermark").grid if v is not None][1:3]
+    lab.commit_guess(4, {"band": tuple(band)})
     out = capsys.readouterr().out
     assert "it counts toward the third star" in out.replace("\n", " ")
     assert "lab_panel(mission=4)" in out.replace("\n", " ")
     assert all(len(line) <= 88 for line in out.splitlines())
     entry = progress.load(path)["missions"]["4"]
-    assert entry["prediction"] == {"band": [0.05, 0.09]} and entry["prediction_counts"]
+    assert entry["prediction"] == {"band": band} and entry["prediction_counts"]
 
 
 # --- the committed notebook ---------------------------------------------------------------

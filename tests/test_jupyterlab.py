@@ -507,3 +507,54 @@ def test_a_learner_copy_waits_for_each_guess_and_reads_as_on_the_site(lab, brows
     assert not blocked, f"{name}: requests that left 127.0.0.1: {blocked[:5]}"
     unexpected = [e for e in errors if not any(rx.match(e) for rx in CONSOLE_ALLOW)]
     assert not unexpected, f"{name}: console errors in JupyterLab: {unexpected[:5]}"
+
+
+# --------------------------------------------------------------------------
+# The lab in JupyterLab: a mission's panel commits, scores every day, gives a code.
+
+def test_a_missions_panel_commits_scores_every_day_and_gives_a_code_that_verifies(lab, browser):
+    """As Binder serves it (issue 29): in a notebook, lab_panel(mission=1) takes a committed
+    root cause, scores the expert's settings on all the mission's days in the kernel, and
+    shows three stars and a completion code that `kvsim missions --verify` accepts."""
+    from kvsim.lab import missions
+
+    m = missions.get_mission(1)
+    levers = {lv.name for lv in m.levers}
+    expert = {k: v for k, v in missions.expert_settings(1).items() if k in levers}
+    progress = lab["root"] / "panel-progress.json"
+    notebook = lab["root"] / "mission-panel.ipynb"
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
+                                 "language": "python"}
+    nb.cells = [nbformat.v4.new_code_cell(
+        "from kvsim.book.lab_panel import lab_panel\n"
+        f"lab_panel(mission=1, progress_file={progress.name!r}, **{expert!r})")]
+    nbformat.write(nb, notebook)
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    page = context.new_page()
+    try:
+        page.goto(f"{lab['base']}/lab/workspaces/panel/tree/{notebook.name}?reset&token={lab['token']}",
+                  wait_until="load", timeout=120_000)
+        page.wait_for_selector(".jp-NotebookPanel .jp-CodeCell", timeout=120_000)
+        page.wait_for_timeout(1500)
+        _menu(page, "Run", "Run All Cells")
+        page.get_by_role("button", name="Commit prediction").wait_for(timeout=180_000)
+        cause = page.locator(".widget-dropdown", has_text="Root cause").locator("select")
+        cause.select_option(label=m.causes[m.cause])
+        page.get_by_role("button", name="Commit prediction").click()
+        page.get_by_text("counts toward the third star").wait_for(timeout=60_000)
+        assert cause.is_disabled()                    # a committed guess is locked, as on the site
+        page.get_by_role("button", name=f"Score on all {len(missions.SEEDS)} days").click()
+        page.get_by_text("of 3 stars for these settings").wait_for(timeout=300_000)
+        shown = page.locator(".jp-NotebookPanel .jp-Cell-outputArea").first.inner_text()
+    finally:
+        context.close()
+    assert "\u2605\u2605\u2605 3 of 3 stars" in shown, shown
+    code = re.search(r"completion code (M1/\S+?) \(", shown)
+    assert code, shown
+    stored = json.loads(progress.read_text())["missions"]["1"]
+    assert stored["code"] == code.group(1) and stored["stars"] == 3
+    verified = subprocess.run([sys.executable, "-m", "kvsim", "missions", "--verify", code.group(1)],
+                              capture_output=True, text=True, timeout=300,
+                              env={k: v for k, v in os.environ.items() if k != "KVSIM_ROOM_KEY"})
+    assert verified.returncode == 0, verified.stdout + verified.stderr

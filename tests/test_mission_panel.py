@@ -91,6 +91,18 @@ def test_the_mission_panel_commits_scores_every_day_and_gives_a_code_that_verifi
     entry = P.load(path)["missions"]["1"]
     assert entry["stars"] == 3 and entry["code"] in shown[2]
     assert codes.verify(entry["code"])["ok"]
+    # one click keeps it all: the link's file is the export, and another machine imports it
+    import base64
+    import re
+    page = parts["output"].outputs[0]["data"]["text/html"]
+    link = re.search(r"<a download='kvsim-missions-export.json' "
+                     r"href='data:application/json;base64,([A-Za-z0-9+/=]+)'>", page)
+    assert link, page
+    saved = tmp_path / "kvsim-missions-export.json"
+    saved.write_bytes(base64.b64decode(link.group(1)))
+    elsewhere = tmp_path / "other.json"
+    P.import_progress(saved, path=elsewhere)
+    assert P.load(elsewhere)["missions"]["1"]["code"] == entry["code"]
 
 
 def test_a_band_missions_panel_commits_a_band_on_its_grid(tmp_path):

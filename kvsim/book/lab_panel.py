@@ -9,6 +9,7 @@ with vLLM V1, say) show kvsim's one-line error in the panel.
 """
 from __future__ import annotations
 
+import base64
 import html
 from typing import Any, Mapping
 
@@ -195,6 +196,19 @@ def _prediction_controls(w, m, style):
     return [cause], lambda: None if cause.value is None else {"cause": cause.value}
 
 
+def _download_link(export: str) -> str:
+    """A link that saves the learner's whole progress (the export ``kvsim missions --import``
+    reads) from the browser in one click: a Binder session that ends at the next break takes
+    nothing with it that the learner kept."""
+    from kvsim.lab.progress import EXPORT_NAME
+
+    data = base64.b64encode(export.encode()).decode()
+    return (f"<p style='margin:4px 0'><a download='{EXPORT_NAME}' "
+            f"href='data:application/json;base64,{data}'>Download your progress "
+            f"({EXPORT_NAME})</a>: on Binder, before a break; next time, upload it and run "
+            f"<code>kvsim missions --import {EXPORT_NAME}</code>.</p>")
+
+
 def _score_area(w, m, levers: Mapping[str, Any], progress_file, style):
     """The part of a mission's panel that counts: commit a prediction, score the levers on
     all of the mission's days (:func:`kvsim.lab.progress.attempt`, recorded in the progress
@@ -243,7 +257,7 @@ def _score_area(w, m, levers: Mapping[str, Any], progress_file, style):
                    f"confirms it)" if entry["code"] else "") + ".")
         lines.append(best)
         body = "".join(f"<p style='margin:4px 0'>{html.escape(line)}</p>" for line in lines)
-        say(body, "\n".join(lines))
+        say(body + _download_link(progress.export_text(progress_file)), "\n".join(lines))
 
     b_commit.on_click(commit)
     b_score.on_click(score)

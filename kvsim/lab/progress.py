@@ -87,7 +87,7 @@ from .missions import MISSIONS, check_prediction, get_mission, normalise_setting
 
 __all__ = ["ENV_VAR", "progress_path", "load", "reset", "set_name", "commit_prediction",
            "attempt", "completion_code", "verify", "leaderboard", "leaderboard_lines", "rejection",
-           "progress_text", "leaderboard_text", "EXPORT_NAME", "export_progress",
+           "progress_text", "leaderboard_text", "EXPORT_NAME", "export_progress", "export_text",
            "import_progress", "ROOM_KEY_VAR", "FROM_ENV", "resolve_room_key", "check_name"]
 
 #: The environment variable that moves the progress file.
@@ -507,6 +507,18 @@ def export_progress(dest=None, *, path=None) -> str:
         raise KvsimError(f"export to {str(target)!r}: folder {str(target.parent)!r} does not "
                          f"exist: expected an existing folder")
     check_writable(target, what="export to", ours=_is_export, expected=_EXPORT_FILE)
+    write_user_file(target, _export_text(data), what="export to", ours=_is_export,
+                    expected=_EXPORT_FILE)
+    return str(target)
+
+
+def export_text(path=None) -> str:
+    """The export :func:`export_progress` would write, as text (nothing is written): what a
+    panel offers as a download, so a learner keeps their progress in one click."""
+    return _export_text(load(path))
+
+
+def _export_text(data: dict) -> str:
     missions = data["missions"]
     codes = {}
     for key in sorted(missions, key=lambda k: (len(k), k)):
@@ -516,9 +528,7 @@ def export_progress(dest=None, *, path=None) -> str:
     doc = {"format": _FORMAT, "version": _EXPORT_VERSION, "kvsim_version": _kvsim_version(),
            "exported_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
            "note": _NOTE, "codes": codes, "progress": data}
-    write_user_file(target, json.dumps(doc, indent=1, sort_keys=True) + "\n",
-                    what="export to", ours=_is_export, expected=_EXPORT_FILE)
-    return str(target)
+    return json.dumps(doc, indent=1, sort_keys=True) + "\n"
 
 
 def _check_record(where: str, key, rec) -> dict:
