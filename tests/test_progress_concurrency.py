@@ -61,7 +61,7 @@ def test_concurrent_writer_processes_never_lose_an_attempt(tmp_path):
 def test_a_cut_short_file_keeps_the_records_still_readable(tmp_path, capsys):
     path = tmp_path / "missions.json"
     mp.commit_prediction(1, {"cause": "kv-too-small"}, path=path)
-    mp.commit_prediction(4, {"band": (0.02, 0.1)}, path=path)
+    mp.commit_prediction(4, {"band": (0.05, 0.1)}, path=path)      # on mission 4's grid
     whole = path.read_text(encoding="utf-8")
     path.write_text(whole[: whole.index('"4"') + 20], encoding="utf-8")   # a torn write
     data = mp.load(path)

@@ -764,7 +764,7 @@ def test_the_browsers_codes_and_names_are_kvsims(open_page):
         (3, 2, {"max_tokens": 400, "kv_dtype": "fp8", "gpu_memory_utilization": 0.6},
          {"cause": "memory-lost"}, "  Zoë   O'Brien-Smith "),
         (4, 3, {"watermark": missions.expert_settings(4)["watermark"]},
-         {"band": list(missions.pass_band(4))}, "李雷"),
+         {"band": list(missions.pass_band(4)[0])}, "李雷"),
         (2, 1, {"preemption_mode": "recompute", "gpu_memory_utilization": 0.95}, None, None),
         (3, 1, {"max_tokens": None, "kv_dtype": "fp16", "gpu_memory_utilization": 0.95},
          None, "J. R. 2"),

@@ -233,7 +233,7 @@ def _parse(text: str, parts: list[str]) -> dict:
     if stars_t not in ("0", "1", "2", "3"):
         raise KvsimError(f"completion code {text!r}: stars {stars_t!r} out of range: expected 0-3")
     values = settings_t.split(",")
-    # NOTE(codes-before-new-levers): a lever added to a mission later (max_num_seqs, missions
+    # Codes made before a lever was added to a mission (max_num_seqs, missions
     # 1 and 3) is missing from the codes made before it; those settings ran at its start value,
     # so a code one or more values short reads them so. The checksum still covers the code as
     # written, and verify() re-scores the settings, so nothing can be gained by cutting a code.
