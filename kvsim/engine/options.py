@@ -59,6 +59,7 @@ from kvsim.model.vllm_defaults import (
     reserve_full_isl_default,
     vllm_version_default,
     watermark_default,
+    watermark_when_alone,
 )
 from kvsim.units import GiB
 
@@ -217,6 +218,12 @@ class EngineConfig:
         """The policy reserves prompt + planned answer for every admitted request
         (TensorRT-LLM's GUARANTEED_NO_EVICT and STATIC_BATCH)."""
         return self.admission in RESERVING_ADMISSIONS
+
+    @property
+    def watermark_when_alone(self) -> bool:
+        """Admission keeps the watermark even with nothing else scheduled (V0), not only
+        beside other requests (V1): :func:`kvsim.model.vllm_defaults.watermark_when_alone`."""
+        return watermark_when_alone(self.engine)
 
     @property
     def whole_prompt_allocation(self) -> bool:
