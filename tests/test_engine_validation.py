@@ -354,7 +354,7 @@ def test_the_engine_mode_fills_in_the_none_defaults(gpu, engine, usage, seqs, to
     assert cfg.watermark == (0.0 if v1 else 0.01)
     assert cfg.watermark_blocks == int(cfg.watermark * cfg.num_gpu_blocks)
     assert cfg.enable_prefix_caching is v1 and cfg.scheduler_reserve_full_isl is v1
-    assert cfg.whole_prompt_allocation is (not v1)
+    assert cfg.whole_prompt_allocation is (not v1) and cfg.watermark_when_alone is (not v1)
     assert cfg.max_model_len == kvsim.get_model("llama-3.1-8b").max_model_len
     assert cfg.num_gpu_blocks == budget.vllm_blocks - (1 if v1 else 0)
 

@@ -33,7 +33,8 @@ on a release without the option (0.18 and earlier) is an error naming the releas
 """
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field, fields
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -59,6 +60,7 @@ from kvsim.model.vllm_defaults import (
     reserve_full_isl_default,
     vllm_version_default,
     watermark_default,
+    watermark_when_alone,
 )
 from kvsim.units import GiB
 
@@ -83,49 +85,8 @@ __all__ = ["ENGINE_DEFAULTS", "EngineConfig", "resolve_options", "ADMISSION_NAME
 #: headroom above half keeps more blocks back than admission may fill (0.999 leaves one
 #: block in a thousand, so nearly every request is refused as never fitting).
 WATERMARK_MAX = 0.5
-
-#: Engine options and their defaults (``None``: the engine mode decides; see the table above).
-ENGINE_DEFAULTS: dict[str, Any] = {
-    "engine": "v1",
-    "vllm_version": None,               # the newest release kvsim knows for the engine mode
-    "usage_context": "server",
-    "gpu_memory_utilization": 0.90,
-    "kv_dtype": None,
-    "block_size": 16,
-    "num_gpu_blocks": None,
-    "kv_cache_tokens": None,
-    "max_num_seqs": None,
-    "max_num_batched_tokens": None,
-    "max_model_len": None,
-    "enable_chunked_prefill": True,
-    "long_prefill_token_threshold": 0,
-    "scheduler_reserve_full_isl": None,
-    "async_scheduling": None,
-    "enable_prefix_caching": None,
-    "watermark": None,
-    "preemption_mode": "recompute",
-    "swap_space_bytes": 4 * GiB,
-    "swap_space_full": "abort",
-    "unfit_requests": "reject",
-    "scheduling_policy": "fcfs",
-    "max_tokens": None,
-    "admission": "optimistic",
-    "seed": 0,
-    "until_s": None,
-    "warmup_s": 0.0,
-    "tensor_parallel_size": 1,
-    "activation_bytes": None,
-    "weight_bytes": None,
-    "init_new_token_ratio": 0.7,
-    "min_new_token_ratio": None,        # SGLang: init x SGLANG_MIN_NEW_TOKEN_RATIO_FACTOR (0.14)
-    "new_token_ratio_decay": None,
-    "step_by_step": False,
-    "check": False,
-}
-_COST_OPTIONS = set(CostModel.names())
 #: The most swap space (bytes) an option may ask for: 1 PB, far above any host's memory.
 SWAP_SPACE_MAX = 10**15
-
 
 #: The admission policies (:mod:`kvsim.engine.policies` implements one class per name):
 #: vLLM's ``optimistic``, SGLang's ``sglang`` and TensorRT-LLM's capacity-scheduler
@@ -163,60 +124,193 @@ def check_sglang_constants(init_new_token_ratio: object, min_new_token_ratio: ob
     return init, minimum, decay
 
 
+# ---------------------------------------------------------------------------------------------
+# One rule per option: its default, what decides it when unset, and its check
+
+
+class Settling:
+    """An option set being resolved: the values so far, then the model and GPU they run on.
+
+    An option's ``decide`` and ``check`` read the options settled before it (and
+    :attr:`model`, :attr:`gpu` once :func:`resolve_options` has read them).
+    """
+
+    def __init__(self, values: dict[str, Any]) -> None:
+        self.values = values
+        self._model: ModelSpec | None = None
+        self._gpu: GPUSpec | None = None
+
+    @property
+    def model(self) -> ModelSpec:
+        assert self._model is not None, "read the model before an option that needs it"
+        return self._model
+
+    @property
+    def gpu(self) -> GPUSpec:
+        assert self._gpu is not None, "read the GPU before an option that needs it"
+        return self._gpu
+
+    def read_hardware(self, model: ModelLike, gpu: GPULike) -> None:
+        """The model and GPU presets (a one-line error names a bad one)."""
+        self._model = get_model(model)
+        self._gpu = get_gpu(gpu)
+
+    def settle(self, *names: str) -> None:
+        """Fill each option's default if it is unset, then check it, in the order given."""
+        for name in names:
+            rule = OPTION_RULES[name]
+            value = self.values[name]
+            if value is None and rule.decide is not None:
+                value = rule.decide(self)
+            if rule.check is not None and not (value is None and rule.optional):
+                value = rule.check(name, value, self)
+            self.values[name] = value
+
+
+#: An option's check: ``(name, value, settling)`` -> the value as the engine keeps it, or a
+#: one-line :class:`KvsimError` naming the option, the value and what it expected.
+Check = Callable[[str, Any, Settling], Any]
+#: What decides an unset option (``None``): the engine mode, the release, the model or the GPU.
+Decide = Callable[[Settling], Any]
+
+
 @dataclass(frozen=True)
+class OptionRule:
+    """One engine option's rule (the metadata of its :class:`EngineConfig` field)."""
+
+    default: Any
+    check: Check | None        # None: the pool checks it (kvsim.model.memory), or a group does
+    decide: Decide | None      # None: an unset value stays None (or is an error, if checked)
+    optional: bool             # None means "not set": kept as None, never checked
+
+
+def option(default: Any = None, check: Check | None = None, *, decide: Decide | None = None,
+           optional: bool = False) -> Any:
+    """An :class:`EngineConfig` field that is an engine option of :func:`kvsim.simulate`."""
+    return field(metadata={"option": OptionRule(default, check, decide, optional)})
+
+
+def _ints(*, min: int, max: int | None = None, why: str | None = None) -> Check:
+    def check(name: str, value: Any, _: Settling) -> int:
+        return check_int(name, value, min=min, max=max, why=why)
+    return check
+
+
+def _floats(*, min: float, max: float | None = None, min_open: bool = False,
+            why: str | None = None) -> Check:
+    def check(name: str, value: Any, _: Settling) -> float:
+        return check_float(name, value, min=min, max=max, min_open=min_open, why=why)
+    return check
+
+
+def _one_of(*choices: str) -> Check:
+    def check(name: str, value: Any, _: Settling) -> str:
+        return check_choice(name, value, choices)
+    return check
+
+
+def _boolean(name: str, value: Any, _: Settling) -> bool:
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    if isinstance(value, str) and value.lower() in ("true", "false"):
+        return value.lower() == "true"
+    raise KvsimError(f"{name}={value!r} is not a boolean: expected true or false")
+
+
+def _release(name: str, value: Any, s: Settling) -> str:
+    return check_vllm_version(value, s.values["engine"])
+
+
+def _pool_share(name: str, value: Any, _: Settling) -> float:
+    return check_gpu_memory_utilization(value)
+
+
+def _context_length(name: str, value: Any, s: Settling) -> int:
+    return check_int(name, value, min=1, max=s.model.max_model_len)
+
+
+def _token_budget_default(s: Settling) -> int:
+    o = s.values
+    return max_num_batched_tokens_default(
+        s.gpu, usage_context=o["usage_context"], engine=o["engine"],
+        chunked=o["enable_chunked_prefill"], max_model_len=o["max_model_len"],
+        max_num_seqs=o["max_num_seqs"])
+
+
+@dataclass(frozen=True, kw_only=True)
 class EngineConfig:
     """Every resolved option of one simulation (see :data:`ENGINE_DEFAULTS`).
 
+    Each option's field states its default (``None``: decided by the engine
+    mode, the release, the model or the GPU, see the module's table), its
+    range and its one-line error; :func:`resolve_options` settles them.
     Derived figures: ``num_gpu_blocks`` (usable blocks), ``watermark_blocks``,
     ``kv_bytes_per_token`` (for the whole TP group), ``block_bytes``,
     ``weight_bytes``, ``swap_space_blocks``.
     """
 
-    engine: str
-    vllm_version: str
-    usage_context: str
-    gpu_memory_utilization: float
-    kv_dtype: str
-    block_size: int
-    num_gpu_blocks: int
-    kv_cache_tokens: int | None
-    max_num_seqs: int
-    max_num_batched_tokens: int
-    max_model_len: int
-    enable_chunked_prefill: bool
-    long_prefill_token_threshold: int
-    scheduler_reserve_full_isl: bool
-    async_scheduling: bool
-    enable_prefix_caching: bool
-    watermark: float
-    preemption_mode: str
-    swap_space_bytes: int
-    swap_space_full: str
-    unfit_requests: str
-    scheduling_policy: str
-    max_tokens: int | None
-    admission: str
-    seed: int
-    until_s: float | None
-    warmup_s: float
-    tensor_parallel_size: int
-    activation_bytes: int | None
-    weight_bytes: int
-    init_new_token_ratio: float
-    min_new_token_ratio: float
-    new_token_ratio_decay: float | None
-    step_by_step: bool
-    check: bool
-    watermark_blocks: int
-    kv_bytes_per_token: int
-    block_bytes: int
-    swap_space_blocks: int
+    engine: str = option("v1", _one_of(*ENGINES))
+    vllm_version: str = option(None, _release,     # the newest release kvsim knows for the mode
+                               decide=lambda s: vllm_version_default(s.values["engine"]))
+    usage_context: str = option("server", _one_of(*USAGE_CONTEXTS))
+    gpu_memory_utilization: float = option(0.90, _pool_share)
+    kv_dtype: str = option(None)                    # None: the model's; checked by the pool
+    block_size: int = option(16)                    # checked by the pool
+    num_gpu_blocks: int = option(None)              # None: from memory; checked by the pool
+    kv_cache_tokens: int | None = option(None)      # checked by the pool
+    max_num_seqs: int = option(None, _ints(min=1, max=1_000_000), decide=lambda s: batch_defaults(
+        s.gpu, s.values["usage_context"], s.values["engine"])[1])
+    max_num_batched_tokens: int = option(None, _ints(min=1, max=10**8),
+                                         decide=_token_budget_default)
+    max_model_len: int = option(None, _context_length, decide=lambda s: s.model.max_model_len)
+    enable_chunked_prefill: bool = option(True, _boolean)
+    long_prefill_token_threshold: int = option(0, _ints(min=0, max=10**8))
+    scheduler_reserve_full_isl: bool = option(None, _boolean, decide=lambda s: (
+        reserve_full_isl_default(s.values["engine"], s.values["vllm_version"])))
+    async_scheduling: bool = option(None, _boolean, decide=lambda s: (
+        async_scheduling_default(s.values["engine"], s.values["vllm_version"])))
+    enable_prefix_caching: bool = option(None, _boolean,
+                                         decide=lambda s: s.values["engine"] == "v1")
+    watermark: float = option(None, _floats(
+        min=0, max=WATERMARK_MAX, why="the share of the pool held back from admission; more "
+                                      "than half would hold back more than it admits"),
+        decide=lambda s: watermark_default(s.values["engine"]))
+    preemption_mode: str = option("recompute", _one_of("recompute", "swap"))
+    swap_space_bytes: int = option(4 * GiB, _ints(min=0, max=SWAP_SPACE_MAX,
+                                                  why="bytes of pinned host memory"))
+    swap_space_full: str = option("abort", _one_of("abort", "recompute"))
+    unfit_requests: str = option("reject", _one_of("reject", "error"))
+    scheduling_policy: str = option("fcfs", _one_of("fcfs", "priority"))
+    max_tokens: int | None = option(None, _ints(min=1), optional=True)
+    admission: str = option("optimistic", _one_of(*ADMISSION_NAMES))
+    seed: int = option(0, _ints(min=0))
+    until_s: float | None = option(None, _floats(min=0, min_open=True), optional=True)
+    warmup_s: float = option(0.0, _floats(min=0))
+    tensor_parallel_size: int = option(1, _ints(min=1, max=1024))
+    activation_bytes: int | None = option(None, _ints(min=0), optional=True)
+    weight_bytes: int = option(None, _ints(min=0), optional=True)   # None: from the pool
+    # SGLang's three constants: one check for the three (check_sglang_constants)
+    init_new_token_ratio: float = option(0.7)
+    min_new_token_ratio: float = option(None)       # SGLang: init x SGLANG_MIN_NEW_TOKEN_RATIO_FACTOR
+    new_token_ratio_decay: float | None = option(None)
+    step_by_step: bool = option(False, _boolean)
+    check: bool = option(False, _boolean)
+    watermark_blocks: int = field()
+    kv_bytes_per_token: int = field()
+    block_bytes: int = field()
+    swap_space_blocks: int = field()
 
     @property
     def reserves_answers(self) -> bool:
         """The policy reserves prompt + planned answer for every admitted request
         (TensorRT-LLM's GUARANTEED_NO_EVICT and STATIC_BATCH)."""
         return self.admission in RESERVING_ADMISSIONS
+
+    @property
+    def watermark_when_alone(self) -> bool:
+        """Admission keeps the watermark even with nothing else scheduled (V0), not only
+        beside other requests (V1): :func:`kvsim.model.vllm_defaults.watermark_when_alone`."""
+        return watermark_when_alone(self.engine)
 
     @property
     def whole_prompt_allocation(self) -> bool:
@@ -227,86 +321,55 @@ class EngineConfig:
         return asdict(self)
 
 
-def _check_bool(name: str, v: object) -> bool:
-    if isinstance(v, (bool, np.bool_)):
-        return bool(v)
-    if isinstance(v, str) and v.lower() in ("true", "false"):
-        return v.lower() == "true"
-    raise KvsimError(f"{name}={v!r} is not a boolean: expected true or false")
+#: Every engine option's rule, by name, in :class:`EngineConfig`'s order.
+OPTION_RULES: dict[str, OptionRule] = {
+    f.name: f.metadata["option"] for f in fields(EngineConfig) if "option" in f.metadata}
+#: Engine options and their defaults (``None``: the engine mode decides; see the table above):
+#: a view of :data:`OPTION_RULES`.
+ENGINE_DEFAULTS: dict[str, Any] = {name: rule.default for name, rule in OPTION_RULES.items()}
+_COST_OPTIONS = set(CostModel.names())
 
 
 def resolve_options(model: ModelLike, gpu: GPULike, options: Mapping[str, Any]) \
         -> tuple[ModelSpec, GPUSpec, KVBudget, CostModel, EngineConfig]:
-    """Validate ``options``; return ``(model, gpu, budget, cost_model, EngineConfig)``."""
+    """Validate ``options``; return ``(model, gpu, budget, cost_model, EngineConfig)``.
+
+    The options are checked in a fixed order (so the first bad one is the one named), each
+    by its own rule, with the rules between options in between.
+    """
     unknown = set(options) - set(ENGINE_DEFAULTS) - _COST_OPTIONS
     if unknown:
         name = sorted(unknown)[0]
         raise KvsimError(f"engine option {name!r} is not known: expected one of "
                          f"{', '.join(sorted(set(ENGINE_DEFAULTS) | _COST_OPTIONS))}")
-    o = dict(ENGINE_DEFAULTS)
-    o.update({k: v for k, v in options.items() if k in ENGINE_DEFAULTS})
+    s = Settling({name: options.get(name, rule.default) for name, rule in OPTION_RULES.items()})
     cost = CostModel().with_options(**{k: v for k, v in options.items() if k in _COST_OPTIONS})
+    o = s.values
 
-    check_choice("engine", o["engine"], ENGINES)
-    check_choice("usage_context", o["usage_context"], USAGE_CONTEXTS)
-    engine = o["engine"]
-    check_choice("preemption_mode", o["preemption_mode"], ["recompute", "swap"])
-    if o["preemption_mode"] == "swap" and engine == "v1":
+    s.settle("engine", "usage_context", "preemption_mode")
+    if o["preemption_mode"] == "swap" and o["engine"] == "v1":
         raise KvsimError("preemption_mode='swap' is not available with engine='v1': vLLM V1 "
                          "only recomputes; expected engine='v0' to simulate swap")
-    check_choice("swap_space_full", o["swap_space_full"], ["abort", "recompute"])
-    check_choice("unfit_requests", o["unfit_requests"], ["reject", "error"])
-    check_choice("scheduling_policy", o["scheduling_policy"], ["fcfs", "priority"])
-    check_choice("admission", o["admission"], list(ADMISSION_NAMES))
-    for name in ("enable_chunked_prefill", "step_by_step", "check"):
-        o[name] = _check_bool(name, o[name])
-    if o["enable_prefix_caching"] is None:
-        o["enable_prefix_caching"] = engine == "v1"
-    o["enable_prefix_caching"] = _check_bool("enable_prefix_caching", o["enable_prefix_caching"])
+    s.settle("swap_space_full", "unfit_requests", "scheduling_policy", "admission",
+             "enable_chunked_prefill", "step_by_step", "check", "enable_prefix_caching")
     if o["preemption_mode"] == "swap" and o["enable_prefix_caching"]:
         # NOTE(no-swap-with-prefix-cache): V0's swap predates the prefix cache; not modelled
         raise KvsimError("preemption_mode='swap' with enable_prefix_caching=True is not "
                          "modelled: expected enable_prefix_caching=False with swap")
-    if o["vllm_version"] is None:
-        o["vllm_version"] = vllm_version_default(engine)
-    version = o["vllm_version"] = check_vllm_version(o["vllm_version"], engine)
-    if o["scheduler_reserve_full_isl"] is None:
-        o["scheduler_reserve_full_isl"] = reserve_full_isl_default(engine, version)
-    o["scheduler_reserve_full_isl"] = _check_bool("scheduler_reserve_full_isl",
-                                                  o["scheduler_reserve_full_isl"])
-    if o["scheduler_reserve_full_isl"] and engine == "v1" and not has_reserve_full_isl(version):
+    s.settle("vllm_version", "scheduler_reserve_full_isl")
+    version = o["vllm_version"]
+    if o["scheduler_reserve_full_isl"] and o["engine"] == "v1" and not has_reserve_full_isl(version):
         raise KvsimError(f"scheduler_reserve_full_isl=True is not available with vllm_version="
                          f"{version!r}: vLLM added it in 0.19; expected vllm_version >= 0.19 or "
                          f"scheduler_reserve_full_isl=False")
-    if o["async_scheduling"] is None:
-        o["async_scheduling"] = async_scheduling_default(engine, version)
-    o["async_scheduling"] = _check_bool("async_scheduling", o["async_scheduling"])
-    if o["async_scheduling"] and engine == "v0":
+    s.settle("async_scheduling")
+    if o["async_scheduling"] and o["engine"] == "v0":
         raise KvsimError("async_scheduling=True is not available with engine='v0': V0 schedules "
                          "synchronously; expected async_scheduling=False or engine='v1'")
-    if o["watermark"] is None:
-        o["watermark"] = watermark_default(engine)
-    o["watermark"] = check_float("watermark", o["watermark"], min=0, max=WATERMARK_MAX,
-                                 why="the share of the pool held back from admission; more "
-                                     "than half would hold back more than it admits")
-    o["long_prefill_token_threshold"] = check_int(
-        "long_prefill_token_threshold", o["long_prefill_token_threshold"], min=0, max=10**8)
-    o["seed"] = check_int("seed", o["seed"], min=0)
-    o["swap_space_bytes"] = check_int("swap_space_bytes", o["swap_space_bytes"], min=0,
-                                      max=SWAP_SPACE_MAX, why="bytes of pinned host memory")
-    o["warmup_s"] = check_float("warmup_s", o["warmup_s"], min=0)
-    if o["until_s"] is not None:
-        o["until_s"] = check_float("until_s", o["until_s"], min=0, min_open=True)
-    if o["max_tokens"] is not None:
-        o["max_tokens"] = check_int("max_tokens", o["max_tokens"], min=1)
-    model = get_model(model)
-    gpu = get_gpu(gpu)
-    o["gpu_memory_utilization"] = check_gpu_memory_utilization(o["gpu_memory_utilization"])
-    o["tensor_parallel_size"] = check_int("tensor_parallel_size", o["tensor_parallel_size"],
-                                          min=1, max=1024)
-    for name in ("activation_bytes", "weight_bytes"):
-        if o[name] is not None:
-            o[name] = check_int(name, o[name], min=0)
+    s.settle("watermark", "long_prefill_token_threshold", "seed", "swap_space_bytes", "warmup_s",
+             "until_s", "max_tokens")
+    s.read_hardware(model, gpu)
+    s.settle("gpu_memory_utilization", "tensor_parallel_size", "activation_bytes", "weight_bytes")
     # SGLang's constants are checked whatever the policy, so a typo never hides.
     o["init_new_token_ratio"], o["min_new_token_ratio"], o["new_token_ratio_decay"] = \
         check_sglang_constants(o["init_new_token_ratio"], o["min_new_token_ratio"],
@@ -314,36 +377,23 @@ def resolve_options(model: ModelLike, gpu: GPULike, options: Mapping[str, Any]) 
     if o["until_s"] is not None and o["warmup_s"] >= o["until_s"]:
         raise KvsimError(f"warmup_s={o['warmup_s']} is out of range: expected a number in "
                          f"[0, until_s={o['until_s']}) (the warm-up must end before the run does)")
-    if o["max_model_len"] is None:
-        o["max_model_len"] = model.max_model_len
-    o["max_model_len"] = check_int("max_model_len", o["max_model_len"], min=1,
-                                   max=model.max_model_len)
-
-    tokens_default, seqs_default = batch_defaults(gpu, o["usage_context"], engine)
-    if o["max_num_seqs"] is None:
-        o["max_num_seqs"] = seqs_default
-    o["max_num_seqs"] = check_int("max_num_seqs", o["max_num_seqs"], min=1, max=1_000_000)
-    if o["max_num_batched_tokens"] is None:
-        o["max_num_batched_tokens"] = max_num_batched_tokens_default(
-            gpu, usage_context=o["usage_context"], engine=engine,
-            chunked=o["enable_chunked_prefill"], max_model_len=o["max_model_len"],
-            max_num_seqs=o["max_num_seqs"])
-    o["max_num_batched_tokens"] = check_int("max_num_batched_tokens", o["max_num_batched_tokens"],
-                                            min=1, max=10**8)
+    s.settle("max_model_len", "max_num_seqs", "max_num_batched_tokens")
     if o["max_num_batched_tokens"] < o["max_num_seqs"]:
         raise KvsimError(f"max_num_batched_tokens={o['max_num_batched_tokens']} is out of range: "
                          f"expected >= max_num_seqs ({o['max_num_seqs']}), as vLLM requires")
 
-    budget = _pool(model, gpu, o)
+    model_spec, gpu_spec = s.model, s.gpu
+    budget = _pool(model_spec, gpu_spec, o)
     o["block_size"] = budget.block_size
     o["kv_dtype"] = budget.kv_dtype
     if o["weight_bytes"] is None:
-        o["weight_bytes"] = budget.weight_bytes if o["num_gpu_blocks"] is None else model.weight_bytes
+        o["weight_bytes"] = (budget.weight_bytes if o["num_gpu_blocks"] is None
+                             else model_spec.weight_bytes)
     block_bytes = budget.kv_bytes_per_token * budget.block_size
     o.update(watermark_blocks=int(o["watermark"] * o["num_gpu_blocks"]),
              kv_bytes_per_token=budget.kv_bytes_per_token, block_bytes=block_bytes,
              swap_space_blocks=o["swap_space_bytes"] // block_bytes)
-    return model, gpu, budget, cost, EngineConfig(**o)
+    return model_spec, gpu_spec, budget, cost, EngineConfig(**o)
 
 
 def _pool(model: ModelSpec, gpu: GPUSpec, o: dict[str, Any]) -> KVBudget:

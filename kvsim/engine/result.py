@@ -59,7 +59,8 @@ if TYPE_CHECKING:
     from .requests import RequestTable
     from .timeline import Recorder
 
-__all__ = ["Table", "SimResult", "SUMMARY_KEYS", "weighted_quantile", "build_result"]
+__all__ = ["Table", "SimResult", "SUMMARY_KEYS", "weighted_quantile", "time_to_first_token",
+           "build_result"]
 
 SUMMARY_KEYS = (
     "requests_arrived", "requests_finished", "preemptions", "preemptions_per_1k",
@@ -128,6 +129,19 @@ def weighted_quantile(values: ArrayLike, weights: ArrayLike, q: float) -> float:
     cw = np.cumsum(weights[order])
     idx = int(np.searchsorted(cw, q * cw[-1], side="left"))
     return float(values[order][min(idx, values.size - 1)])
+
+
+def time_to_first_token(arrival_s: NDArray[np.float64], first_token_s: NDArray[np.float64], *,
+                        waited_until: float | None = None) -> NDArray[np.float64]:
+    """Each request's time to first token (s), the one definition of TTFT.
+
+    A request with no first token yet (``first_token_s`` NaN) gets NaN, or with
+    ``waited_until`` the time it has waited by then (a lower bound: what the
+    summary counts, so a queue that never moved never reports a small TTFT).
+    """
+    if waited_until is not None:
+        first_token_s = np.where(np.isnan(first_token_s), waited_until, first_token_s)
+    return first_token_s - arrival_s
 
 
 @dataclass(frozen=True)
@@ -213,7 +227,8 @@ class SimResult:
         total_blocks = self.total_blocks
 
         started = ~np.isnan(rq["first_token_s"])
-        ttft = np.where(started, rq["first_token_s"], end)[in_win] - rq["arrival_s"][in_win]
+        ttft = time_to_first_token(rq["arrival_s"][in_win], rq["first_token_s"][in_win],
+                                   waited_until=end)
 
         # Inter-token gaps: regular decode tokens (one per decoding sequence per
         # step, each seeing that step's gap) plus one sample per resume.
@@ -296,7 +311,8 @@ def build_result(reqs: RequestTable, rec: Recorder, config: dict[str, Any],
 
     requests = {
         "arrival_s": arrival, "first_token_s": first,
-        "finish_s": reqs.column("finish", float), "ttft_s": first - arrival,
+        "finish_s": reqs.column("finish", float),
+        "ttft_s": time_to_first_token(arrival, first),
         "prompt_tokens": ints("prompt"), "output_tokens": ints("output"),
         "generated_tokens": ints("generated"), "preemptions": ints("preemptions"),
         "recomputed_tokens": ints("recomputed"), "rescued_tokens": ints("rescued"),

@@ -103,7 +103,7 @@ class Scheduler:
         self.kv = KVCacheManager(cfg.num_gpu_blocks, cfg.block_size,
                                  prefix_caching=cfg.enable_prefix_caching,
                                  watermark_blocks=cfg.watermark_blocks,
-                                 watermark_when_alone=cfg.whole_prompt_allocation)
+                                 watermark_when_alone=cfg.watermark_when_alone)
         self.decoding = DecodeGroup(cfg.block_size)
         self.requests = reqs = RequestTable(cfg.max_model_len)
         self.running: dict[int, None] = {}      # admission order

@@ -43,6 +43,7 @@ from kvsim.errors import KvsimError, check_choice
 from kvsim.units import GiB
 
 __all__ = ["VLLM_V1_VERSIONS", "ENGINES", "USAGE_CONTEXTS", "batch_defaults", "watermark_default",
+           "watermark_when_alone",
            "NON_TORCH_BYTES", "SAMPLER_LOGIT_BYTES", "ACTIVATION_BYTES", "max_num_batched_tokens_default",
            "VLLM_V1_RELEASES", "VLLM_V0_RELEASES", "VLLM_VERSION_DEFAULT", "RESERVE_FULL_ISL_SINCE",
            "check_vllm_version", "has_reserve_full_isl", "reserve_full_isl_default",
@@ -147,6 +148,18 @@ def watermark_default(engine: str) -> float:
     """
     check_choice("engine", engine, ENGINES)
     return 0.01 if engine == "v0" else 0.0
+
+
+def watermark_when_alone(engine: str) -> bool:
+    """Whether admission keeps the watermark free even when no other request is scheduled.
+
+    V0: always (vllm/core/block_manager.py, ``can_allocate`` and ``can_swap_in`` compare
+    the free blocks less the watermark whatever else runs), so one request may never
+    hold the whole pool. V1: no, only beside another scheduled request (``allocate_slots``,
+    ``has_scheduled_reqs``, see :func:`watermark_default`).
+    """
+    check_choice("engine", engine, ENGINES)
+    return engine == "v0"
 
 
 def _releases(engine: str) -> tuple[int, ...]:

@@ -331,7 +331,7 @@ def run_metrics(result: SimResult, *, version: str = "v1", model_name: str | Non
         if source in by_source:
             hists[source] = _Hist(by_source[source].buckets, times, values, weights)
 
-    add("ttft", first, first - rq["arrival_s"])
+    add("ttft", first, rq["ttft_s"])
     # inter-token latency: one sample per decoding sequence per step (that step's gap), and
     # one per resume (the whole pause), as result.summary() counts them
     resumed = ~np.isnan(pz["end_s"])

@@ -136,10 +136,18 @@ def _uniforms(seed: int, stream: int, start: int, count: int) -> np.ndarray:
     return u[off:off + count]
 
 
+def _draw_lengths(seed: int, stream: int, dist: LengthDist, start: int, count: int) -> np.ndarray:
+    """Lengths number ``start .. start+count-1`` of ``stream`` from ``dist``: the one length draw.
+
+    By inversion of the stream's uniforms, so a request keeps its rank in any distribution.
+    """
+    return dist.ppf(_uniforms(seed, stream, start, count)).astype(np.int64)
+
+
 def _lengths(seed: int, prompt: LengthDist, output: LengthDist, start: int, count: int):
-    p = prompt.ppf(_uniforms(seed, _PROMPT, start, count)).astype(np.int64)
-    o = output.ppf(_uniforms(seed, _OUTPUT, start, count)).astype(np.int64)
-    return p, o
+    """Prompt and output lengths of requests ``start .. start+count-1``."""
+    return (_draw_lengths(seed, _PROMPT, prompt, start, count),
+            _draw_lengths(seed, _OUTPUT, output, start, count))
 
 
 def _unit_epochs(seed: int, total: float) -> np.ndarray:
@@ -542,28 +550,24 @@ class Workload:
                              "holds its lengths in prompt_tokens and output_tokens")
         if type(k) is not int or k < 0:
             k = check_int("k", k, min=0)
-        j, i = divmod(k, CHUNK)
-        chunk = self._cache.get(j)
-        if chunk is None:
-            chunk = self._cache[j] = tuple(a.tolist() for a in _lengths(
-                self.seed, self.prompt, self.output, j * CHUNK, CHUNK))
-        return chunk[0][i], chunk[1][i]
+        return (self._draw(_PROMPT, self.prompt, k),
+                self._draw(_OUTPUT, self.output, k))
 
     def next_followup(self, k: int) -> int:
         """The new message of the k-th issued request when it continues a conversation."""
-        return self._draw("followup", _FOLLOWUP, self.followup, k)
+        return self._draw(_FOLLOWUP, self.followup, k)
 
     def turns_of(self, conversation: int) -> int:
         """How many turns conversation number ``conversation`` (0, 1, ...) lasts."""
-        return self._draw("turns", _TURNS, self.turns, conversation)
+        return self._draw(_TURNS, self.turns, conversation)
 
-    def _draw(self, name: str, stream: int, dist, k: int) -> int:
-        """Draw number ``k`` of ``stream`` from ``dist`` (chunked and cached like the lengths)."""
+    def _draw(self, stream: int, dist: LengthDist, k: int) -> int:
+        """Draw number ``k`` of ``stream`` from ``dist``, cached a chunk at a time."""
         j, i = divmod(k, CHUNK)
-        chunk = self._cache.get((name, j))
+        chunk = self._cache.get((stream, j))
         if chunk is None:
-            chunk = self._cache[(name, j)] = dist.ppf(
-                _uniforms(self.seed, stream, j * CHUNK, CHUNK)).astype(np.int64).tolist()
+            chunk = self._cache[(stream, j)] = _draw_lengths(
+                self.seed, stream, dist, j * CHUNK, CHUNK).tolist()
         return chunk[i]
 
     def with_shared_prefix(self, tokens: int, groups: int = 1) -> "Workload":
