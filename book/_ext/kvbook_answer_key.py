@@ -77,23 +77,8 @@ class AnswerKeyDirective(SphinxDirective):
 
         header = ["mission", "the prediction for the third star", "expert settings",
                   "score()", "the ticket's own settings", "a cold replay passes"]
-        table = nodes.table(classes=["kvbook-answer-key"])
-        group = nodes.tgroup(cols=len(header))
-        table += group
-        for w in (16, 24, 20, 8, 18, 14):
-            group += nodes.colspec(colwidth=w)
-        head, body = nodes.thead(), nodes.tbody()
-        group += head
-        group += body
-        for target, cells in ((head, [header]), (body, answer_rows(missions.answer_key()))):
-            for cells_row in cells:
-                row = nodes.row()
-                for cell in cells_row:
-                    entry = nodes.entry()
-                    entry += nodes.paragraph(text=cell)
-                    row += entry
-                target += row
-        return [table]
+        return [_grid(header, answer_rows(missions.answer_key()), (16, 24, 20, 8, 18, 14),
+                      "kvbook-answer-key")]
 
 
 def answer_text(entry: dict) -> str:
