@@ -82,8 +82,8 @@ def _pip(args: list[str], what: str, python: str = sys.executable) -> None:
                     pytrace=False)
 
 
-#: What the build reads: pyproject.toml, the readme it names, the package.
-BUILD_INPUTS = ("pyproject.toml", PYPROJECT["readme"], "kvsim")
+#: What the build reads: pyproject.toml, the readme and licence files it names, the package.
+BUILD_INPUTS = ("pyproject.toml", PYPROJECT["readme"], *PYPROJECT["license-files"], "kvsim")
 
 
 def _copy_sources(dest: Path) -> Path:
@@ -156,6 +156,17 @@ def test_the_wheel_holds_the_whole_package_and_declares_its_dependencies(install
     prom = next(r for r in requires if r.lower().startswith("prometheus"))
     assert "<0.23" in prom.replace(" ", ""), prom
     assert "Provides-Extra: notebook" in meta and "Provides-Extra: cluster" in meta
+
+
+def test_the_wheel_carries_the_mit_licence_text(installed):
+    info = f"kvsim-{VERSION}.dist-info/"
+    with zipfile.ZipFile(installed.wheel) as whl:
+        meta = whl.read(info + "METADATA").decode()
+        licence = whl.read(info + "licenses/LICENSE").decode()
+    assert licence == (ROOT / "LICENSE").read_text(encoding="utf-8")
+    assert licence.startswith("MIT License\n") and "The KV Pressure book authors" in licence
+    assert "License-Expression: MIT" in meta.splitlines()
+    assert "License-File: LICENSE" in meta.splitlines()
 
 
 def test_kvsim_comes_from_the_venv_alone_without_the_notebook_extras(installed):
