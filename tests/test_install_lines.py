@@ -11,7 +11,11 @@ These checks read the files only: no network.
 """
 from __future__ import annotations
 
+import os
 import re
+import shlex
+import subprocess
+import sys
 import tomllib
 from importlib import metadata
 from pathlib import Path
@@ -97,3 +101,73 @@ def test_the_python_claimed_is_the_python_tested():
 def test_each_requirements_file_says_whom_it_is_for():
     assert (ROOT / "requirements.txt").read_text().startswith("# FOR DEVELOPERS:")
     assert "Binder's environment" in (ROOT / "binder" / "requirements.txt").read_text().splitlines()[0]
+
+
+# --- the README: it starts with the user ---------------------------------------------------
+
+README = (ROOT / "README.md").read_text()
+
+
+def _section(text: str, heading: str) -> str:
+    start = text.index(f"\n## {heading}\n")
+    end = text.find("\n## ", start + 1)
+    return text[start:end if end > 0 else None]
+
+
+def test_the_readme_gives_each_audience_its_tested_install_line():
+    install = _section(README, "Install")
+    for line in ("pipx install .", "pip install .", 'pip install -e ".[lab]"',
+                 "pip install -r requirements.txt", "make book", "make test",
+                 "python -m kvsim.book.learner learn", "jupyter lab learn/"):
+        assert line in install, line
+    assert "lab" in PROJECT["optional-dependencies"]
+
+
+def test_the_readme_opens_with_the_user_not_the_tests():
+    """What it is, a screenshot, install, the quick start, then the CLI in full; the test suite's
+    tour lives in CONTRIBUTING.md."""
+    headings = re.findall(r"(?m)^## (.+)$", README)
+    assert headings[:4] == ["Read the book", "Install", "`kvsim` in one minute", "The command line in full"]
+    assert "nbval" not in README.split("\n## The command line in full\n")[0]
+    assert "## What runs when" in (ROOT / "CONTRIBUTING.md").read_text()
+    for heading in ("How the cost model is calibrated", "How fast, and how it stays exact",
+                    "Sweeps on a cluster: batching"):
+        assert f"\n## {heading}\n" in (ROOT / "book" / "engine-reference.md").read_text(), heading
+
+
+def test_the_readmes_screenshot_is_a_small_png_of_the_site():
+    (image,) = re.findall(r"!\[[^\]]+\]\((docs/img/[\w.-]+\.png)\)", README)
+    data = (ROOT / image).read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    assert len(data) < 200_000, f"{image} is {len(data):,} B"
+
+
+def test_the_changelog_opens_with_this_version():
+    (first,) = re.findall(r"(?m)^## (\S+)$", (ROOT / "CHANGELOG.md").read_text())[:1]
+    assert first == PROJECT["version"]
+
+
+def test_the_readmes_quick_start_runs():
+    """Each `kvsim` line of *`kvsim` in one minute* exits as its comment says (`exit N`, else 0)
+    and prints something; the exporter, which serves until stopped, is run by the packaging test."""
+    block = re.search(r"```bash\n(.*?)```", _section(README, "`kvsim` in one minute"), re.S).group(1)
+    comment, ran = "", []
+    for line in block.splitlines():
+        if line.startswith("#"):
+            comment += line
+            continue
+        if not line.startswith("kvsim "):
+            comment = ""
+            continue
+        args = shlex.split(line)[1:]
+        expected = int(re.search(r"exit (\d)", comment).group(1)) if "exit " in comment else 0
+        comment = ""
+        if args[0] == "exporter":
+            assert "--port" in args
+            continue
+        proc = subprocess.run([sys.executable, "-m", "kvsim", *args], capture_output=True, text=True,
+                              timeout=120, cwd=ROOT, env=dict(os.environ, PYTHONPATH=str(ROOT)))
+        assert (proc.returncode, proc.stderr.count("Traceback")) == (expected, 0), (line, proc.stderr)
+        assert proc.stdout.strip(), line
+        ran.append(args[0])
+    assert ran == ["capacity", "simulate", "sweep", "lint-rules"], ran
