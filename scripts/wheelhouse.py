@@ -94,13 +94,13 @@ def pinned_requirements() -> list[str]:
 
 
 def python_versions(text: str) -> list[str]:
-    """``"3.11,3.12"`` as a list of versions, each ``3.N`` from 3.10 to 3.14 (else a one-line exit)."""
+    """``"3.11,3.12"`` as a list of versions, each ``3.N`` from 3.11 (kvsim's requires-python) to 3.14 (else a one-line exit)."""
     versions = [v.strip() for v in text.split(",") if v.strip()]
     bad = [v for v in versions if not (len(v.split(".")) == 2 and v.split(".")[0] == "3"
-                                       and v.split(".")[1].isdigit() and 10 <= int(v.split(".")[1]) <= 14)]
+                                       and v.split(".")[1].isdigit() and 11 <= int(v.split(".")[1]) <= 14)]
     if not versions or bad:
         fail(f"--python {text!r}: expected Python versions such as 3.11 or 3.11,3.12,3.13 "
-             f"(3.10 to 3.14)")
+             f"(3.11 to 3.14)")
     return versions
 
 

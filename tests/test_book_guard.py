@@ -205,12 +205,18 @@ def test_repository_url_in_one_place():
     assert not offenders, f"the repository URL belongs in _config.yml only, also found in {offenders}"
 
 
-def test_readme_links_match_the_configured_repository():
-    readme = (ROOT / "README.md").read_text()
+def test_the_top_level_documents_link_the_configured_repository():
+    """README.md, CONTRIBUTING.md (its Binder link) and CHANGELOG.md name no other repository."""
     owner_repo = REPO_URL.removeprefix("https://github.com/")
-    mentioned = set(re.findall(r"(?:github\.com|mybinder\.org/v2/gh)/([\w.-]+/[\w.-]+)", readme))
-    mentioned = {m.removesuffix(".git") for m in mentioned if not m.startswith(("Azure/", "vllm-project/"))}
-    assert mentioned <= {owner_repo}, f"README links to {mentioned - {owner_repo}}; _config.yml says {owner_repo}"
+    found = {}
+    for name in ("README.md", "CONTRIBUTING.md", "CHANGELOG.md"):
+        text = (ROOT / name).read_text()
+        mentioned = set(re.findall(r"(?:github\.com|mybinder\.org/v2/gh)/([\w.-]+/[\w.-]+)", text))
+        found[name] = {m.removesuffix(".git") for m in mentioned
+                       if not m.startswith(("Azure/", "vllm-project/"))}
+        assert found[name] <= {owner_repo}, (
+            f"{name} links to {found[name] - {owner_repo}}; _config.yml says {owner_repo}")
+    assert found["CONTRIBUTING.md"] == {owner_repo}, "CONTRIBUTING.md lost its Binder link"
 
 
 def test_setup_makes_offline_ready_html_charts():

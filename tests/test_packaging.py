@@ -24,6 +24,7 @@ import socket
 import subprocess
 import sys
 import time
+import tomllib
 import urllib.error
 import urllib.request
 import venv
@@ -31,11 +32,6 @@ import zipfile
 from pathlib import Path
 
 import pytest
-
-try:
-    import tomllib
-except ModuleNotFoundError:            # Python 3.10
-    tomllib = pytest.importorskip("tomli")
 
 pytestmark = pytest.mark.packaging
 
@@ -82,8 +78,8 @@ def _pip(args: list[str], what: str, python: str = sys.executable) -> None:
                     pytrace=False)
 
 
-#: What the build reads: pyproject.toml, the readme it names, the package.
-BUILD_INPUTS = ("pyproject.toml", PYPROJECT["readme"], "kvsim")
+#: What the build reads: pyproject.toml, the readme and licence files it names, the package.
+BUILD_INPUTS = ("pyproject.toml", PYPROJECT["readme"], *PYPROJECT["license-files"], "kvsim")
 
 
 def _copy_sources(dest: Path) -> Path:
@@ -155,7 +151,18 @@ def test_the_wheel_holds_the_whole_package_and_declares_its_dependencies(install
     assert core == {"numpy", "prometheus-client", "promql-parser", "pyyaml"}
     prom = next(r for r in requires if r.lower().startswith("prometheus"))
     assert "<0.23" in prom.replace(" ", ""), prom
-    assert "Provides-Extra: notebook" in meta and "Provides-Extra: cluster" in meta
+    assert {"Provides-Extra: notebook", "Provides-Extra: lab", "Provides-Extra: cluster"} <= set(meta.splitlines())
+
+
+def test_the_wheel_carries_the_mit_licence_text(installed):
+    info = f"kvsim-{VERSION}.dist-info/"
+    with zipfile.ZipFile(installed.wheel) as whl:
+        meta = whl.read(info + "METADATA").decode()
+        licence = whl.read(info + "licenses/LICENSE").decode()
+    assert licence == (ROOT / "LICENSE").read_text(encoding="utf-8")
+    assert licence.startswith("MIT License\n") and "The KV Pressure book authors" in licence
+    assert "License-Expression: MIT" in meta.splitlines()
+    assert "License-File: LICENSE" in meta.splitlines()
 
 
 def test_kvsim_comes_from_the_venv_alone_without_the_notebook_extras(installed):
@@ -274,3 +281,56 @@ def test_exporter_serves_vllm_series_and_stops_cleanly(installed):
     # stdout carries one line, the ready line scripts wait for
     assert out.splitlines() == [f"kvsim exporter: serving /metrics on http://127.0.0.1:{port} "
                                 "(simulated time runs 100 x real time)"], out
+
+
+# --- the other audiences' install lines (the README's *Install*) -----------------------------
+
+#: What only a developer needs (requirements.txt): none of it belongs in a learner's set.
+DEVELOPER_ONLY = {"pytest", "pytest-xdist", "hypothesis", "nbval", "playwright", "ruff", "mypy",
+                  "jupyter-book", "sphinx", "myst-nb", "dask", "distributed"}
+#: What a learner's JupyterLab needs beyond the CLI (binder/requirements.txt's set).
+LEARNER_SET = {"jupyterlab", "jupyterlab-myst", "ipykernel", "ipywidgets", "altair",
+               "vl-convert-python", "ipython"}
+
+
+def _canonical(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def test_the_learners_lab_extra_resolves_to_jupyterlab_and_nothing_of_the_developers(installed):
+    """`pip install ".[lab]"`, resolved from the index by the fresh venv's pip (--dry-run:
+    nothing is installed, so the CLI-alone venv stays as it was)."""
+    report = installed.root / "lab-report.json"
+    _pip(["install", "--dry-run", "--quiet", "--report", str(report), f"{installed.wheel}[lab]"],
+         "resolve kvsim[lab]", python=installed.python)
+    resolved = {_canonical(item["metadata"]["name"]): item["metadata"]["version"]
+                for item in json.loads(report.read_text())["install"]}
+    assert LEARNER_SET <= resolved.keys(), sorted(LEARNER_SET - resolved.keys())
+    assert not DEVELOPER_ONLY & resolved.keys(), sorted(DEVELOPER_ONLY & resolved.keys())
+    assert int(resolved["jupyterlab"].split(".")[0]) == 4, resolved["jupyterlab"]
+
+
+def test_pipx_installs_the_cli_alone(installed):
+    """`pipx install .`: pipx (from the index, in its own venv) installs the wheel into a venv
+    of its own under a temporary PIPX_HOME and links `kvsim` into a temporary bin folder."""
+    root = installed.root
+    tool = root / "pipx-tool"
+    venv.EnvBuilder(with_pip=True).create(tool)
+    tool_bin = tool / ("Scripts" if os.name == "nt" else "bin")
+    _pip(["install", "--quiet", "pipx>=1.5"], "install pipx", python=str(tool_bin / "python"))
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV")}
+    env.update(PIPX_HOME=str(root / "pipx-home"), PIPX_BIN_DIR=str(root / "pipx-bin"),
+               PIPX_MAN_DIR=str(root / "pipx-man"), PYTHONNOUSERSITE="1")
+    proc = subprocess.run([str(tool_bin / "pipx"), "install", str(installed.wheel)], cwd=installed.cwd,
+                          env=env, capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, (proc.stdout + proc.stderr)[-3000:]
+    kvsim_bin = root / "pipx-bin" / "kvsim"
+    version = subprocess.run([str(kvsim_bin), "--version"], cwd=installed.cwd, env=env,
+                             capture_output=True, text=True, timeout=120)
+    assert (version.returncode, version.stdout) == (0, f"kvsim {VERSION}\n"), version.stderr
+    capacity = subprocess.run([str(kvsim_bin), "capacity", "--model", "llama-3.1-8b", "--gpu",
+                               "h100-80gb", "--util", "0.9", "--json"], cwd=installed.cwd, env=env,
+                              capture_output=True, text=True, timeout=120)
+    assert capacity.returncode == 0, capacity.stderr
+    assert json.loads(capacity.stdout)["tokens"] > 0
+    assert Path(os.path.realpath(kvsim_bin)).is_relative_to((root / "pipx-home").resolve())

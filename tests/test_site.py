@@ -1169,6 +1169,25 @@ def test_no_citation_reads_anonymous():
         assert any(title in label for label in labels), f"no citation label names {title!r}"
 
 
+def test_every_page_states_both_licences_in_its_footer():
+    """The footer (_config.yml's extra_footer) names CC BY 4.0 for the prose and figures, with
+    its link, and MIT for the code, as LICENSE-book.md and LICENSE do."""
+    assert "CC BY 4.0" in (ROOT / "LICENSE-book.md").read_text()
+    assert (ROOT / "LICENSE").read_text().startswith("MIT License\n")
+    assert "book/intro.html" in PAGES
+    redirects = [p for p in PAGES if (SITE / p).read_text(errors="replace").startswith(
+        '<meta http-equiv="Refresh"')]
+    assert redirects == ["index.html"], redirects          # the root only sends the reader on
+    for page in sorted(set(PAGES) - set(redirects)):
+        html_text = (SITE / page).read_text(errors="replace")
+        footer = re.search(r'<div class="extra_footer">(.*?)</div>', html_text, flags=re.S)
+        assert footer, f"{page} has no extra footer"
+        text = footer.group(1)
+        assert re.search(r'<a href="https://creativecommons\.org/licenses/by/4\.0/"[^>]*>CC BY 4\.0</a>',
+                         text), f"{page}: the footer does not link CC BY 4.0: {text}"
+        assert "MIT licence" in text, f"{page}: the footer does not name the code's MIT licence: {text}"
+
+
 # Every page reads on a phone (390 px): the page never scrolls sideways, and chart text
 # is at least 12 px as drawn (a fixed-width chart shrunk to the page would draw it smaller).
 # At 1280 px no printed output line is cut at the right.

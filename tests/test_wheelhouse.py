@@ -41,7 +41,7 @@ def test_the_wheelhouse_carries_a_readers_set_not_the_build_or_the_tests():
 def test_every_python_a_room_brings_by_default():
     assert WH.PYTHONS == ("3.11", "3.12", "3.13")
     assert WH.python_versions("3.11, 3.13") == ["3.11", "3.13"]
-    for bad in ("2.7", "3.9", "3", "3.x", "", "3.11;3.12"):
+    for bad in ("2.7", "3.9", "3.10", "3.15", "3", "3.x", "", "3.11;3.12"):
         with pytest.raises(SystemExit) as info:
             WH.python_versions(bad)
         assert info.value.code == 2
