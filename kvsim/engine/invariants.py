@@ -113,8 +113,9 @@ def check_invariants(eng: Scheduler) -> None:
 
 def _batch(eng: Scheduler, problems: list[str]) -> None:
     cfg = eng.cfg
-    if eng.step_tokens > cfg.max_num_batched_tokens:
-        problems.append(f"{eng.step_tokens} tokens scheduled in one step, "
+    tokens = eng.last_plan.num_tokens
+    if tokens > cfg.max_num_batched_tokens:
+        problems.append(f"{tokens} tokens scheduled in one step, "
                         f"max_num_batched_tokens={cfg.max_num_batched_tokens}")
     if len(eng.running) > cfg.max_num_seqs:
         problems.append(f"{len(eng.running)} requests running, max_num_seqs={cfg.max_num_seqs}")

@@ -116,20 +116,12 @@ class Scheduler:
         self.stalled: list[int] = []            # decoders that get no token in this step
         self.unstalled: list[int] = []          # re-joined the decode group after a stall
         self.stall_ends = 0                     # stall pauses closed in this step
-        self.step_preemptions = self.step_recomputed = 0
-        self.step_tokens = 0                    # tokens scheduled in the last step
-        self.step_victims: tuple[tuple[int, int], ...] = ()   # its preemptions, (request, mode) in order
+        self.victims: list[tuple[int, int]] = []   # the step's preemptions so far, (request, mode)
+        #: the last step's plan, once applied its outcome (scheduled, preempted, tokens)
+        self.last_plan = StepPlan(BATCH)
         self.cache_queries = [0, 0]             # [fresh, resumed] tokens looked up
         self.cache_hits = [0, 0]
-        self.policy = make_policy(cfg)
-        self.policy.bind(self)
-        self._policy_counts_steps = self.policy.counts_steps
-        self._policy_stays_blocked = self.policy.stays_blocked
-        self._policy_acts_before_step = self.policy.acts_before_step
-        self._policy_plans_rounds = self.policy.plans_rounds
-        self._requeue_front = self.policy.requeue_front
-        self._keeps_generated_kv = self.policy.keeps_generated_kv
-        self._prefill_waits = self.policy.prefill_waits_for_decoders
+        self.policy = make_policy(self)          # complete: it reads this scheduler
         self._swapping = cfg.preemption_mode == "swap"
         # event jumps: how many identical decode steps one plan may cover (the engine's speed-up)
         self.max_jump = 1 if cfg.step_by_step else UNLIMITED
@@ -253,7 +245,6 @@ class Scheduler:
             self.unstalled.remove(rid)
         self.policy.released(rid)
         reqs.preemptions[rid] += 1
-        self.step_preemptions += 1
         if self.cfg.preemption_mode == "swap" and decoding \
                 and self.swap.swap_out(rid, self.kv.held[rid], self.t):
             mode = SWAP
@@ -262,12 +253,12 @@ class Scheduler:
         else:
             mode = RECOMPUTE
             # SGLang frees the KV of the tokens generated since its last prefill
-            self.kv.release(rid, stored if self._keeps_generated_kv
+            self.kv.release(rid, stored if self.policy.keeps_generated_kv
                             else min(stored, reqs.target[rid]), reachable=True)
             reqs.high[rid] = max(reqs.high[rid], stored)
             reqs.target[rid] = reqs.prompt[rid] + reqs.generated[rid]
             reqs.computed[rid] = 0
-            if self._requeue_front:
+            if self.policy.requeue_front:
                 self.waiting.push_front(rid)
             else:                              # SGLang: the back of the queue
                 self.waiting.push(rid)
@@ -275,6 +266,7 @@ class Scheduler:
             self.rec.pause_start(rid, reqs.last_token[rid], mode)
             self.rec.set_pause_mode(rid, mode)
         self.rec.event(self.t, rid, mode)
+        self.victims.append((rid, mode))
 
     # ---------------------------------------------------------- the plan
     def schedule(self) -> StepPlan:
@@ -285,10 +277,11 @@ class Scheduler:
         to :meth:`apply_decode_run`).
         """
         cfg, kv, group = self.cfg, self.kv, self.decoding
-        self.step_preemptions = self.step_recomputed = 0
+        if self.victims:
+            self.victims = []
         if self._swapping:
             self.swap.new_step()
-        if self._policy_acts_before_step:
+        if self.policy.acts_before_step:
             self.policy.before_step()
         n_group = group.size
         decodes_only = False
@@ -304,13 +297,11 @@ class Scheduler:
             n_group = group.size
             resumed: list[int] | tuple[()] = ()
             admitted = False
-            if self.step_preemptions == 0 and (self.swapped or self.waiting):
+            if not self.victims and (self.swapped or self.waiting):
                 if self.swapped:                   # V0: swapped requests come back first
                     resumed, budget = self._swap_in(budget)
                 admitted = self._admit(chunks, budget)
-            victims = tuple((rid, mode) for _t, rid, mode in
-                            self.rec.events[len(self.rec.events) - self.step_preemptions:]) \
-                if self.step_preemptions else ()
+            victims = tuple(self.victims)
             if chunks or solo or resumed or (n_group and (admitted or victims or self.stalled
                                                           or self.unstalled)):
                 return self._batch_plan(chunks, solo, resumed, n_group, victims)
@@ -320,17 +311,17 @@ class Scheduler:
                                        f"t={self.t}, waiting={len(self.waiting)}, free={kv.free}")
                 # Everything that could run was evicted: a step that computes
                 # nothing and lasts as long as its swap copies, if any.
-                self.step_victims = victims
-                return StepPlan(EVICTED, preempted=victims, swap_out_bytes=self.swap.out_bytes,
-                                swap_copies=self.swap.copies)
+                self.last_plan = StepPlan(EVICTED, preempted=victims,
+                                          swap_out_bytes=self.swap.out_bytes,
+                                          swap_copies=self.swap.copies)
+                return self.last_plan
         # Only the decode group runs, its first step's blocks taken: up to the first finish,
         # before the first step that needs more blocks than are free, and one step only when
         # the policy might admit a waiting request in the next step (or jumps are off).
         bs, T = self.bs, self.T
         pool = kv.pool
-        self.step_victims = ()
         k = group.next_finish()[0] - T + 1
-        if k > self.max_jump or ((self.waiting or self.swapped) and not self._policy_stays_blocked
+        if k > self.max_jump or ((self.waiting or self.swapped) and not self.policy.stays_blocked
                                  and not self.policy.batch_is_full):
             k = 1
         free = pool.blank + pool.cached_free
@@ -341,6 +332,7 @@ class Scheduler:
         plan = self._decode_run
         plan.n_group, plan.max_steps = n_group, k
         plan.context_tokens = group.offset_sum + n_group * (T + 1)
+        self.last_plan = plan
         return plan
 
     def _batch_plan(self, chunks: list[Chunk], solo: list[int], resumed: list[int] | tuple[()],
@@ -351,9 +343,9 @@ class Scheduler:
             context += sum(self._stored(r) + 1 for r in solo)
         if resumed:
             context += sum(reqs.prompt[r] + reqs.generated[r] for r in resumed)
-        self.step_victims = victims
-        return StepPlan(BATCH, n_group, chunks, solo, resumed, context, victims, 1,
-                        swap.out_bytes, swap.in_bytes, swap.copies)
+        self.last_plan = StepPlan(BATCH, n_group, chunks, solo, resumed, context, victims, 1,
+                                  swap.out_bytes, swap.in_bytes, swap.copies)
+        return self.last_plan
 
     # ---------------------------------------------- 1. the running requests
     def _schedule_running(self, budget: int) -> tuple[list[Chunk], list[int], int]:
@@ -388,7 +380,7 @@ class Scheduler:
 
     def _prefills_wait(self) -> bool:
         """TensorRT-LLM's STATIC_BATCH: no prefill chunk while any request generates."""
-        return self._prefill_waits and len(self.running) > len(self.prefilling)
+        return self.policy.prefill_waits_for_decoders and len(self.running) > len(self.prefilling)
 
     def _chunk_of(self, rid: int, budget: int) -> int:
         c = self.requests.target[rid] - self.requests.computed[rid]
@@ -500,7 +492,7 @@ class Scheduler:
         cfg, kv, reqs, waiting = self.cfg, self.kv, self.requests, self.waiting
         admitted = False
         thr = cfg.long_prefill_token_threshold
-        if self._policy_plans_rounds:
+        if self.policy.plans_rounds:
             self.policy.begin_admission(chunks)
         while waiting and not self.swapped and len(self.running) < cfg.max_num_seqs \
                 and budget > 0:
@@ -543,12 +535,13 @@ class Scheduler:
         return admitted
 
     # ---------------------------------------- after a step: its tokens
-    def _recomputed(self, rid: int, start: int, c: int) -> None:
-        """The chunk ``start .. start + c`` of ``rid`` holds tokens computed before a preemption."""
+    def _recomputed(self, rid: int, start: int, c: int) -> int:
+        """The chunk ``start .. start + c`` of ``rid`` holds tokens computed before a preemption:
+        how many (added to its count)."""
         reqs = self.requests
         again = min(start + c, reqs.high[rid]) - start
         reqs.recomputed[rid] += again
-        self.step_recomputed += again
+        return again
 
     def _emit(self, rid: int, t1: float) -> None:
         """``rid`` emits a token at ``t1``; it finishes or (re)joins the decode group."""
@@ -616,9 +609,8 @@ class Scheduler:
         t1 = t0 + dt
         self.t, self.T = t1, T + 1
         if plan.kind == EVICTED:
-            self.step_tokens = 0
             self._requeue_stalled()
-            self._record(t1, dt, dt, 0, 0, 0, 0)
+            self._record(plan, t1, dt, dt, 0, 0, 0, 0, 0)
             return
         reqs, group = self.requests, self.decoding
         self.stall_ends = 0
@@ -630,11 +622,11 @@ class Scheduler:
             self._emit(rid, t1)
             self.rec.stint(rid, T, T + 1)
         computed, target, prefilling = reqs.computed, reqs.target, self.prefilling
-        prefill_tokens = 0
+        prefill_tokens = recomputed = 0
         for rid, start, c in plan.chunks:
             prefill_tokens += c
             if reqs.high[rid] > start:
-                self._recomputed(rid, start, c)
+                recomputed += self._recomputed(rid, start, c)
             computed[rid] = start + c
             if computed[rid] >= target[rid]:
                 del prefilling[rid]
@@ -652,11 +644,10 @@ class Scheduler:
             self.unstalled = []
         if self.stalled:
             self._requeue_stalled()
-        if self._policy_counts_steps:
+        if self.policy.counts_steps:
             self.policy.stepped(1)
-        self.step_tokens = decode_seqs + prefill_tokens
-        self._record(t1, dt, t1 - t0, n_group + len(solo) - self.stall_ends, prefill_tokens,
-                     decode_seqs, emitted)
+        self._record(plan, t1, dt, t1 - t0, n_group + len(solo) - self.stall_ends, prefill_tokens,
+                     decode_seqs, emitted, recomputed)
 
     def apply_decode_run(self, plan: StepPlan, ends: list[float], dts: list[float]) -> None:
         """``len(ends)`` (at most ``plan.max_steps``) identical decode steps of ``plan`` ran,
@@ -664,14 +655,13 @@ class Scheduler:
         kv, group = self.kv, self.decoding
         pool = kv.pool
         T, n, k = self.T, plan.n_group, len(ends)
-        self.step_tokens = n                       # each step: one token per member
         t0, t1 = self.t, ends[-1]
         blank0, cached0 = pool.blank, pool.cached_free
         crossings = group.crossings.copy()         # before this run's finishes change it
         if k > 1:                                  # the blocks of steps T+1 .. T+k-1
             pool.take(group.new_blocks_between(T + 1, T + k))
         self.t, self.T = t1, T + k
-        if self._policy_counts_steps:
+        if self.policy.counts_steps:
             self.policy.stepped(k)
         waiting, swapped = len(self.waiting), len(self.swapped)
         if group.next_finish_step() <= T + k - 1:
@@ -683,17 +673,16 @@ class Scheduler:
                             pool.cached_free, n, waiting, swapped, len(self.running),
                             len(self.waiting), len(self.prefilling))
 
-    def _record(self, t1: float, dt: float, gap: float, decoding: int, prefill_tokens: int,
-                decode_tokens: int, emitted: int) -> None:
+    def _record(self, plan: StepPlan, t1: float, dt: float, gap: float, decoding: int,
+                prefill_tokens: int, decode_tokens: int, emitted: int, recomputed: int) -> None:
         if self.arrivals.arrived_by(t1):       # arrivals during the step (refused ones leave)
             self._pull_after_step(t1)
         pool, swap = self.kv.pool, self.swap
         self.rec.step(t1, dt, gap, self.kv.num_blocks - pool.blank - pool.cached_free,
                       pool.cached_free,
                       (len(self.running), len(self.waiting),
-                       len(self.swapped), self.step_preemptions, decoding, prefill_tokens,
-                       decode_tokens, emitted, swap.out_bytes, swap.in_bytes,
-                       self.step_recomputed))
+                       len(self.swapped), len(plan.preempted), decoding, prefill_tokens,
+                       decode_tokens, emitted, swap.out_bytes, swap.in_bytes, recomputed))
 
     def end_run(self) -> None:
         """The run stops: requests still decoding get their token counts (at time ``t``)."""
@@ -751,7 +740,7 @@ class Scheduler:
             step=T, t_s=float(self.t), block_size=bs, total_blocks=int(kv.num_blocks),
             free_blocks=int(kv.free), cached_free_blocks=int(kv.cached_free),
             running=tuple(self.running), waiting=waiting, swapped=tuple(self.swapped),
-            preempted=self.step_victims, requests=tuple(views))
+            preempted=self.last_plan.preempted, requests=tuple(views))
 
 
 class RequestView(NamedTuple):
