@@ -54,8 +54,8 @@ from kvsim.model.vllm_defaults import (
     async_scheduling_default,
     vllm_version_default,
 )
-from kvsim.units import cdiv
 
+from .blocks.counting import blocks_for
 from .plan import EVICTED
 
 if TYPE_CHECKING:
@@ -492,7 +492,7 @@ def swap_time_s(tokens: int, kv_bytes_per_token: int, pcie_bytes_per_s: float, *
     NOTE(swap-clean-pcie): the copies run at the clean effective bandwidth plus a
     fixed overhead per copy, with no link contention and no staging buffer.
     """
-    blocks = cdiv(int(tokens), int(block_size))
+    blocks = blocks_for(int(tokens), int(block_size))
     nbytes = blocks * block_size * int(kv_bytes_per_token)
     copies = transfer_copies(blocks, kv_layers, kv_factor)
     return nbytes / float(pcie_bytes_per_s) + copies * copy_overhead_s

@@ -42,7 +42,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from kvsim.units import cdiv
+from .blocks.counting import blocks_for
 
 if TYPE_CHECKING:
     from .blocks import BlockPool
@@ -150,7 +150,7 @@ def _pool(pool: BlockPool, problems: list[str]) -> None:
         if hasattr(entry, "refs"):
             queued += 1
             if entry.refs:
-                # an entry with refs is a _GroupBlock (mypy's hasattr narrowing keeps _Run too)
+                # an entry with refs is a GroupBlock (mypy's hasattr narrowing keeps _Run too)
                 problems.append(f"shared-prefix block {(entry.group, entry.index)} is free and "  # type: ignore[union-attr]
                                 f"held by {entry.refs} requests")
         else:
@@ -176,12 +176,12 @@ def _blocks(eng: Scheduler, problems: list[str]) -> None:
     holders: dict[int, list[Any]] = {}       # shared-prefix block -> [block, running holders]
     for rid in eng.running:
         if rid in group:
-            blocks = cdiv(group.stored(rid, T), kv.block_size)
+            blocks = blocks_for(group.stored(rid, T), kv.block_size)
         else:
             blocks = kv.held[rid]
             stored = reqs.computed[rid] if rid in eng.prefilling else \
                 reqs.prompt[rid] + reqs.generated[rid] - 1
-            if blocks < cdiv(stored, kv.block_size):
+            if blocks < blocks_for(stored, kv.block_size):
                 problems.append(f"request {rid} stores {stored} tokens in {blocks} blocks")
         held += blocks
         for block in kv.group_refs.get(rid, ()):

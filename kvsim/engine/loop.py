@@ -17,7 +17,7 @@ The engine owns no request state: it reads the scheduler's only through
 
 Speed: between events (an arrival, a finish, a block shortage, a prefill)
 every step is a pure decode step whose effect is known in closed form
-(:mod:`kvsim.engine.decoding`), so the engine executes runs of them at once ("event
+(:mod:`kvsim.engine.blocks.decode_group`), so the engine executes runs of them at once ("event
 jumps", :meth:`Engine._time_decode_run`). ``step_by_step=True`` turns jumps off;
 the tests prove both give byte-identical results, and match an independent
 reference engine (tests/reference_engine.py).

@@ -52,9 +52,9 @@ from typing import TYPE_CHECKING, Any, Protocol, overload
 import numpy as np
 
 from kvsim.errors import KvsimError
-from kvsim.units import cdiv
 
 from .blocks import KVCacheManager
+from .blocks.counting import blocks_for
 from .options import (
     ADMISSION_NAMES,
     SGLANG_CLIP_MAX_NEW_TOKENS,
@@ -264,7 +264,7 @@ class GuaranteedAdmission(_Policy):
         """Blocks each request reserves, for arrays (or ints) of prompt and answer tokens:
         prompt + the planned answer (``max_tokens`` when set, else the request's own)."""
         answers = cfg.max_tokens if cfg.max_tokens is not None else outputs
-        return cdiv(prompts + answers, cfg.block_size)
+        return blocks_for(prompts + answers, cfg.block_size)
 
     @classmethod
     def check_fits(cls, cfg: EngineConfig, prompts: _Counts, outputs: _Counts, *, first: int = 0) -> None:

@@ -32,7 +32,7 @@ One step:
    prefill completes emits its first token (or, after a recompute, its next
    one); a request that has its last token finishes and frees its blocks.
 
-Decoding requests live in a :class:`kvsim.engine.decoding.DecodeGroup` (their
+Decoding requests live in a :class:`kvsim.engine.blocks.decode_group.DecodeGroup` (their
 stored tokens follow from the step counter ``T``); every other request's state
 is in :class:`kvsim.engine.requests.RequestTable`. Where kvsim deliberately differs
 from the engine it models, the line carries a ``NOTE(tag)`` that
@@ -46,9 +46,8 @@ from typing import TYPE_CHECKING, Any, NamedTuple, TypeAlias
 
 from kvsim.units import UNLIMITED
 
-from .blocks import KVCacheManager
+from .blocks import KVCacheManager, block_position, blocks_for
 from .costs import transfer_copies
-from .decoding import DecodeGroup
 from .fit import check_requests_fit, unfit_reasons
 from .plan import BATCH, DECODE_RUN, EVICTED, StepPlan
 from .policies import make_policy
@@ -104,7 +103,7 @@ class Scheduler:
                                  prefix_caching=cfg.enable_prefix_caching,
                                  watermark_blocks=cfg.watermark_blocks,
                                  watermark_when_alone=cfg.watermark_when_alone)
-        self.decoding = DecodeGroup(cfg.block_size)
+        self.decoding = self.kv.decoding       # the decoding requests (their blocks: kv)
         self.requests = reqs = RequestTable(cfg.max_model_len)
         self.running: dict[int, None] = {}      # admission order
         self.prefilling: dict[int, None] = {}   # running, still in prefill (same order)
@@ -206,7 +205,7 @@ class Scheduler:
         return self.requests.generated[rid]
 
     def decode_blocks_needed(self) -> int:
-        return self.decoding.new_blocks(self.T)
+        return self.kv.decode_blocks(self.T)
 
     def _stored(self, rid: int) -> int:
         """Tokens whose KV ``rid`` holds (it is not in the decode group)."""
@@ -225,11 +224,10 @@ class Scheduler:
         """Take ``rid`` out of the decode group before step ``T``; returns its stored tokens."""
         reqs = self.requests
         first = self.decoding.first_step[rid]
-        stored = self.decoding.remove(rid, self.T)
+        stored = self.kv.leave_decoding(rid, self.T)
         if first < self.T:              # it emitted a token at the end of every step since
             reqs.last_token[rid] = self.t
         reqs.generated[rid] = stored - reqs.prompt[rid] + 1
-        self.kv.set_held(rid, self.kv.blocks_for(stored))
         self.rec.stint(rid, first, self.T)
         return stored
 
@@ -287,10 +285,8 @@ class Scheduler:
         decodes_only = False
         if n_group and not self.prefilling and not self.waiting and not self.swapped \
                 and not self.unstalled and n_group <= cfg.max_num_batched_tokens:
-            need = group.new_blocks(self.T)
-            if need <= kv.free:                    # the common case: only decodes, all fit
-                kv.take(need)
-                decodes_only = True
+            # the common case: only decodes, all fit
+            decodes_only = kv.take_decode_step(self.T)
         if not decodes_only:
             # 1. running requests; 2. admission, only if nothing was preempted
             chunks, solo, budget = self._schedule_running(cfg.max_num_batched_tokens)
@@ -325,7 +321,7 @@ class Scheduler:
                                  and not self.policy.batch_is_full):
             k = 1
         free = pool.blank + pool.cached_free
-        if k > 1 and free < n_group * ((k - 2) // bs + 1):   # the blocks might not last k steps
+        if k > 1 and free < n_group * blocks_for(k - 1, bs):   # the blocks might not last k steps
             k = 1 + group.steps_until_short(T + 1, free, k - 1)
         # One plan object serves every decode run: it lives only until apply_decode_run,
         # and decode runs are most of a run's plans (a new object each costs ~5% of a run).
@@ -362,17 +358,17 @@ class Scheduler:
         if plan is None or n_group > budget:
             return self._schedule_in_order(budget)
         chunks, chunk_blocks = plan
-        need = group.new_blocks(self.T) if n_group else 0
+        need = kv.decode_blocks(self.T) if n_group else 0
         if need + chunk_blocks > kv.free:
             return self._schedule_in_order(budget)
         budget -= n_group
         if not chunks:
-            kv.take(need)
+            kv.take_decode_step(self.T)
             return chunks, [], budget
         if self.cfg.engine == "v1" and any(kv.registers_prefix(r, s + c) for r, s, c in chunks):
             self._take_in_admission_order(chunks)
         else:                                      # order cannot matter: take all at once
-            kv.take(need)
+            kv.take_decode_step(self.T)
             for rid, start, c in chunks:
                 kv.grow(rid, start + c)
                 kv.cache_prefix(rid, start + c)
@@ -415,7 +411,7 @@ class Scheduler:
             if rid in grow:
                 kv.grow(rid, grow[rid])
                 kv.cache_prefix(rid, grow[rid])
-            elif rid in group.offset and (group.offset[rid] + T) % self.bs == 0:
+            elif rid in group.offset and block_position(group.stored(rid, T), self.bs) == 0:
                 kv.take(1)                          # a decode that starts a new block
 
     def _schedule_in_order(self, budget: int) -> tuple[list[Chunk], list[int], int]:
@@ -659,7 +655,7 @@ class Scheduler:
         blank0, cached0 = pool.blank, pool.cached_free
         crossings = group.crossings.copy()         # before this run's finishes change it
         if k > 1:                                  # the blocks of steps T+1 .. T+k-1
-            pool.take(group.new_blocks_between(T + 1, T + k))
+            kv.take_decode_steps(T + 1, T + k)
         self.t, self.T = t1, T + k
         if self.policy.counts_steps:
             self.policy.stepped(k)
@@ -714,12 +710,12 @@ class Scheduler:
             needs_block = False
             if rid in group:
                 tokens = group.stored(rid, T)
-                blocks = kv.blocks_for(tokens)
+                blocks = kv.held_by(rid, T)
                 state = "decoding"
-                needs_block = tokens % bs == 0
+                needs_block = block_position(tokens, bs) == 0
             elif rid in self.running:
                 tokens = self._stored(rid)
-                blocks = kv.held.get(rid, 0)
+                blocks = kv.held_by(rid, T)
                 state = "prefilling" if rid in self.prefilling else "decoding"
             else:
                 tokens = blocks = 0
