@@ -274,48 +274,44 @@ class Scheduler:
         the engine prices it and hands it back to :meth:`apply` (a ``DECODE_RUN``
         to :meth:`apply_decode_run`).
         """
-        cfg, kv, group = self.cfg, self.kv, self.decoding
         if self.victims:
             self.victims = []
         if self._swapping:
             self.swap.new_step()
         if self.policy.acts_before_step:
             self.policy.before_step()
-        n_group = group.size
-        decodes_only = False
-        if n_group and not self.prefilling and not self.waiting and not self.swapped \
-                and not self.unstalled and n_group <= cfg.max_num_batched_tokens:
-            # the common case: only decodes, all fit
-            decodes_only = kv.take_decode_step(self.T)
-        if not decodes_only:
-            # 1. running requests; 2. admission, only if nothing was preempted
-            chunks, solo, budget = self._schedule_running(cfg.max_num_batched_tokens)
-            n_group = group.size
-            resumed: list[int] | tuple[()] = ()
-            admitted = False
-            if not self.victims and (self.swapped or self.waiting):
-                if self.swapped:                   # V0: swapped requests come back first
-                    resumed, budget = self._swap_in(budget)
-                admitted = self._admit(chunks, budget)
-            victims = tuple(self.victims)
-            if chunks or solo or resumed or (n_group and (admitted or victims or self.stalled
-                                                          or self.unstalled)):
-                return self._batch_plan(chunks, solo, resumed, n_group, victims)
-            if not n_group:
-                if not victims:
-                    raise RuntimeError("kvsim scheduler made no progress (internal error): "
-                                       f"t={self.t}, waiting={len(self.waiting)}, free={kv.free}")
-                # Everything that could run was evicted: a step that computes
-                # nothing and lasts as long as its swap copies, if any.
-                self.last_plan = StepPlan(EVICTED, preempted=victims,
-                                          swap_out_bytes=self.swap.out_bytes,
-                                          swap_copies=self.swap.copies)
-                return self.last_plan
-        # Only the decode group runs, its first step's blocks taken: up to the first finish,
-        # before the first step that needs more blocks than are free, and one step only when
-        # the policy might admit a waiting request in the next step (or jumps are off).
-        bs, T = self.bs, self.T
-        pool = kv.pool
+        # 1. the running requests
+        chunks, solo, budget = self._schedule_running(self.cfg.max_num_batched_tokens)
+        n_group = self.decoding.size
+        # 2. admission, only if nothing was preempted
+        resumed: list[int] | tuple[()] = ()
+        admitted = False
+        if (self.swapped or self.waiting) and not self.victims:
+            if self.swapped:                       # V0: swapped requests come back first
+                resumed, budget = self._swap_in(budget)
+            admitted = self._admit(chunks, budget)
+        if chunks or solo or resumed or (n_group and (admitted or self.victims or self.stalled
+                                                      or self.unstalled)):
+            return self._batch_plan(chunks, solo, resumed, n_group, tuple(self.victims))
+        if not n_group:
+            return self._evicted_plan()
+        return self._decode_run_plan(n_group)
+
+    def _evicted_plan(self) -> StepPlan:
+        """Everything that could run was evicted: a step that computes nothing and lasts as
+        long as its swap copies, if any."""
+        if not self.victims:
+            raise RuntimeError("kvsim scheduler made no progress (internal error): "
+                               f"t={self.t}, waiting={len(self.waiting)}, free={self.kv.free}")
+        self.last_plan = StepPlan(EVICTED, preempted=tuple(self.victims),
+                                  swap_out_bytes=self.swap.out_bytes, swap_copies=self.swap.copies)
+        return self.last_plan
+
+    def _decode_run_plan(self, n_group: int) -> StepPlan:
+        """Only the decode group runs, its first step's blocks taken: up to the first finish,
+        before the first step that needs more blocks than are free, and one step only when
+        the policy might admit a waiting request in the next step (or jumps are off)."""
+        group, pool, bs, T = self.decoding, self.kv.pool, self.bs, self.T
         k = group.next_finish()[0] - T + 1
         if k > self.max_jump or ((self.waiting or self.swapped) and not self.policy.stays_blocked
                                  and not self.policy.batch_is_full):
@@ -348,23 +344,27 @@ class Scheduler:
         """Step 1: every running request's tokens of this step ``(chunks, solo, budget left)``.
 
         ``chunks`` are ``(rid, start, tokens)`` prefill chunks, ``solo`` the
-        decoders scheduled one by one (the decode group is scheduled whole). When
-        everything fits, the blocks are taken at once; else the exact pass runs.
+        decoders scheduled one by one (the decode group is scheduled whole). The
+        outcome is always the exact pass's (:meth:`_schedule_in_order`: request by
+        request, preempting on a shortage); when every running request's tokens
+        fit, nobody is preempted and the pass would take exactly their blocks, so
+        they are taken at once instead, the decode group's in closed form.
         """
         kv, group = self.kv, self.decoding
         n_group = group.size
-        plan = self._plan_chunks(budget - n_group) if self.prefilling \
-            and not self._prefills_wait() else ([], 0)
-        if plan is None or n_group > budget:
+        if n_group > budget:
+            return self._schedule_in_order(budget)
+        if not self.prefilling or self._prefills_wait():
+            # only decodes (the commonest step): the group's blocks, if they are free
+            if kv.take_decode_step(self.T):
+                return [], [], budget - n_group
+            return self._schedule_in_order(budget)
+        plan = self._plan_chunks(budget - n_group)
+        if plan is None:
             return self._schedule_in_order(budget)
         chunks, chunk_blocks = plan
-        need = kv.decode_blocks(self.T) if n_group else 0
-        if need + chunk_blocks > kv.free:
+        if kv.decode_blocks(self.T) + chunk_blocks > kv.free:
             return self._schedule_in_order(budget)
-        budget -= n_group
-        if not chunks:
-            kv.take_decode_step(self.T)
-            return chunks, [], budget
         if self.cfg.engine == "v1" and any(kv.registers_prefix(r, s + c) for r, s, c in chunks):
             self._take_in_admission_order(chunks)
         else:                                      # order cannot matter: take all at once
@@ -372,7 +372,7 @@ class Scheduler:
             for rid, start, c in chunks:
                 kv.grow(rid, start + c)
                 kv.cache_prefix(rid, start + c)
-        return chunks, [], budget - sum(c for _, _, c in chunks)
+        return chunks, [], budget - n_group - sum(c for _, _, c in chunks)
 
     def _prefills_wait(self) -> bool:
         """TensorRT-LLM's STATIC_BATCH: no prefill chunk while any request generates."""
