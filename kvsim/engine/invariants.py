@@ -94,7 +94,7 @@ def check_finished(eng: Scheduler) -> None:
                 problems.append(f"nothing is left in the engine but the timeline's last row "
                                 f"shows {last}")
     if problems:
-        raise AssertionError(f"kvsim invariant broken at the end of the run (t={eng.t:.6f} s): "
+        raise AssertionError(f"kvsim invariant broken at the end of the run (t={eng.now_s:.6f} s): "
                              + "; ".join(problems))
 
 
@@ -107,7 +107,7 @@ def check_invariants(eng: Scheduler) -> None:
     _blocks(eng, problems)
     _tokens(eng, problems)
     if problems:
-        raise AssertionError(f"kvsim invariant broken after step {eng.T} (t={eng.t:.6f} s): "
+        raise AssertionError(f"kvsim invariant broken after step {eng.step} (t={eng.now_s:.6f} s): "
                              + "; ".join(problems))
 
 
@@ -171,7 +171,7 @@ def _pool(pool: BlockPool, problems: list[str]) -> None:
 
 
 def _blocks(eng: Scheduler, problems: list[str]) -> None:
-    kv, group, reqs, T = eng.kv, eng.decoding, eng.requests, eng.T
+    kv, group, reqs, T = eng.kv, eng.decoding, eng.requests, eng.step
     held = 0
     holders: dict[int, list[Any]] = {}       # shared-prefix block -> [block, running holders]
     for rid in eng.running:

@@ -33,10 +33,14 @@ One step:
    one); a request that has its last token finishes and frees its blocks.
 
 Decoding requests live in a :class:`kvsim.engine.blocks.decode_group.DecodeGroup` (their
-stored tokens follow from the step counter ``T``); every other request's state
+stored tokens follow from the step counter ``step``); every other request's state
 is in :class:`kvsim.engine.requests.RequestTable`. Where kvsim deliberately differs
 from the engine it models, the line carries a ``NOTE(tag)`` that
 ``book/engine-reference.md`` lists.
+
+Legend: ``step`` the engine's step counter (steps executed), ``now_s`` its clock;
+in a method, ``T`` is a copy of ``step`` (``T_next``, ``T_last``: other steps),
+``t0``/``t1`` a step's start and end, ``c`` a chunk's tokens, ``rid`` a request.
 """
 from __future__ import annotations
 
@@ -87,7 +91,7 @@ class Scheduler:
     then :meth:`schedule` (a :class:`kvsim.engine.plan.StepPlan`, its blocks
     taken), then, once the cost model has priced the plan, :meth:`apply` (or
     :meth:`apply_decode_run` for a run of identical decode steps). Its clock is
-    the engine's: ``T`` steps executed, ``t`` seconds, advanced only by the
+    the engine's: ``step`` steps executed, ``now_s`` seconds, advanced only by the
     ``apply`` methods. ``arrivals`` is where requests come from, and it hears
     when each one finishes (a closed loop's user then sends the next); ``rec``
     records the steps, pauses, preemptions and decoding stints.
@@ -96,9 +100,9 @@ class Scheduler:
 
     def __init__(self, cfg: EngineConfig, model: ModelSpec, arrivals: Arrivals, rec: Recorder) -> None:
         self.cfg, self.model, self.arrivals, self.rec = cfg, model, arrivals, rec
-        self.bs = cfg.block_size
-        self.t = 0.0
-        self.T = 0
+        self.block_size = cfg.block_size
+        self.now_s = 0.0
+        self.step = 0
         self.kv = KVCacheManager(cfg.num_gpu_blocks, cfg.block_size,
                                  prefix_caching=cfg.enable_prefix_caching,
                                  watermark_blocks=cfg.watermark_blocks,
@@ -188,8 +192,8 @@ class Scheduler:
 
     def idle_until(self, t: float) -> None:
         """Nothing to do: the clock moves on to ``t`` (the next arrival), if later."""
-        if t > self.t:
-            self.t = t
+        if t > self.now_s:
+            self.now_s = t
         self.policy.idled()
 
     def add_request(self, rid: int, prefix_group: int, prefix_tokens: int, stream: int) -> None:
@@ -201,11 +205,11 @@ class Scheduler:
     def generated_now(self, rid: int) -> int:
         """Tokens ``rid`` has generated so far (``generated`` lags for decoding requests)."""
         if rid in self.decoding:
-            return self.decoding.stored(rid, self.T) - self.requests.prompt[rid] + 1
+            return self.decoding.stored(rid, self.step) - self.requests.prompt[rid] + 1
         return self.requests.generated[rid]
 
     def decode_blocks_needed(self) -> int:
-        return self.kv.decode_blocks(self.T)
+        return self.kv.decode_blocks(self.step)
 
     def _stored(self, rid: int) -> int:
         """Tokens whose KV ``rid`` holds (it is not in the decode group)."""
@@ -221,18 +225,18 @@ class Scheduler:
         self.decoding.add(rid, reqs.prompt[rid] + g - 1, T_next, T_next + reqs.output[rid] - g - 1)
 
     def _leave_decoding(self, rid: int) -> int:
-        """Take ``rid`` out of the decode group before step ``T``; returns its stored tokens."""
+        """Take ``rid`` out of the decode group before step ``step``; returns its stored tokens."""
         reqs = self.requests
         first = self.decoding.first_step[rid]
-        stored = self.kv.leave_decoding(rid, self.T)
-        if first < self.T:              # it emitted a token at the end of every step since
-            reqs.last_token[rid] = self.t
+        stored = self.kv.leave_decoding(rid, self.step)
+        if first < self.step:              # it emitted a token at the end of every step since
+            reqs.last_token[rid] = self.now_s
         reqs.generated[rid] = stored - reqs.prompt[rid] + 1
-        self.rec.stint(rid, first, self.T)
+        self.rec.stint(rid, first, self.step)
         return stored
 
     def preempt(self, rid: int) -> None:
-        """Evict ``rid`` before step ``T`` (swap it out, or free its blocks for a recompute)."""
+        """Evict ``rid`` before step ``step`` (swap it out, or free its blocks for a recompute)."""
         reqs = self.requests
         decoding = rid in self.decoding
         stored = self._leave_decoding(rid) if decoding else self._stored(rid)
@@ -244,7 +248,7 @@ class Scheduler:
         self.policy.released(rid)
         reqs.preemptions[rid] += 1
         if self.cfg.preemption_mode == "swap" and decoding \
-                and self.swap.swap_out(rid, self.kv.held[rid], self.t):
+                and self.swap.swap_out(rid, self.kv.held[rid], self.now_s):
             mode = SWAP
             reqs.swaps[rid] += 1
             self.kv.release(rid, stored, reachable=False)
@@ -263,12 +267,12 @@ class Scheduler:
         if reqs.generated[rid] > 0:            # a pause starts at the last token
             self.rec.pause_start(rid, reqs.last_token[rid], mode)
             self.rec.set_pause_mode(rid, mode)
-        self.rec.event(self.t, rid, mode)
+        self.rec.event(self.now_s, rid, mode)
         self.victims.append((rid, mode))
 
     # ---------------------------------------------------------- the plan
     def schedule(self) -> StepPlan:
-        """Decide step ``T``: the running requests first, then admission (the module docstring).
+        """Decide step ``step``: the running requests first, then admission (the module docstring).
 
         When the plan is returned its blocks are taken and its preemptions done;
         the engine prices it and hands it back to :meth:`apply` (a ``DECODE_RUN``
@@ -302,7 +306,7 @@ class Scheduler:
         long as its swap copies, if any."""
         if not self.victims:
             raise RuntimeError("kvsim scheduler made no progress (internal error): "
-                               f"t={self.t}, waiting={len(self.waiting)}, free={self.kv.free}")
+                               f"t={self.now_s}, waiting={len(self.waiting)}, free={self.kv.free}")
         self.last_plan = StepPlan(EVICTED, preempted=tuple(self.victims),
                                   swap_out_bytes=self.swap.out_bytes, swap_copies=self.swap.copies)
         return self.last_plan
@@ -311,7 +315,7 @@ class Scheduler:
         """Only the decode group runs, its first step's blocks taken: up to the first finish,
         before the first step that needs more blocks than are free, and one step only when
         the policy might admit a waiting request in the next step (or jumps are off)."""
-        group, pool, bs, T = self.decoding, self.kv.pool, self.bs, self.T
+        group, pool, bs, T = self.decoding, self.kv.pool, self.block_size, self.step
         k = group.next_finish()[0] - T + 1
         if k > self.max_jump or ((self.waiting or self.swapped) and not self.policy.stays_blocked
                                  and not self.policy.batch_is_full):
@@ -330,7 +334,7 @@ class Scheduler:
     def _batch_plan(self, chunks: list[Chunk], solo: list[int], resumed: list[int] | tuple[()],
                     n_group: int, victims: tuple[tuple[int, int], ...]) -> StepPlan:
         reqs, swap = self.requests, self.swap
-        context = self.decoding.context(self.T) if n_group else 0
+        context = self.decoding.context(self.step) if n_group else 0
         if solo:
             context += sum(self._stored(r) + 1 for r in solo)
         if resumed:
@@ -356,19 +360,19 @@ class Scheduler:
             return self._schedule_in_order(budget)
         if not self.prefilling or self._prefills_wait():
             # only decodes (the commonest step): the group's blocks, if they are free
-            if kv.take_decode_step(self.T):
+            if kv.take_decode_step(self.step):
                 return [], [], budget - n_group
             return self._schedule_in_order(budget)
         plan = self._plan_chunks(budget - n_group)
         if plan is None:
             return self._schedule_in_order(budget)
         chunks, chunk_blocks = plan
-        if kv.decode_blocks(self.T) + chunk_blocks > kv.free:
+        if kv.decode_blocks(self.step) + chunk_blocks > kv.free:
             return self._schedule_in_order(budget)
         if self.cfg.engine == "v1" and any(kv.registers_prefix(r, s + c) for r, s, c in chunks):
             self._take_in_admission_order(chunks)
         else:                                      # order cannot matter: take all at once
-            kv.take_decode_step(self.T)
+            kv.take_decode_step(self.step)
             for rid, start, c in chunks:
                 kv.grow(rid, start + c)
                 kv.cache_prefix(rid, start + c)
@@ -405,13 +409,13 @@ class Scheduler:
         """Blocks for a step where everything fits, taken request by request in running
         order, as V1's pass takes them. Only needed when a chunk caches shared-prefix
         blocks: then which free block goes first decides which copy later lookups find."""
-        kv, group, T = self.kv, self.decoding, self.T
+        kv, group, T = self.kv, self.decoding, self.step
         grow = {rid: start + c for rid, start, c in chunks}
         for rid in self.running:
             if rid in grow:
                 kv.grow(rid, grow[rid])
                 kv.cache_prefix(rid, grow[rid])
-            elif rid in group.offset and block_position(group.stored(rid, T), self.bs) == 0:
+            elif rid in group.offset and block_position(group.stored(rid, T), self.block_size) == 0:
                 kv.take(1)                          # a decode that starts a new block
 
     def _schedule_in_order(self, budget: int) -> tuple[list[Chunk], list[int], int]:
@@ -495,7 +499,7 @@ class Scheduler:
             rid = waiting.head()
             tokens = reqs.target[rid]
             hit = kv.lookup(rid, tokens)
-            hit_tokens = hit.blocks * self.bs
+            hit_tokens = hit.blocks * self.block_size
             c = tokens - hit_tokens
             if 0 < thr < c:
                 c = thr
@@ -510,7 +514,7 @@ class Scheduler:
                 break
             waiting.pop_head()
             if reqs.first_scheduled[rid] != reqs.first_scheduled[rid]:   # NaN: never scheduled
-                reqs.first_scheduled[rid] = self.t
+                reqs.first_scheduled[rid] = self.now_s
             kv.admit(rid, hit, upto)
             resumed = reqs.preemptions[rid] > 0
             if cfg.enable_prefix_caching:
@@ -551,7 +555,7 @@ class Scheduler:
         if reqs.generated[rid] >= reqs.output[rid]:
             self._finish(rid, t1)
         else:
-            self._start_decoding(rid, self.T)
+            self._start_decoding(rid, self.step)
 
     def _end_pause(self, rid: int, t1: float) -> None:
         """Close ``rid``'s open pause, if any, with its token at ``t1``.
@@ -575,8 +579,8 @@ class Scheduler:
         reqs = self.requests
         for rid in self.stalled:                   # a step without their token: a short pause
             self.rec.pause_start(rid, reqs.last_token[rid], STALL)
-            self.decoding.add(rid, self._stored(rid), self.T,
-                              self.T + reqs.output[rid] - reqs.generated[rid] - 1)
+            self.decoding.add(rid, self._stored(rid), self.step,
+                              self.step + reqs.output[rid] - reqs.generated[rid] - 1)
             self.unstalled.append(rid)
         self.stalled = []
 
@@ -599,11 +603,11 @@ class Scheduler:
 
     # ------------------------------------------------- applying a priced plan
     def apply(self, plan: StepPlan, dt: float) -> None:
-        """Step ``T`` ran ``plan`` (``BATCH`` or ``EVICTED``) for ``dt`` seconds: its tokens,
+        """Step ``step`` ran ``plan`` (``BATCH`` or ``EVICTED``) for ``dt`` seconds: its tokens,
         finishes and record (vLLM: ``update_from_output``)."""
-        t0, T = self.t, self.T
+        t0, T = self.now_s, self.step
         t1 = t0 + dt
-        self.t, self.T = t1, T + 1
+        self.now_s, self.step = t1, T + 1
         if plan.kind == EVICTED:
             self._requeue_stalled()
             self._record(plan, t1, dt, dt, 0, 0, 0, 0, 0)
@@ -650,13 +654,13 @@ class Scheduler:
         ending at ``ends`` and lasting ``dts`` (the blocks of the first are taken)."""
         kv, group = self.kv, self.decoding
         pool = kv.pool
-        T, n, k = self.T, plan.n_group, len(ends)
-        t0, t1 = self.t, ends[-1]
+        T, n, k = self.step, plan.n_group, len(ends)
+        t0, t1 = self.now_s, ends[-1]
         blank0, cached0 = pool.blank, pool.cached_free
         crossings = group.crossings.copy()         # before this run's finishes change it
         if k > 1:                                  # the blocks of steps T+1 .. T+k-1
             kv.take_decode_steps(T + 1, T + k)
-        self.t, self.T = t1, T + k
+        self.now_s, self.step = t1, T + k
         if self.policy.counts_steps:
             self.policy.stepped(k)
         waiting, swapped = len(self.waiting), len(self.swapped)
@@ -681,9 +685,9 @@ class Scheduler:
                        decode_tokens, emitted, swap.out_bytes, swap.in_bytes, recomputed))
 
     def end_run(self) -> None:
-        """The run stops: requests still decoding get their token counts (at time ``t``)."""
+        """The run stops: requests still decoding get their token counts (at time ``now_s``)."""
         for rid in list(self.decoding.offset):
-            self.requests.last_token[rid] = self.t
+            self.requests.last_token[rid] = self.now_s
             self._leave_decoding(rid)
 
     # --------------------------------------------------------- read-only views
@@ -702,7 +706,7 @@ class Scheduler:
 
     def snapshot(self) -> SchedulerSnapshot:
         """What the scheduler holds now, as plain values (the stepper and the KV gauge read it)."""
-        reqs, kv, group, T, bs = self.requests, self.kv, self.decoding, self.T, self.bs
+        reqs, kv, group, T, bs = self.requests, self.kv, self.decoding, self.step, self.block_size
         waiting = tuple(self.waiting)
         queued, swapped = set(waiting), set(self.swapped)
         views = []
@@ -733,7 +737,7 @@ class Scheduler:
                                      int(reqs.rescued[rid]), float(reqs.finish[rid]),
                                      bool(needs_block)))
         return SchedulerSnapshot(
-            step=T, t_s=float(self.t), block_size=bs, total_blocks=int(kv.num_blocks),
+            step=T, t_s=float(self.now_s), block_size=bs, total_blocks=int(kv.num_blocks),
             free_blocks=int(kv.free), cached_free_blocks=int(kv.cached_free),
             running=tuple(self.running), waiting=waiting, swapped=tuple(self.swapped),
             preempted=self.last_plan.preempted, requests=tuple(views))
