@@ -46,6 +46,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from enum import IntEnum
 from typing import TYPE_CHECKING, Any, NamedTuple, TypeAlias
 
 from kvsim.units import UNLIMITED
@@ -73,11 +74,18 @@ if TYPE_CHECKING:
 #: which a type checker cannot narrow on (a precise type needs one source interface).
 Arrivals: TypeAlias = Any
 
-__all__ = ["Scheduler", "SchedulerSnapshot", "RequestView", "REQUEST_STATES", "RECOMPUTE", "SWAP",
+__all__ = ["Scheduler", "SchedulerSnapshot", "RequestView", "REQUEST_STATES", "PauseMode", "RECOMPUTE", "SWAP",
            "STALL"]
 
-#: Pause modes in ``SimResult.pauses`` and ``events``.
-RECOMPUTE, SWAP, STALL = 0, 1, 2
+class PauseMode(IntEnum):
+    """Why a request pauses: the ``mode`` of ``SimResult.pauses`` and ``events`` rows."""
+
+    RECOMPUTE = 0   #: preempted, its KV freed: prefilled again
+    SWAP = 1        #: preempted, its KV copied to CPU memory (V0)
+    STALL = 2       #: running, but given no token in a step (out of budget or blocks)
+
+
+RECOMPUTE, SWAP, STALL = PauseMode.RECOMPUTE, PauseMode.SWAP, PauseMode.STALL
 
 #: States of a request in a :class:`SchedulerSnapshot`, in the order a request meets them.
 REQUEST_STATES = ("not arrived", "waiting", "prefilling", "decoding", "preempted", "swapped",
@@ -268,7 +276,7 @@ class Scheduler:
             self.rec.pause_start(rid, reqs.last_token[rid], mode)
             self.rec.set_pause_mode(rid, mode)
         self.rec.event(self.now_s, rid, mode)
-        self.victims.append((rid, mode))
+        self.victims.append((rid, int(mode)))   # plain values in the plan and snapshots
 
     # ---------------------------------------------------------- the plan
     def schedule(self) -> StepPlan:
