@@ -352,3 +352,58 @@ def test_step_time_scale_multiplies_every_part_of_a_step_but_swaps(tp):
     for args in [(1, 1), (64, 64, 40_000), (2048, 3, 900, 500_000, 2048)]:
         assert slow.step_s(*args) == pytest.approx(2.5 * base.step_s(*args), rel=1e-12)
     assert slow.swap_s(10**8, 64) == base.swap_s(10**8, 64)
+
+
+# ---------------------------------------------------------------- named terms
+def _plans_of(**options):
+    """Every plan a short, preempting run makes, as the engine priced it: ``[(plan, cost)]``."""
+    from kvsim.engine.loop import build_engine
+
+    requests = [kvsim.Request(0.01 * i, 300 + 37 * (i % 5), 120 + 11 * (i % 7)) for i in range(24)]
+    opts = dict(num_gpu_blocks=90, block_size=16, max_num_batched_tokens=512, step_by_step=True,
+                **options)
+    engine = build_engine(kvsim.Workload.from_requests(requests), "llama-2-7b", "a40-48gb", opts)
+    seen = []
+
+    def keep(eng):
+        plan = eng.scheduler.last_plan
+        seen.append((plan, eng.cost.plan_s(plan), eng.cost.plan_parts(plan)))
+
+    engine.run(keep)
+    return seen
+
+
+@pytest.mark.parametrize("options", [dict(engine="v1"), dict(engine="v1", async_scheduling=False),
+                                     dict(engine="v0", preemption_mode="swap",
+                                          enable_prefix_caching=False)],
+                         ids=["v1-async", "v1-sync", "v0-swap"])
+def test_the_named_terms_add_up_to_the_step_to_the_bit(options):
+    """A step's named terms (Vidur's ExecutionTime) are the step: their total is plan_s
+    exactly, on every plan of a run that preempts (chunks, decodes, swaps, evictions)."""
+    seen = _plans_of(**options)
+    assert len(seen) > 50
+    for plan, seconds, parts in seen:
+        assert parts.total_s == seconds, plan
+    assert any(plan.chunks for plan, _, _ in seen) and any(plan.preempted for plan, _, _ in seen)
+    if options.get("preemption_mode") == "swap":
+        assert any(parts.swap_s > 0 for _, _, parts in seen)
+
+
+def test_each_term_is_its_own_mechanism(a40):
+    """Terms a test can check one by one: decode attention is the slope times the context,
+    prefill attention appears only with a chunk, swap copies only with bytes, one GPU has no
+    all-reduce, and an asynchronous step lasts the larger of its CPU and GPU parts."""
+    model = kvsim.get_model("llama-2-7b")
+    cost = StepCost(model, a40.gpu, async_scheduling=False)
+    decode = cost.step_parts(32, 32, decode_context=32 * 1_000)
+    assert decode.decode_attention_s == cost.decode_s_per_token * 32_000
+    assert decode.prefill_attention_s == decode.swap_s == decode.allreduce_s == 0.0
+    assert decode.total_s == cost.step_s(32, 32, 32_000)
+    mixed = cost.step_parts(32 + 512, 33, 32_000, attention_pairs(0, 512), 512)
+    assert mixed.prefill_attention_s == cost.prefill_attention_s(attention_pairs(0, 512), 512) > 0
+    assert mixed.linear_s > decode.linear_s and mixed.cpu_s > decode.cpu_s
+    swap = cost.step_parts(32, 32, 32_000, swap_bytes=10**8, swap_copies=64)
+    assert swap.swap_s == 10**8 / cost.pcie_bytes_per_s + 64 * cost.swap_copy_s
+    assert swap.total_s - decode.total_s == pytest.approx(swap.swap_s)
+    overlapped = StepCost(model, a40.gpu, async_scheduling=True).step_parts(1, 1, 10)
+    assert overlapped.overlapped and overlapped.total_s == max(overlapped.cpu_s, overlapped.gpu_s)

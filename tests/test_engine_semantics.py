@@ -740,8 +740,7 @@ def _sglang_policy(max_tokens, free_blocks):
     eng = SimpleNamespace(cfg=SimpleNamespace(max_tokens=max_tokens, scheduling_policy="fcfs"),
                           requests=SimpleNamespace(output=[10, 10], target=[16, 16]),
                           running={0: None}, prefilling={}, kv=kv, generated_now=lambda rid: 0)
-    pol = SGLangAdmission(init_new_token_ratio=1.0, min_new_token_ratio=1.0)
-    pol.bind(eng)
+    pol = SGLangAdmission(eng, init_new_token_ratio=1.0, min_new_token_ratio=1.0)
     pol.begin_admission([])
     return pol
 

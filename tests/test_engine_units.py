@@ -1,6 +1,6 @@
 """Unit tests for three engine parts that otherwise only have end-to-end coverage:
 
-* kvsim/engine/decoding.py -- the decode group in closed form, against a brute-force model
+* kvsim/engine/blocks/decode_group.py -- the decode group in closed form, against a brute-force model
   that keeps every member's stored tokens and steps them one token at a time;
 * kvsim/engine/waiting.py -- the FCFS deque and the priority heap;
 * kvsim/engine/timeline.py -- the recorder: what it returns for hand-made steps.
@@ -19,7 +19,7 @@ import pytest
 from hypothesis import HealthCheck, given, note, settings
 from hypothesis import strategies as st
 
-from kvsim.engine.decoding import DecodeGroup
+from kvsim.engine.blocks import DecodeGroup
 from kvsim.engine.timeline import TIMELINE_COLUMNS, Recorder
 from kvsim.engine.waiting import FCFSQueue, PriorityQueue, make_waiting_queue
 

@@ -15,6 +15,7 @@ import kvsim
 from kvsim.engine import invariants
 from kvsim.engine.blocks import BlockPool
 from kvsim.engine.loop import build_engine
+from kvsim.engine.plan import BATCH, StepPlan
 from kvsim.runs.scenarios import get_scenario
 
 
@@ -73,10 +74,10 @@ def test_a_request_queued_twice_is_caught():
 
 def test_the_budget_and_the_batch_size_are_asserted():
     eng = _engine_mid_run()
-    eng.step_tokens = eng.cfg.max_num_batched_tokens + 1
+    eng.last_plan = StepPlan(BATCH, n_group=eng.cfg.max_num_batched_tokens + 1)
     with pytest.raises(AssertionError, match="tokens scheduled in one step"):
         invariants.check_invariants(eng)
-    eng.step_tokens = 0
+    eng.last_plan = StepPlan(BATCH)
     object.__setattr__(eng.cfg, "max_num_seqs", len(eng.running) - 1)
     with pytest.raises(AssertionError, match="requests running, max_num_seqs"):
         invariants.check_invariants(eng)

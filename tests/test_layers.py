@@ -207,3 +207,38 @@ def test_kvsim_and_the_books_short_names_still_import():
         assert getattr(kvsim, name) is not None, name
     for name, target in sorted(kvsim._MODULES.items()):
         assert getattr(kvsim, name).__name__ == "kvsim." + target
+
+
+# ------------------------------------------------ the one block arithmetic
+ENGINE = PACKAGE / "engine"
+KV_LAYER = ENGINE / "blocks"
+BLOCK_SIZE_NAMES = {"bs", "block_size"}
+
+
+def _block_arithmetic(path: Path) -> list[str]:
+    """Lines of ``path`` that divide by a block size, take a remainder by one, or call
+    ``cdiv`` (tokens to blocks done by hand)."""
+    tree = ast.parse(path.read_text(), filename=str(path))
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.FloorDiv, ast.Mod, ast.Div)):
+            names = {n.id if isinstance(n, ast.Name) else n.attr
+                     for n in ast.walk(node.right) if isinstance(n, (ast.Name, ast.Attribute))}
+            if names & BLOCK_SIZE_NAMES:
+                found.append(f"{path.name}:{node.lineno}")
+        elif isinstance(node, ast.Name) and node.id == "cdiv":
+            found.append(f"{path.name}:{node.lineno} (cdiv)")
+        elif isinstance(node, ast.ImportFrom) and any(a.name == "cdiv" for a in node.names):
+            found.append(f"{path.name}:{node.lineno} (imports cdiv)")
+    return found
+
+
+def test_only_the_kv_layer_counts_blocks():
+    """Tokens to blocks is done in kvsim/engine/blocks/ only (blocks_for, block_position, the
+    KV cache manager): no other engine module divides by a block size."""
+    outside = [p for p in sorted(ENGINE.rglob("*.py")) if KV_LAYER not in p.parents]
+    assert len(outside) > 10
+    found = [hit for p in outside for hit in _block_arithmetic(p)]
+    assert not found, f"block arithmetic outside kvsim/engine/blocks/: {found}"
+    inside = [hit for p in sorted(KV_LAYER.rglob("*.py")) for hit in _block_arithmetic(p)]
+    assert inside, "the scan finds nothing even in the KV layer: it no longer sees block arithmetic"

@@ -54,8 +54,8 @@ from kvsim.model.vllm_defaults import (
     async_scheduling_default,
     vllm_version_default,
 )
-from kvsim.units import cdiv
 
+from .blocks.counting import blocks_for
 from .plan import EVICTED
 
 if TYPE_CHECKING:
@@ -73,7 +73,7 @@ if TYPE_CHECKING:
     ModelLike: TypeAlias = str | Path | Mapping[str, Any] | ModelSpec
     GPULike: TypeAlias = str | GPUSpec
 
-__all__ = ["CostModel", "StepCost", "swap_time_s", "recompute_time_s", "transfer_copies",
+__all__ = ["CostModel", "StepCost", "StepTime", "swap_time_s", "recompute_time_s", "transfer_copies",
            "attention_pairs", "ATTENTION_EFFICIENCY", "CPU_OVERHEAD", "sign_changes"]
 
 #: Fraction of dense peak FLOPs that FlashAttention-style attention kernels
@@ -172,6 +172,47 @@ class CostModel:
             raise KvsimError(f"cost-model constant {sorted(unknown)[0]!r} is not known: "
                              f"expected one of {', '.join(self.names())}")
         return replace(self, **overrides)
+
+
+@dataclass(frozen=True)
+class StepTime:
+    """One step's time as its named terms (Vidur's ``ExecutionTime``): :meth:`StepCost.step_parts`.
+
+    The terms of the module docstring's formula, in seconds; :attr:`total_s` adds
+    them in :meth:`StepCost.step_s`'s order, so it is that step's time to the bit.
+    """
+
+    cpu_s: float                  #: scheduler, input preparation, sampling
+    linear_s: float               #: the matmuls of every layer
+    elementwise_s: float          #: norms, rotary embeddings, activations, adds
+    lm_head_s: float              #: the output head, once per sequence
+    allreduce_s: float            #: tensor parallelism's all-reduces (0 on one GPU)
+    attention_launch_s: float     #: the attention kernels' floor and per-sequence cost
+    decode_attention_s: float     #: decoding sequences reading their KV
+    prefill_attention_s: float    #: prefill chunks' attention
+    swap_s: float                 #: blocking PCIe copies (V0 swap)
+    overlapped: bool              #: asynchronous scheduling: the CPU term overlaps the GPU's
+
+    @property
+    def fixed_gpu_s(self) -> float:
+        """The GPU's terms that do not depend on the context (:meth:`StepCost.fixed_gpu_s`)."""
+        return (self.linear_s + self.elementwise_s + self.lm_head_s + self.allreduce_s
+                + self.attention_launch_s)
+
+    @property
+    def gpu_s(self) -> float:
+        """The GPU's terms, summed (swap copies apart)."""
+        return self.fixed_gpu_s + self.decode_attention_s + self.prefill_attention_s
+
+    @property
+    def total_s(self) -> float:
+        """The step's duration: the sum of every term, or with ``overlapped`` the larger of
+        the CPU's and the GPU's (swap copies are V0's, which never overlaps)."""
+        if self.overlapped:
+            gpu = self.gpu_s
+            return gpu if gpu >= self.cpu_s else self.cpu_s
+        return (self.cpu_s + self.fixed_gpu_s + self.decode_attention_s + self.prefill_attention_s
+                + self.swap_s)
 
 
 def attention_pairs(context_before: int, chunk: int) -> int:
@@ -384,6 +425,19 @@ class StepCost:
             t = t + self.swap_s(swap_bytes, swap_copies)
         return t
 
+    def step_parts(self, n_tokens: int, n_seqs: int, decode_context: int = 0,
+                   prefill_pairs: int = 0, prefill_kv_tokens: int = 0, swap_bytes: int = 0,
+                   swap_copies: int = 0) -> StepTime:
+        """:meth:`step_s`'s step as its named terms (:class:`StepTime`; ``total_s`` is
+        ``step_s``). For reading and testing a term; the engine calls :meth:`step_s`."""
+        prefill = self.prefill_attention_s(prefill_pairs, prefill_kv_tokens) \
+            if prefill_pairs or prefill_kv_tokens else 0.0
+        return StepTime(self.cpu_s(n_seqs), self.linear_s(n_tokens), self.elementwise_s(n_tokens),
+                        self.lm_head_s(n_seqs), self.allreduce_s(n_tokens),
+                        self.attention_launch_s(n_seqs), self.decode_s_per_token * decode_context,
+                        prefill, 0.0 if self.async_scheduling else self.swap_s(swap_bytes, swap_copies),
+                        self.async_scheduling)
+
     def plan_s(self, plan: StepPlan) -> float:
         """Duration of one step as the scheduler planned it (a :class:`kvsim.engine.plan.StepPlan`).
 
@@ -392,20 +446,32 @@ class StepCost:
         """
         if plan.kind == EVICTED:
             return self.swap_s(plan.swap_out_bytes, plan.swap_copies)
-        pairs = kv_tokens = prefill_tokens = 0
-        for _, start, c in plan.chunks:
-            pairs += attention_pairs(start, c)
-            kv_tokens += start + c
-            prefill_tokens += c
-        decode_seqs = plan.decode_seqs
-        return self.step_s(decode_seqs + prefill_tokens, decode_seqs + len(plan.chunks),
-                           plan.context_tokens, pairs, kv_tokens,
-                           plan.swap_out_bytes + plan.swap_in_bytes, plan.swap_copies)
+        return self.step_s(*_step_terms(plan))
+
+    def plan_parts(self, plan: StepPlan) -> StepTime:
+        """:meth:`plan_s` as named terms: what each part of the planned step costs."""
+        if plan.kind == EVICTED:
+            return StepTime(0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0,
+                            self.swap_s(plan.swap_out_bytes, plan.swap_copies), False)
+        return self.step_parts(*_step_terms(plan))
 
     def prefill_s(self, tokens: int, context_before: int = 0) -> float:
         """One step that only prefills ``tokens`` tokens of one sequence after ``context_before``."""
         return self.step_s(tokens, 1, prefill_pairs=attention_pairs(context_before, tokens),
                            prefill_kv_tokens=context_before + tokens)
+
+
+def _step_terms(plan: StepPlan) -> tuple[int, int, int, int, int, int, int]:
+    """What :meth:`StepCost.step_s` takes, for a planned step: ``(n_tokens, n_seqs,
+    decode_context, prefill_pairs, prefill_kv_tokens, swap_bytes, swap_copies)``."""
+    pairs = kv_tokens = prefill_tokens = 0
+    for _, start, c in plan.chunks:
+        pairs += attention_pairs(start, c)
+        kv_tokens += start + c
+        prefill_tokens += c
+    decode_seqs = plan.decode_seqs
+    return (decode_seqs + prefill_tokens, decode_seqs + len(plan.chunks), plan.context_tokens,
+            pairs, kv_tokens, plan.swap_out_bytes + plan.swap_in_bytes, plan.swap_copies)
 
 
 def transfer_copies(blocks: int, kv_layers: int, kv_factor: int = 2) -> int:
@@ -426,7 +492,7 @@ def swap_time_s(tokens: int, kv_bytes_per_token: int, pcie_bytes_per_s: float, *
     NOTE(swap-clean-pcie): the copies run at the clean effective bandwidth plus a
     fixed overhead per copy, with no link contention and no staging buffer.
     """
-    blocks = cdiv(int(tokens), int(block_size))
+    blocks = blocks_for(int(tokens), int(block_size))
     nbytes = blocks * block_size * int(kv_bytes_per_token)
     copies = transfer_copies(blocks, kv_layers, kv_factor)
     return nbytes / float(pcie_bytes_per_s) + copies * copy_overhead_s

@@ -21,8 +21,9 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from kvsim.errors import KvsimError
-from kvsim.units import cdiv, format_bytes
+from kvsim.units import format_bytes
 
+from .blocks.counting import blocks_for
 from .policies import GuaranteedAdmission
 
 if TYPE_CHECKING:
@@ -51,7 +52,7 @@ def _unfit_masks(cfg: EngineConfig, prompts: NDArray[np.int64], outputs: NDArray
     """``(reason code, requests it refuses)`` for each rule, in :data:`REJECTION_REASONS`' order."""
     capped = np.minimum(outputs, np.maximum(cfg.max_model_len - prompts, 0))
     masks = [(1, prompts >= cfg.max_model_len),
-             (2, cdiv(prompts + capped - 1, cfg.block_size) > max_blocks)]
+             (2, blocks_for(prompts + capped - 1, cfg.block_size) > max_blocks)]
     if cfg.reserves_answers:
         masks.append((3, GuaranteedAdmission.reservations(cfg, prompts, capped)
                       > cfg.num_gpu_blocks))
@@ -102,7 +103,7 @@ def check_requests_fit(cfg: EngineConfig, model_name: str,
             cap, blocks = max_blocks * bs, cfg.num_gpu_blocks
             raise KvsimError(
                 f"request {first + i} (prompt {p} + output {o} tokens) can never fit the KV "
-                f"pool: it needs up to {cdiv(p + o - 1, bs)} blocks of {bs} tokens but the pool "
+                f"pool: it needs up to {blocks_for(p + o - 1, bs)} blocks of {bs} tokens but the pool "
                 f"has {blocks:,} block{'s' if blocks != 1 else ''} ({max_blocks:,} usable for "
                 f"admission after the watermark, {cap:,} tokens, "
                 f"{format_bytes(blocks * cfg.block_bytes, 'GB')}): expected prompt + output <= "

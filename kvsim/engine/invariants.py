@@ -42,7 +42,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from kvsim.units import cdiv
+from .blocks.counting import blocks_for
 
 if TYPE_CHECKING:
     from .blocks import BlockPool
@@ -94,7 +94,7 @@ def check_finished(eng: Scheduler) -> None:
                 problems.append(f"nothing is left in the engine but the timeline's last row "
                                 f"shows {last}")
     if problems:
-        raise AssertionError(f"kvsim invariant broken at the end of the run (t={eng.t:.6f} s): "
+        raise AssertionError(f"kvsim invariant broken at the end of the run (t={eng.now_s:.6f} s): "
                              + "; ".join(problems))
 
 
@@ -107,14 +107,15 @@ def check_invariants(eng: Scheduler) -> None:
     _blocks(eng, problems)
     _tokens(eng, problems)
     if problems:
-        raise AssertionError(f"kvsim invariant broken after step {eng.T} (t={eng.t:.6f} s): "
+        raise AssertionError(f"kvsim invariant broken after step {eng.step} (t={eng.now_s:.6f} s): "
                              + "; ".join(problems))
 
 
 def _batch(eng: Scheduler, problems: list[str]) -> None:
     cfg = eng.cfg
-    if eng.step_tokens > cfg.max_num_batched_tokens:
-        problems.append(f"{eng.step_tokens} tokens scheduled in one step, "
+    tokens = eng.last_plan.num_tokens
+    if tokens > cfg.max_num_batched_tokens:
+        problems.append(f"{tokens} tokens scheduled in one step, "
                         f"max_num_batched_tokens={cfg.max_num_batched_tokens}")
     if len(eng.running) > cfg.max_num_seqs:
         problems.append(f"{len(eng.running)} requests running, max_num_seqs={cfg.max_num_seqs}")
@@ -149,7 +150,7 @@ def _pool(pool: BlockPool, problems: list[str]) -> None:
         if hasattr(entry, "refs"):
             queued += 1
             if entry.refs:
-                # an entry with refs is a _GroupBlock (mypy's hasattr narrowing keeps _Run too)
+                # an entry with refs is a GroupBlock (mypy's hasattr narrowing keeps _Run too)
                 problems.append(f"shared-prefix block {(entry.group, entry.index)} is free and "  # type: ignore[union-attr]
                                 f"held by {entry.refs} requests")
         else:
@@ -170,17 +171,17 @@ def _pool(pool: BlockPool, problems: list[str]) -> None:
 
 
 def _blocks(eng: Scheduler, problems: list[str]) -> None:
-    kv, group, reqs, T = eng.kv, eng.decoding, eng.requests, eng.T
+    kv, group, reqs, T = eng.kv, eng.decoding, eng.requests, eng.step
     held = 0
     holders: dict[int, list[Any]] = {}       # shared-prefix block -> [block, running holders]
     for rid in eng.running:
         if rid in group:
-            blocks = cdiv(group.stored(rid, T), kv.block_size)
+            blocks = blocks_for(group.stored(rid, T), kv.block_size)
         else:
             blocks = kv.held[rid]
             stored = reqs.computed[rid] if rid in eng.prefilling else \
                 reqs.prompt[rid] + reqs.generated[rid] - 1
-            if blocks < cdiv(stored, kv.block_size):
+            if blocks < blocks_for(stored, kv.block_size):
                 problems.append(f"request {rid} stores {stored} tokens in {blocks} blocks")
         held += blocks
         for block in kv.group_refs.get(rid, ()):

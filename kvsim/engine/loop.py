@@ -17,7 +17,7 @@ The engine owns no request state: it reads the scheduler's only through
 
 Speed: between events (an arrival, a finish, a block shortage, a prefill)
 every step is a pure decode step whose effect is known in closed form
-(:mod:`kvsim.engine.decoding`), so the engine executes runs of them at once ("event
+(:mod:`kvsim.engine.blocks.decode_group`), so the engine executes runs of them at once ("event
 jumps", :meth:`Engine._time_decode_run`). ``step_by_step=True`` turns jumps off;
 the tests prove both give byte-identical results, and match an independent
 reference engine (tests/reference_engine.py).
@@ -115,12 +115,12 @@ class Engine:
     @property
     def steps(self) -> int:
         """Steps executed so far."""
-        return self.scheduler.T
+        return self.scheduler.step
 
     @property
     def t(self) -> float:
         """Simulated time (s) at the end of the last step."""
-        return self.scheduler.t
+        return self.scheduler.now_s
 
     def snapshot(self) -> SchedulerSnapshot:
         """The scheduler's state now, read-only (:meth:`kvsim.engine.scheduler.Scheduler.snapshot`)."""
@@ -139,7 +139,7 @@ class Engine:
                 if arrival == math.inf or arrival >= until:
                     break
                 sched.idle_until(arrival)
-            t = sched.t
+            t = sched.now_s
             if t >= until:
                 break
             if arrival <= t:
@@ -157,7 +157,7 @@ class Engine:
                 check_invariants(sched)
             if after_step is not None:
                 after_step(self)
-        sched.pull_arrivals(min(sched.t, math.nextafter(until, 0.0)))
+        sched.pull_arrivals(min(sched.now_s, math.nextafter(until, 0.0)))
         if check:
             check_finished(sched)
         sched.end_run()
@@ -167,7 +167,7 @@ class Engine:
     def _time_decode_run(self, plan: StepPlan) -> tuple[list[float], list[float]]:
         """End times and durations of the decode steps that run: at most ``plan.max_steps``,
         and none that starts at or after the next arrival or ``until_s``."""
-        t0, n, k = self.scheduler.t, plan.n_group, plan.max_steps
+        t0, n, k = self.scheduler.now_s, plan.n_group, plan.max_steps
         context = plan.context_tokens
         slope = self._decode_slope
         if self.cost.async_scheduling:

@@ -10,16 +10,26 @@ vLLM, where ``schedule()`` allocates the blocks of what it schedules.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from enum import IntEnum
 from typing import TypeAlias
 
-__all__ = ["StepPlan", "BATCH", "DECODE_RUN", "EVICTED"]
+__all__ = ["StepPlan", "PlanKind", "BATCH", "DECODE_RUN", "EVICTED"]
 
-#: Plan kinds. ``BATCH``: one step of decodes, prefill chunks and swap-ins.
-#: ``DECODE_RUN``: only the decode group, as in the last steps, so up to
-#: ``max_steps`` identical steps may run at once (the engine's event jumps).
-#: ``EVICTED``: everything that could run was preempted; the step computes
-#: nothing and lasts as long as its swap copies.
-BATCH, DECODE_RUN, EVICTED = 0, 1, 2
+
+class PlanKind(IntEnum):
+    """What kind of step a plan is."""
+
+    #: one step of decodes, prefill chunks and swap-ins
+    BATCH = 0
+    #: only the decode group, as in the last steps, so up to ``max_steps`` identical
+    #: steps may run at once (the engine's event jumps)
+    DECODE_RUN = 1
+    #: everything that could run was preempted; the step computes nothing and lasts
+    #: as long as its swap copies
+    EVICTED = 2
+
+
+BATCH, DECODE_RUN, EVICTED = PlanKind.BATCH, PlanKind.DECODE_RUN, PlanKind.EVICTED
 
 #: A prefill chunk: ``(request, first token, tokens)``.
 Chunk: TypeAlias = "tuple[int, int, int]"
@@ -40,7 +50,7 @@ class StepPlan:
 
     # A plain class with slots, not a dataclass: one is made per step, and a
     # dataclass's default factories cost a tenth of a decode step.
-    kind: int
+    kind: PlanKind
     n_group: int
     chunks: Sequence[Chunk]
     solo: Sequence[int]
@@ -55,7 +65,7 @@ class StepPlan:
     __slots__ = ("kind", "n_group", "chunks", "solo", "resumed", "context_tokens", "preempted",
                  "max_steps", "swap_out_bytes", "swap_in_bytes", "swap_copies")
 
-    def __init__(self, kind: int, n_group: int = 0, chunks: Sequence[Chunk] = (),
+    def __init__(self, kind: PlanKind, n_group: int = 0, chunks: Sequence[Chunk] = (),
                  solo: Sequence[int] = (), resumed: Sequence[int] = (), context_tokens: int = 0,
                  preempted: tuple[tuple[int, int], ...] = (), max_steps: int = 1,
                  swap_out_bytes: int = 0, swap_in_bytes: int = 0, swap_copies: int = 0) -> None:
@@ -80,6 +90,6 @@ class StepPlan:
         return self.decode_seqs + self.prefill_tokens
 
     def __repr__(self) -> str:
-        kind = ("BATCH", "DECODE_RUN", "EVICTED")[self.kind]
+        kind = PlanKind(self.kind).name
         return (f"StepPlan({kind}, {self.num_tokens} tokens: {self.decode_seqs} decodes, "
                 f"{len(self.chunks)} prefill chunks, {len(self.preempted)} preempted)")

@@ -52,9 +52,9 @@ from typing import TYPE_CHECKING, Any, Protocol, overload
 import numpy as np
 
 from kvsim.errors import KvsimError
-from kvsim.units import cdiv
 
 from .blocks import KVCacheManager
+from .blocks.counting import blocks_for
 from .options import (
     ADMISSION_NAMES,
     SGLANG_CLIP_MAX_NEW_TOKENS,
@@ -116,7 +116,7 @@ class _Policy:
     #: TensorRT-LLM's STATIC_BATCH: while any request generates, no prefill chunk runs
     prefill_waits_for_decoders = False
 
-    def bind(self, sched: SchedulerView) -> None:
+    def __init__(self, sched: SchedulerView) -> None:
         self.sched = sched
         # priority mode: heap of running requests' keys (-priority, -arrival, admission, rid)
         self._victims: list[tuple[int, float, int, int]] = []
@@ -197,8 +197,8 @@ class MaxUtilizationAdmission(_Policy):
     name = "max_utilization"
     plans_rounds = True
 
-    def bind(self, sched: SchedulerView) -> None:
-        super().bind(sched)
+    def __init__(self, sched: SchedulerView) -> None:
+        super().__init__(sched)
         self._room = 0      # free blocks less the whole prompts admitted in this round
 
     def begin_admission(self, chunks: list[Chunk]) -> None:
@@ -244,8 +244,8 @@ class GuaranteedAdmission(_Policy):
     name = "guaranteed"
     plans_rounds = True
 
-    def bind(self, sched: SchedulerView) -> None:
-        super().bind(sched)
+    def __init__(self, sched: SchedulerView) -> None:
+        super().__init__(sched)
         self.reserved = 0
         self.resv: dict[int, int] = {}
         self._credit = 0     # the extra holders of shared blocks when the round began
@@ -264,7 +264,7 @@ class GuaranteedAdmission(_Policy):
         """Blocks each request reserves, for arrays (or ints) of prompt and answer tokens:
         prompt + the planned answer (``max_tokens`` when set, else the request's own)."""
         answers = cfg.max_tokens if cfg.max_tokens is not None else outputs
-        return cdiv(prompts + answers, cfg.block_size)
+        return blocks_for(prompts + answers, cfg.block_size)
 
     @classmethod
     def check_fits(cls, cfg: EngineConfig, prompts: _Counts, outputs: _Counts, *, first: int = 0) -> None:
@@ -362,15 +362,14 @@ class SGLangAdmission(_Policy):
     requeue_front = False
     keeps_generated_kv = False
 
-    def __init__(self, init_new_token_ratio: float = 0.7, min_new_token_ratio: float | None = None,
+    def __init__(self, sched: SchedulerView, init_new_token_ratio: float = 0.7,
+                 min_new_token_ratio: float | None = None,
                  new_token_ratio_decay: float | None = None) -> None:
+        super().__init__(sched)
         self.init, self.min, decay = check_sglang_constants(
             init_new_token_ratio, min_new_token_ratio, new_token_ratio_decay)
         self.decay = (self.init - self.min) / SGLANG_NEW_TOKEN_RATIO_DECAY_STEPS \
             if decay is None else decay
-
-    def bind(self, sched: SchedulerView) -> None:
-        super().bind(sched)
         self.base = self.init          # the ratio set by the last reset or retraction
         self.steps_since_reset = 0     # decay steps since (-1: the retraction's own step)
         self._chunks: list[Chunk] = []
@@ -491,10 +490,12 @@ ADMISSIONS: dict[str, type[_Policy]] = {
 assert tuple(ADMISSIONS) == ADMISSION_NAMES, "options.ADMISSION_NAMES must name every policy"
 
 
-def make_policy(cfg: EngineConfig) -> _Policy:
-    """The policy ``cfg.admission`` names, with its parameters from the engine config."""
+def make_policy(sched: SchedulerView) -> _Policy:
+    """The policy ``sched.cfg.admission`` names, complete: reading ``sched``, with its
+    parameters from the engine config."""
+    cfg = sched.cfg
     if cfg.admission == "sglang":
-        return SGLangAdmission(init_new_token_ratio=cfg.init_new_token_ratio,
+        return SGLangAdmission(sched, init_new_token_ratio=cfg.init_new_token_ratio,
                                min_new_token_ratio=cfg.min_new_token_ratio,
                                new_token_ratio_decay=cfg.new_token_ratio_decay)
-    return ADMISSIONS[cfg.admission]()
+    return ADMISSIONS[cfg.admission](sched)

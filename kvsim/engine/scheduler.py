@@ -32,23 +32,27 @@ One step:
    prefill completes emits its first token (or, after a recompute, its next
    one); a request that has its last token finishes and frees its blocks.
 
-Decoding requests live in a :class:`kvsim.engine.decoding.DecodeGroup` (their
-stored tokens follow from the step counter ``T``); every other request's state
+Decoding requests live in a :class:`kvsim.engine.blocks.decode_group.DecodeGroup` (their
+stored tokens follow from the step counter ``step``); every other request's state
 is in :class:`kvsim.engine.requests.RequestTable`. Where kvsim deliberately differs
 from the engine it models, the line carries a ``NOTE(tag)`` that
 ``book/engine-reference.md`` lists.
+
+Legend: ``step`` the engine's step counter (steps executed), ``now_s`` its clock;
+in a method, ``T`` is a copy of ``step`` (``T_next``, ``T_last``: other steps),
+``t0``/``t1`` a step's start and end, ``c`` a chunk's tokens, ``rid`` a request.
 """
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from enum import IntEnum
 from typing import TYPE_CHECKING, Any, NamedTuple, TypeAlias
 
 from kvsim.units import UNLIMITED
 
-from .blocks import KVCacheManager
+from .blocks import KVCacheManager, block_position, blocks_for
 from .costs import transfer_copies
-from .decoding import DecodeGroup
 from .fit import check_requests_fit, unfit_reasons
 from .plan import BATCH, DECODE_RUN, EVICTED, StepPlan
 from .policies import make_policy
@@ -70,11 +74,18 @@ if TYPE_CHECKING:
 #: which a type checker cannot narrow on (a precise type needs one source interface).
 Arrivals: TypeAlias = Any
 
-__all__ = ["Scheduler", "SchedulerSnapshot", "RequestView", "REQUEST_STATES", "RECOMPUTE", "SWAP",
+__all__ = ["Scheduler", "SchedulerSnapshot", "RequestView", "REQUEST_STATES", "PauseMode", "RECOMPUTE", "SWAP",
            "STALL"]
 
-#: Pause modes in ``SimResult.pauses`` and ``events``.
-RECOMPUTE, SWAP, STALL = 0, 1, 2
+class PauseMode(IntEnum):
+    """Why a request pauses: the ``mode`` of ``SimResult.pauses`` and ``events`` rows."""
+
+    RECOMPUTE = 0   #: preempted, its KV freed: prefilled again
+    SWAP = 1        #: preempted, its KV copied to CPU memory (V0)
+    STALL = 2       #: running, but given no token in a step (out of budget or blocks)
+
+
+RECOMPUTE, SWAP, STALL = PauseMode.RECOMPUTE, PauseMode.SWAP, PauseMode.STALL
 
 #: States of a request in a :class:`SchedulerSnapshot`, in the order a request meets them.
 REQUEST_STATES = ("not arrived", "waiting", "prefilling", "decoding", "preempted", "swapped",
@@ -88,7 +99,7 @@ class Scheduler:
     then :meth:`schedule` (a :class:`kvsim.engine.plan.StepPlan`, its blocks
     taken), then, once the cost model has priced the plan, :meth:`apply` (or
     :meth:`apply_decode_run` for a run of identical decode steps). Its clock is
-    the engine's: ``T`` steps executed, ``t`` seconds, advanced only by the
+    the engine's: ``step`` steps executed, ``now_s`` seconds, advanced only by the
     ``apply`` methods. ``arrivals`` is where requests come from, and it hears
     when each one finishes (a closed loop's user then sends the next); ``rec``
     records the steps, pauses, preemptions and decoding stints.
@@ -97,14 +108,14 @@ class Scheduler:
 
     def __init__(self, cfg: EngineConfig, model: ModelSpec, arrivals: Arrivals, rec: Recorder) -> None:
         self.cfg, self.model, self.arrivals, self.rec = cfg, model, arrivals, rec
-        self.bs = cfg.block_size
-        self.t = 0.0
-        self.T = 0
+        self.block_size = cfg.block_size
+        self.now_s = 0.0
+        self.step = 0
         self.kv = KVCacheManager(cfg.num_gpu_blocks, cfg.block_size,
                                  prefix_caching=cfg.enable_prefix_caching,
                                  watermark_blocks=cfg.watermark_blocks,
                                  watermark_when_alone=cfg.watermark_when_alone)
-        self.decoding = DecodeGroup(cfg.block_size)
+        self.decoding = self.kv.decoding       # the decoding requests (their blocks: kv)
         self.requests = reqs = RequestTable(cfg.max_model_len)
         self.running: dict[int, None] = {}      # admission order
         self.prefilling: dict[int, None] = {}   # running, still in prefill (same order)
@@ -116,20 +127,12 @@ class Scheduler:
         self.stalled: list[int] = []            # decoders that get no token in this step
         self.unstalled: list[int] = []          # re-joined the decode group after a stall
         self.stall_ends = 0                     # stall pauses closed in this step
-        self.step_preemptions = self.step_recomputed = 0
-        self.step_tokens = 0                    # tokens scheduled in the last step
-        self.step_victims: tuple[tuple[int, int], ...] = ()   # its preemptions, (request, mode) in order
+        self.victims: list[tuple[int, int]] = []   # the step's preemptions so far, (request, mode)
+        #: the last step's plan, once applied its outcome (scheduled, preempted, tokens)
+        self.last_plan = StepPlan(BATCH)
         self.cache_queries = [0, 0]             # [fresh, resumed] tokens looked up
         self.cache_hits = [0, 0]
-        self.policy = make_policy(cfg)
-        self.policy.bind(self)
-        self._policy_counts_steps = self.policy.counts_steps
-        self._policy_stays_blocked = self.policy.stays_blocked
-        self._policy_acts_before_step = self.policy.acts_before_step
-        self._policy_plans_rounds = self.policy.plans_rounds
-        self._requeue_front = self.policy.requeue_front
-        self._keeps_generated_kv = self.policy.keeps_generated_kv
-        self._prefill_waits = self.policy.prefill_waits_for_decoders
+        self.policy = make_policy(self)          # complete: it reads this scheduler
         self._swapping = cfg.preemption_mode == "swap"
         # event jumps: how many identical decode steps one plan may cover (the engine's speed-up)
         self.max_jump = 1 if cfg.step_by_step else UNLIMITED
@@ -197,8 +200,8 @@ class Scheduler:
 
     def idle_until(self, t: float) -> None:
         """Nothing to do: the clock moves on to ``t`` (the next arrival), if later."""
-        if t > self.t:
-            self.t = t
+        if t > self.now_s:
+            self.now_s = t
         self.policy.idled()
 
     def add_request(self, rid: int, prefix_group: int, prefix_tokens: int, stream: int) -> None:
@@ -210,11 +213,11 @@ class Scheduler:
     def generated_now(self, rid: int) -> int:
         """Tokens ``rid`` has generated so far (``generated`` lags for decoding requests)."""
         if rid in self.decoding:
-            return self.decoding.stored(rid, self.T) - self.requests.prompt[rid] + 1
+            return self.decoding.stored(rid, self.step) - self.requests.prompt[rid] + 1
         return self.requests.generated[rid]
 
     def decode_blocks_needed(self) -> int:
-        return self.decoding.new_blocks(self.T)
+        return self.kv.decode_blocks(self.step)
 
     def _stored(self, rid: int) -> int:
         """Tokens whose KV ``rid`` holds (it is not in the decode group)."""
@@ -230,19 +233,18 @@ class Scheduler:
         self.decoding.add(rid, reqs.prompt[rid] + g - 1, T_next, T_next + reqs.output[rid] - g - 1)
 
     def _leave_decoding(self, rid: int) -> int:
-        """Take ``rid`` out of the decode group before step ``T``; returns its stored tokens."""
+        """Take ``rid`` out of the decode group before step ``step``; returns its stored tokens."""
         reqs = self.requests
         first = self.decoding.first_step[rid]
-        stored = self.decoding.remove(rid, self.T)
-        if first < self.T:              # it emitted a token at the end of every step since
-            reqs.last_token[rid] = self.t
+        stored = self.kv.leave_decoding(rid, self.step)
+        if first < self.step:              # it emitted a token at the end of every step since
+            reqs.last_token[rid] = self.now_s
         reqs.generated[rid] = stored - reqs.prompt[rid] + 1
-        self.kv.set_held(rid, self.kv.blocks_for(stored))
-        self.rec.stint(rid, first, self.T)
+        self.rec.stint(rid, first, self.step)
         return stored
 
     def preempt(self, rid: int) -> None:
-        """Evict ``rid`` before step ``T`` (swap it out, or free its blocks for a recompute)."""
+        """Evict ``rid`` before step ``step`` (swap it out, or free its blocks for a recompute)."""
         reqs = self.requests
         decoding = rid in self.decoding
         stored = self._leave_decoding(rid) if decoding else self._stored(rid)
@@ -253,142 +255,140 @@ class Scheduler:
             self.unstalled.remove(rid)
         self.policy.released(rid)
         reqs.preemptions[rid] += 1
-        self.step_preemptions += 1
         if self.cfg.preemption_mode == "swap" and decoding \
-                and self.swap.swap_out(rid, self.kv.held[rid], self.t):
+                and self.swap.swap_out(rid, self.kv.held[rid], self.now_s):
             mode = SWAP
             reqs.swaps[rid] += 1
             self.kv.release(rid, stored, reachable=False)
         else:
             mode = RECOMPUTE
             # SGLang frees the KV of the tokens generated since its last prefill
-            self.kv.release(rid, stored if self._keeps_generated_kv
+            self.kv.release(rid, stored if self.policy.keeps_generated_kv
                             else min(stored, reqs.target[rid]), reachable=True)
             reqs.high[rid] = max(reqs.high[rid], stored)
             reqs.target[rid] = reqs.prompt[rid] + reqs.generated[rid]
             reqs.computed[rid] = 0
-            if self._requeue_front:
+            if self.policy.requeue_front:
                 self.waiting.push_front(rid)
             else:                              # SGLang: the back of the queue
                 self.waiting.push(rid)
         if reqs.generated[rid] > 0:            # a pause starts at the last token
             self.rec.pause_start(rid, reqs.last_token[rid], mode)
             self.rec.set_pause_mode(rid, mode)
-        self.rec.event(self.t, rid, mode)
+        self.rec.event(self.now_s, rid, mode)
+        self.victims.append((rid, int(mode)))   # plain values in the plan and snapshots
 
     # ---------------------------------------------------------- the plan
     def schedule(self) -> StepPlan:
-        """Decide step ``T``: the running requests first, then admission (the module docstring).
+        """Decide step ``step``: the running requests first, then admission (the module docstring).
 
         When the plan is returned its blocks are taken and its preemptions done;
         the engine prices it and hands it back to :meth:`apply` (a ``DECODE_RUN``
         to :meth:`apply_decode_run`).
         """
-        cfg, kv, group = self.cfg, self.kv, self.decoding
-        self.step_preemptions = self.step_recomputed = 0
+        if self.victims:
+            self.victims = []
         if self._swapping:
             self.swap.new_step()
-        if self._policy_acts_before_step:
+        if self.policy.acts_before_step:
             self.policy.before_step()
-        n_group = group.size
-        decodes_only = False
-        if n_group and not self.prefilling and not self.waiting and not self.swapped \
-                and not self.unstalled and n_group <= cfg.max_num_batched_tokens:
-            need = group.new_blocks(self.T)
-            if need <= kv.free:                    # the common case: only decodes, all fit
-                kv.take(need)
-                decodes_only = True
-        if not decodes_only:
-            # 1. running requests; 2. admission, only if nothing was preempted
-            chunks, solo, budget = self._schedule_running(cfg.max_num_batched_tokens)
-            n_group = group.size
-            resumed: list[int] | tuple[()] = ()
-            admitted = False
-            if self.step_preemptions == 0 and (self.swapped or self.waiting):
-                if self.swapped:                   # V0: swapped requests come back first
-                    resumed, budget = self._swap_in(budget)
-                admitted = self._admit(chunks, budget)
-            victims = tuple((rid, mode) for _t, rid, mode in
-                            self.rec.events[len(self.rec.events) - self.step_preemptions:]) \
-                if self.step_preemptions else ()
-            if chunks or solo or resumed or (n_group and (admitted or victims or self.stalled
-                                                          or self.unstalled)):
-                return self._batch_plan(chunks, solo, resumed, n_group, victims)
-            if not n_group:
-                if not victims:
-                    raise RuntimeError("kvsim scheduler made no progress (internal error): "
-                                       f"t={self.t}, waiting={len(self.waiting)}, free={kv.free}")
-                # Everything that could run was evicted: a step that computes
-                # nothing and lasts as long as its swap copies, if any.
-                self.step_victims = victims
-                return StepPlan(EVICTED, preempted=victims, swap_out_bytes=self.swap.out_bytes,
-                                swap_copies=self.swap.copies)
-        # Only the decode group runs, its first step's blocks taken: up to the first finish,
-        # before the first step that needs more blocks than are free, and one step only when
-        # the policy might admit a waiting request in the next step (or jumps are off).
-        bs, T = self.bs, self.T
-        pool = kv.pool
-        self.step_victims = ()
+        # 1. the running requests
+        chunks, solo, budget = self._schedule_running(self.cfg.max_num_batched_tokens)
+        n_group = self.decoding.size
+        # 2. admission, only if nothing was preempted
+        resumed: list[int] | tuple[()] = ()
+        admitted = False
+        if (self.swapped or self.waiting) and not self.victims:
+            if self.swapped:                       # V0: swapped requests come back first
+                resumed, budget = self._swap_in(budget)
+            admitted = self._admit(chunks, budget)
+        if chunks or solo or resumed or (n_group and (admitted or self.victims or self.stalled
+                                                      or self.unstalled)):
+            return self._batch_plan(chunks, solo, resumed, n_group, tuple(self.victims))
+        if not n_group:
+            return self._evicted_plan()
+        return self._decode_run_plan(n_group)
+
+    def _evicted_plan(self) -> StepPlan:
+        """Everything that could run was evicted: a step that computes nothing and lasts as
+        long as its swap copies, if any."""
+        if not self.victims:
+            raise RuntimeError("kvsim scheduler made no progress (internal error): "
+                               f"t={self.now_s}, waiting={len(self.waiting)}, free={self.kv.free}")
+        self.last_plan = StepPlan(EVICTED, preempted=tuple(self.victims),
+                                  swap_out_bytes=self.swap.out_bytes, swap_copies=self.swap.copies)
+        return self.last_plan
+
+    def _decode_run_plan(self, n_group: int) -> StepPlan:
+        """Only the decode group runs, its first step's blocks taken: up to the first finish,
+        before the first step that needs more blocks than are free, and one step only when
+        the policy might admit a waiting request in the next step (or jumps are off)."""
+        group, pool, bs, T = self.decoding, self.kv.pool, self.block_size, self.step
         k = group.next_finish()[0] - T + 1
-        if k > self.max_jump or ((self.waiting or self.swapped) and not self._policy_stays_blocked
+        if k > self.max_jump or ((self.waiting or self.swapped) and not self.policy.stays_blocked
                                  and not self.policy.batch_is_full):
             k = 1
         free = pool.blank + pool.cached_free
-        if k > 1 and free < n_group * ((k - 2) // bs + 1):   # the blocks might not last k steps
+        if k > 1 and free < n_group * blocks_for(k - 1, bs):   # the blocks might not last k steps
             k = 1 + group.steps_until_short(T + 1, free, k - 1)
         # One plan object serves every decode run: it lives only until apply_decode_run,
         # and decode runs are most of a run's plans (a new object each costs ~5% of a run).
         plan = self._decode_run
         plan.n_group, plan.max_steps = n_group, k
         plan.context_tokens = group.offset_sum + n_group * (T + 1)
+        self.last_plan = plan
         return plan
 
     def _batch_plan(self, chunks: list[Chunk], solo: list[int], resumed: list[int] | tuple[()],
                     n_group: int, victims: tuple[tuple[int, int], ...]) -> StepPlan:
         reqs, swap = self.requests, self.swap
-        context = self.decoding.context(self.T) if n_group else 0
+        context = self.decoding.context(self.step) if n_group else 0
         if solo:
             context += sum(self._stored(r) + 1 for r in solo)
         if resumed:
             context += sum(reqs.prompt[r] + reqs.generated[r] for r in resumed)
-        self.step_victims = victims
-        return StepPlan(BATCH, n_group, chunks, solo, resumed, context, victims, 1,
-                        swap.out_bytes, swap.in_bytes, swap.copies)
+        self.last_plan = StepPlan(BATCH, n_group, chunks, solo, resumed, context, victims, 1,
+                                  swap.out_bytes, swap.in_bytes, swap.copies)
+        return self.last_plan
 
     # ---------------------------------------------- 1. the running requests
     def _schedule_running(self, budget: int) -> tuple[list[Chunk], list[int], int]:
         """Step 1: every running request's tokens of this step ``(chunks, solo, budget left)``.
 
         ``chunks`` are ``(rid, start, tokens)`` prefill chunks, ``solo`` the
-        decoders scheduled one by one (the decode group is scheduled whole). When
-        everything fits, the blocks are taken at once; else the exact pass runs.
+        decoders scheduled one by one (the decode group is scheduled whole). The
+        outcome is always the exact pass's (:meth:`_schedule_in_order`: request by
+        request, preempting on a shortage); when every running request's tokens
+        fit, nobody is preempted and the pass would take exactly their blocks, so
+        they are taken at once instead, the decode group's in closed form.
         """
         kv, group = self.kv, self.decoding
         n_group = group.size
-        plan = self._plan_chunks(budget - n_group) if self.prefilling \
-            and not self._prefills_wait() else ([], 0)
-        if plan is None or n_group > budget:
+        if n_group > budget:
+            return self._schedule_in_order(budget)
+        if not self.prefilling or self._prefills_wait():
+            # only decodes (the commonest step): the group's blocks, if they are free
+            if kv.take_decode_step(self.step):
+                return [], [], budget - n_group
+            return self._schedule_in_order(budget)
+        plan = self._plan_chunks(budget - n_group)
+        if plan is None:
             return self._schedule_in_order(budget)
         chunks, chunk_blocks = plan
-        need = group.new_blocks(self.T) if n_group else 0
-        if need + chunk_blocks > kv.free:
+        if kv.decode_blocks(self.step) + chunk_blocks > kv.free:
             return self._schedule_in_order(budget)
-        budget -= n_group
-        if not chunks:
-            kv.take(need)
-            return chunks, [], budget
         if self.cfg.engine == "v1" and any(kv.registers_prefix(r, s + c) for r, s, c in chunks):
             self._take_in_admission_order(chunks)
         else:                                      # order cannot matter: take all at once
-            kv.take(need)
+            kv.take_decode_step(self.step)
             for rid, start, c in chunks:
                 kv.grow(rid, start + c)
                 kv.cache_prefix(rid, start + c)
-        return chunks, [], budget - sum(c for _, _, c in chunks)
+        return chunks, [], budget - n_group - sum(c for _, _, c in chunks)
 
     def _prefills_wait(self) -> bool:
         """TensorRT-LLM's STATIC_BATCH: no prefill chunk while any request generates."""
-        return self._prefill_waits and len(self.running) > len(self.prefilling)
+        return self.policy.prefill_waits_for_decoders and len(self.running) > len(self.prefilling)
 
     def _chunk_of(self, rid: int, budget: int) -> int:
         c = self.requests.target[rid] - self.requests.computed[rid]
@@ -417,13 +417,13 @@ class Scheduler:
         """Blocks for a step where everything fits, taken request by request in running
         order, as V1's pass takes them. Only needed when a chunk caches shared-prefix
         blocks: then which free block goes first decides which copy later lookups find."""
-        kv, group, T = self.kv, self.decoding, self.T
+        kv, group, T = self.kv, self.decoding, self.step
         grow = {rid: start + c for rid, start, c in chunks}
         for rid in self.running:
             if rid in grow:
                 kv.grow(rid, grow[rid])
                 kv.cache_prefix(rid, grow[rid])
-            elif rid in group.offset and (group.offset[rid] + T) % self.bs == 0:
+            elif rid in group.offset and block_position(group.stored(rid, T), self.block_size) == 0:
                 kv.take(1)                          # a decode that starts a new block
 
     def _schedule_in_order(self, budget: int) -> tuple[list[Chunk], list[int], int]:
@@ -500,14 +500,14 @@ class Scheduler:
         cfg, kv, reqs, waiting = self.cfg, self.kv, self.requests, self.waiting
         admitted = False
         thr = cfg.long_prefill_token_threshold
-        if self._policy_plans_rounds:
+        if self.policy.plans_rounds:
             self.policy.begin_admission(chunks)
         while waiting and not self.swapped and len(self.running) < cfg.max_num_seqs \
                 and budget > 0:
             rid = waiting.head()
             tokens = reqs.target[rid]
             hit = kv.lookup(rid, tokens)
-            hit_tokens = hit.blocks * self.bs
+            hit_tokens = hit.blocks * self.block_size
             c = tokens - hit_tokens
             if 0 < thr < c:
                 c = thr
@@ -522,7 +522,7 @@ class Scheduler:
                 break
             waiting.pop_head()
             if reqs.first_scheduled[rid] != reqs.first_scheduled[rid]:   # NaN: never scheduled
-                reqs.first_scheduled[rid] = self.t
+                reqs.first_scheduled[rid] = self.now_s
             kv.admit(rid, hit, upto)
             resumed = reqs.preemptions[rid] > 0
             if cfg.enable_prefix_caching:
@@ -543,12 +543,13 @@ class Scheduler:
         return admitted
 
     # ---------------------------------------- after a step: its tokens
-    def _recomputed(self, rid: int, start: int, c: int) -> None:
-        """The chunk ``start .. start + c`` of ``rid`` holds tokens computed before a preemption."""
+    def _recomputed(self, rid: int, start: int, c: int) -> int:
+        """The chunk ``start .. start + c`` of ``rid`` holds tokens computed before a preemption:
+        how many (added to its count)."""
         reqs = self.requests
         again = min(start + c, reqs.high[rid]) - start
         reqs.recomputed[rid] += again
-        self.step_recomputed += again
+        return again
 
     def _emit(self, rid: int, t1: float) -> None:
         """``rid`` emits a token at ``t1``; it finishes or (re)joins the decode group."""
@@ -562,7 +563,7 @@ class Scheduler:
         if reqs.generated[rid] >= reqs.output[rid]:
             self._finish(rid, t1)
         else:
-            self._start_decoding(rid, self.T)
+            self._start_decoding(rid, self.step)
 
     def _end_pause(self, rid: int, t1: float) -> None:
         """Close ``rid``'s open pause, if any, with its token at ``t1``.
@@ -586,8 +587,8 @@ class Scheduler:
         reqs = self.requests
         for rid in self.stalled:                   # a step without their token: a short pause
             self.rec.pause_start(rid, reqs.last_token[rid], STALL)
-            self.decoding.add(rid, self._stored(rid), self.T,
-                              self.T + reqs.output[rid] - reqs.generated[rid] - 1)
+            self.decoding.add(rid, self._stored(rid), self.step,
+                              self.step + reqs.output[rid] - reqs.generated[rid] - 1)
             self.unstalled.append(rid)
         self.stalled = []
 
@@ -610,15 +611,14 @@ class Scheduler:
 
     # ------------------------------------------------- applying a priced plan
     def apply(self, plan: StepPlan, dt: float) -> None:
-        """Step ``T`` ran ``plan`` (``BATCH`` or ``EVICTED``) for ``dt`` seconds: its tokens,
+        """Step ``step`` ran ``plan`` (``BATCH`` or ``EVICTED``) for ``dt`` seconds: its tokens,
         finishes and record (vLLM: ``update_from_output``)."""
-        t0, T = self.t, self.T
+        t0, T = self.now_s, self.step
         t1 = t0 + dt
-        self.t, self.T = t1, T + 1
+        self.now_s, self.step = t1, T + 1
         if plan.kind == EVICTED:
-            self.step_tokens = 0
             self._requeue_stalled()
-            self._record(t1, dt, dt, 0, 0, 0, 0)
+            self._record(plan, t1, dt, dt, 0, 0, 0, 0, 0)
             return
         reqs, group = self.requests, self.decoding
         self.stall_ends = 0
@@ -630,11 +630,11 @@ class Scheduler:
             self._emit(rid, t1)
             self.rec.stint(rid, T, T + 1)
         computed, target, prefilling = reqs.computed, reqs.target, self.prefilling
-        prefill_tokens = 0
+        prefill_tokens = recomputed = 0
         for rid, start, c in plan.chunks:
             prefill_tokens += c
             if reqs.high[rid] > start:
-                self._recomputed(rid, start, c)
+                recomputed += self._recomputed(rid, start, c)
             computed[rid] = start + c
             if computed[rid] >= target[rid]:
                 del prefilling[rid]
@@ -652,26 +652,24 @@ class Scheduler:
             self.unstalled = []
         if self.stalled:
             self._requeue_stalled()
-        if self._policy_counts_steps:
+        if self.policy.counts_steps:
             self.policy.stepped(1)
-        self.step_tokens = decode_seqs + prefill_tokens
-        self._record(t1, dt, t1 - t0, n_group + len(solo) - self.stall_ends, prefill_tokens,
-                     decode_seqs, emitted)
+        self._record(plan, t1, dt, t1 - t0, n_group + len(solo) - self.stall_ends, prefill_tokens,
+                     decode_seqs, emitted, recomputed)
 
     def apply_decode_run(self, plan: StepPlan, ends: list[float], dts: list[float]) -> None:
         """``len(ends)`` (at most ``plan.max_steps``) identical decode steps of ``plan`` ran,
         ending at ``ends`` and lasting ``dts`` (the blocks of the first are taken)."""
         kv, group = self.kv, self.decoding
         pool = kv.pool
-        T, n, k = self.T, plan.n_group, len(ends)
-        self.step_tokens = n                       # each step: one token per member
-        t0, t1 = self.t, ends[-1]
+        T, n, k = self.step, plan.n_group, len(ends)
+        t0, t1 = self.now_s, ends[-1]
         blank0, cached0 = pool.blank, pool.cached_free
         crossings = group.crossings.copy()         # before this run's finishes change it
         if k > 1:                                  # the blocks of steps T+1 .. T+k-1
-            pool.take(group.new_blocks_between(T + 1, T + k))
-        self.t, self.T = t1, T + k
-        if self._policy_counts_steps:
+            kv.take_decode_steps(T + 1, T + k)
+        self.now_s, self.step = t1, T + k
+        if self.policy.counts_steps:
             self.policy.stepped(k)
         waiting, swapped = len(self.waiting), len(self.swapped)
         if group.next_finish_step() <= T + k - 1:
@@ -683,22 +681,21 @@ class Scheduler:
                             pool.cached_free, n, waiting, swapped, len(self.running),
                             len(self.waiting), len(self.prefilling))
 
-    def _record(self, t1: float, dt: float, gap: float, decoding: int, prefill_tokens: int,
-                decode_tokens: int, emitted: int) -> None:
+    def _record(self, plan: StepPlan, t1: float, dt: float, gap: float, decoding: int,
+                prefill_tokens: int, decode_tokens: int, emitted: int, recomputed: int) -> None:
         if self.arrivals.arrived_by(t1):       # arrivals during the step (refused ones leave)
             self._pull_after_step(t1)
         pool, swap = self.kv.pool, self.swap
         self.rec.step(t1, dt, gap, self.kv.num_blocks - pool.blank - pool.cached_free,
                       pool.cached_free,
                       (len(self.running), len(self.waiting),
-                       len(self.swapped), self.step_preemptions, decoding, prefill_tokens,
-                       decode_tokens, emitted, swap.out_bytes, swap.in_bytes,
-                       self.step_recomputed))
+                       len(self.swapped), len(plan.preempted), decoding, prefill_tokens,
+                       decode_tokens, emitted, swap.out_bytes, swap.in_bytes, recomputed))
 
     def end_run(self) -> None:
-        """The run stops: requests still decoding get their token counts (at time ``t``)."""
+        """The run stops: requests still decoding get their token counts (at time ``now_s``)."""
         for rid in list(self.decoding.offset):
-            self.requests.last_token[rid] = self.t
+            self.requests.last_token[rid] = self.now_s
             self._leave_decoding(rid)
 
     # --------------------------------------------------------- read-only views
@@ -717,7 +714,7 @@ class Scheduler:
 
     def snapshot(self) -> SchedulerSnapshot:
         """What the scheduler holds now, as plain values (the stepper and the KV gauge read it)."""
-        reqs, kv, group, T, bs = self.requests, self.kv, self.decoding, self.T, self.bs
+        reqs, kv, group, T, bs = self.requests, self.kv, self.decoding, self.step, self.block_size
         waiting = tuple(self.waiting)
         queued, swapped = set(waiting), set(self.swapped)
         views = []
@@ -725,12 +722,12 @@ class Scheduler:
             needs_block = False
             if rid in group:
                 tokens = group.stored(rid, T)
-                blocks = kv.blocks_for(tokens)
+                blocks = kv.held_by(rid, T)
                 state = "decoding"
-                needs_block = tokens % bs == 0
+                needs_block = block_position(tokens, bs) == 0
             elif rid in self.running:
                 tokens = self._stored(rid)
-                blocks = kv.held.get(rid, 0)
+                blocks = kv.held_by(rid, T)
                 state = "prefilling" if rid in self.prefilling else "decoding"
             else:
                 tokens = blocks = 0
@@ -748,10 +745,10 @@ class Scheduler:
                                      int(reqs.rescued[rid]), float(reqs.finish[rid]),
                                      bool(needs_block)))
         return SchedulerSnapshot(
-            step=T, t_s=float(self.t), block_size=bs, total_blocks=int(kv.num_blocks),
+            step=T, t_s=float(self.now_s), block_size=bs, total_blocks=int(kv.num_blocks),
             free_blocks=int(kv.free), cached_free_blocks=int(kv.cached_free),
             running=tuple(self.running), waiting=waiting, swapped=tuple(self.swapped),
-            preempted=self.step_victims, requests=tuple(views))
+            preempted=self.last_plan.preempted, requests=tuple(views))
 
 
 class RequestView(NamedTuple):

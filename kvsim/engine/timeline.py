@@ -19,6 +19,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from .blocks.counting import block_position
+
 if TYPE_CHECKING:
     from numpy.typing import NDArray
 
@@ -158,7 +160,7 @@ class Recorder:
         start = np.cumsum(k) - k
         j = np.arange(int(k.sum())) - start[run]               # step index inside its run
         rows = pos[run] + j
-        need = cross[run, (-(T[run] + j)) % bs]
+        need = cross[run, block_position(-(T[run] + j), bs)]
         need[j == 0] = 0                                       # the first step's were taken before
         total = np.cumsum(need)
         taken = total - (total - need)[start][run]             # cumulative within each run

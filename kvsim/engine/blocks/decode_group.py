@@ -26,7 +26,7 @@ __all__ = ["DecodeGroup"]
 
 class DecodeGroup:
     def __init__(self, block_size: int):
-        self.bs = block_size
+        self.block_size = block_size
         self.offset: dict[int, int] = {}
         self.crossings = [0] * block_size       # members per (offset mod bs)
         self.size = 0
@@ -39,7 +39,7 @@ class DecodeGroup:
         """``rid`` holds ``stored_tokens`` before step ``T`` and emits its last token in ``last_step``."""
         off = stored_tokens - T
         self.offset[rid] = off
-        self.crossings[off % self.bs] += 1
+        self.crossings[off % self.block_size] += 1
         self.size += 1
         self.offset_sum += off
         v = self._version.get(rid, 0) + 1
@@ -50,7 +50,7 @@ class DecodeGroup:
     def remove(self, rid: int, T: int) -> int:
         """Take ``rid`` out before step ``T``; return its stored tokens then."""
         off = self.offset.pop(rid)
-        self.crossings[off % self.bs] -= 1
+        self.crossings[off % self.block_size] -= 1
         self.size -= 1
         self.offset_sum -= off
         self._version[rid] += 1
@@ -64,16 +64,16 @@ class DecodeGroup:
 
     def new_blocks(self, T: int) -> int:
         """Members that start a new block in step ``T``."""
-        return self.crossings[-T % self.bs]
+        return self.crossings[-T % self.block_size]
 
     def new_blocks_between(self, T_first: int, T_end: int) -> int:
         """Blocks the members take in steps ``T_first .. T_end - 1`` (one per member per cycle)."""
         steps = T_end - T_first
-        cycles, rest = divmod(steps, self.bs)
+        cycles, rest = divmod(steps, self.block_size)
         total = self.size * cycles
         if rest:
             # steps T .. T+rest-1 read crossings at -T, -T-1, ...: a descending cyclic slice
-            hi = -(T_first + cycles * self.bs) % self.bs
+            hi = -(T_first + cycles * self.block_size) % self.block_size
             lo = hi - rest + 1
             c = self.crossings
             total += sum(c[lo:hi + 1]) if lo >= 0 else sum(c[:hi + 1]) + sum(c[lo:])
@@ -114,12 +114,12 @@ class DecodeGroup:
         if self.size == 0:
             return limit
         cycles, rest = divmod(free_blocks, self.size)
-        steps = self.bs * cycles
+        steps = self.block_size * cycles
         if steps >= limit:
             return limit
         acc = 0
-        for j in range(self.bs):
-            acc += self.crossings[-(T + steps + j) % self.bs]
+        for j in range(self.block_size):
+            acc += self.crossings[-(T + steps + j) % self.block_size]
             if acc > rest:
                 return min(limit, steps + j)
-        return min(limit, steps + self.bs)  # pragma: no cover - a full cycle always exceeds rest
+        return min(limit, steps + self.block_size)  # pragma: no cover - a full cycle always exceeds rest
