@@ -272,7 +272,8 @@ def test_exporter_serves_vllm_series_and_stops_cleanly(installed):
     assert re.search(r'^vllm:num_preemptions_total\{[^}]*model_name="llama-2-7b"[^}]*\} \d',
                      text, re.M), text[:2000]
     assert "# TYPE vllm:kv_cache_usage_perc gauge" in text
-    # OpenMetrics keeps the `vllm:` sample names (prometheus_client < 0.23 does)
+    # OpenMetrics keeps the `vllm:` sample names whatever prometheus_client the venv got
+    # (kvsim writes the exposition itself; 0.23 and later would write vllm_)
     assert ctype_om.startswith("application/openmetrics-text") and om.rstrip().endswith("# EOF")
     assert re.search(r"^vllm:num_preemptions_total\{", om, re.M), om[:2000]
     assert not re.search(r"^vllm_", om, re.M), "sample names lost their colon"

@@ -39,12 +39,12 @@ from dataclasses import dataclass
 
 import promql_parser as pq
 import yaml
-from prometheus_client.utils import floatToGoString
 
 from kvsim.errors import KvsimError, check_choice
 from kvsim.files import parse_json, read_text_file
 
 from .catalogue import VERSIONS, MetricDef, metric_defs
+from .text_format import format_value
 
 __all__ = ["Finding", "NOTE_KINDS", "lint_promql", "lint_rules", "lint_dashboard", "dashboard_expressions",
            "RENAMED", "CLIENT_TRAP", "read_rule_text"]
@@ -358,7 +358,7 @@ def _check_buckets(name: str, d: MetricDef, vs, add) -> None:
                 f'{d.name} has no bucket edge {m.value} (its edges near it: {near}); a '
                 f'selector on a missing edge matches nothing, so the query is empty')
             continue
-        scraped_le = floatToGoString(x)
+        scraped_le = format_value(x)
         if m.value != scraped_le:
             add("bucket-edge-format", f'le="{m.value}"',
                 f'le="{m.value}": vLLM (prometheus_client) writes this edge as '
