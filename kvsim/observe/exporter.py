@@ -15,7 +15,7 @@ window covers ``5X`` simulated minutes).
 
 * ``GET /metrics`` (or ``HEAD``): the exposition, in OpenMetrics when the
   scraper asks for it (``Accept: application/openmetrics-text``), else the
-  Prometheus text format 0.0.4, as prometheus_client serves it;
+  Prometheus text format 0.0.4, byte for byte as a vLLM server serves it;
 * ``GET /`` a one-line description; any other path 404; any other method 405
   (with ``Allow: GET, HEAD``);
 * the exposition is rendered once per change of the simulated state, not per
