@@ -86,10 +86,32 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+#: What ``--version V`` picked before it printed kvsim's version (now ``--vllm-version V``).
+_METRIC_SETS = ("v1", "v1-0.10", "v0")
+
+
+def _check_old_version_flag(argv: Sequence[str]) -> None:
+    """``exporter``/``lint-rules`` ``--version v1-0.10``, the flag's old meaning, is one line
+    (not kvsim's version and a silent exit 0, which a script would take for success)."""
+    words = list(argv)
+    command = next((w for w in words if not w.startswith("-")), None)
+    if command not in ("exporter", "lint-rules"):
+        return
+    for i, word in enumerate(words):
+        value = word.partition("=")[2] if word.startswith("--version=") else (
+            words[i + 1] if word == "--version" and i + 1 < len(words) else None)
+        if value in _METRIC_SETS:
+            raise UsageError(f"kvsim {command}: error: --version {value}: --version prints "
+                             f"kvsim's version; expected --vllm-version {value} to pick vLLM's "
+                             f"metric names")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; return the exit status (0 ok, 2 bad input)."""
     parser = build_parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
     try:
+        _check_old_version_flag(argv)
         try:
             args = parser.parse_args(argv)
         except SystemExit as exc:          # --help and --version

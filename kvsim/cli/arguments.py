@@ -7,7 +7,8 @@ book's widgets say the same thing about the same value.
 from __future__ import annotations
 
 import argparse
-from typing import Any, Callable, NoReturn
+import textwrap
+from typing import Any, Callable, NoReturn, Sequence
 
 from kvsim.errors import (
     KvsimError,
@@ -18,7 +19,8 @@ from kvsim.errors import (
     check_num_gpu_blocks,
 )
 
-__all__ = ["CLI_RULES", "UsageError", "Parser", "VersionAction", "checked", "positive_float",
+__all__ = ["CLI_RULES", "UsageError", "Parser", "VersionAction", "add_subcommand", "checked",
+           "positive_float", "add_quiet_flag",
            "add_pool_flags", "metric_set", "utilization", "block_size", "seq_len", "tensor_parallel"]
 
 #: The rules every subcommand keeps (shown by ``kvsim --help``; see :mod:`kvsim.cli`).
@@ -58,6 +60,28 @@ class VersionAction(argparse.Action):
         parser.exit()
 
 
+def add_subcommand(subparsers, name: str, *, help: str, examples: Sequence[str],
+                   description: str | None = None, rules: bool = False) -> argparse.ArgumentParser:
+    """A subcommand's parser with the conventions every one keeps: ``--version`` prints
+    kvsim's version, and the help ends with ``examples`` (real command lines, kept as
+    written; a test parses each one), after :data:`CLI_RULES` with ``rules=True`` (the
+    subcommands that size a pool)."""
+    if not examples:
+        raise ValueError(f"kvsim {name}: expected at least one example for its help")
+    epilog = (textwrap.fill(CLI_RULES, width=78) + "\n\n" if rules else "") + "examples:\n" \
+        + "\n".join(f"  {line}" for line in examples)
+    parser = subparsers.add_parser(name, help=help, description=description, epilog=epilog,
+                                   formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--version", action=VersionAction, help="print kvsim's version and exit")
+    return parser
+
+
+def add_quiet_flag(parser: argparse.ArgumentParser) -> None:
+    """``--quiet``: no progress line on stderr (there is none anyway when it is not a terminal)."""
+    parser.add_argument("--quiet", "-q", action="store_true",
+                        help="no progress line on stderr (shown only on a terminal)")
+
+
 def checked(check: Callable[[str], Any]) -> Callable[[str], Any]:
     """Wrap a kvsim validator as an argparse ``type`` whose message is kvsim's."""
     def convert(text: str):
@@ -82,7 +106,7 @@ _num_blocks = checked(check_num_gpu_blocks)
 _log_tokens = checked(lambda s: check_int("kv_cache_tokens", s, min=1, max=10**12))
 _engine = checked(lambda s: check_choice("engine", s, ["v1", "v0"]))
 #: The vLLM metric-name sets ``exporter`` speaks and ``lint-rules`` checks against.
-metric_set = checked(lambda v: check_choice("version", v, ["v1", "v1-0.10", "v0"]))
+metric_set = checked(lambda v: check_choice("vllm_version", v, ["v1", "v1-0.10", "v0"]))
 
 
 def add_pool_flags(parser: argparse.ArgumentParser) -> None:

@@ -8,9 +8,9 @@ from __future__ import annotations
 import argparse
 
 from .arguments import (
-    CLI_RULES,
     UsageError,
     add_pool_flags,
+    add_subcommand,
     block_size,
     seq_len,
     tensor_parallel,
@@ -19,13 +19,20 @@ from .arguments import (
 from .names import canonical_args, model_arg
 from .output import dump
 
-__all__ = ["add_parser", "run"]
+__all__ = ["add_parser", "run", "EXAMPLES"]
+
+#: Real command lines, shown at the end of ``kvsim capacity --help``.
+EXAMPLES = (
+    "kvsim capacity --model llama-2-7b --gpu a40-48gb --util 0.60 --seq-len 1100",
+    "kvsim capacity --model llama-3.1-8b --gpu h100-80gb --kv-cache-tokens 447088 --seq-len 6000",
+    "kvsim capacity --model llama-3.1-8b --gpu h100-80gb --util 0.9 --kv-dtype fp8 --json",
+)
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
     """Register ``capacity`` and its flags."""
-    parser = subparsers.add_parser(
-        "capacity", help="KV bytes per token, pool, blocks, tokens, concurrency", epilog=CLI_RULES)
+    parser = add_subcommand(subparsers, "capacity", examples=EXAMPLES, rules=True,
+                            help="KV bytes per token, pool, blocks, tokens, concurrency")
     source = parser.add_mutually_exclusive_group(required=True)
     source.add_argument("--model", help="model preset name (see `kvsim models`)")
     source.add_argument("--config", metavar="PATH", help="a Hugging Face config.json")

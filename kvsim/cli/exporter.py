@@ -5,17 +5,30 @@ import argparse
 
 from kvsim.errors import check_float, check_int
 
-from .arguments import checked, metric_set
+from .arguments import add_subcommand, checked, metric_set
 from .names import canonical_options
 from .values import parse_sets
 
-__all__ = ["add_parser", "run"]
+__all__ = ["add_parser", "run", "EXAMPLES", "DEFAULT_PORT"]
+
+#: The port ``kvsim exporter`` listens on unless told (kvsim.observe.exporter.DEFAULT_PORT, not
+#: imported here so that `kvsim --help` stays fast; a test checks they agree). Not vLLM's
+#: 8000, so that the exporter can run beside a real server.
+DEFAULT_PORT = 9188
+
+#: Real command lines, shown at the end of ``kvsim exporter --help``.
+EXAMPLES = (
+    "kvsim exporter --scenario incident-day --speed 20",
+    "kvsim exporter --scenario mission-1-storm --speed 10 --port 9400 --vllm-version v1-0.10",
+    "kvsim exporter --scenario belgavi --set output_mean=600 --port 0",
+)
 
 _DESCRIPTION = (
     "Run the scenario, then serve what the simulated vLLM server's /metrics\n"
     "would show, replayed live, for a real Prometheus to scrape. Once it listens it\n"
     "prints one line on stdout (\"kvsim exporter: serving /metrics on http://...\"),\n"
-    "so a script can wait for it; Ctrl-C or SIGTERM stops it.\n\n"
+    "so a script can wait for it; /health answers \"ok\" while it serves; Ctrl-C or\n"
+    "SIGTERM stops it.\n\n"
     "Every series is in simulated time. --speed N replays N simulated seconds per\n"
     "wall-clock second, so every rate Prometheus computes (rate(), irate(), deriv())\n"
     "is N times the simulated server's rate per second, and every window and `for`\n"
@@ -28,20 +41,20 @@ _DESCRIPTION = (
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
     """Register ``exporter`` and its flags."""
-    parser = subparsers.add_parser(
-        "exporter", help="replay a scenario as a live vLLM /metrics endpoint",
-        formatter_class=argparse.RawDescriptionHelpFormatter, description=_DESCRIPTION)
+    parser = add_subcommand(subparsers, "exporter", examples=EXAMPLES, description=_DESCRIPTION,
+                            help="replay a scenario as a live vLLM /metrics endpoint")
     parser.add_argument("--scenario", required=True, metavar="NAME", help="a scenario")
     parser.add_argument("--speed", type=checked(lambda v: check_float("speed", v, min=0.01,
                                                                       max=100_000)),
                         default=1.0, metavar="N", help="simulated seconds per wall-clock second; "
                         "multiplies every rate by N (default 1)")
     parser.add_argument("--port", type=checked(lambda v: check_int("port", v, min=0, max=65535)),
-                        default=8000, metavar="P", help="TCP port (default 8000; 0 picks a free "
-                        "one, named on the ready line)")
+                        default=DEFAULT_PORT, metavar="P", help=f"TCP port (default "
+                        f"{DEFAULT_PORT}, beside vLLM's 8000; 0 picks a free one, named on the "
+                        f"ready line)")
     parser.add_argument("--host", default="127.0.0.1", metavar="H",
                         help="address to listen on (default 127.0.0.1, this machine only)")
-    parser.add_argument("--version", dest="metrics_version", default="v1", metavar="V",
+    parser.add_argument("--vllm-version", dest="metrics_version", default="v1", metavar="V",
                         type=metric_set,
                         help="the vLLM metric names to speak: v1 (default), v1-0.10 or v0")
     parser.add_argument("--model-name", default=None, metavar="NAME",

@@ -10,16 +10,25 @@ import argparse
 
 from kvsim.errors import KvsimError
 
-from .arguments import metric_set
+from .arguments import add_subcommand, metric_set
 from .output import dump
 
-__all__ = ["add_parser", "run"]
+__all__ = ["add_parser", "run", "EXAMPLES"]
+
+#: Real command lines, shown at the end of ``kvsim lint-rules --help`` (the rule file is the
+#: book's, book/alerts/).
+EXAMPLES = (
+    "kvsim lint-rules book/alerts/kvsim-preemption.rules.yml --vllm-version v1-0.10",
+    "kvsim lint-rules book/alerts/kvsim-preemption.rules.yml --against incident-day",
+    "kvsim lint-rules --expr 'rate(vllm:num_preemptions_total[5m]) > 0'",
+)
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
     """Register ``lint-rules`` and its flags."""
-    parser = subparsers.add_parser("lint-rules", help="find the classic mistakes in a Prometheus "
-                                   "rule file or a PromQL expression for vLLM's metrics")
+    parser = add_subcommand(subparsers, "lint-rules", examples=EXAMPLES,
+                            help="find the classic mistakes in a Prometheus rule file or a "
+                                 "PromQL expression for vLLM's metrics")
     source = parser.add_mutually_exclusive_group(required=True)
     source.add_argument("file", nargs="?", default=None, help="a Prometheus rule file (YAML)")
     source.add_argument("--expr", default=None, help="one PromQL expression instead of a file")
@@ -29,7 +38,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     parser.add_argument("--var", action="append", default=[], metavar="NAME=VALUE",
                         help="a dashboard template variable (default: the dashboard's current "
                              "value; $__rate_interval is 1m)")
-    parser.add_argument("--version", dest="metrics_version", default="v1", metavar="V",
+    parser.add_argument("--vllm-version", dest="metrics_version", default="v1", metavar="V",
                         type=metric_set,
                         help="the vLLM metric names to check against: v1 (default), v1-0.10 or v0")
     parser.add_argument("--against", metavar="SCENARIO", default=None,

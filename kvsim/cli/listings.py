@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import argparse
 
+from .arguments import add_subcommand
 from .output import dump
 
 __all__ = ["add_parsers", "scenarios", "models", "gpus"]
@@ -63,6 +64,7 @@ def add_parsers(subparsers) -> None:
     for name, text, run in (("scenarios", "list the scenarios", scenarios),
                             ("models", "list the model presets", models),
                             ("gpus", "list the GPU presets", gpus)):
-        parser = subparsers.add_parser(name, help=text)
+        parser = add_subcommand(subparsers, name, help=text,
+                                examples=(f"kvsim {name}", f"kvsim {name} --json"))
         parser.add_argument("--json", action="store_true", help="print JSON")
         parser.set_defaults(run=run)

@@ -11,9 +11,17 @@ import sys
 
 from kvsim.errors import KvsimError
 
+from .arguments import add_subcommand
 from .output import dump, one_line
 
-__all__ = ["add_parser", "run", "LEADERBOARD_MAX_BYTES"]
+__all__ = ["add_parser", "run", "LEADERBOARD_MAX_BYTES", "EXAMPLES"]
+
+#: Real command lines, shown at the end of ``kvsim missions --help``.
+EXAMPLES = (
+    "kvsim missions --ticket 1",
+    "kvsim missions --name 'Ada Lovelace'",
+    "kvsim missions --export",
+)
 
 #: The largest leaderboard file `kvsim missions --leaderboard` reads: 1 MiB (a room of a
 #: hundred learners' codes is under 30 KB).
@@ -22,8 +30,9 @@ LEADERBOARD_MAX_BYTES = 2**20
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
     """Register ``missions`` and its flags (one action at a time)."""
-    parser = subparsers.add_parser("missions", help="the lab's missions: progress, tickets, "
-                                   "completion codes, a room's leaderboard (chapter 5)")
+    parser = add_subcommand(subparsers, "missions", examples=EXAMPLES,
+                            help="the lab's missions: progress, tickets, completion codes, a "
+                                 "room's leaderboard (chapter 5)")
     action = parser.add_mutually_exclusive_group()
     action.add_argument("--reset", action="store_true", help="forget all progress")
     action.add_argument("--name", metavar="NAME",

@@ -12,12 +12,22 @@ import sys
 
 from kvsim.errors import KvsimError, check_float, check_int
 
-from .arguments import CLI_RULES, UsageError, add_pool_flags, checked, utilization
+from .arguments import UsageError, add_pool_flags, add_subcommand, checked, utilization
 from .names import canonical_args, canonical_options, model_arg
 from .output import dump, table
 from .values import parse_sets
 
-__all__ = ["add_parser", "run", "summary_text", "load_note", "TIME_SCALE_MIN", "TIME_SCALE_MAX"]
+__all__ = ["add_parser", "run", "summary_text", "load_note", "TIME_SCALE_MIN", "TIME_SCALE_MAX",
+           "EXAMPLES"]
+
+#: Real command lines, shown at the end of ``kvsim simulate --help`` (the trace is the public
+#: Azure LLM inference trace, AzureLLMInferenceTrace_conv.csv).
+EXAMPLES = (
+    "kvsim simulate --scenario belgavi --set max_num_seqs=16",
+    "kvsim simulate --scenario belgavi --util 0.7 --json",
+    "kvsim simulate --trace AzureLLMInferenceTrace_conv.csv --model llama-3.1-8b "
+    "--gpu h100-80gb --util 0.9 --limit 2000",
+)
 
 #: ``--time-scale``'s range (kvsim.traffic.workload.TIME_SCALE_RANGE, not imported here so
 #: that `kvsim --help` stays fast; a test checks they agree).
@@ -29,8 +39,8 @@ _TRACE_FLAGS = ("time_scale", "start_s", "duration_s", "limit")
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
     """Register ``simulate`` and its flags."""
-    parser = subparsers.add_parser(
-        "simulate", help="run a scenario or replay a trace; print the summary", epilog=CLI_RULES)
+    parser = add_subcommand(subparsers, "simulate", examples=EXAMPLES, rules=True,
+                            help="run a scenario or replay a trace; print the summary")
     what = parser.add_mutually_exclusive_group(required=True)
     what.add_argument("--scenario", metavar="NAME", help="a scenario (see `kvsim scenarios`)")
     what.add_argument("--trace", metavar="PATH", help="an Azure LLM inference trace CSV")

@@ -5,12 +5,20 @@ import argparse
 
 from kvsim.errors import KvsimError, check_int
 
-from .arguments import CLI_RULES, checked
+from .arguments import add_quiet_flag, add_subcommand, checked
 from .names import canonical_options
 from .output import dump, format_value, plain
+from .progress import progress_wanted
 from .values import parse_grid, parse_seeds, parse_sets
 
-__all__ = ["add_parser", "run", "TEXT_COLUMNS"]
+__all__ = ["add_parser", "run", "TEXT_COLUMNS", "EXAMPLES"]
+
+#: Real command lines, shown at the end of ``kvsim sweep --help``.
+EXAMPLES = (
+    "kvsim sweep --scenario belgavi --grid output_mean=250,600 --seeds 0-4 --workers 2",
+    "kvsim sweep --scenario mission-1-storm --grid gpu_memory_utilization=0.6,0.7,0.8 --csv",
+    "kvsim sweep --scenario load-test-120 --grid max_num_seqs=96,104 --seeds 0-2 --quiet",
+)
 
 #: The columns `kvsim sweep` prints as text (all of them with --csv or --json).
 TEXT_COLUMNS = ("preemptions_per_1k", "mean_running", "ttft_p95_s", "itl_p99_s",
@@ -19,8 +27,8 @@ TEXT_COLUMNS = ("preemptions_per_1k", "mean_running", "ttft_p95_s", "itl_p99_s",
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
     """Register ``sweep`` and its flags."""
-    parser = subparsers.add_parser("sweep", help="run a scenario over a grid of settings and seeds",
-                                   epilog=CLI_RULES)
+    parser = add_subcommand(subparsers, "sweep", examples=EXAMPLES, rules=True,
+                            help="run a scenario over a grid of settings and seeds")
     parser.add_argument("--scenario", required=True, metavar="NAME", help="a scenario")
     parser.add_argument("--grid", action="append", default=[], metavar="KEY=V1,V2,...",
                         help="a scenario parameter or engine option and its values (repeatable)")
@@ -40,6 +48,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     out = parser.add_mutually_exclusive_group()
     out.add_argument("--json", action="store_true", help="print JSON rows")
     out.add_argument("--csv", action="store_true", help="print every column as CSV")
+    add_quiet_flag(parser)
     parser.set_defaults(run=run)
     return parser
 
@@ -63,13 +72,14 @@ def run(args: argparse.Namespace) -> str:
     if both:
         raise KvsimError(f"--grid {both[0]} and --set {both[0]}=... are both given: expected one")
     base = dict(fixed, scenario=args.scenario)
+    show = progress_wanted(args.quiet)              # kvsim.sweep's bar, on a terminal only
     if args.workers > 1:
         from concurrent.futures import ProcessPoolExecutor
         with ProcessPoolExecutor(args.workers) as pool:
             results = kvsim.sweep(base, grid, seeds=args.seeds, executor=pool,
-                                  chunk_size=args.chunk_size)
+                                  chunk_size=args.chunk_size, progress=show)
     else:
-        results = kvsim.sweep(base, grid, seeds=args.seeds)
+        results = kvsim.sweep(base, grid, seeds=args.seeds, progress=show)
     names = results.columns
     rows = [{k: plain(results[k][i]) for k in names} for i in range(results.num_rows)]
     if args.json:

@@ -5,11 +5,20 @@ import argparse
 
 from kvsim.errors import KvsimError, check_int
 
-from .arguments import UsageError, checked, positive_float
+from .arguments import UsageError, add_quiet_flag, add_subcommand, checked, positive_float
 from .names import canonical_args
 from .output import dump, format_value
 
-__all__ = ["add_parser", "run"]
+__all__ = ["add_parser", "run", "EXAMPLES"]
+
+#: Real command lines, shown at the end of ``kvsim twin --help`` (the scrape is one of the
+#: real ones the book ships, book/data/scrapes/).
+EXAMPLES = (
+    "kvsim twin book/data/scrapes/vllm-0.11.0-issue-28924.prom --model llama-3.1-8b "
+    "--uptime 3600 --no-what-ifs",
+    "kvsim twin before.prom after.prom --seconds 300 --trace-out twin.csv",
+    "kvsim twin range.json --json",
+)
 
 _DESCRIPTION = (
     "Read a real vLLM server's metrics -- one saved /metrics scrape, two scrapes\n"
@@ -25,9 +34,9 @@ _DESCRIPTION = (
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
     """Register ``twin`` and its flags."""
-    parser = subparsers.add_parser(
-        "twin", help="a kvsim twin of a real vLLM server from its /metrics, and what-ifs on it",
-        formatter_class=argparse.RawDescriptionHelpFormatter, description=_DESCRIPTION)
+    parser = add_subcommand(subparsers, "twin", examples=EXAMPLES, description=_DESCRIPTION,
+                            help="a kvsim twin of a real vLLM server from its /metrics, and "
+                                 "what-ifs on it")
     parser.add_argument("files", nargs="+", metavar="FILE",
                         help="a scrape, two scrapes (earlier first), or a Prometheus JSON export")
     parser.add_argument("--uptime", type=positive_float("uptime_s"), default=None, metavar="S",
@@ -50,6 +59,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     parser.add_argument("--trace-out", metavar="PATH", default=None,
                         help="write the twin's traffic as a trace CSV for `kvsim simulate --trace`")
     parser.add_argument("--json", action="store_true", help="print JSON")
+    add_quiet_flag(parser)
     parser.set_defaults(run=run)
     return parser
 
