@@ -1,13 +1,22 @@
-"""``kvsim twin``: a kvsim twin of a real vLLM server from its metrics, and what-ifs on it."""
+"""``kvsim twin``: a kvsim twin of a real vLLM server from its metrics, and what-ifs on it.
+
+Honest about what it read: stderr names the inputs it inferred from the
+metrics, those the user gave and those it defaulted; a what-if table that
+stands on a default is labelled illustrative (and says which); and when the
+model, the pool and the arrival rate are all defaults, it prints no what-ifs
+(one line, exit 2) unless ``--allow-defaults`` asks for them.
+"""
 from __future__ import annotations
 
 import argparse
+import sys
 
 from kvsim.errors import KvsimError, check_int
 
 from .arguments import UsageError, add_quiet_flag, add_subcommand, checked, positive_float
 from .names import canonical_args
 from .output import dump, format_value
+from .progress import ProgressLine
 
 __all__ = ["add_parser", "run", "EXAMPLES"]
 
@@ -29,7 +38,10 @@ _DESCRIPTION = (
     "scale fitted to the inter-token histogram. Then run the what-ifs of chapters 2-5\n"
     "on it (more memory, FP8 KV, a max_num_seqs cap, a watermark). It says what it\n"
     "inferred, from which series, and what it could not infer (and the default used).\n"
-    "One scrape counts from the server's start: give --uptime S for the rate.")
+    "One scrape counts from the server's start: give --uptime S for the rate.\n\n"
+    "What it read and what it defaulted goes to stderr; what-ifs that stand on a\n"
+    "default are labelled illustrative. With the model, the pool and the rate all\n"
+    "defaulted it prints no what-ifs (exit 2) unless --allow-defaults is given.")
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
@@ -56,6 +68,9 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     parser.add_argument("--no-fit", action="store_true",
                         help="skip the step-time fit (scale 1)")
     parser.add_argument("--no-what-ifs", action="store_true", help="only build the twin")
+    parser.add_argument("--allow-defaults", action="store_true",
+                        help="print the what-ifs even when the model, the pool and the arrival "
+                             "rate are all kvsim's defaults (illustrative only)")
     parser.add_argument("--trace-out", metavar="PATH", default=None,
                         help="write the twin's traffic as a trace CSV for `kvsim simulate --trace`")
     parser.add_argument("--json", action="store_true", help="print JSON")
@@ -100,6 +115,9 @@ def _what_if_table(twin, rows: list[dict]) -> list[str]:
     lines = [f"\nwhat-ifs (the twin, seed {twin.seed}, {twin.duration_s:,.6g} s measured"
              + (f" after {twin.warmup_s:g} s of warm-up" if twin.warmup_s else
                 " from a cold start") + "):"]
+    if twin.illustrative:
+        lines.append(f"  ILLUSTRATIVE: built on kvsim's defaults for {', '.join(twin.weak_inputs())}, "
+                     f"not on this server's figures")
     columns = ["case"] + list(WHAT_IF_COLUMNS)
     cells = [columns] + [[row["case"]] + [format_value(row[c]) for c in WHAT_IF_COLUMNS]
                          for row in rows]
@@ -133,17 +151,44 @@ def _text(args: argparse.Namespace, window, twin, rows: list[dict], trace: str) 
     return "\n".join(lines)
 
 
+def _report_inputs(twin) -> None:
+    """Two or three lines on stderr: what was read from the metrics, given, and defaulted."""
+    given = twin.given()
+    read = [f.what for f in twin.findings if f.inferred and f.what not in given]
+    lines = [f"kvsim twin: inferred from the metrics: {', '.join(read) or 'nothing'}"]
+    if given:
+        lines.append(f"kvsim twin: given: {', '.join(given)}")
+    lines.append(f"kvsim twin: defaulted: {', '.join(twin.defaulted()) or 'nothing'}")
+    print("\n".join(lines), file=sys.stderr)
+
+
+def _refuse_a_table_of_defaults(args: argparse.Namespace, twin) -> None:
+    if args.no_what_ifs or args.allow_defaults or not twin.mostly_defaults:
+        return
+    raise KvsimError(f"{', '.join(args.files)}: the model, the KV pool and the arrival rate are "
+                     "all kvsim's defaults (not in these metrics), so what-ifs would describe "
+                     "kvsim's defaults, not your server: expected --model and a scrape with "
+                     "vllm:cache_config_info and request counters (with --uptime), or "
+                     "--allow-defaults to print them as an illustration (--no-what-ifs: the "
+                     "twin alone)")
+
+
 def run(args: argparse.Namespace) -> str:
     """The twin's findings, its command and its what-ifs (or JSON of them)."""
     from kvsim.observe.twin import build_twin, what_ifs
     canonical_args(args)
     window = _window(args)
-    twin = build_twin(window, model=args.model, gpu=args.gpu, seed=args.seed,
-                      duration_s=args.duration, fit_scale=not args.no_fit)
-    trace = args.trace_out or "TWIN.csv"
-    if args.trace_out is not None:
-        _write_trace(twin, args.trace_out)
-    rows = [] if args.no_what_ifs else what_ifs(twin)
+    with ProgressLine("kvsim twin", quiet=args.quiet) as progress:
+        twin = build_twin(window, model=args.model, gpu=args.gpu, seed=args.seed,
+                          duration_s=args.duration, fit_scale=not args.no_fit,
+                          progress=progress)
+        _refuse_a_table_of_defaults(args, twin)
+        trace = args.trace_out or "TWIN.csv"
+        if args.trace_out is not None:
+            _write_trace(twin, args.trace_out)
+        rows = [] if args.no_what_ifs else what_ifs(twin, progress=progress)
+    # after the progress line is erased, and only on success: an error stays one line
+    _report_inputs(twin)
     if args.json:
         out = twin.to_dict()
         out["command"] = twin.command(trace)
