@@ -11,8 +11,9 @@ import sys
 
 from kvsim.errors import KvsimError
 
-from .arguments import add_subcommand
+from .arguments import add_quiet_flag, add_subcommand
 from .output import dump, one_line
+from .progress import ProgressLine
 
 __all__ = ["add_parser", "run", "LEADERBOARD_MAX_BYTES", "EXAMPLES"]
 
@@ -53,13 +54,16 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                         help="the progress file (default $KVSIM_MISSIONS_FILE or "
                              "~/.kvsim/missions.json)")
     parser.add_argument("--json", action="store_true", help="print JSON")
+    add_quiet_flag(parser)
     parser.set_defaults(run=run)
     return parser
 
 
 def _verify(args: argparse.Namespace) -> str:
     from kvsim.lab import progress as mp
-    verdict = mp.verify(args.verify)
+    with ProgressLine("kvsim missions", quiet=args.quiet) as progress:
+        progress(f"re-scoring {args.verify}")
+        verdict = mp.verify(args.verify)
     if args.json:                 # the whole verdict, and a non-zero status if rejected
         args.exit_status = 0 if verdict["ok"] else 1
         return dump(verdict)
@@ -82,7 +86,8 @@ def _leaderboard(args: argparse.Namespace) -> str:
                           expected="a text file of 'name CODE' lines",
                           max_bytes=LEADERBOARD_MAX_BYTES)
     try:
-        rows = mp.leaderboard(text.splitlines())
+        with ProgressLine("kvsim missions", quiet=args.quiet) as progress:
+            rows = mp.leaderboard(text.splitlines(), progress=progress)
     except KvsimError as e:
         raise KvsimError(f"{where}: {e}") from None
     why = [w for row in rows for w in row["why"]]
@@ -96,7 +101,9 @@ def _leaderboard(args: argparse.Namespace) -> str:
 
 def _import(args: argparse.Namespace) -> str:
     from kvsim.lab import progress as mp
-    summary = mp.import_progress(args.import_file, path=args.progress_file)
+    with ProgressLine("kvsim missions", quiet=args.quiet) as progress:
+        summary = mp.import_progress(args.import_file, path=args.progress_file,
+                                     progress=progress)
     where = str(mp.progress_path(args.progress_file))
     if args.json:
         return dump({"imported_from": args.import_file, "progress_file": where,
