@@ -11,11 +11,11 @@ and chapter 4 (``kvsim simulate``: replay a trace against a configuration)::
     kvsim simulate --trace trace.csv --model llama-3.1-8b --gpu h100-80gb --kv-cache-tokens 447088
     kvsim sweep --scenario belgavi --grid output_mean=250,600 --seeds 0-4 --workers 2
     kvsim sweep --scenario belgavi --grid output_mean=250,600 --seeds 0-9 --workers 2 --chunk-size 5
-    kvsim exporter --scenario mission-1-storm --speed 10 --port 9400   (serves /metrics)
+    kvsim exporter --scenario mission-1-storm --speed 10   (serves /metrics and /health on :9188)
     kvsim lint-rules my-alerts.rules.yml     (exit 1 on a classic mistake; notes alone exit 0)
     kvsim lint-rules my-alerts.rules.yml --against incident-day   (when each alert fires)
     kvsim lint-rules my-alerts.rules.yml --at-speed 20 > fast.rules.yml   (for a fast replay)
-    kvsim lint-rules --dashboard grafana.json --version v1-0.10   (a dashboard's queries)
+    kvsim lint-rules --dashboard grafana.json --vllm-version v1-0.10   (a dashboard's queries)
     kvsim twin scrape.prom --uptime 3600      (a twin of a real server, and its what-ifs)
     kvsim twin before.prom after.prom --seconds 300 | kvsim twin range.json
     kvsim scenarios | kvsim models | kvsim gpus        (each takes --json)
@@ -40,6 +40,12 @@ answer's largest lever, so kvsim does not guess vLLM's 0.9 for you. A
 1, as in :func:`kvsim.simulate`. Model and GPU names are the presets'
 canonical (lower-case) names; another case is read as the preset with a note
 on stderr naming the canonical name.
+
+Every subcommand takes ``--version`` (kvsim's version; ``--vllm-version``
+picks vLLM's metric names in ``exporter`` and ``lint-rules``) and ends its
+``--help`` with real examples; the runs that take seconds (``sweep``,
+``twin``, ``missions`` re-scoring) draw a progress line on stderr when it is a
+terminal, never with ``--quiet``.
 
 One module per subcommand (or family of them) registers its parser and runs
 it: :mod:`.capacity`, :mod:`.simulate`, :mod:`.sweep`, :mod:`.exporter`,
