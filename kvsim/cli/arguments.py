@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import argparse
 import textwrap
-from typing import Any, Callable, NoReturn, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any, NoReturn
 
 from kvsim.errors import (
     KvsimError,

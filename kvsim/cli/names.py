@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 __all__ = ["model_arg", "canonical", "canonical_args", "canonical_options"]
 

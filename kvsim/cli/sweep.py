@@ -89,4 +89,4 @@ def run(args: argparse.Namespace) -> str:
     shown = list(grid) + (["seed"] if "seed" in names else []) + list(TEXT_COLUMNS)
     cells = [list(shown)] + [[format_value(row[k]) for k in shown] for row in rows]
     widths = [max(len(row[i]) for row in cells) for i in range(len(shown))]
-    return "\n".join("  ".join(c.rjust(w) for c, w in zip(row, widths)) for row in cells)
+    return "\n".join("  ".join(c.rjust(w) for c, w in zip(row, widths, strict=True)) for row in cells)

@@ -87,11 +87,12 @@ def _window(args: argparse.Namespace):
                          "scrapes (earlier first) or one Prometheus export")
     got = [read_source(f) for f in args.files]
     if len(got) == 2:
-        if not all(isinstance(g, Reading) for g in got):
+        earlier, later = got
+        if not (isinstance(earlier, Reading) and isinstance(later, Reading)):
             raise KvsimError("two files must be two scrapes: expected a range export alone")
         if args.uptime is not None:
             raise KvsimError("--uptime is for one scrape: expected --seconds with two")
-        return between(got[0], got[1], args.seconds)
+        return between(earlier, later, args.seconds)
     if isinstance(got[0], Reading):
         if args.seconds is not None:
             raise KvsimError("--seconds is for two scrapes: expected --uptime with one")
@@ -123,7 +124,7 @@ def _what_if_table(twin, rows: list[dict]) -> list[str]:
                          for row in rows]
     widths = [max(len(row[i]) for row in cells) for i in range(len(columns))]
     lines += ["  " + "  ".join(c.ljust(w) if i == 0 else c.rjust(w)
-                               for i, (c, w) in enumerate(zip(row, widths)))
+                               for i, (c, w) in enumerate(zip(row, widths, strict=True)))
               for row in cells]
     return lines
 

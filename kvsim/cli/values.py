@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import math
 import re
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from kvsim.errors import KvsimError
 

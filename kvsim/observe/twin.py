@@ -268,7 +268,7 @@ def match_model(names) -> tuple[str | None, str | None]:
     """The kvsim preset a ``model_name`` label names: ``(preset, the label matched)``, or
     ``(None, None)``. Matched by the preset's name or its Hugging Face id, case-insensitively,
     with ``-Instruct``/``-chat``/``-hf``/``-it`` dropped."""
-    keys = {}
+    keys: dict[str, str] = {}
     for preset in list_models():
         keys.setdefault(_norm(preset), preset)
         keys.setdefault(_norm(get_model(preset).source.split()[0]), preset)
@@ -719,7 +719,8 @@ def build_twin(window: Window, *, model: str | None = None, gpu: str | None = No
     seed = check_int("seed", seed, min=0, max=2**63 - 1)
     progress = progress or _no_progress
     progress("reading the series")
-    log, observed = _Log(), {}
+    log = _Log()
+    observed: dict = {}
     version, engine, n_engines = _infer_engine(window, log)
     model_name = _infer_model(window, model, log)
     cache = _infer_cache_config(window, get_model(model_name), engine, log)
@@ -810,7 +811,7 @@ def what_ifs(twin: Twin, seed: int | None = None, progress: Progress | None = No
     o = twin.options
     blocks, bs = int(o["num_gpu_blocks"]), int(o.get("block_size", 16))
     util = o.get("gpu_memory_utilization")
-    cases = [("twin (baseline)", {})]
+    cases: list[tuple[str, dict]] = [("twin (baseline)", {})]
     more = None
     if util is not None and util < 0.95:
         up = min(util + 0.1, 0.95)
