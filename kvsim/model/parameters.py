@@ -12,12 +12,14 @@ time).
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
+from typing import Protocol
 
 from kvsim.errors import KvsimError, check_int
 from kvsim.units import cdiv
 
-from .architecture import parse_architecture
+from .architecture import Architecture, parse_architecture
 from .config_json import (
+    HfConfig,
     first_int,
     first_set,
     load_config,
@@ -31,6 +33,9 @@ from .layer_kinds import routed_experts
 from .layer_state import mamba_dims
 
 __all__ = ["ParamEstimate", "estimate_params", "ComputeShape", "account"]
+
+#: The largest ``block_ffn_dim_multiplier`` (LFM2) kvsim accepts: real ones are about 1.
+_MAX_FFN_MULTIPLIER = 64
 
 # families whose transformers config ties the output head to the embedding by default
 _TIED_BY_DEFAULT = frozenset({"recurrent_gemma", "lfm2", "zamba2", "mamba"})
@@ -49,7 +54,7 @@ class ParamEstimate:
     embedding: int
 
 
-def estimate_params(config) -> ParamEstimate:
+def estimate_params(config: object) -> ParamEstimate:
     """Estimate parameter counts from a Hugging Face config (path or dict).
 
     Counts embeddings and the output head (unless tied), each layer's
@@ -66,11 +71,11 @@ def estimate_params(config) -> ParamEstimate:
     return _estimate(cfg, parse_architecture(cfg, require_kv=False))
 
 
-def _estimate(cfg: dict, arch: dict) -> ParamEstimate:
+def _estimate(cfg: HfConfig, arch: Architecture) -> ParamEstimate:
     return account(cfg, arch)[0]
 
 
-def account(cfg: dict, arch: dict) -> tuple[ParamEstimate, "ComputeShape"]:
+def account(cfg: HfConfig, arch: Architecture) -> tuple[ParamEstimate, "ComputeShape"]:
     """Parameter counts and the compute shape, layer by layer and per layer kind.
 
     Each matmul is counted once with its input and output widths, so the same
@@ -313,7 +318,7 @@ def account(cfg: dict, arch: dict) -> tuple[ParamEstimate, "ComputeShape"]:
     return ParamEstimate(total=total, active=active, embedding=embedding), shape
 
 
-def _dense_ffn_width(cfg: dict, mt: str, inter_key: str) -> int:
+def _dense_ffn_width(cfg: HfConfig, mt: str, inter_key: str) -> int:
     """The width of the dense FFN layers.
 
     Llama 4: ``intermediate_size_mlp``; RecurrentGemma: half of
@@ -333,6 +338,10 @@ def _dense_ffn_width(cfg: dict, mt: str, inter_key: str) -> int:
             width = int(2 * width / 3)
             multiplier = cfg.get("block_ffn_dim_multiplier", 1.0)
             if multiplier is not None:
+                if isinstance(multiplier, bool) or not isinstance(multiplier, (int, float)) \
+                        or not 0 < multiplier <= _MAX_FFN_MULTIPLIER:
+                    raise KvsimError(f"block_ffn_dim_multiplier={multiplier!r:.60} is not valid: "
+                                     f"expected a number in (0, {_MAX_FFN_MULTIPLIER}] or null")
                 step = optional_int(cfg, "block_multiple_of", 256, min=1)
                 width = step * cdiv(int(multiplier * width), step)
         return width
@@ -341,11 +350,11 @@ def _dense_ffn_width(cfg: dict, mt: str, inter_key: str) -> int:
     return required_int(cfg, inter_key)
 
 
-def _zamba2_mlp_width(cfg: dict, h: int) -> int:
+def _zamba2_mlp_width(cfg: HfConfig, h: int) -> int:
     return first_int(cfg, ("intermediate_size", "ffn_hidden_size"), 4 * h)
 
 
-def _zamba2_hybrid_extras(cfg: dict, acc: "_Ledger", h: int) -> None:
+def _zamba2_hybrid_extras(cfg: HfConfig, acc: "_Ledger", h: int) -> None:
     """What a Zamba2 hybrid layer adds to the shared block it runs (transformers' modeling_zamba2).
 
     Its own ``linear`` (hidden x hidden) after the shared block, the shared
@@ -367,13 +376,13 @@ def _zamba2_hybrid_extras(cfg: dict, acc: "_Ledger", h: int) -> None:
 class _Ledger:
     """Running totals of one model's parameters and compute shape (see :func:`account`)."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.total = self.active = 0
         self.sharded = self.replicated = self.expert = 0
         self.act_replicated = self.act_sharded = self.gemms = 0
         self.norm_width = self.mix_width = 0
 
-    def matmul(self, n_in: int, n_out: int, *, shard: str = "", replicated: bool = False):
+    def matmul(self, n_in: int, n_out: int, *, shard: str = "", replicated: bool = False) -> None:
         """A dense matmul every token uses; ``shard`` is the side tensor parallelism splits."""
         p = n_in * n_out
         self.total += p
@@ -388,7 +397,7 @@ class _Ledger:
             self.act_sharded += n_in if shard == "in" else n_out
 
     def expert_layer(self, h: int, inter: int, experts: int, top_k: int, *,
-                     gated: bool = True, extra_per_expert: int = 0):
+                     gated: bool = True, extra_per_expert: int = 0) -> None:
         """A layer of routed experts, two fused kernels: gate/up fused then down, or up then down.
 
         ``gated=False`` is an up/down expert (Nemotron-H's relu2 experts);
@@ -404,16 +413,36 @@ class _Ledger:
         self.act_sharded += top_k * widths * inter
         self.mix_width += top_k * widths * inter
 
-    def other(self, params: int):
+    def other(self, params: int) -> None:
         """Parameters that are not matmul weights (norms, biases, convolutions)."""
         self.total += params
         self.active += params
 
-    def norm(self, width: int):
+    def norm(self, width: int) -> None:
         self.norm_width += width
 
-    def mix(self, width: int):
+    def mix(self, width: int) -> None:
         self.mix_width += width
+
+
+class LayerWidths(Protocol):
+    """What :meth:`ComputeShape.approximate` reads of a spec (a
+    :class:`~kvsim.model.spec.ModelSpec`, which imports this module)."""
+
+    @property
+    def hidden_size(self) -> int: ...
+    @property
+    def num_layers(self) -> int: ...
+    @property
+    def intermediate_size(self) -> int | None: ...
+    @property
+    def active_params(self) -> int: ...
+    @property
+    def num_attention_heads(self) -> int: ...
+    @property
+    def num_kv_heads(self) -> int: ...
+    @property
+    def head_dim(self) -> int: ...
 
 
 @dataclass(frozen=True)
@@ -452,7 +481,7 @@ class ComputeShape:
     mix_width: int
     lm_head_params: int
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         for f in fields(self):
             check_int(f"compute.{f.name}", getattr(self, f.name), min=0)
         if self.num_experts and not 1 <= self.experts_per_token <= self.num_experts:
@@ -460,7 +489,7 @@ class ComputeShape:
                              f"range: expected an integer in [1, {self.num_experts}]")
 
     @classmethod
-    def approximate(cls, spec) -> "ComputeShape":
+    def approximate(cls, spec: LayerWidths) -> ComputeShape:
         """A dense stand-in for a hand-made spec: every active parameter in matmuls.
 
         Used when ``spec`` (a :class:`~kvsim.model.spec.ModelSpec`) carries no

@@ -34,7 +34,7 @@ from kvsim.errors import KvsimError, check_int
 
 from .architecture import parse_architecture
 from .checkpoint import config_folder, read_checkpoint_bytes
-from .config_json import load_config, required_int, text_config
+from .config_json import HfConfig, load_config, required_int, text_config
 from .dtypes import DTYPE_BYTES, serving_dtypes
 from .layer_state import temporal_state_bytes
 from .parameters import ComputeShape, account
@@ -99,12 +99,12 @@ class ModelSpec:
             raise KvsimError(f"name={self.name!r} is not valid: expected a non-empty string")
         p = f"model {self.name!r}: "
 
-        def count(field: str, **bounds) -> int:
+        def count(field: str, *, min: int, max: int | None = None) -> int:
             # whole floats such as 6.74e9 are accepted and stored as int; strings are not
             value = getattr(self, field)
             if isinstance(value, str):
                 raise KvsimError(f"{p}{field}={value!r} has the wrong type: expected an integer")
-            value = check_int(p + field, value, **bounds)
+            value = check_int(p + field, value, min=min, max=max)
             object.__setattr__(self, field, value)
             return value
 
@@ -175,7 +175,7 @@ class ModelSpec:
             return f"its MLP width {self.intermediate_size} does not divide over {tp} GPUs"
         return None
 
-    def check_tensor_parallel_size(self, tensor_parallel_size) -> int:
+    def check_tensor_parallel_size(self, tensor_parallel_size: object) -> int:
         """``tensor_parallel_size`` checked against this model (a one-line error names why not)."""
         tp = check_int("tensor_parallel_size", tensor_parallel_size, min=1, max=1024)
         why = self.tensor_parallel_problem(tp)
@@ -210,7 +210,7 @@ class ModelSpec:
             return self.checkpoint_bytes
         return self.num_params * DTYPE_BYTES[self.weight_dtype or self.dtype]
 
-    def check_seq_len(self, n, what: str = "seq_len") -> int:
+    def check_seq_len(self, n: object, what: str = "seq_len") -> int:
         """Return ``n`` if a sequence of ``n`` tokens fits ``max_model_len``, else raise.
 
         The one-line :class:`KvsimError` names ``what`` (``seq_len``, a
@@ -283,7 +283,7 @@ class ModelSpec:
         windowed = min(n, self.sliding_window) if self.sliding_window else n
         return per_layer * (full_layers * n + self.sliding_window_layers * windowed)
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, object]:
         """All fields plus ``attention_kind``, ``weight_bytes`` and ``kv_bytes_per_token``."""
         d = asdict(self)
         d.update(attention_kind=self.attention_kind, weight_bytes=self.weight_bytes,
@@ -292,7 +292,7 @@ class ModelSpec:
 
     # ------------------------------------------------------------- HF configs
     @classmethod
-    def from_hf_config(cls, path_or_dict, *, name: str | None = None) -> "ModelSpec":
+    def from_hf_config(cls, path_or_dict: object, *, name: str | None = None) -> ModelSpec:
         """Build a spec from a Hugging Face ``config.json`` (a path, a folder holding one, or a dict).
 
         Understands dense GQA/MHA models (Llama, Mistral, Qwen2, Gemma 2/3,
@@ -332,7 +332,7 @@ class ModelSpec:
                              f"config.json") from None
 
     @classmethod
-    def _from_config(cls, cfg: dict, source: str, default_name: str, path_or_dict,
+    def _from_config(cls, cfg: HfConfig, source: str, default_name: str, path_or_dict: object,
                      name: str | None) -> "ModelSpec":
         arch = parse_architecture(cfg)
         est, shape = account(cfg, arch)
