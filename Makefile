@@ -105,7 +105,8 @@ unit: lint typecheck
 durations:
 	$(PYTHON) scripts/test_durations.py
 
-# Undefined or unused names and unsorted imports (pyproject.toml's [tool.ruff]);
+# Undefined or unused names and unsorted imports everywhere, and bugbear, pyupgrade and a
+# complexity cap over the engine and the layers below it (pyproject.toml's [tool.ruff]);
 # `ruff check --fix ...` sorts the imports.
 LINTED := kvsim tests scripts benchmarks book/_ext
 lint:

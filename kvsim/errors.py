@@ -19,9 +19,11 @@ taking it would be a guess.
 """
 from __future__ import annotations
 
+import contextlib
 import math
+from collections.abc import Iterable
 from numbers import Integral, Real
-from typing import Iterable, SupportsFloat, SupportsIndex
+from typing import SupportsFloat, SupportsIndex
 
 __all__ = ["KvsimError", "check_int", "check_float", "check_choice", "EXACT_FLOAT_INT",
            "check_gpu_memory_utilization", "check_num_gpu_blocks", "NUM_GPU_BLOCKS_MAX"]
@@ -81,10 +83,8 @@ def check_int(name: str, value: object, *, min: int | None = None, max: int | No
             and abs(float(value)) <= EXACT_FLOAT_INT:
         number = int(float(value))                  # exact: a whole number of at most 2**53
     elif isinstance(value, str):
-        try:
+        with contextlib.suppress(ValueError):     # not a number, or more than 4,300 digits
             number = int(value.strip().replace("_", ""))
-        except ValueError:              # not a number, or more than 4,300 digits
-            pass
     rng = _fmt_range(min, max, False, False) + _why(why)
     if number is None and isinstance(shown, float) and math.isfinite(shown) and shown.is_integer():
         raise KvsimError(f"{name}={shown!r} is not an exact whole number (a float above 2**53): "

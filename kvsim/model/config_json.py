@@ -14,8 +14,9 @@ fields mean is read by :mod:`~kvsim.model.layer_kinds`,
 from __future__ import annotations
 
 import builtins
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Mapping, TypeAlias, overload
+from typing import TypeAlias, overload
 
 from kvsim.errors import KvsimError, check_int
 from kvsim.files import MAX_JSON_BYTES, HugeInt, parse_json, read_user_bytes

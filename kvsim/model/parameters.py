@@ -75,7 +75,7 @@ def _estimate(cfg: HfConfig, arch: Architecture) -> ParamEstimate:
     return account(cfg, arch)[0]
 
 
-def account(cfg: HfConfig, arch: Architecture) -> tuple[ParamEstimate, "ComputeShape"]:
+def account(cfg: HfConfig, arch: Architecture) -> tuple[ParamEstimate, ComputeShape]:  # noqa: C901 - complexity 47, split into named steps next
     """Parameter counts and the compute shape, layer by layer and per layer kind.
 
     Each matmul is counted once with its input and output widths, so the same
@@ -113,7 +113,7 @@ def account(cfg: HfConfig, arch: Architecture) -> tuple[ParamEstimate, "ComputeS
     # attention, per layer kind
     attn_bias = optional_bool(cfg, "attention_bias", mt in ("qwen2", "qwen2_moe") or is_opt)
     gated_q = 2 if mt == "qwen3_next" or optional_bool(cfg, "attn_output_gate", False) else 1  # gated output
-    qk_norm = 2 * hd if mt.startswith("qwen3") or mt.startswith("gemma3") or mt == "lfm2" else 0
+    qk_norm = 2 * hd if mt.startswith(("qwen3", "gemma3")) or mt == "lfm2" else 0
 
     def full_attention(width: int = h) -> None:
         if arch["kv_lora_rank"]:
@@ -274,8 +274,8 @@ def account(cfg: HfConfig, arch: Architecture) -> tuple[ParamEstimate, "ComputeS
 
     dense_width = _dense_ffn_width(cfg, mt, inter_key) if "dense" in arch["ffns"] else 0
     norm_width = 2 * h if is_opt else h                 # LayerNorm has a bias, RMSNorm not
-    norms_per_layer = 4 if mt.startswith("gemma2") or mt.startswith("gemma3") else 2
-    for kind, ffn in zip(arch["kinds"], arch["ffns"]):
+    norms_per_layer = 4 if mt.startswith(("gemma2", "gemma3")) else 2
+    for kind, ffn in zip(arch["kinds"], arch["ffns"], strict=True):
         if kind in ("full", "sliding", "chunked"):
             full_attention()
         elif kind == "linear":
@@ -354,7 +354,7 @@ def _zamba2_mlp_width(cfg: HfConfig, h: int) -> int:
     return first_int(cfg, ("intermediate_size", "ffn_hidden_size"), 4 * h)
 
 
-def _zamba2_hybrid_extras(cfg: HfConfig, acc: "_Ledger", h: int) -> None:
+def _zamba2_hybrid_extras(cfg: HfConfig, acc: _Ledger, h: int) -> None:
     """What a Zamba2 hybrid layer adds to the shared block it runs (transformers' modeling_zamba2).
 
     Its own ``linear`` (hidden x hidden) after the shared block, the shared

@@ -12,9 +12,10 @@ config dict or a path to a ``config.json``.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, Mapping, TypeAlias
+from typing import Any, TypeAlias
 
 from kvsim.errors import KvsimError
 

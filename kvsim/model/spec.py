@@ -91,10 +91,10 @@ class ModelSpec:
     weight_dtype: str | None = None
     vocab_size: int | None = None
     intermediate_size: int | None = None
-    compute: "ComputeShape | None" = None
+    compute: ComputeShape | None = None
     checkpoint_bytes: int | None = None
 
-    def __post_init__(self) -> None:
+    def __post_init__(self) -> None:  # noqa: C901 - complexity 16, split next
         if not isinstance(self.name, str) or not self.name.strip():
             raise KvsimError(f"name={self.name!r} is not valid: expected a non-empty string")
         p = f"model {self.name!r}: "
@@ -194,7 +194,7 @@ class ModelSpec:
         """
         return 1 if self.attention_kind == "mla" else 2
 
-    def compute_shape(self) -> "ComputeShape":
+    def compute_shape(self) -> ComputeShape:
         """The matmul and element-wise work of a forward pass (see :class:`~kvsim.model.parameters.ComputeShape`).
 
         Built from the config for presets and parsed configs; a hand-made spec
@@ -333,7 +333,7 @@ class ModelSpec:
 
     @classmethod
     def _from_config(cls, cfg: HfConfig, source: str, default_name: str, path_or_dict: object,
-                     name: str | None) -> "ModelSpec":
+                     name: str | None) -> ModelSpec:
         arch = parse_architecture(cfg)
         est, shape = account(cfg, arch)
         dtype, weight_dtype = serving_dtypes(cfg)

@@ -129,7 +129,7 @@ class LengthDist:
         """Mean of ``min(L, max_tokens)``; exact for discrete distributions."""
         return self._capped_mean(check_int("max_tokens", max_tokens, min=1, max=MAX_LENGTH))
 
-    def capped(self, max_tokens: int) -> "LengthDist":
+    def capped(self, max_tokens: int) -> LengthDist:
         """The distribution of ``min(L, max_tokens)`` (what ``max_tokens`` does to answers)."""
         return Capped(self, max_tokens)
 
@@ -166,7 +166,7 @@ class Fixed(LengthDist):
     def _capped_mean(self, max_tokens: int) -> float:
         return float(min(self.n, max_tokens))
 
-    def capped(self, max_tokens: int) -> "LengthDist":
+    def capped(self, max_tokens: int) -> LengthDist:
         return Fixed(min(self.n, check_int("max_tokens", max_tokens, min=1, max=MAX_LENGTH)))
 
     def describe(self) -> str:
@@ -275,7 +275,7 @@ class LogNormal(LengthDist):
                                                       min_open=True))
 
     @classmethod
-    def from_median_p95(cls, median: float, p95: float) -> "LogNormal":
+    def from_median_p95(cls, median: float, p95: float) -> LogNormal:
         """The log-normal with this median and 95th percentile (``quantile(0.95)`` is ``p95``).
 
         Seed 003's load test ("p95 2k prompt + 4k output") is
@@ -286,14 +286,14 @@ class LogNormal(LengthDist):
         return cls(median, math.log(p95 / median) / _Z95)
 
     @classmethod
-    def from_mean_sigma(cls, mean: float, sigma: float) -> "LogNormal":
+    def from_mean_sigma(cls, mean: float, sigma: float) -> LogNormal:
         """The log-normal with this mean and log-scale ``sigma``."""
         mean = check_float("mean", mean, min=1.0, max=MAX_LENGTH)
         sigma = check_float("sigma", sigma, min=0.0, max=10.0, min_open=True)
         return cls(mean * math.exp(-sigma * sigma / 2), sigma)
 
     @classmethod
-    def from_mean_p95(cls, mean: float, p95: float) -> "LogNormal":
+    def from_mean_p95(cls, mean: float, p95: float) -> LogNormal:
         """The log-normal with this mean and 95th percentile.
 
         Needs ``mean < p95 <= 3.868 * mean`` (a log-normal cannot put its p95

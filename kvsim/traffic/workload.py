@@ -366,7 +366,7 @@ class Workload:
             rows.append((req.arrival_s, req.prompt_tokens, req.output_tokens, req.priority))
         if not rows:
             return cls.from_arrays([], [], [], [], source="requests")
-        a, p, o, pr = zip(*rows)
+        a, p, o, pr = zip(*rows, strict=True)
         return cls.from_arrays(a, p, o, pr, source="requests")
 
     @classmethod
@@ -516,7 +516,7 @@ class Workload:
                                         open_loop.output_tokens.tolist()]
         if with_pr:
             cols.append(open_loop.priority.tolist())
-        body = "".join(",".join(map(str, row)) + "\n" for row in zip(*cols))
+        body = "".join(",".join(map(str, row)) + "\n" for row in zip(*cols, strict=True))
         text = head + "\n" + body
         if isinstance(path_or_file, (str, os.PathLike)):
             write_user_file(path_or_file, text, what="trace", ours=_is_written_trace,
@@ -732,7 +732,7 @@ class Workload:
         cols = self.open_columns("requests()")
         return [Request(a, p, o, q) for a, p, o, q in zip(
             cols.arrival_s.tolist(), cols.prompt_tokens.tolist(), cols.output_tokens.tolist(),
-            cols.priority.tolist())]
+            cols.priority.tolist(), strict=True)]
 
     def describe(self) -> str:
         """One paragraph: what arrives, how often, and how long prompts and answers are."""
@@ -803,8 +803,8 @@ def _row_error(name: str, lineno: int, msg: str) -> KvsimError:
     return KvsimError(f"trace {name} line {lineno}: {msg}")
 
 
-def _read_trace(path_or_file: TraceSource) -> tuple[str, FloatArray, TokenArray, TokenArray,
-                                                     TokenArray]:
+def _read_trace(path_or_file: TraceSource) -> tuple[  # noqa: C901 - complexity 25, split next
+        str, FloatArray, TokenArray, TokenArray, TokenArray]:
     """Parse a trace; returns ``(name, arrival_s, prompt, output, priority)`` arrays."""
     if hasattr(path_or_file, "read"):
         name = os.path.basename(str(getattr(path_or_file, "name", "<file>")))
@@ -871,7 +871,7 @@ def _read_trace(path_or_file: TraceSource) -> tuple[str, FloatArray, TokenArray,
         i = next(i for i, r in enumerate(rows) if len(r) != ncol)
         raise _row_error(name, line_of(i), f"{len(rows[i])} columns: expected {ncol} "
                          f"({known[header]})")
-    cols = list(zip(*rows))
+    cols = list(zip(*rows, strict=True))
 
     def int_col(j: int, lo: int, hi: int) -> TokenArray:
         try:
