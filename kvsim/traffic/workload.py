@@ -50,7 +50,8 @@ from kvsim.units import MAX_SIMULATED_S
 from . import libm
 from .lengths import MAX_LENGTH, FloatArray, LengthDist, TokenArray, as_lengths
 
-__all__ = ["Request", "Workload", "OpenColumns", "ClosedLoopPlan", "CHUNK", "MAX_REQUESTS", "MAX_ERRORS_DEFAULT", "TRACE_HEADERS",
+__all__ = ["Request", "Workload", "OpenColumns", "ClosedLoopPlan", "CHUNK", "MAX_REQUESTS",
+           "MAX_ERRORS_DEFAULT", "TRACE_HEADERS",
            "MAX_TRACE_BYTES",
            "TIME_SCALE_RANGE", "check_time_scale"]
 
@@ -264,11 +265,12 @@ class Workload:
     @classmethod
     def _make(cls, **fields: object) -> Workload:
         w = object.__new__(cls)
-        state: dict[str, object] = dict(is_closed_loop=False, arrival_s=None, prompt_tokens=None, output_tokens=None,
-                     priority=None, users=None, think_s=None, ramp_s=None, user_start_s=None,
-                     request_priority=None, duration_s=None, prompt=None, output=None, seed=None,
-                     source="", prefix_tokens=0, prefix_groups=1, turns=None, followup=None,
-                     max_errors=None)
+        state: dict[str, object] = dict(
+            is_closed_loop=False, arrival_s=None, prompt_tokens=None, output_tokens=None,
+            priority=None, users=None, think_s=None, ramp_s=None, user_start_s=None,
+            request_priority=None, duration_s=None, prompt=None, output=None, seed=None,
+            source="", prefix_tokens=0, prefix_groups=1, turns=None, followup=None,
+            max_errors=None)
         state.update(fields)
         w.__dict__.update(state)
         w.__dict__["_cache"] = {}
