@@ -805,24 +805,45 @@ def _row_error(name: str, lineno: int, msg: str) -> KvsimError:
     return KvsimError(f"trace {name} line {lineno}: {msg}")
 
 
-def _read_trace(path_or_file: TraceSource) -> tuple[  # noqa: C901 - complexity 25, split next
-        str, FloatArray, TokenArray, TokenArray, TokenArray]:
+def _read_trace(path_or_file: TraceSource) -> tuple[str, FloatArray, TokenArray, TokenArray,
+                                                     TokenArray]:
     """Parse a trace; returns ``(name, arrival_s, prompt, output, priority)`` arrays."""
-    if hasattr(path_or_file, "read"):
-        name = os.path.basename(str(getattr(path_or_file, "name", "<file>")))
-        data = path_or_file.read()
-        if isinstance(data, str):
-            data = data.encode("utf-8")
-    else:
-        if not isinstance(path_or_file, (str, os.PathLike)):
-            raise KvsimError(f"trace={path_or_file!r:.60} is not a path: expected a file path or "
-                             "an open file")
-        name = os.path.basename(os.fspath(path_or_file))
-        data = read_user_bytes(path_or_file, what="trace", max_bytes=MAX_TRACE_BYTES,
-                               expected="a readable trace CSV file")
+    name, data = _trace_bytes(path_or_file)
     if data.startswith(b"\xef\xbb\xbf"):
         data = data[3:]
     lines = data.splitlines()
+    h, columns = _trace_header(name, lines)
+    table = _TraceTable(name, columns, lines[h + 1:], first=h + 2, quoted=b'"' in data)
+    prompt = table.int_column(1, 1, MAX_LENGTH)
+    output = table.int_column(2, 1, MAX_LENGTH)
+    priority = (table.int_column(3, -2**62, 2**62) if len(columns) == 4
+                else np.zeros(table.n_rows, np.int64))
+    if columns[0] == "TIMESTAMP":                       # the Azure format: in order of its ticks
+        t, ticks = table.azure_times()
+        table.check_time_order(ticks)
+    else:
+        t = table.arrival_seconds()
+        table.check_time_order(t)
+    return name, t, prompt, output, priority
+
+
+def _trace_bytes(path_or_file: TraceSource) -> tuple[str, bytes]:
+    """A trace's name (for errors) and its bytes, from an open file or a path."""
+    if hasattr(path_or_file, "read"):
+        name = os.path.basename(str(getattr(path_or_file, "name", "<file>")))
+        data = path_or_file.read()
+        return name, data.encode("utf-8") if isinstance(data, str) else data
+    if not isinstance(path_or_file, (str, os.PathLike)):
+        raise KvsimError(f"trace={path_or_file!r:.60} is not a path: expected a file path or "
+                         "an open file")
+    name = os.path.basename(os.fspath(path_or_file))
+    return name, read_user_bytes(path_or_file, what="trace", max_bytes=MAX_TRACE_BYTES,
+                                 expected="a readable trace CSV file")
+
+
+def _trace_header(name: str, lines: list[bytes]) -> tuple[int, list[str]]:
+    """The index of a trace's header line (the first that is not blank) and its column names
+    as :data:`TRACE_HEADERS` spells them; an unknown header is a one-line error."""
     h = next((i for i, line in enumerate(lines) if line.strip()), None)
     if h is None:
         raise KvsimError(f"trace {name} is empty: expected a header, one of "
@@ -834,65 +855,54 @@ def _read_trace(path_or_file: TraceSource) -> tuple[  # noqa: C901 - complexity 
         shown = lines[h].decode("utf-8", "replace")[:80]
         raise KvsimError(f"trace {name} line {h + 1}: header {shown!r} is not known: expected one "
                          "of " + " | ".join(TRACE_HEADERS))
-    ncol = len(header)
-    colnames = known[header].split(",")
-    azure = header[0] == "timestamp"
+    return h, known[header].split(",")
 
-    body = lines[h + 1:]
-    first = h + 2                                    # line number of body[0]
-    if b'"' in data:                                 # quoted fields: let the csv module parse
-        text = b"\n".join(body).decode("utf-8", "replace")
-        reader = csv.reader(io.StringIO(text))
-        rows: list[Sequence[str | bytes]] = []
-        quoted_linenos: list[int] = []
-        for row in reader:
-            if row:
-                rows.append(row)
-                quoted_linenos.append(first + reader.line_num - 1)
-        linenos: list[int] | None = quoted_linenos
-    elif all(body):
-        rows = [line.split(b",") for line in body]
-        linenos = None                               # row i is on line first + i
-    else:                                            # skip blank lines, remember line numbers
-        keep = [i for i, line in enumerate(body) if line]
-        rows = [body[i].split(b",") for i in keep]
-        linenos = [first + i for i in keep]
 
-    def line_of(i: int) -> int:
-        return first + i if linenos is None else linenos[i]
+class _TraceTable:
+    """A trace's rows below its header, split into columns, each bad value a one-line error
+    naming its line."""
 
-    def show(v: str | bytes) -> str:
-        return repr(v.decode("utf-8", "replace") if isinstance(v, bytes) else v)
+    def __init__(self, name: str, columns: list[str], body: list[bytes], *, first: int,
+                 quoted: bool) -> None:
+        self.name, self.columns = name, columns
+        self.first = first                              # line number of body[0]
+        self.rows, self.linenos = _split_rows(body, first, quoted=quoted)
+        if not self.rows:
+            raise KvsimError(f"trace {name} has a header but no rows: expected at least one "
+                             f"request")
+        if len(self.rows) > MAX_REQUESTS:
+            raise KvsimError(f"trace {name} has {len(self.rows):,} rows: expected at most "
+                             f"{MAX_REQUESTS:,} requests (kvsim's largest workload)")
+        ncol = len(columns)
+        if set(map(len, self.rows)) != {ncol}:
+            i = next(i for i, r in enumerate(self.rows) if len(r) != ncol)
+            raise self.error(i, f"{len(self.rows[i])} columns: expected {ncol} "
+                                f"({','.join(columns)})")
+        self.cols = list(zip(*self.rows, strict=True))
+        self.n_rows = len(self.rows)
 
-    if not rows:
-        raise KvsimError(f"trace {name} has a header but no rows: expected at least one request")
-    if len(rows) > MAX_REQUESTS:
-        raise KvsimError(f"trace {name} has {len(rows):,} rows: expected at most "
-                         f"{MAX_REQUESTS:,} requests (kvsim's largest workload)")
-    if set(map(len, rows)) != {ncol}:
-        i = next(i for i, r in enumerate(rows) if len(r) != ncol)
-        raise _row_error(name, line_of(i), f"{len(rows[i])} columns: expected {ncol} "
-                         f"({known[header]})")
-    cols = list(zip(*rows, strict=True))
+    def line_of(self, i: int) -> int:
+        return self.first + i if self.linenos is None else self.linenos[i]
 
-    def int_col(j: int, lo: int, hi: int) -> TokenArray:
+    def error(self, i: int, msg: str) -> KvsimError:
+        return _row_error(self.name, self.line_of(i), msg)
+
+    def int_column(self, j: int, lo: int, hi: int) -> TokenArray:
+        """Column ``j`` as integers in ``[lo, hi]``."""
         try:
-            vals = np.array(list(map(int, cols[j])), dtype=np.int64)
+            vals = np.array(list(map(int, self.cols[j])), dtype=np.int64)
             bad = np.flatnonzero((vals < lo) | (vals > hi))
             i = int(bad[0]) if bad.size else None
         except (ValueError, OverflowError):
-            i = next(i for i, v in enumerate(cols[j]) if not _int_within(v, lo, hi))
+            i = next(i for i, v in enumerate(self.cols[j]) if not _int_within(v, lo, hi))
         if i is None:
             return vals
-        raise _row_error(name, line_of(i), f"{colnames[j]}={show(cols[j][i])} is not valid: "
-                         f"expected an integer in [{lo}, {hi}]")
+        raise self.error(i, f"{self.columns[j]}={_shown_cell(self.cols[j][i])} is not valid: "
+                            f"expected an integer in [{lo}, {hi}]")
 
-    prompt = int_col(1, 1, MAX_LENGTH)
-    output = int_col(2, 1, MAX_LENGTH)
-    priority = (int_col(3, -2**62, 2**62) if ncol == 4 else np.zeros(len(rows), np.int64))
-
-    if azure:
-        stamps = [v.strip() for v in cols[0]]
+    def azure_times(self) -> tuple[FloatArray, NDArray[np.int64]]:
+        """The Azure format's TIMESTAMP column: seconds since the first row, and the ticks."""
+        stamps = [v.strip() for v in self.cols[0]]
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("error")
@@ -902,30 +912,57 @@ def _read_trace(path_or_file: TraceSource) -> tuple[  # noqa: C901 - complexity 
             ok = False
         if not ok:
             i = next(i for i, v in enumerate(stamps) if not _parses(_parse_stamp, v))
-            raise _row_error(name, line_of(i), f"TIMESTAMP={show(cols[0][i])} is not a time: "
-                             "expected a time such as '2023-11-16 18:15:46.6805900'")
+            raise self.error(i, f"TIMESTAMP={_shown_cell(self.cols[0][i])} is not a time: "
+                                "expected a time such as '2023-11-16 18:15:46.6805900'")
         ticks = ns.astype(np.int64)
-        t = (ticks - ticks[0]) / 1e9
-        order_values = ticks
-    else:
+        return (ticks - ticks[0]) / 1e9, ticks
+
+    def arrival_seconds(self) -> FloatArray:
+        """The arrival_s column: finite seconds in [0, MAX_SIMULATED_S]."""
         try:
-            t = np.array(list(map(float, cols[0])), dtype=np.float64)
+            t = np.array(list(map(float, self.cols[0])), dtype=np.float64)
             bad = np.flatnonzero(~np.isfinite(t) | (t < 0) | (t > MAX_SIMULATED_S))
             bad_row = int(bad[0]) if bad.size else None
         except ValueError:
-            bad_row = next(i for i, v in enumerate(cols[0]) if not _parses(float, v))
+            bad_row = next(i for i, v in enumerate(self.cols[0]) if not _parses(float, v))
         if bad_row is not None:
-            raise _row_error(name, line_of(bad_row), f"arrival_s={show(cols[0][bad_row])} is not "
-                             f"valid: expected a finite number of seconds in "
-                             f"[0, {MAX_SIMULATED_S:,}]")
-        order_values = t
-    back = np.flatnonzero(np.diff(order_values) < 0)
-    if back.size:
-        i = int(back[0]) + 1
-        raise _row_error(name, line_of(i), f"{colnames[0]}={show(cols[0][i])} is earlier than the "
-                         f"row before it ({show(cols[0][i - 1])}): expected rows in time order "
-                         "(sort the file by time)")
-    return name, t, prompt, output, priority
+            raise self.error(bad_row, f"arrival_s={_shown_cell(self.cols[0][bad_row])} is not "
+                                      f"valid: expected a finite number of seconds in "
+                                      f"[0, {MAX_SIMULATED_S:,}]")
+        return t
+
+    def check_time_order(self, order_values: NDArray[np.int64] | FloatArray) -> None:
+        """Rows must be in time order (equal times allowed): never silently re-sorted."""
+        back = np.flatnonzero(np.diff(order_values) < 0)
+        if back.size:
+            i = int(back[0]) + 1
+            raise self.error(i, f"{self.columns[0]}={_shown_cell(self.cols[0][i])} is earlier "
+                                f"than the row before it ({_shown_cell(self.cols[0][i - 1])}): "
+                                "expected rows in time order (sort the file by time)")
+
+
+def _split_rows(body: list[bytes], first: int, *,
+                quoted: bool) -> tuple[list[Sequence[str | bytes]], list[int] | None]:
+    """A trace's rows split at commas, and their line numbers (``None``: row ``i`` is on line
+    ``first + i``). Quoted fields go through the csv module; blank lines are skipped."""
+    if quoted:
+        text = b"\n".join(body).decode("utf-8", "replace")
+        reader = csv.reader(io.StringIO(text))
+        rows: list[Sequence[str | bytes]] = []
+        linenos: list[int] = []
+        for row in reader:
+            if row:
+                rows.append(row)
+                linenos.append(first + reader.line_num - 1)
+        return rows, linenos
+    if all(body):
+        return [line.split(b",") for line in body], None
+    keep = [i for i, line in enumerate(body) if line]
+    return [body[i].split(b",") for i in keep], [first + i for i in keep]
+
+
+def _shown_cell(v: str | bytes) -> str:
+    return repr(v.decode("utf-8", "replace") if isinstance(v, bytes) else v)
 
 
 def _int_within(v: str | bytes, lo: int, hi: int) -> bool:
