@@ -23,6 +23,7 @@ import contextlib
 import math
 from collections.abc import Iterable
 from numbers import Integral, Real
+from typing import TypeVar
 
 __all__ = ["KvsimError", "check_int", "check_float", "check_choice", "EXACT_FLOAT_INT",
            "check_gpu_memory_utilization", "check_num_gpu_blocks", "NUM_GPU_BLOCKS_MAX"]
@@ -130,13 +131,19 @@ def check_float(name: str, value: object, *, min: float | None = None, max: floa
     return x
 
 
-def check_choice(name: str, value: object, choices: Iterable[str], *, why: str | None = None) -> str:
-    """Return ``value`` if it is one of ``choices`` (case-sensitive)."""
+#: A choice's type: names (str) for most options, ints for a mission's seeds.
+_Choice = TypeVar("_Choice")
+
+
+def check_choice(name: str, value: object, choices: Iterable[_Choice], *,
+                 why: str | None = None) -> _Choice:
+    """Return ``value`` if it is one of ``choices`` (equal to one: case-sensitive names, or
+    the seeds of a mission)."""
     known = list(choices)
-    if not isinstance(value, str) or value not in known:
+    if value not in known:
         raise KvsimError(f"{name}={value!r} is not known: expected one of "
                          f"{', '.join(map(str, known))}{_why(why)}")
-    return value
+    return value                      # equal to a choice (mypy narrows it), returned as given
 
 
 # ---------------------------------------------------------------------------------------------
