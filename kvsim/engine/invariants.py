@@ -43,6 +43,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from .blocks.counting import blocks_for
+from .blocks.decode_group import IN_DECODE_GROUP
 
 if TYPE_CHECKING:
     from .blocks import BlockPool
@@ -199,7 +200,15 @@ def _blocks(eng: Scheduler, problems: list[str]) -> None:
 
 def _tokens(eng: Scheduler, problems: list[str]) -> None:
     reqs, cap = eng.requests, eng.cfg.max_model_len
+    group, held = eng.decoding, eng.kv.held
     for rid in eng.running:
+        # a decode-group member's own counts are the group's marker, nobody else's ever is
+        # (no stale count is readable)
+        member = rid in group
+        marks = (reqs.generated[rid] == IN_DECODE_GROUP, held[rid] == IN_DECODE_GROUP)
+        if (member and not all(marks)) or (not member and any(marks)):
+            problems.append(f"request {rid} ({'in' if rid in group else 'out of'} the decode group) "
+                            f"reads generated={reqs.generated[rid]}, held={held[rid]}")
         generated = eng.generated_now(rid)
         if generated > reqs.output[rid]:
             problems.append(f"request {rid} generated {generated} of {reqs.output[rid]} tokens")

@@ -12,8 +12,11 @@ Legend (tokens unless said otherwise):
 * ``target`` — tokens to compute before its next token: the prompt, or after
   a recompute the prompt and everything generated so far;
 * ``computed`` — tokens of ``target`` computed so far (while it prefills);
-* ``generated`` — tokens emitted so far (lags for members of the decode
-  group, see :meth:`kvsim.engine.scheduler.Scheduler.generated_now`);
+* ``generated`` — tokens emitted so far;
+  :data:`kvsim.engine.blocks.decode_group.IN_DECODE_GROUP` (-1) while
+  the request is a member of the decode group, whose closed form holds its
+  count (read it through :meth:`kvsim.engine.scheduler.Scheduler.generated_now`:
+  no stale count is ever readable);
 * ``high`` — the most tokens whose KV it ever held before a preemption (what
   a recompute computes *again*);
 * counters: ``preemptions``, ``recomputed``, ``rescued`` (found in the prefix

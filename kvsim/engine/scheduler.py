@@ -51,7 +51,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple, TypeAlias
 
 from kvsim.units import UNLIMITED
 
-from .blocks import KVCacheManager, block_position, blocks_for
+from .blocks import IN_DECODE_GROUP, KVCacheManager, block_position, blocks_for
 from .costs import transfer_copies
 from .fit import check_requests_fit, unfit_reasons
 from .plan import BATCH, DECODE_RUN, EVICTED, StepPlan
@@ -230,7 +230,8 @@ class Scheduler:
         """``rid`` has emitted a token and decodes from step ``T_next`` on."""
         reqs = self.requests
         g = reqs.generated[rid]
-        self.decoding.add(rid, reqs.prompt[rid] + g - 1, T_next, T_next + reqs.output[rid] - g - 1)
+        self.kv.join_decoding(rid, reqs.prompt[rid] + g - 1, T_next, T_next + reqs.output[rid] - g - 1)
+        reqs.generated[rid] = IN_DECODE_GROUP      # the group counts it (generated_now)
 
     def _leave_decoding(self, rid: int) -> int:
         """Take ``rid`` out of the decode group before step ``step``; returns its stored tokens."""
@@ -587,8 +588,9 @@ class Scheduler:
         reqs = self.requests
         for rid in self.stalled:                   # a step without their token: a short pause
             self.rec.pause_start(rid, reqs.last_token[rid], STALL)
-            self.decoding.add(rid, self._stored(rid), self.step,
-                              self.step + reqs.output[rid] - reqs.generated[rid] - 1)
+            self.kv.join_decoding(rid, self._stored(rid), self.step,
+                                  self.step + reqs.output[rid] - reqs.generated[rid] - 1)
+            reqs.generated[rid] = IN_DECODE_GROUP
             self.unstalled.append(rid)
         self.stalled = []
 

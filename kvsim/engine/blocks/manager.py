@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from .counting import blocks_for
-from .decode_group import DecodeGroup
+from .decode_group import IN_DECODE_GROUP, DecodeGroup
 from .pool import NO_HIT, BlockPool, GroupBlock, Hit
 
 __all__ = ["KVCacheManager"]
@@ -41,7 +41,7 @@ class KVCacheManager:
         self.caching = prefix_caching
         self.watermark_blocks = watermark_blocks
         self.watermark_when_alone = watermark_when_alone
-        self.held: dict[int, int] = {}   # blocks of each request, decoding ones as they joined
+        self.held: dict[int, int] = {}   # blocks of each request (decode group: IN_DECODE_GROUP)
         self.group_refs: dict[int, list[GroupBlock]] = {}   # shared-prefix blocks each request holds
         self.identity: dict[int, tuple[int, int, int]] = {}  # rid -> (group, prefix_tokens, stream key)
 
@@ -152,6 +152,13 @@ class KVCacheManager:
         """Take the blocks of the decodes of steps ``T_first .. T_end - 1`` (checked by the
         caller: :meth:`DecodeGroup.steps_until_short`)."""
         self.pool.take(self.decoding.new_blocks_between(T_first, T_end))
+
+    def join_decoding(self, rid: int, stored_tokens: int, T: int, last_step: int) -> None:
+        """``rid``, holding ``stored_tokens`` before step ``T``, decodes until ``last_step``: the
+        decode group counts its blocks from now on, and its own count reads
+        :data:`kvsim.engine.requests.IN_DECODE_GROUP` until it leaves (:meth:`held_by`)."""
+        self.decoding.add(rid, stored_tokens, T, last_step)
+        self.held[rid] = IN_DECODE_GROUP
 
     def leave_decoding(self, rid: int, T: int) -> int:
         """``rid`` leaves the decode group before step ``T``: its table holds what it stores
