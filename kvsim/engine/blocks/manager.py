@@ -120,6 +120,18 @@ class KVCacheManager:
             return Hit(blocks, None, 0) if blocks else NO_HIT
         return Hit(blocks, run, min(run.hi, max_blocks) - run.lo)
 
+    def block_keys(self, rid: int, first: int, last: int) -> list[tuple[int, int, int]]:
+        """Names of ``rid``'s blocks ``first .. last - 1`` by content, as the prefix cache names
+        them: ``(0, group, i)`` inside a shared prefix, else ``(1, stream, i)`` (the host tier's
+        keys, :mod:`kvsim.engine.blocks.host_tier`)."""
+        group, prefix_tokens, key = self.identity[rid]
+        in_prefix = prefix_tokens // self.block_size if group >= 0 else 0
+        return [(0, group, i) if i < in_prefix else (1, key, i) for i in range(first, last)]
+
+    def full_blocks(self, tokens: int) -> int:
+        """Blocks ``tokens`` tokens fill completely."""
+        return tokens // self.block_size
+
     def can_allocate(self, new_blocks: int, hit: Hit = NO_HIT, headroom: int = 0) -> bool:
         """Would ``new_blocks`` fresh blocks (plus the hit's free blocks) leave ``headroom`` free?"""
         return new_blocks + hit.evictable + headroom <= self.pool.free
