@@ -256,6 +256,25 @@ def unit_loop() -> None:
         shutil.rmtree(cache, ignore_errors=True)
 
 
+def host_tier(rep: int) -> None:
+    """vLLM's host tier (kv_offloading_size) on the long-prompt storm: what it saves, per size
+    (tokens recomputed, loaded instead, prefilled in all), the tail and the windowed throughput
+    (the scenario's measured window), and what it costs the simulator."""
+    print("\nThe host tier on scenario belgavi-long (vLLM's kv_offloading_size, GiB):")
+    print(f"  {'tier':>8} {'recomputed':>12} {'loaded':>12} {'prefilled':>12} {'p99 TTFT':>10} "
+          f"{'tokens/s':>10} {'dropped':>8} {'time':>9}")
+    for size in (None, 0.5, 2.0, 8.0, 32.0):
+        opts = {} if size is None else {"kv_offloading_size": size}
+        r = kvsim.run_scenario("belgavi-long", **opts)
+        q, s = r.requests, r.summary()
+        loaded = int(q["loaded_tokens"].sum()) if "loaded_tokens" in q else 0
+        took = median_time(lambda: kvsim.run_scenario("belgavi-long", **opts), max(3, rep // 3))
+        prefilled = int(r.timeline["prefill_tokens"].sum())
+        print(f"  {'off' if size is None else f'{size:g} GiB':>8} {int(q['recomputed_tokens'].sum()):>12,} "
+              f"{loaded:>12,} {prefilled:>12,} {s['ttft_p99_s']:>9.1f}s {s['throughput_tok_s']:>10,.0f} "
+              f"{r.counters.get('kv_offload_allocation_failures', 0):>8,} {took * 1e3:>7.1f}ms")
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="fewer repeats, skip 10^5 requests")
@@ -310,6 +329,8 @@ def main(argv=None) -> int:
             f"[{len(trace):,} requests, {r.timeline.num_rows:,} steps]")
     else:
         print(f"(trace not found at {TRACE}: skipped)")
+
+    host_tier(rep)
 
     print("\nTime per simulated request (Poisson 5 req/s, llama-3.1-8b on h100-80gb):")
     sizes = [100, 1_000, 10_000] + ([] if args.quick else [100_000])
