@@ -57,7 +57,7 @@ import itertools
 import math
 import sys
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 import numpy as np
@@ -71,7 +71,7 @@ from kvsim.errors import KvsimError, check_int
 from .scenarios import get_scenario
 from .summary_cache import SummaryCache, from_environment, run_key
 
-__all__ = ["sweep", "sweep_points", "chunk_size_for", "MAX_GRID_VALUES", "MAX_SWEEP_RUNS"]
+__all__ = ["sweep", "sweep_points", "run_batch", "chunk_size_for", "MAX_GRID_VALUES", "MAX_SWEEP_RUNS"]
 
 #: Runs from which a sweep shows its progress unless told not to.
 PROGRESS_FROM = 8
@@ -207,9 +207,9 @@ def _run(task: tuple) -> dict:
     return simulate(workload, **kwargs).summary()
 
 
-def _run_chunk(tasks: list) -> list[dict]:
+def _run_chunk(run_one: Callable[[Any], dict], tasks: list) -> list[dict]:
     """Several runs in one task, in order: their summaries (module-level: picklable)."""
-    return [_run(task) for task in tasks]
+    return [run_one(task) for task in tasks]
 
 
 def _worker_count(executor) -> int | None:
@@ -279,8 +279,9 @@ def _in_jupyter() -> bool:
 class _Progress:
     """A progress line: a bar on a terminal's stderr, an updating text in Jupyter."""
 
-    def __init__(self, total: int, enabled: bool | None):
+    def __init__(self, total: int, enabled: bool | None, label: str = "sweep"):
         self.total, self.done, self.start = total, 0, time.perf_counter()
+        self.label = label
         self.handle = None
         self.tty = False
         if enabled is False or (enabled is None and total < PROGRESS_FROM):
@@ -293,7 +294,7 @@ class _Progress:
             self.tty = enabled is True or (hasattr(sys.stderr, "isatty") and sys.stderr.isatty())
 
     def _text(self) -> str:
-        return f"sweep: {self.done} of {self.total} runs"
+        return f"{self.label}: {self.done} of {self.total} runs"
 
     def step(self, runs: int = 1) -> None:
         """``runs`` more runs are done (a chunk's worth on an executor)."""
@@ -355,41 +356,11 @@ def sweep(base, grid: Mapping[str, Iterable] | None = None, *, seeds=None, execu
         unknown = [k for k in list(fixed) + list(points[0]) if k not in known]
         if unknown:
             raise KvsimError(f"sweep: {unknown[0]!r} is not an option of kvsim.simulate")
-    if executor is not None and not hasattr(executor, "submit"):
-        raise KvsimError(f"sweep: executor = {executor!r} has no submit(): expected a "
-                         f"concurrent.futures.Executor (or a Dask client's get_executor())")
     all_tasks = [(scenario, fixed, point, seed) for point in points for seed in seed_list]
-    bar = _Progress(len(all_tasks), progress)
-    found, keys, tasks = _look_up(store, all_tasks)
-    if len(tasks) < len(all_tasks):
-        bar.step(len(all_tasks) - len(tasks))
-    if executor is None or not tasks:
-        summaries = []
-        for task in tasks:
-            summaries.append(_run(task))
-            bar.step()
-    else:
-        summaries = [None] * len(tasks)
-        start = 0
-        if chunk_size is None:
-            # Time the first runs here (their summaries are kept), then size the chunks.
-            stamps = [_clock()]
-            while start < min(MEASURE_RUNS, len(tasks)) and (
-                    start == 0 or stamps[-1] - stamps[0] < MEASURE_S):
-                summaries[start] = _run(tasks[start])
-                stamps.append(_clock())
-                start += 1
-                bar.step()
-            per_run = float(np.median(np.diff(stamps)))
-            chunk_size = chunk_size_for(per_run, len(tasks) - start, _worker_count(executor))
-        futures = {executor.submit(_run_chunk, tasks[i:i + chunk_size]): i
-                   for i in range(start, len(tasks), chunk_size)}
-        for future in cf.as_completed(futures):
-            i = futures[future]
-            done = future.result()
-            summaries[i:i + len(done)] = done
-            bar.step(len(done))
-    summaries = _merge(store, found, keys, summaries)
+    keys = [run_key(scenario, {**fixed, **point}, seed) if scenario is not None and store is not None
+            else None for (scenario, fixed, point, seed) in all_tasks]
+    summaries = run_batch(_run, all_tasks, keys, executor=executor, chunk_size=chunk_size,
+                          progress=progress, store=store)
     columns: dict[str, Any] = {}
     for name in points[0]:
         columns[name] = _column([p[name] for p in points for _ in seed_list])
@@ -400,23 +371,68 @@ def sweep(base, grid: Mapping[str, Iterable] | None = None, *, seeds=None, execu
     return Table(columns)
 
 
-def _look_up(store: SummaryCache | None, tasks: list) -> tuple[dict, list, list]:
-    """Split ``tasks`` into the summaries ``store`` already holds (by index) and the tasks to run;
-    with the key of each task (``None``: not cacheable, or no store)."""
+def run_batch(run_one: Callable[[Any], dict], tasks: list, keys: list[str | None], *,
+              executor=None, chunk_size: int | None = None, progress: bool | None = None,
+              store: SummaryCache | None = None, label: str = "sweep") -> list[dict]:
+    """Every task's summary, in task order: the engine under :func:`sweep` and the planner.
+
+    ``run_one`` (a module-level function, so an executor can pickle it) makes one
+    run's summary from one task; ``keys`` holds each task's run-cache key
+    (``None``: not cached). Tasks found in ``store`` are read back; the rest run
+    here (``executor=None``) or on ``executor`` in chunks of ``chunk_size``
+    runs (``None``: sized from the first runs, timed here; see the module
+    docstring), and are stored. ``label`` names the progress line.
+    """
+    if executor is not None and not hasattr(executor, "submit"):
+        raise KvsimError(f"{label}: executor = {executor!r} has no submit(): expected a "
+                         f"concurrent.futures.Executor (or a Dask client's get_executor())")
+    bar = _Progress(len(tasks), progress, label)
+    found, to_run = _look_up(store, tasks, keys)
+    if len(to_run) < len(tasks):
+        bar.step(len(tasks) - len(to_run))
+    if executor is None or not to_run:
+        summaries = []
+        for task in to_run:
+            summaries.append(run_one(task))
+            bar.step()
+    else:
+        summaries = [None] * len(to_run)
+        start = 0
+        if chunk_size is None:
+            # Time the first runs here (their summaries are kept), then size the chunks.
+            stamps = [_clock()]
+            while start < min(MEASURE_RUNS, len(to_run)) and (
+                    start == 0 or stamps[-1] - stamps[0] < MEASURE_S):
+                summaries[start] = run_one(to_run[start])
+                stamps.append(_clock())
+                start += 1
+                bar.step()
+            per_run = float(np.median(np.diff(stamps)))
+            chunk_size = chunk_size_for(per_run, len(to_run) - start, _worker_count(executor))
+        futures = {executor.submit(_run_chunk, run_one, to_run[i:i + chunk_size]): i
+                   for i in range(start, len(to_run), chunk_size)}
+        for future in cf.as_completed(futures):
+            i = futures[future]
+            done = future.result()
+            summaries[i:i + len(done)] = done
+            bar.step(len(done))
+    return _merge(store, found, keys, summaries)
+
+
+def _look_up(store: SummaryCache | None, tasks: list, keys: list) -> tuple[dict, list]:
+    """Split ``tasks`` into the summaries ``store`` already holds under their ``keys`` (by
+    index) and the tasks to run."""
     if store is None:
-        return {}, [None] * len(tasks), tasks
+        return {}, tasks
     found: dict[int, dict] = {}
-    keys: list[str | None] = []
     to_run = []
-    for i, (scenario, fixed, point, seed) in enumerate(tasks):
-        key = run_key(scenario, {**fixed, **point}, seed) if scenario is not None else None
-        keys.append(key)
+    for i, key in enumerate(keys):
         summary = store.get(key) if key is not None else None
         if summary is None:
             to_run.append(tasks[i])
         else:
             found[i] = summary
-    return found, keys, to_run
+    return found, to_run
 
 
 def _merge(store: SummaryCache | None, found: dict, keys: list, made: list) -> list:
