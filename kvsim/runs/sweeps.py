@@ -308,8 +308,8 @@ class _Progress:
             width = 30
             filled = int(width * self.done / self.total)
             secs = time.perf_counter() - self.start
-            sys.stderr.write(f"\r[{'#' * filled}{'.' * (width - filled)}] {self.done}/{self.total} "
-                             f"runs, {secs:.0f} s")
+            sys.stderr.write(f"\r{self.label}: [{'#' * filled}{'.' * (width - filled)}] "
+                             f"{self.done}/{self.total} runs, {secs:.0f} s")
             if self.done == self.total:
                 sys.stderr.write("\n")
             sys.stderr.flush()
@@ -373,7 +373,8 @@ def sweep(base, grid: Mapping[str, Iterable] | None = None, *, seeds=None, execu
 
 def run_batch(run_one: Callable[[Any], dict], tasks: list, keys: list[str | None], *,
               executor=None, chunk_size: int | None = None, progress: bool | None = None,
-              store: SummaryCache | None = None, label: str = "sweep") -> list[dict]:
+              store: SummaryCache | None = None, label: str = "sweep",
+              stats: dict[str, int] | None = None) -> list[dict]:
     """Every task's summary, in task order: the engine under :func:`sweep` and the planner.
 
     ``run_one`` (a module-level function, so an executor can pickle it) makes one
@@ -381,13 +382,16 @@ def run_batch(run_one: Callable[[Any], dict], tasks: list, keys: list[str | None
     (``None``: not cached). Tasks found in ``store`` are read back; the rest run
     here (``executor=None``) or on ``executor`` in chunks of ``chunk_size``
     runs (``None``: sized from the first runs, timed here; see the module
-    docstring), and are stored. ``label`` names the progress line.
+    docstring), and are stored. ``label`` names the progress line; ``stats``, when
+    given, gets ``runs`` (the tasks) and ``made`` (those run, not read back).
     """
     if executor is not None and not hasattr(executor, "submit"):
         raise KvsimError(f"{label}: executor = {executor!r} has no submit(): expected a "
                          f"concurrent.futures.Executor (or a Dask client's get_executor())")
     bar = _Progress(len(tasks), progress, label)
     found, to_run = _look_up(store, tasks, keys)
+    if stats is not None:
+        stats.update(runs=len(tasks), made=len(to_run))
     if len(to_run) < len(tasks):
         bar.step(len(tasks) - len(to_run))
     if executor is None or not to_run:
