@@ -173,7 +173,8 @@ class ConfigPlan:
     ``point``: its grid values; ``settings``: everything :func:`kvsim.simulate`
     got; ``rate_per_s``: the sustainable rate (0.0 when infeasible);
     ``failing_rate_per_s``: the lowest rate seen to fail on the seed that set
-    it (``None`` when ``capped``); ``seed_rates``: each seed's threshold;
+    it (``None`` when ``capped``); ``seed_rates``: each seed's threshold (the
+    lower end of its bracket), ``seed_failing_rates`` the upper end;
     ``limited_by``: the SLO key that failed above the rate; ``at_rate``: the
     median over seeds of the SLO's keys (and TTFT p99, preemptions per 1,000,
     goodput fraction) at ``rate_per_s``; ``failing_seeds``: seeds that fail
@@ -186,6 +187,7 @@ class ConfigPlan:
     rate_per_s: float
     failing_rate_per_s: float | None
     seed_rates: tuple[float, ...]
+    seed_failing_rates: tuple[float | None, ...]
     capped: bool
     limited_by: str
     infeasible: str | None
@@ -498,6 +500,7 @@ class _Searcher:
                 failing_rate_per_s=setter.high if i not in self.refused else None,
                 seed_rates=tuple((s.low or 0.0) if i not in self.refused else 0.0
                                  for s in group),
+                seed_failing_rates=tuple(s.high for s in group),
                 capped=capped, limited_by=setter.limited_by if i not in self.refused
                 else "requests_rejected", infeasible=infeasible, reason=reason, runs=runs,
                 gpu=gpus[i], gpus_per_replica=int(settings.get("tensor_parallel_size", 1)),
