@@ -115,7 +115,7 @@ def test_a_dask_cluster_gives_the_same_plan(serial):
 def test_progress_shows_each_round_on_stderr(capsys):
     _plan(grid={"gpu_memory_utilization": [0.9]}, progress=True)
     err = capsys.readouterr().err
-    assert "plan round 1: [" in err and "plan round 2: [" in err and "2/2 runs" in err
+    assert "(plan round 1)" in err and "(plan round 2)" in err and "2/2 runs" in err
     _plan(grid={"gpu_memory_utilization": [0.9]}, progress=False)
     assert capsys.readouterr().err == ""
 
@@ -256,7 +256,9 @@ def test_prices_on_a_real_plan(serial):
     (dict(slo={}), ["slo={}", "non-empty"]),
     (dict(slo={"ttft_p99_s": -1}), ["slo['ttft_p99_s']=-1", ">= 0"]),
     (dict(slo={"goodput_fraction": 1.5}), ["slo['goodput_fraction']=1.5", "(0, 1]"]),
-    (dict(seeds=[]), ["seeds"]),
+    (dict(seeds=[]), ["plan: seeds is empty"]),
+    (dict(seeds=[1, 1]), ["plan: seeds [1, 1] repeat a seed"]),
+    (dict(seeds=None), ["plan: seeds = None", "1 to 1,000 seeds"]),
     (dict(rel_tol=0), ["rel_tol=0", "[0.0001, 1.0]"]),
     (dict(start_rate_per_s=500.0), ["start_rate_per_s=500", "[0.05, 200]"]),
     (dict(min_rate_per_s=0), ["min_rate_per_s=0", "[1e-06, 1000000.0]"]),

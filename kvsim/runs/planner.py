@@ -71,7 +71,7 @@ from kvsim.errors import KvsimError, check_float
 from .planner_costs import Replicas, check_prices, gpu_hours_per_million, pareto_front, replicas_for
 from .planner_traffic import GeneratedTraffic, ReplayedTraffic, as_traffic
 from .summary_cache import from_environment, run_key
-from .sweeps import _check_chunk_size, _check_seeds, _column, run_batch, sweep_points
+from .sweeps import check_chunk_size, check_seeds, column, run_batch, sweep_points
 
 __all__ = ["plan", "Plan", "ConfigPlan", "SLO_UPPER_LIMITS", "SLO_LOWER_LIMITS",
            "INFEASIBLE_REASONS", "GROWTH"]
@@ -275,26 +275,26 @@ class Plan:
         nan = math.nan
         cols: dict[str, Any] = {}
         for name in rows[0].point:
-            cols[name] = _column([c.point[name] for c in rows])
+            cols[name] = column([c.point[name] for c in rows])
         spreads = [c.spread for c in rows]
         cols.update({
-            "rate_per_s": _column([float(c.rate_per_s) for c in rows]),
-            "failing_rate_per_s": _column([float(c.failing_rate_per_s)
+            "rate_per_s": column([float(c.rate_per_s) for c in rows]),
+            "failing_rate_per_s": column([float(c.failing_rate_per_s)
                                            if c.failing_rate_per_s is not None else nan
                                            for c in rows]),
-            "seed_rate_min": _column([float(s[0]) for s in spreads]),
-            "seed_rate_median": _column([float(s[1]) for s in spreads]),
-            "seed_rate_max": _column([float(s[2]) for s in spreads]),
-            "capped": _column([c.capped for c in rows]),
-            "limited_by": _column([c.limited_by for c in rows]),
-            "infeasible": _column([c.infeasible or "" for c in rows]),
-            "runs": _column([c.runs for c in rows]),
+            "seed_rate_min": column([float(s[0]) for s in spreads]),
+            "seed_rate_median": column([float(s[1]) for s in spreads]),
+            "seed_rate_max": column([float(s[2]) for s in spreads]),
+            "capped": column([c.capped for c in rows]),
+            "limited_by": column([c.limited_by for c in rows]),
+            "infeasible": column([c.infeasible or "" for c in rows]),
+            "runs": column([c.runs for c in rows]),
         })
         for key in _reported_keys(self.slo):
-            cols[key] = _column([float(c.at_rate.get(key, nan)) for c in rows])
-        cols["gpu_hours_per_million"] = _column([float(c.gpu_hours_per_million) for c in rows])
+            cols[key] = column([float(c.at_rate.get(key, nan)) for c in rows])
+        cols["gpu_hours_per_million"] = column([float(c.gpu_hours_per_million) for c in rows])
         dollars = [self.dollars_per_million(i) for i in range(len(rows))]
-        cols["dollars_per_million"] = _column([float(d) if d is not None else nan
+        cols["dollars_per_million"] = column([float(d) if d is not None else nan
                                                for d in dollars])
         return Table(cols)
 
@@ -381,7 +381,7 @@ def plan(base=None, grid: Mapping[str, Iterable] | None = None, *, slo: Mapping[
     ``cache``: as :func:`kvsim.sweep` takes them.
     """
     slo = _check_slo(slo)
-    seed_list = _check_seeds(seeds)
+    seed_list = check_seeds(seeds, "plan")
     if seed_list == [None] or len(seed_list) > MAX_SEEDS:
         raise KvsimError(f"plan: seeds = {seeds!r:.60}: expected 1 to {MAX_SEEDS:,} seeds")
     duration_s = check_float("duration_s", duration_s, min=0, max=10**7, min_open=True,
@@ -395,7 +395,7 @@ def plan(base=None, grid: Mapping[str, Iterable] | None = None, *, slo: Mapping[
                          f"[min_rate_per_s, max_rate_per_s] = [{lowest:g}, {highest:g}]")
     rel_tol = check_float("rel_tol", rel_tol, min=REL_TOL_RANGE[0], max=REL_TOL_RANGE[1],
                           why="the bracket's width over the rate")
-    chunk_size = _check_chunk_size(chunk_size)
+    chunk_size = check_chunk_size(chunk_size)
     if cache not in (None, True, False):
         raise KvsimError(f"plan: cache = {cache!r}: expected None, True or False")
     store = from_environment() if cache is not False else None

@@ -71,7 +71,8 @@ from kvsim.errors import KvsimError, check_int
 from .scenarios import get_scenario
 from .summary_cache import SummaryCache, from_environment, run_key
 
-__all__ = ["sweep", "sweep_points", "run_batch", "chunk_size_for", "MAX_GRID_VALUES", "MAX_SWEEP_RUNS"]
+__all__ = ["sweep", "sweep_points", "run_batch", "check_seeds", "check_chunk_size", "column",
+           "chunk_size_for", "MAX_GRID_VALUES", "MAX_SWEEP_RUNS"]
 
 #: Runs from which a sweep shows its progress unless told not to.
 PROGRESS_FROM = 8
@@ -174,20 +175,22 @@ def sweep_points(grid: Mapping[str, Iterable] | None) -> list[dict]:
     return [dict(zip(names, combo)) for combo in itertools.product(*values)]
 
 
-def _check_seeds(seeds) -> list[int]:
+def check_seeds(seeds, caller: str = "sweep") -> list[int]:
+    """``seeds`` as a list of distinct seeds (``[None]`` for ``None``); errors name ``caller``."""
     if seeds is None:
         return [None]
     if isinstance(seeds, (str, bytes)) or not isinstance(seeds, Iterable):
         seeds = [seeds]
     seeds = list(itertools.islice(seeds, MAX_SWEEP_RUNS + 1))        # an endless iterator ends
     if len(seeds) > MAX_SWEEP_RUNS:
-        raise KvsimError(f"sweep: more than {MAX_SWEEP_RUNS:,} seeds: expected at most "
+        raise KvsimError(f"{caller}: more than {MAX_SWEEP_RUNS:,} seeds: expected at most "
                          f"{MAX_SWEEP_RUNS:,} runs")
     out = [check_int("seed", s, min=0, max=2**63 - 1) for s in seeds]
     if not out:
-        raise KvsimError("sweep: seeds is empty: expected at least one seed (or None)")
+        none_too = " (or None)" if caller == "sweep" else ""
+        raise KvsimError(f"{caller}: seeds is empty: expected at least one seed{none_too}")
     if len(set(out)) != len(out):
-        raise KvsimError(f"sweep: seeds {out} repeat a seed: expected each once")
+        raise KvsimError(f"{caller}: seeds {out} repeat a seed: expected each once")
     return out
 
 
@@ -263,7 +266,7 @@ def chunk_size_for(per_run_s: float, runs: int, workers: int | None) -> int:
     return min(max(1, by_scheduler, min(by_time, by_balance)), one_task_each)
 
 
-def _check_chunk_size(chunk_size) -> int | None:
+def check_chunk_size(chunk_size) -> int | None:
     if chunk_size is None:
         return None
     return check_int("chunk_size", chunk_size, min=1, max=CHUNK_SIZE_MAX)
@@ -308,8 +311,8 @@ class _Progress:
             width = 30
             filled = int(width * self.done / self.total)
             secs = time.perf_counter() - self.start
-            sys.stderr.write(f"\r{self.label}: [{'#' * filled}{'.' * (width - filled)}] "
-                             f"{self.done}/{self.total} runs, {secs:.0f} s")
+            sys.stderr.write(f"\r[{'#' * filled}{'.' * (width - filled)}] {self.done}/{self.total} "
+                             f"runs, {secs:.0f} s ({self.label})")
             if self.done == self.total:
                 sys.stderr.write("\n")
             sys.stderr.flush()
@@ -331,7 +334,7 @@ def sweep(base, grid: Mapping[str, Iterable] | None = None, *, seeds=None, execu
     is made; ``True``: that cache, which must be set). The table is the same
     either way.
     """
-    chunk_size = _check_chunk_size(chunk_size)
+    chunk_size = check_chunk_size(chunk_size)
     if cache not in (None, True, False):
         raise KvsimError(f"sweep: cache = {cache!r}: expected None, True or False")
     store = from_environment() if cache is not False else None
@@ -340,7 +343,7 @@ def sweep(base, grid: Mapping[str, Iterable] | None = None, *, seeds=None, execu
                          "a directory for the run cache")
     scenario, fixed = _base_kwargs(base)
     points = sweep_points(grid)
-    seed_list = _check_seeds(seeds)
+    seed_list = check_seeds(seeds)
     if len(points) * len(seed_list) > MAX_SWEEP_RUNS:
         raise KvsimError(f"sweep: {len(points):,} grid points x {len(seed_list):,} seeds = "
                          f"{len(points) * len(seed_list):,} runs: expected at most "
@@ -363,11 +366,11 @@ def sweep(base, grid: Mapping[str, Iterable] | None = None, *, seeds=None, execu
                           progress=progress, store=store)
     columns: dict[str, Any] = {}
     for name in points[0]:
-        columns[name] = _column([p[name] for p in points for _ in seed_list])
+        columns[name] = column([p[name] for p in points for _ in seed_list])
     if seed_list != [None]:
         columns["seed"] = np.array([s for _ in points for s in seed_list], dtype=np.int64)
     for key in SUMMARY_KEYS:
-        columns[key] = _column([s[key] for s in summaries])
+        columns[key] = column([s[key] for s in summaries])
     return Table(columns)
 
 
@@ -455,7 +458,7 @@ def _merge(store: SummaryCache | None, found: dict, keys: list, made: list) -> l
     return out
 
 
-def _column(values: list) -> np.ndarray:
+def column(values: list) -> np.ndarray:
     """A numpy column: ints as int64, other numbers as float64, anything else as str."""
     if all(isinstance(v, (bool, np.bool_)) for v in values):
         return np.array(values, dtype=bool)
