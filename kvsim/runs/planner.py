@@ -17,7 +17,7 @@ my load?"::
 ``ttft_p95_s``, ``ttft_p99_s``, ``itl_p50_s``, ``itl_p99_s``, ``max_gap_s``,
 ``share_paused_over_1s`` and ``preemptions_per_1k``, and a lower limit on
 ``goodput_fraction`` (the answer tokens delivered in the measurement window
-over those of the requests that arrived in it). A run that refuses any request
+over those of the requests that arrived in it, at most 1). A run that refuses any request
 (one that can never fit, see :mod:`kvsim.engine.fit`) fails whatever its
 latencies: the configuration cannot serve that traffic.
 
@@ -59,6 +59,7 @@ from __future__ import annotations
 
 import math
 import statistics
+from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -410,6 +411,7 @@ def plan(base=None, grid: Mapping[str, Iterable] | None = None, *, slo: Mapping[
     searcher = _Searcher(configs, traffic, slo, seed_list, duration_s, warmup_s, store,
                          dict(executor=executor, chunk_size=chunk_size, progress=progress))
     searches = [_Search(i, seed, start) for i in range(len(configs)) for seed in seed_list]
+    seeds_of = [searches[i * len(seed_list):(i + 1) * len(seed_list)] for i in range(len(configs))]
     rounds = 0
     while True:
         live = [s for s in searches if not s.done]
@@ -424,9 +426,8 @@ def plan(base=None, grid: Mapping[str, Iterable] | None = None, *, slo: Mapping[
             failed = misses(summary, slo)
             if "requests_rejected" in failed:       # a request never fits: no rate helps
                 searcher.refused.setdefault(s.config, (s.rate, s.seed, summary))
-                for other in searches:
-                    if other.config == s.config:
-                        other.done = True
+                for other in seeds_of[s.config]:
+                    other.done = True
                 continue
             s.record(not failed, failed, (lowest, highest), rel_tol)
     results = searcher.conclude(searches, gpus, (lowest, highest))
@@ -445,6 +446,8 @@ class _Searcher:
         self.duration_s, self.warmup_s, self.store = duration_s, warmup_s, store
         self.batch_options = batch_options
         self.digest = traffic.digest()
+        # (config, seed, rate) -> the summary's keys the verdicts read (a study of 10^4
+        # configurations holds some 250,000 of them: not whole summaries)
         self.memo: dict[tuple[int, int, float], dict] = {}
         self.made = 0
         self.refused: dict[int, tuple[float, int, dict]] = {}
@@ -467,7 +470,8 @@ class _Searcher:
             summaries = run_batch(_run_planned, tasks, keys, store=self.store, label=label,
                                   stats=stats, **self.batch_options)
             self.made += stats["made"]
-            self.memo.update(zip(new, summaries))
+            kept = ["requests_rejected", *_reported_keys(self.slo)]
+            self.memo.update((w, {k: s[k] for k in kept}) for w, s in zip(new, summaries))
         return [self.memo[w] for w in wanted]
 
     def conclude(self, searches: list[_Search], gpus: list[str],
@@ -479,12 +483,13 @@ class _Searcher:
         confirm = [(i, seed, rate) for i, rate in rates.items() if rate > 0
                    and i not in self.refused for seed in self.seeds]
         self.evaluate(confirm, "plan: confirming")
+        runs_of = Counter(c for c, _, _ in self.memo)
         out = []
         for i, group in sorted(by_config.items()):
             point, settings = self.configs[i]
             rate = rates[i] if i not in self.refused else 0.0
             setter = min(group, key=lambda s: (s.low or 0.0, s.seed))
-            runs = sum(1 for (c, _, _) in self.memo if c == i)
+            runs = runs_of[i]
             at_rate: dict[str, float] = {}
             failing: tuple[int, ...] = ()
             if rate > 0:
