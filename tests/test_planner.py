@@ -132,6 +132,7 @@ def test_infeasible_configurations_say_why():
     assert (config.rate_per_s, config.infeasible) == (0.0, "queueing")
     assert "ttft_p99_s" in config.reason and "with no preemption" in config.reason
     assert config.runs == 6               # 1, 0.5, 0.25, 0.125, 0.0625, then the floor 0.05
+    assert slow.rounds == 6               # one rate a round, and nothing to confirm
     huge = kvsim.plan(BASE, None, slo={"ttft_p99_s": 5.0}, prompt=5000, **common)
     (config,) = huge.configs
     assert (config.rate_per_s, config.infeasible, config.runs) == (0.0, "capacity", 1)

@@ -212,7 +212,13 @@ class ConfigPlan:
 
 @dataclass(frozen=True)
 class Plan:
-    """Every configuration's sustainable rate, and the costing built on them."""
+    """Every configuration's sustainable rate, and the costing built on them.
+
+    ``configs``: one :class:`ConfigPlan` per grid point, in grid order; ``runs``: the
+    distinct runs the searches used; ``runs_made``: those made, not read back from the
+    run cache; ``rounds``: the batches sent (the searches' rounds, then the one that
+    runs every seed at its configuration's rate); ``prices``: as given, checked.
+    """
 
     configs: tuple[ConfigPlan, ...]
     slo: dict
@@ -412,14 +418,11 @@ def plan(base=None, grid: Mapping[str, Iterable] | None = None, *, slo: Mapping[
                          dict(executor=executor, chunk_size=chunk_size, progress=progress))
     searches = [_Search(i, seed, start) for i in range(len(configs)) for seed in seed_list]
     seeds_of = [searches[i * len(seed_list):(i + 1) * len(seed_list)] for i in range(len(configs))]
-    rounds = 0
     while True:
         live = [s for s in searches if not s.done]
         if not live:
             break
-        rounds += 1
-        outcomes = searcher.evaluate([(s.config, s.seed, s.rate) for s in live],
-                                     f"plan round {rounds}")
+        outcomes = searcher.evaluate([(s.config, s.seed, s.rate) for s in live])
         for s, summary in zip(live, outcomes):
             if s.done:           # ended by another seed's refused request in this round
                 continue
@@ -431,10 +434,8 @@ def plan(base=None, grid: Mapping[str, Iterable] | None = None, *, slo: Mapping[
                 continue
             s.record(not failed, failed, (lowest, highest), rel_tol)
     results = searcher.conclude(searches, gpus, (lowest, highest))
-    if any(c.rate_per_s > 0 for c in results):
-        rounds += 1                                      # the confirming round
     return Plan(tuple(results), dict(slo), tuple(seed_list), rel_tol, len(searcher.memo),
-                searcher.made, rounds, prices)
+                searcher.made, searcher.batches, prices)
 
 
 class _Searcher:
@@ -450,6 +451,7 @@ class _Searcher:
         # configurations holds some 250,000 of them: not whole summaries)
         self.memo: dict[tuple[int, int, float], dict] = {}
         self.made = 0
+        self.batches = 0                   # rounds that ran (or read back) something
         self.refused: dict[int, tuple[float, int, dict]] = {}
 
     def _key(self, config: int, seed: int, rate: float) -> str | None:
@@ -459,10 +461,13 @@ class _Searcher:
                     "warmup_s": self.warmup_s, "traffic": self.digest}
         return run_key(CACHE_NAME, settings, seed)
 
-    def evaluate(self, wanted: list[tuple[int, int, float]], label: str) -> list[dict]:
-        """The summaries of the ``(config, seed, rate)`` runs, running only those not yet run."""
+    def evaluate(self, wanted: list[tuple[int, int, float]]) -> list[dict]:
+        """The summaries of the ``(config, seed, rate)`` runs, running only those not yet run
+        (in one batch: a round)."""
         new = sorted({w for w in wanted if w not in self.memo})
         if new:
+            self.batches += 1
+            label = f"plan round {self.batches}"
             tasks = [(self.configs[c][1], self.traffic, rate, seed, self.duration_s,
                       self.warmup_s) for c, seed, rate in new]
             keys = [self._key(c, seed, rate) for c, seed, rate in new]
@@ -482,7 +487,7 @@ class _Searcher:
         rates = {i: min((s.low or 0.0) for s in group) for i, group in by_config.items()}
         confirm = [(i, seed, rate) for i, rate in rates.items() if rate > 0
                    and i not in self.refused for seed in self.seeds]
-        self.evaluate(confirm, "plan: confirming")
+        self.evaluate(confirm)
         runs_of = Counter(c for c, _, _ in self.memo)
         out = []
         for i, group in sorted(by_config.items()):
