@@ -142,6 +142,44 @@ def test_infeasible_configurations_say_why():
         assert "\n" not in plan.configs[0].reason
 
 
+def _engine_with_thresholds(thresholds: dict, bad_band: tuple[float, float] = (0.0, 0.0)):
+    """A stand-in for a run: seed s holds a p99 TTFT of 1 s exactly up to ``thresholds[s]``
+    req/s (TTFT = rate / threshold), and seed 1 also fails inside ``bad_band``."""
+    def run(task):
+        _, _, rate, seed, _, _ = task
+        ttft = rate / thresholds[seed]
+        if seed == 1 and bad_band[0] <= rate <= bad_band[1]:
+            ttft = 10.0
+        return {"requests_rejected": 0, "ttft_p99_s": ttft, "preemptions_per_1k": 0.0,
+                "goodput_fraction": 1.0}
+    return run
+
+
+def test_the_search_arithmetic_on_known_thresholds(monkeypatch):
+    monkeypatch.setattr(planner, "_run_planned", _engine_with_thresholds({0: 2.7, 1: 4.1}))
+    plan = kvsim.plan(BASE, None, slo={"ttft_p99_s": 1.0}, seeds=[0, 1], rel_tol=0.01)
+    (config,) = plan.configs
+    for threshold, low, high in zip((2.7, 4.1), config.seed_rates, config.seed_failing_rates):
+        assert low <= threshold < high and high - low <= 0.01 * low
+    # seed 0: 1, 2 pass, 4 fails; bisections 3, 2.5, 2.75, 2.625, 2.6875, 2.71875, 2.703125
+    assert config.seed_rates[0] == 2.6875 and config.seed_failing_rates[0] == 2.703125
+    assert config.rate_per_s == 2.6875 and config.limited_by == "ttft_p99_s"
+    assert config.failing_seeds == () and "on every seed" in config.reason
+    # seed 1: 1, 2, 4 pass, 8 fails; 6, 5, 4.5, 4.25, 4.125, 4.0625, 4.09375; then it is run
+    # at the configuration's 2.6875 to confirm
+    assert config.seed_rates[1] == 4.09375 and config.seed_failing_rates[1] == 4.125
+    assert plan.runs == config.runs == 10 + 11 + 1
+
+
+def test_a_seed_that_fails_below_its_own_threshold_is_named(monkeypatch):
+    engine = _engine_with_thresholds({0: 2.7, 1: 4.1}, bad_band=(2.6, 2.7))
+    monkeypatch.setattr(planner, "_run_planned", engine)
+    (config,) = kvsim.plan(BASE, None, slo={"ttft_p99_s": 1.0}, seeds=[0, 1],
+                           rel_tol=0.01).configs
+    assert config.seed_rates[1] > 4.0 and config.rate_per_s == 2.6875
+    assert config.failing_seeds == (1,) and "seed(s) 1 fail at it" in config.reason
+
+
 def test_a_rate_above_the_search_range_is_a_lower_bound():
     plan = kvsim.plan(BASE, None, slo={"ttft_p99_s": 100.0}, seeds=[0], duration_s=30.0,
                       warmup_s=5.0, start_rate_per_s=0.5, max_rate_per_s=1.0)

@@ -503,7 +503,10 @@ class _Searcher:
                            for k in _reported_keys(self.slo)}
                 failing = tuple(seed for seed, s in zip(self.seeds, there)
                                 if misses(s, self.slo))
-            infeasible, reason = self._why_not(i, group, setter, rate, bounds)
+            infeasible, reason = self._why_not(i, setter, rate, bounds)
+            if failing:
+                reason += (f"; but seed(s) {', '.join(map(str, failing))} fail at it (their SLO "
+                           f"is not monotone in the rate)")
             capped = rate > 0 and setter.high is None
             out.append(ConfigPlan(
                 point=dict(point), settings=dict(settings), rate_per_s=rate,
@@ -517,7 +520,7 @@ class _Searcher:
                 at_rate=at_rate, failing_seeds=failing))
         return out
 
-    def _why_not(self, config: int, group: list[_Search], setter: _Search, rate: float,
+    def _why_not(self, config: int, setter: _Search, rate: float,
                  bounds: tuple[float, float]) -> tuple[str | None, str]:
         """``(infeasible kind or None, one line)`` for a configuration."""
         if config in self.refused:
