@@ -280,6 +280,24 @@ def test_cheapest_and_pareto_on_a_known_plan():
     assert table["infeasible"].tolist() == ["", "", "", "queueing"]
 
 
+def test_a_plan_as_text():
+    from kvsim.runs.planner_report import format_plan
+    configs = (_config("a", 4.0, 1.0), _config("b", 10.0, 0.5), _config("b", 0.0, 0.0))
+    plan = Plan(configs, {"ttft_p99_s": 2.0}, (0, 1), 0.05, 9, 4, 3, {"a": 1.0, "b": 3.0})
+    lines = format_plan(plan, 20.0).splitlines()
+    assert lines[0].split() == ["#", "gpu", "rate_per_s", "seeds_min-max", "limited_by", "runs",
+                                "ttft_p99_s", "$_per_million"]
+    assert lines[1].split() == ["0", "a", "4", "4-4", "ttft_p99_s", "1", "1", "69.4"]
+    assert lines[3].split() == ["2", "b", "0", "0-0", "QUEUEING", "1", "-", "-"]
+    assert "SLO: ttft_p99_s <= 2; on every one of seeds 0, 1; rates within 5%" in lines[5]
+    assert "Pareto set (rate against dollars per million requests): #0, #1" in lines
+    assert ("For 20 req/s: #0 x 5 replica(s), 5 GPU(s), $5.00 an hour, $69.44 per million "
+            "requests") in lines
+    assert lines[-1] == "Search: 9 runs (4 made, 5 read back from the run cache) in 3 rounds"
+    with pytest.raises(KvsimError, match=r"target_rate_per_s=-1 is out of range"):
+        format_plan(plan, -1)
+
+
 def test_prices_on_a_real_plan(serial):
     priced = Plan(serial.configs, serial.slo, serial.seeds, serial.rel_tol, serial.runs,
                   serial.runs_made, serial.rounds, {"a40-48gb": 0.8})
