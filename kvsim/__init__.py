@@ -23,7 +23,7 @@ checks the direction):
 * ``kvsim.observe``: a run as vLLM's Prometheus series, the exporter, alert rules, panels;
 * ``kvsim.lab``: chapter 5's missions and a learner's progress;
 * ``kvsim.book``: the book's charts, widgets, exercises and notebook set-up;
-* ``kvsim.cli``: the ``kvsim`` command.
+* ``kvsim.cli``: the ``kvsim`` command (a module per subcommand).
 
 The names above are importable from ``kvsim`` itself, and so are the modules the
 book's readers reach for by their short names (``from kvsim import charts``).

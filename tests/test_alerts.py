@@ -620,9 +620,9 @@ def test_lint_exit_codes(tmp_path):
     assert _cli("--expr", "vllm:kv_cache_usage_perc > 90").returncode == 1
     assert _cli("--expr", "rate((").returncode == 1
     # a deprecated name is a note: it works on this release
-    note = _cli("--expr", "vllm:gpu_cache_usage_perc > 0.9", "--version", "v1-0.10")
+    note = _cli("--expr", "vllm:gpu_cache_usage_perc > 0.9", "--vllm-version", "v1-0.10")
     assert note.returncode == 0 and note.stdout.startswith("note: [deprecated-name]")
-    strict = _cli("--expr", "vllm:gpu_cache_usage_perc > 0.9", "--version", "v1-0.10", "--strict")
+    strict = _cli("--expr", "vllm:gpu_cache_usage_perc > 0.9", "--vllm-version", "v1-0.10", "--strict")
     assert strict.returncode == 1
     assert _cli("--expr", "").returncode == 2
     assert _cli(str(tmp_path / "missing.yml")).returncode == 2
@@ -665,7 +665,7 @@ def test_the_vllm_dashboard_has_no_finding_on_its_own_release(shared_data):
     renamed = renamed.replace("vllm:gpu_cache_usage_perc", "vllm:kv_cache_usage_perc")
     assert A.lint_dashboard(renamed, variables=variables) == []
     proc = _cli("--dashboard", str(board), "--var", f"__rate_interval={variables['__rate_interval']}",
-                "--version", "v1-0.10")
+                "--vllm-version", "v1-0.10")
     assert proc.returncode == 0 and proc.stdout.startswith("note: ")
 
 

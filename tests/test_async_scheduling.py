@@ -60,7 +60,7 @@ def test_a_run_with_async_scheduling_is_faster_and_the_same_step_by_step():
 
 
 def test_the_default_follows_vllm_off_before_0_14_and_on_from_it():
-    for version, expected in (("0.11", False), ("0.13", False), ("0.14", True), ("0.28", True)):
+    for version, expected in (("0.11", False), ("0.13", False), ("0.14", True), ("0.34", True)):
         assert async_scheduling_default("v1", version) is expected
         assert vllm_async_scheduling_default("v1", version) is expected
         assert kvsim.simulate([kvsim.Request(0.0, 10, 2)], model=MODEL, gpu=GPU,

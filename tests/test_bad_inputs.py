@@ -363,7 +363,8 @@ CLI = [
      ["--grid seed", "--set seed=", "expected one"]),
     (["exporter", "--scenario", "belgavi", "--speed", "0"], ["speed=0", "[0.01, 100000]"]),
     (["exporter", "--scenario", "belgavi", "--port", "70000"], ["port=70000", "[0, 65535]"]),
-    (["exporter", "--scenario", "belgavi", "--version", "v9"], ["version='v9'", "v1, v1-0.10, v0"]),
+    (["exporter", "--scenario", "belgavi", "--vllm-version", "v9"],
+     ["vllm_version='v9'", "v1, v1-0.10, v0"]),
     (["exporter", "--scenario", "belgavi", "--set", "rate_per_s=0"], ["rate_per_s=0", "(0, 1000000]"]),
     # issue 30
     (["simulate", "--trace", "TRACE", *TRACE_ARGS, "--util", "0.9", "--time-scale", "1e300"],

@@ -52,7 +52,7 @@ FOR_READERS = {"numpy", "altair", "ipywidgets", "ipykernel", "jupyterlab", "jupy
 #: The files the Binder check depends on (with the modules kvsim and the chapters import).
 #: The root's requirements.txt and runtime.txt are not among them: Binder never reads them, and
 #: the quick tests above check that binder/ pins the same versions and Python.
-BINDER_INPUTS = ["binder/requirements.txt", "binder/runtime.txt", "binder/postBuild",
+BINDER_INPUTS = ["binder/requirements.txt", "binder/runtime.txt", "binder/postBuild", "binder/start",
                  "pyproject.toml", "tests/test_binder.py"]
 
 
@@ -120,11 +120,28 @@ def test_every_module_readers_import_is_installed_by_binders_pins():
     assert not missing, f"imported by kvsim or a chapter but not installed by binder/requirements.txt: {missing}"
 
 
-def test_postbuild_is_an_executable_bash_script():
-    post = BINDER / "postBuild"
-    assert os.access(post, os.X_OK), "binder/postBuild must be executable (repo2docker runs it)"
-    assert post.read_text().startswith("#!/usr/bin/env bash\n")
-    subprocess.run(["bash", "-n", str(post)], check=True)
+@pytest.mark.parametrize("name", ["postBuild", "start"])
+def test_binders_scripts_are_executable_bash_scripts(name):
+    script = BINDER / name
+    assert os.access(script, os.X_OK), f"binder/{name} must be executable (repo2docker runs it)"
+    assert script.read_text().startswith("#!/usr/bin/env bash\n")
+    subprocess.run(["bash", "-n", str(script)], check=True)
+
+
+def test_binders_start_hands_the_run_cache_to_the_session(tmp_path):
+    """repo2docker runs binder/start before the session's command: it must export the run
+    cache postBuild fills and then run that command (exec "$@"), keeping a cache already set."""
+    env = {k: v for k, v in os.environ.items() if k != "KVSIM_RUN_CACHE"}
+    env["HOME"] = str(tmp_path)
+    show = ["python3", "-c", "import os; print(os.environ['KVSIM_RUN_CACHE'])"]
+    out = subprocess.run(["bash", str(BINDER / "start"), *show], env=env, capture_output=True,
+                         text=True, check=True).stdout.strip()
+    assert out == str(tmp_path / ".cache" / "kvsim-runs")
+    assert out in (BINDER / "postBuild").read_text().replace("$HOME", str(tmp_path))
+    env["KVSIM_RUN_CACHE"] = str(tmp_path / "elsewhere")
+    out = subprocess.run(["bash", str(BINDER / "start"), *show], env=env, capture_output=True,
+                         text=True, check=True).stdout.strip()
+    assert out == str(tmp_path / "elsewhere")
 
 
 @pytest.mark.packaging
@@ -146,7 +163,9 @@ def test_binders_environment_runs_every_chapter(tmp_path):
     env = dict(os.environ, PATH=f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}",
                JUPYTER_DATA_DIR=str(tmp_path / "data"), JUPYTER_CONFIG_DIR=str(tmp_path / "config"),
                IPYTHONDIR=str(tmp_path / "ipython"), PIP_DISABLE_PIP_VERSION_CHECK="1",
-               KVSIM_MISSIONS_FILE=str(tmp_path / "missions.json"))
+               KVSIM_MISSIONS_FILE=str(tmp_path / "missions.json"),
+               # an empty run cache, as Binder's image starts: postBuild fills it
+               KVSIM_RUN_CACHE=str(tmp_path / "runs"))
     env.pop("VIRTUAL_ENV", None)
     env.pop("PYTHONPATH", None)
 
@@ -156,7 +175,10 @@ def test_binders_environment_runs_every_chapter(tmp_path):
         return proc.stdout + proc.stderr
 
     run(str(bin_dir / "python"), "-m", "pip", "install", "-q", "-r", "binder/requirements.txt")
-    run("bash", "binder/postBuild")
+    run("bash", "binder/postBuild", timeout=1800)
+    warmed = list((tmp_path / "runs").rglob("*.json"))
+    assert len(warmed) > 100, f"postBuild left {len(warmed)} runs in the run cache: chapter 5's sweeps"
+    assert not (tmp_path / "missions.json").exists(), "postBuild's run of chapter 5 kept mission progress"
 
     where = run(str(bin_dir / "python"), "-c", "import kvsim, sys; print(kvsim.__file__); print(sys.prefix)")
     assert str(repo / "kvsim") in where, f"kvsim does not come from the checkout: {where}"

@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import io
 import json
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -195,6 +197,31 @@ def test_the_leaderboard_uses_the_name_in_the_code(capsys, tmp_path):
         f"code's name cannot be changed",
         f"kvsim: rejected: line 4: completion code {nameless!r} carries no name: the learner "
         f"runs `kvsim missions --name NAME` and hands in the code it prints"]
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_the_leaderboard_reports_progress_per_code_on_a_terminal_only(capsys, tmp_path,
+                                                                      monkeypatch):
+    ana, bo = (mp.completion_code(2, 2, TWO, name="Ana"), mp.completion_code(2, 1, ONE, name="Bo"))
+    steps: list[str] = []
+    rows = mp.leaderboard(["# the room", ana, f"Bo {bo}"], progress=steps.append)
+    assert steps == ["code 1 of 2", "code 2 of 2"] and len(rows) == 2
+    board = tmp_path / "codes.txt"
+    board.write_text(f"{ana}\nBo {bo}\n")
+    terminal = _Terminal()
+    monkeypatch.setattr(sys, "stderr", terminal)
+    assert main(["missions", "--leaderboard", str(board)]) == 0
+    assert "\rkvsim missions: code 2 of 2" in terminal.getvalue()
+    assert terminal.getvalue().endswith("\r")                       # erased before the table
+    table = capsys.readouterr().out
+    quiet = _Terminal()
+    monkeypatch.setattr(sys, "stderr", quiet)
+    assert main(["missions", "--leaderboard", str(board), "--quiet"]) == 0
+    assert quiet.getvalue() == "" and capsys.readouterr().out == table
 
 
 def test_the_leaderboard_takes_the_name_as_the_code_prints_it():

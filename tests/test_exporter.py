@@ -82,6 +82,9 @@ def test_openmetrics_negotiation_head_404_405(served):
     code, headers, body = get(url + "/metrics", method="HEAD")
     assert code == 200 and body == "" and int(headers["Content-Length"]) > 1000
     assert get(url + "/nothing-here")[0] == 404
+    assert get(url + "/health")[::2] == (200, "ok\n")
+    code, headers, body = get(url + "/health", method="HEAD")
+    assert code == 200 and body == "" and headers["Content-Length"] == "3"
     code, headers, _ = get(url + "/metrics", method="POST")
     assert code == 405 and headers["Allow"] == "GET, HEAD"
     assert get(url + "/")[0] == 200
@@ -137,7 +140,8 @@ def test_cli_serves_and_stops_cleanly_on_ctrl_c():
     (["--speed", "0"], "speed=0.0 is out of range"),
     (["--speed", "fast"], "speed='fast' is not a number"),
     (["--port", "70000"], "port=70000 is out of range"),
-    (["--version", "v9"], "version='v9'"),
+    (["--vllm-version", "v9"], "vllm_version='v9'"),
+    (["--version", "v1-0.10"], "expected --vllm-version v1-0.10"),     # the flag's old meaning
 ])
 def test_bad_flags_are_one_line(args, needle):
     proc = subprocess.run([sys.executable, "-m", "kvsim", "exporter", "--scenario",

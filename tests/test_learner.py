@@ -19,6 +19,7 @@ these tests check the copies and the kernel side without one:
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
@@ -250,3 +251,21 @@ def test_shell_lines_for_a_notebook_run_the_kernels_own_kvsim():
                 found += [(chapter.name, m.group(1)) for m in shell.finditer("".join(cell["source"]))]
     assert found, "no shell line found: the pattern is wrong"
     assert all(cmd == "{sys.executable}" for _, cmd in found), found
+
+
+@pytest.mark.parametrize("learner, preset, expected", [
+    (True, None, "{home}/.cache/kvsim-runs"), (True, "{home}/mine", "{home}/mine"), (False, None, "unset")],
+    ids=["learner-default", "learner-keeps-a-set-cache", "book-copy-leaves-it-off"])
+def test_a_learner_copy_keeps_its_runs(tmp_path, learner, preset, expected):
+    """A learner's kernels keep their runs in ~/.cache/kvsim-runs (chapter 5's grids cost minutes
+    of one core once, then are read back), unless KVSIM_RUN_CACHE already names a folder; the
+    book's own copies (make execute, nbval) leave the choice to the Makefile."""
+    env = {k: v for k, v in os.environ.items() if k != "KVSIM_RUN_CACHE"}
+    env["HOME"] = str(tmp_path)
+    if preset:
+        env["KVSIM_RUN_CACHE"] = preset.format(home=tmp_path)
+    code = (f"import os, kvsim.book.notebook as n; n.setup(learner={learner}); "
+            "print(os.environ.get('KVSIM_RUN_CACHE', 'unset'))")
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                         check=True).stdout.strip().splitlines()[-1]
+    assert out == expected.format(home=tmp_path)

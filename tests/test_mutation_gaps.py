@@ -153,7 +153,7 @@ def test_scraped_bucket_series_count_an_observation_on_an_edge_in_that_bucket(ed
 
 
 # =============================================================================================
-# Sweeps and seeds (kvsim/runs/sweeps.py, kvsim/cli.py parse_seeds)
+# Sweeps and seeds (kvsim/runs/sweeps.py, kvsim/cli/values.py parse_seeds)
 
 SHORT = {"scenario": "belgavi", "duration_s": 20.0, "warmup_s": 5.0}
 SHORT_KW = {"duration_s": 20.0, "warmup_s": 5.0}

@@ -66,7 +66,7 @@ def replay(tmp_path, version: str, dashboard_file) -> dict[str, bool]:
         start = time.time()
         procs.append(subprocess.Popen(
             [sys.executable, "-m", "kvsim", "exporter", "--scenario", "mission-1-storm",
-             "--speed", str(SPEED), "--port", str(exp_port), "--version", version],
+             "--speed", str(SPEED), "--port", str(exp_port), "--vllm-version", version],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
         # the whole storm, then a few scrapes of its end
         time.sleep(120.0 / SPEED + 4.0)

@@ -32,9 +32,9 @@ def config(**opts):
 
 
 def test_the_default_is_the_newest_release_and_the_summary_names_it():
-    assert VLLM_VERSION_DEFAULT == "0.28" == f"0.{VLLM_V1_RELEASES[-1]}"
+    assert VLLM_VERSION_DEFAULT == "0.34" == f"0.{VLLM_V1_RELEASES[-1]}"
     r = kvsim.simulate([R(0.0, 16, 4)], model="llama-2-7b", gpu="l40s-48gb", num_gpu_blocks=10)
-    assert r.config["vllm_version"] == "0.28" and r.summary()["vllm_version"] == "0.28"
+    assert r.config["vllm_version"] == "0.34" and r.summary()["vllm_version"] == "0.34"
     assert list(r.summary())[-1] == "vllm_version"          # appended, never reordered
     v0 = kvsim.simulate([R(0.0, 16, 4)], model="llama-2-7b", gpu="l40s-48gb",
                         num_gpu_blocks=10, engine="v0")
@@ -81,18 +81,18 @@ def test_the_gate_on_a_release_without_it_is_an_error_naming_the_release():
 def test_naming_the_default_release_changes_nothing():
     """Naming the default release changes nothing: the same bytes as not naming it."""
     a = kvsim.run_scenario("belgavi", duration_s=60.0, warmup_s=0.0)
-    b = kvsim.run_scenario("belgavi", duration_s=60.0, warmup_s=0.0, vllm_version="0.28.0")
-    assert a.summary() == {**b.summary(), "vllm_version": "0.28"}
+    b = kvsim.run_scenario("belgavi", duration_s=60.0, warmup_s=0.0, vllm_version="0.34.0")
+    assert a.summary() == {**b.summary(), "vllm_version": "0.34"}
     assert a.timeline["t_s"].tolist() == b.timeline["t_s"].tolist()
 
 
-@pytest.mark.parametrize("bad", ["0.29", "0.10", "1.0", "0.28.x", "v0.28", "0.28.0.1", "", 0.28,
+@pytest.mark.parametrize("bad", ["0.35", "0.10", "1.0", "0.28.x", "v0.28", "0.28.0.1", "", 0.28,
                                  28, None])
 def test_unknown_or_malformed_versions_are_one_line_errors_with_the_range(bad):
     with pytest.raises(kvsim.KvsimError) as e:
         check_vllm_version(bad, "v1")
     msg = str(e.value)
-    assert "\n" not in msg and f"vllm_version={bad!r}" in msg and "0.11 to 0.28" in msg
+    assert "\n" not in msg and f"vllm_version={bad!r}" in msg and "0.11 to 0.34" in msg
 
 
 def test_v0_knows_its_own_releases():
@@ -107,3 +107,13 @@ def test_the_command_line_keeps_a_release_string_as_text():
     """--set vllm_version=0.20 must not become the number 0.2."""
     assert parse_sets(["vllm_version=0.20"]) == {"vllm_version": "0.20"}
     assert config(**parse_sets(["vllm_version=0.20"])).vllm_version == "0.20"
+
+
+@pytest.mark.parametrize("version", ["0.29", "0.30", "0.31", "0.32", "0.33"])
+def test_releases_after_028_run_as_the_default_does(version):
+    """0.29 to 0.34 change nothing kvsim models for a GPU-only engine (the module text of
+    kvsim/model/vllm_defaults.py says why): a day on any of them is the default release's."""
+    a = kvsim.run_scenario("belgavi", duration_s=60.0, warmup_s=0.0, vllm_version=version)
+    b = kvsim.run_scenario("belgavi", duration_s=60.0, warmup_s=0.0)
+    assert b.config["vllm_version"] == "0.34"
+    assert a.summary() == {**b.summary(), "vllm_version": version}

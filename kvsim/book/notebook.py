@@ -64,6 +64,7 @@ from pathlib import Path
 from typing import Any
 
 from kvsim.errors import KvsimError
+from kvsim.runs.summary_cache import CACHE_VAR
 
 from .charts import theme
 
@@ -72,6 +73,9 @@ __all__ = ["setup", "glue_numbers", "glued", "chapter_timing", "portable", "vega
 
 #: Environment variable that turns on :func:`setup`'s offline runtime.
 OFFLINE_ENV_VAR = "KVSIM_OFFLINE_CHARTS"
+#: Where a learner copy's kernels keep their runs when ``KVSIM_RUN_CACHE`` names no folder
+#: (Binder's image fills it at build time: binder/postBuild).
+LEARNER_RUN_CACHE = Path.home() / ".cache" / "kvsim-runs"
 
 _TRUE = {"1", "true", "yes", "on"}
 
@@ -285,6 +289,9 @@ def setup(offline: bool | None = None, *, learner: bool = False) -> None:
         _learner = True
         hold_unmade_predictions(True)
         _install_gate()
+        # A learner's kernels keep their runs (kvsim.runs.summary_cache): chapter 5's first run
+        # computes the missions' grids (minutes of one core), every later one reads them back.
+        os.environ.setdefault(CACHE_VAR, str(LEARNER_RUN_CACHE))
         if offline is None and os.environ.get(OFFLINE_ENV_VAR, "").strip() != "0":
             offline = True
     if _enabled(offline):

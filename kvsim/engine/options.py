@@ -18,7 +18,7 @@ option                                ``engine="v1"`` (default)   ``engine="v0"`
 ``max_num_batched_tokens``            by GPU class (2048/8192)    2048
 ``watermark``                         0                           0.01
 ``enable_prefix_caching``             True                        False
-``vllm_version``                      "0.28" (0.11-0.28)          "0.10" (0.6-0.10)
+``vllm_version``                      "0.34" (0.11-0.34)          "0.10" (0.6-0.10)
 ``scheduler_reserve_full_isl``        True (from 0.19; 0.18 and   (whole prompt)
                                       earlier: False)
 ``async_scheduling``                  True (from 0.14; 0.13 and   False

@@ -405,7 +405,7 @@ def _judge(code: str, line_name: str, key) -> tuple[str, dict | None, str]:
     return row, (v if v["ok"] else None), ("" if v["ok"] else rejection(v))
 
 
-def leaderboard(lines: Iterable[str], *, room_key=FROM_ENV) -> list[dict]:
+def leaderboard(lines: Iterable[str], *, room_key=FROM_ENV, progress=None) -> list[dict]:
     """The room's table from lines ``name CODE`` (or ``name: CODE``, or a bare code).
 
     Every code is verified and re-scored; a row is the name *in the code* (a
@@ -416,11 +416,15 @@ def leaderboard(lines: Iterable[str], *, room_key=FROM_ENV) -> list[dict]:
     Rows: ``name``, per-mission stars (``m1``..``m4``), ``total``, ``rejected``
     (codes that failed) and ``why`` (one ``line <n>: <reason>`` per rejected
     code); sorted by total, then name. Lines that are not codes at all raise
-    (:func:`leaderboard_lines`).
+    (:func:`leaderboard_lines`). ``progress``, when given, is called with ``"code i of n"``
+    before each code is verified (re-scoring takes a second or so per code).
     """
     key = resolve_room_key(room_key)
     board: dict[str, dict] = {}
-    for no, line_name, code in leaderboard_lines(lines):
+    entries = leaderboard_lines(lines)
+    for number, (no, line_name, code) in enumerate(entries, 1):
+        if progress is not None:
+            progress(f"code {number} of {len(entries)}")
         name, v, why = _judge(code, line_name, key)
         row = board.setdefault(name, {"name": name, **{f"m{n}": 0 for n in MISSIONS},
                                       "rejected": [], "why": []})

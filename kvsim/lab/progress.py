@@ -613,7 +613,7 @@ def _rescore(where: str, n: int, rec: dict) -> None:
                          f"stars kvsim gives the record's settings")
 
 
-def _read_export(p: Path) -> tuple[dict, str | None]:
+def _read_export(p: Path, progress=None) -> tuple[dict, str | None]:
     """The export at ``p``, every record checked and every starred one re-scored, and the
     learner's name in it (an export of the first format, version 1 progress, is upgraded)."""
     where = f"import file {str(p)!r}"
@@ -671,6 +671,8 @@ def _read_export(p: Path) -> tuple[dict, str | None]:
                              f"code of every mission with a star, as its record has it")
     for n in sorted(records):           # the slow part last, once everything else holds
         if records[n]["stars"]:
+            if progress is not None:
+                progress(f"re-scoring mission {n}")
             _rescore(where, n, records[n])
     return records, (None if first else prog["name"])
 
@@ -705,7 +707,7 @@ def _merge(cur: dict | None, imp: dict) -> tuple[dict, str]:
     return merged, "imported" if (take or cur is None) else "kept"
 
 
-def import_progress(source, *, path=None) -> dict:
+def import_progress(source, *, path=None, progress=None) -> dict:
     """Merge an export (:func:`export_progress`) from ``source`` into the progress at ``path``.
 
     Everything is checked before anything is written: the header, every
@@ -723,9 +725,10 @@ def import_progress(source, *, path=None) -> dict:
     ``unchanged``, the export adds nothing (the mission is not in it, or its
     record is the same as here). The learner's name here stays; progress with
     no name takes the export's. Imported codes keep the name they were made
-    with (:func:`set_name` makes every code again with one name).
+    with (:func:`set_name` makes every code again with one name). ``progress``, when given,
+    is called with ``"re-scoring mission n"`` before each starred record is scored again.
     """
-    records, name = _read_export(Path(source))   # slow (re-scoring): outside the lock
+    records, name = _read_export(Path(source), progress)   # slow (re-scoring): outside the lock
     p = progress_path(path)
     with _locked(p):
         return _merge_into(p, _read(p), records, name)

@@ -1,7 +1,7 @@
 """The vLLM defaults kvsim follows, one place, with the version and source of each.
 
 kvsim's ``engine="v1"`` mode follows vLLM's V1 engine; the engine option
-``vllm_version`` names the release (:data:`VLLM_V1_RELEASES`, 0.11 to 0.28;
+``vllm_version`` names the release (:data:`VLLM_V1_RELEASES`, 0.11 to 0.34;
 default :data:`VLLM_VERSION_DEFAULT`, the newest release whose behaviour was
 read) and decides the defaults that differ between V1 releases.
 ``engine="v0"`` follows the V0 engine of 0.10 and earlier (removed in 0.11),
@@ -32,6 +32,18 @@ Which releases behave which way:
 * Batch defaults by GPU class (:func:`batch_defaults`, since May 2025) and the
   V1 watermark default of 0 (:func:`watermark_default`) are the same on every
   release kvsim knows.
+* Preemption is recompute only on every V1 release (``Scheduler._preempt_request``
+  in vllm/v1/core/sched/scheduler.py of 0.34.0 frees the blocks, resets the computed
+  tokens and puts the request at the front of the waiting queue; ``preemption_mode``
+  and the swap space went with V0 in 0.11).
+* Releases 0.29 to 0.34 (read in the 0.34.0 wheel, commit 62d4bc3c7, and the
+  wheels between) change nothing kvsim models for a GPU-only engine: 0.29 makes
+  ``--prefix-cache-retention-interval`` (default 0) decide which blocks of
+  sliding-window layers stay cached, which kvsim does not model (it charges those
+  layers the full context: kvsim/model/spec.py says so); 0.30 adds the
+  per-request histogram ``vllm:request_num_preemptions`` (buckets 1, 2, 3, 4, 5, 10,
+  20), which kvsim's current metric set carries. The host-memory KV tier
+  (``--kv-offloading-size`` in GiB, since 0.11.1) is not modelled yet.
 
 Explained where each is used: chapter 1 (memory), chapter 2 (scheduling).
 """
@@ -50,13 +62,13 @@ __all__ = ["VLLM_V1_VERSIONS", "ENGINES", "USAGE_CONTEXTS", "batch_defaults", "w
            "vllm_version_default", "ASYNC_SCHEDULING_SINCE", "async_scheduling_default",
            "vllm_async_scheduling_default"]
 
-#: The V1 releases kvsim knows (minor versions of 0.x): 0.11, the first without V0, to 0.28.
-VLLM_V1_RELEASES: tuple[int, ...] = tuple(range(11, 29))
+#: The V1 releases kvsim knows (minor versions of 0.x): 0.11, the first without V0, to 0.34.
+VLLM_V1_RELEASES: tuple[int, ...] = tuple(range(11, 35))
 #: The releases ``engine="v0"`` stands for: 0.6 to 0.10, the last with the V0 engine.
 VLLM_V0_RELEASES: tuple[int, ...] = tuple(range(6, 11))
-#: The newest release whose behaviour was read (docs.vllm.ai/en/v0.28.0; 0.28.0 was
-#: released on 2026-08-26 as commit 2cf0a69, coreweave/ml-containers PR #218).
-VLLM_VERSION_DEFAULT = "0.28"
+#: The newest release whose behaviour was read: 0.34.0, published on PyPI on 2026-11-16
+#: (commit 62d4bc3c7; its wheel's sources were read).
+VLLM_VERSION_DEFAULT = "0.34"
 #: What ``engine="v1"`` models by default.
 VLLM_V1_VERSIONS = f"vLLM V1 as of {VLLM_VERSION_DEFAULT}"
 #: The first release with ``scheduler_reserve_full_isl``, on by default (see the module text).
@@ -167,15 +179,15 @@ def _releases(engine: str) -> tuple[int, ...]:
 
 
 def vllm_version_default(engine: str = "v1") -> str:
-    """The release an engine mode stands for when none is named: 0.28 for V1, 0.10 for V0."""
+    """The release an engine mode stands for when none is named: 0.34 for V1, 0.10 for V0."""
     check_choice("engine", engine, ENGINES)
     return f"0.{_releases(engine)[-1]}"
 
 
 def check_vllm_version(version: object, engine: str = "v1") -> str:
-    """``version`` ("0.28" or "0.28.0") checked against the releases ``engine`` knows; returns it.
+    """``version`` ("0.34" or "0.34.0") checked against the releases ``engine`` knows; returns it.
 
-    One line names the value and the range (V1: 0.11-0.28; V0: 0.6-0.10).
+    One line names the value and the range (V1: 0.11-0.34; V0: 0.6-0.10).
     """
     check_choice("engine", engine, ENGINES)
     releases = _releases(engine)

@@ -48,9 +48,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from prometheus_client.utils import floatToGoString
-
 from kvsim.errors import check_choice, check_int
+
+from .text_format import format_value
 
 __all__ = ["VERSIONS", "MetricDef", "metric_defs", "series_name", "le_label", "TTFT_BUCKETS",
            "ITL_BUCKETS", "REQUEST_LATENCY_BUCKETS", "REQUEST_NUM_PREEMPTIONS_BUCKETS",
@@ -351,6 +351,6 @@ def series_name(name: str, labels: dict | None = None) -> str:
 
 
 def le_label(edge) -> str:
-    """A bucket edge as its ``le`` label reads in a series name (prometheus_client's
-    ``floatToGoString``: 1.0 -> "1.0")."""
-    return floatToGoString(edge)
+    """A bucket edge as its ``le`` label reads in a series name (as vLLM's exposition writes
+    it, :func:`kvsim.observe.text_format.format_value`: 1.0 -> "1.0")."""
+    return format_value(edge)

@@ -15,9 +15,12 @@ window covers ``5X`` simulated minutes).
 
 * ``GET /metrics`` (or ``HEAD``): the exposition, in OpenMetrics when the
   scraper asks for it (``Accept: application/openmetrics-text``), else the
-  Prometheus text format 0.0.4, as prometheus_client serves it;
-* ``GET /`` a one-line description; any other path 404; any other method 405
-  (with ``Allow: GET, HEAD``);
+  Prometheus text format 0.0.4, byte for byte as a vLLM server serves it;
+* ``GET /health`` ``ok`` (200) while it serves, for a load balancer or a
+  container's health check; ``GET /`` a one-line description; any other path
+  404; any other method 405 (with ``Allow: GET, HEAD``);
+* it listens on :data:`DEFAULT_PORT` (9188) unless told otherwise, not on
+  vLLM's 8000, so it can run beside a real server;
 * the exposition is rendered once per change of the simulated state, not per
   scrape: the series are step functions, so the text only changes when one of
   them does (:meth:`kvsim.observe.series.RunMetrics.state_index`); the last
@@ -61,7 +64,12 @@ from kvsim.errors import KvsimError, check_float, check_int
 from .exposition import exposition
 from .series import RunMetrics, run_metrics
 
-__all__ = ["MetricsServer", "serve", "LISTEN_BACKLOG", "CONNECTION_TIMEOUT_S"]
+__all__ = ["MetricsServer", "serve", "LISTEN_BACKLOG", "CONNECTION_TIMEOUT_S", "DEFAULT_PORT"]
+
+#: The port the exporter listens on unless told otherwise: not vLLM's 8000 (a real server
+#: and the exporter can run on one machine), and outside the ports Prometheus' own
+#: components take (9090-9100).
+DEFAULT_PORT = 9188
 
 _OPENMETRICS = "application/openmetrics-text; version=1.0.0; charset=utf-8"
 _TEXT = "text/plain; version=0.0.4; charset=utf-8"
@@ -143,7 +151,7 @@ class MetricsServer:
     """
 
     def __init__(self, metrics: RunMetrics, *, speed: float = 1.0, host: str = "127.0.0.1",
-                 port: int = 8000, clock=time.monotonic,
+                 port: int = DEFAULT_PORT, clock=time.monotonic,
                  timeout_s: float = CONNECTION_TIMEOUT_S, log=None):
         self.metrics = metrics
         self.speed = check_float("speed", speed, min=0.01, max=100_000)
@@ -200,8 +208,10 @@ class MetricsServer:
                     body = (f"kvsim exporter: {outer.metrics.labels['model_name']} replayed at "
                             f"{outer.speed:g}x; metrics at /metrics\n").encode()
                     self._send(200, body, head=head)
+                elif path == "/health":
+                    self._send(200, b"ok\n", head=head)
                 else:
-                    self._send(404, b"not found: try /metrics\n", head=head)
+                    self._send(404, b"not found: try /metrics or /health\n", head=head)
 
             def do_GET(self):
                 self._get(head=False)
@@ -277,7 +287,7 @@ def ready_line(host: str, port: int, speed: float) -> str:
             f"(simulated time runs {speed:g} x real time)")
 
 
-def serve(result, *, speed: float = 1.0, host: str = "127.0.0.1", port: int = 8000,
+def serve(result, *, speed: float = 1.0, host: str = "127.0.0.1", port: int = DEFAULT_PORT,
           version: str = "v1", model_name: str | None = None, out=sys.stderr,
           ready_out=None) -> None:
     """Serve ``result`` until Ctrl-C or SIGTERM (the CLI's ``kvsim exporter``).

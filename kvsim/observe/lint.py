@@ -39,12 +39,12 @@ from dataclasses import dataclass
 
 import promql_parser as pq
 import yaml
-from prometheus_client.utils import floatToGoString
 
 from kvsim.errors import KvsimError, check_choice
 from kvsim.files import parse_json, read_text_file
 
 from .catalogue import VERSIONS, MetricDef, metric_defs
+from .text_format import format_value
 
 __all__ = ["Finding", "NOTE_KINDS", "lint_promql", "lint_rules", "lint_dashboard", "dashboard_expressions",
            "RENAMED", "CLIENT_TRAP", "read_rule_text"]
@@ -358,7 +358,7 @@ def _check_buckets(name: str, d: MetricDef, vs, add) -> None:
                 f'{d.name} has no bucket edge {m.value} (its edges near it: {near}); a '
                 f'selector on a missing edge matches nothing, so the query is empty')
             continue
-        scraped_le = floatToGoString(x)
+        scraped_le = format_value(x)
         if m.value != scraped_le:
             add("bucket-edge-format", f'le="{m.value}"',
                 f'le="{m.value}": vLLM (prometheus_client) writes this edge as '
@@ -829,7 +829,8 @@ _VARIABLE = re.compile(r"\$\{(\w+)(?::\w+)?\}|\[\[(\w+)\]\]|\$(\w+)")
 def dashboard_expressions(path_or_text, variables: dict | None = None) -> list[tuple[str, str]]:
     """``(panel title, expr)`` of every Prometheus target of a Grafana dashboard (JSON),
     with its template variables filled in: ``variables`` first, then each variable's
-    current value in the dashboard, then Grafana's interval variables.
+    current value in the dashboard (``All``: its ``allValue``, else ``.*``), then Grafana's
+    interval variables.
 
     A dashboard Grafana could not load is refused in one line: not JSON, nested more than
     :data:`~kvsim.files.MAX_JSON_DEPTH` levels, ``panels`` or a panel's ``targets`` that
@@ -848,6 +849,11 @@ def dashboard_expressions(path_or_text, variables: dict | None = None) -> list[t
         current = current.get("value") if isinstance(current, dict) else None
         if isinstance(current, list):
             current = current[0] if current else None
+        if current == "$__all":
+            # "All" selected: Grafana sends the variable's allValue (else every option, which
+            # a file does not list: any value, as the regex .* reads)
+            all_value = var.get("allValue")
+            current = all_value if isinstance(all_value, str) and all_value else ".*"
         if isinstance(current, str) and isinstance(var.get("name"), str) and var["name"]:
             values[var["name"]] = current
     values.update(variables or {})

@@ -35,13 +35,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from prometheus_client.core import Metric
 
 from kvsim.engine.result import SimResult, Table
 from kvsim.errors import KvsimError, check_choice, check_float, check_int
 from kvsim.units import MAX_SIMULATED_S
 
 from .catalogue import VERSIONS, le_label, metric_defs, series_name
+from .text_format import Family
 
 __all__ = ["RunMetrics", "run_metrics", "as_run_metrics", "scrape_times", "scrape",
            "cache_config_labels", "CACHE_CONFIG_FIELDS"]
@@ -132,8 +132,8 @@ class RunMetrics:
             return self.gauges[source].at(t)
         return self.counters[source].at(t)
 
-    def families(self, t: float):
-        """prometheus_client metric families at time ``t`` (for a registry collector)."""
+    def families(self, t: float) -> list[Family]:
+        """The metric families at time ``t``, ready for :mod:`kvsim.observe.text_format`."""
         t = float(t)
         lab = self.labels
         out = []
@@ -141,36 +141,32 @@ class RunMetrics:
         with_created = VERSIONS[self.version]["created"]
         for d in self.defs:
             if d.kind == "info":
-                m = Metric(d.name if d.name.endswith("_info") else d.name, d.doc,
-                           "gauge" if d.name.endswith("_info") else "info")
-                name = d.name if d.name.endswith("_info") else d.name + "_info"
-                m.add_sample(name, dict(self.info_labels), 1.0)
-                out.append(m)
+                # V1 registers a gauge named ..._info; V0 an info family (samples ..._info)
+                is_gauge = d.name.endswith("_info")
+                fam = Family(d.name, d.doc, "gauge" if is_gauge else "info")
+                fam.add(d.name if is_gauge else d.name + "_info", dict(self.info_labels), 1.0)
             elif d.kind == "gauge":
-                m = Metric(d.name, d.doc, "gauge")
+                fam = Family(d.name, d.doc, "gauge")
                 for extra, source in d.sources():
-                    m.add_sample(d.name, dict(lab, **extra), float(self.gauges[source].at(t)[0]))
-                out.append(m)
+                    fam.add(d.name, dict(lab, **extra), float(self.gauges[source].at(t)[0]))
             elif d.kind == "counter":
-                m = Metric(d.name, d.doc, "counter")
+                fam = Family(d.name, d.doc, "counter")
                 for extra, source in d.sources():
                     labels = dict(lab, **extra)
-                    m.add_sample(d.name + "_total", labels,
-                                 float(self.counters[source].at(t)[0]))
+                    fam.add(d.name + "_total", labels, float(self.counters[source].at(t)[0]))
                     if with_created:
-                        m.add_sample(d.name + "_created", labels, created)
-                out.append(m)
+                        fam.add(d.name + "_created", labels, created)
             else:
-                m = Metric(d.name, d.doc, "histogram")
+                fam = Family(d.name, d.doc, "histogram")
                 counts, count, total = self.hists[d.source].at(t)
                 for edge, c in zip(d.buckets, counts):
-                    m.add_sample(d.name + "_bucket", dict(lab, le=le_label(edge)), float(c[0]))
-                m.add_sample(d.name + "_bucket", dict(lab, le="+Inf"), float(count[0]))
-                m.add_sample(d.name + "_count", dict(lab), float(count[0]))
-                m.add_sample(d.name + "_sum", dict(lab), float(total[0]))
+                    fam.add(d.name + "_bucket", dict(lab, le=le_label(edge)), float(c[0]))
+                fam.add(d.name + "_bucket", dict(lab, le="+Inf"), float(count[0]))
+                fam.add(d.name + "_count", dict(lab), float(count[0]))
+                fam.add(d.name + "_sum", dict(lab), float(total[0]))
                 if with_created:
-                    m.add_sample(d.name + "_created", dict(lab), created)
-                out.append(m)
+                    fam.add(d.name + "_created", dict(lab), created)
+            out.append(fam)
         return out
 
     def sample_columns(self, times) -> dict[str, np.ndarray]:

@@ -67,6 +67,7 @@ Explained in chapter 4, *Detecting preemption* (*A twin of your own server*).
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from statistics import NormalDist
 
@@ -86,7 +87,8 @@ from .readings import Window
 from .series import run_metrics
 
 __all__ = ["Finding", "Twin", "build_twin", "what_ifs", "fit_lengths", "match_model",
-           "detect_version", "with_seed", "DEFAULT_GPU", "DEFAULT_MODEL", "WHAT_IF_COLUMNS"]
+           "detect_version", "with_seed", "DEFAULT_GPU", "DEFAULT_MODEL", "WHAT_IF_COLUMNS",
+           "WORKLOAD_INPUTS", "CORE_INPUTS"]
 
 #: What the twin assumes when the scrape names no GPU (vLLM exports none) and no preset fits.
 DEFAULT_GPU = "h100-80gb"
@@ -95,6 +97,15 @@ DEFAULT_MODEL = "llama-3.1-8b"
 #: The summary columns of the what-if table.
 WHAT_IF_COLUMNS = ("preemptions_per_1k", "ttft_p95_s", "itl_p50_s", "itl_p99_s",
                    "share_paused_over_1s", "kv_usage_mean", "goodput_tok_s")
+
+#: The findings a what-if's numbers stand on: when one of them is a default, the what-ifs
+#: describe kvsim's default, not the server (:attr:`Twin.illustrative`). The GPU counts only
+#: when the step time is not fitted either (the fit absorbs the GPU's speed).
+WORKLOAD_INPUTS = ("model", "KV pool", "arrival rate", "prompt lengths", "output lengths")
+#: The three without which a twin is kvsim's defaults with a server's name on them
+#: (:attr:`Twin.mostly_defaults`): ``kvsim twin`` prints no what-ifs on such a twin unless
+#: told to (``--allow-defaults``).
+CORE_INPUTS = ("model", "KV pool", "arrival rate")
 
 _ITL = ("vllm:inter_token_latency_seconds", "vllm:time_per_output_token_seconds")
 _KV_USAGE = ("vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc")
@@ -141,6 +152,33 @@ class Twin:
     observed: dict = field(default_factory=dict)
     fit: dict = field(default_factory=dict)
 
+    def defaulted(self) -> list[str]:
+        """What the twin could not read and took a default for (each finding's ``what``)."""
+        return [f.what for f in self.findings if not f.inferred]
+
+    def given(self) -> list[str]:
+        """What the caller named (``--model``, ``--gpu``) instead of reading it."""
+        return [f.what for f in self.findings if f.source.startswith("--")]
+
+    def weak_inputs(self) -> list[str]:
+        """The inputs of :data:`WORKLOAD_INPUTS` (and the GPU with an unfitted step time)
+        that are defaults: what makes the what-ifs illustrative."""
+        missing = set(self.defaulted())
+        weak = [what for what in WORKLOAD_INPUTS if what in missing]
+        if "GPU" in missing and "step-time scale" in missing:
+            weak.append("GPU")
+        return weak
+
+    @property
+    def illustrative(self) -> bool:
+        """True when a what-if on this twin stands on a default (:meth:`weak_inputs`)."""
+        return bool(self.weak_inputs())
+
+    @property
+    def mostly_defaults(self) -> bool:
+        """True when the model, the pool and the arrival rate are all defaults."""
+        return set(CORE_INPUTS) <= set(self.defaulted())
+
     def workload(self, seed: int | None = None) -> Workload:
         """The twin's traffic: Poisson arrivals over warm-up plus the measured window."""
         # NOTE(twin-stationary): the server's traffic as steady Poisson arrivals at the
@@ -183,7 +221,8 @@ class Twin:
                     warmup_s=self.warmup_s, seed=self.seed, version=self.version,
                     window=self.window, findings=[f.to_dict() for f in self.findings],
                     observed=dict(self.observed), fit=dict(self.fit),
-                    command=self.command())
+                    command=self.command(), defaulted=self.defaulted(),
+                    illustrative=self.illustrative, weak_inputs=self.weak_inputs())
 
 
 def _cli_value(v) -> str:
@@ -229,7 +268,7 @@ def match_model(names) -> tuple[str | None, str | None]:
     """The kvsim preset a ``model_name`` label names: ``(preset, the label matched)``, or
     ``(None, None)``. Matched by the preset's name or its Hugging Face id, case-insensitively,
     with ``-Instruct``/``-chat``/``-hf``/``-it`` dropped."""
-    keys = {}
+    keys: dict[str, str] = {}
     for preset in list_models():
         keys.setdefault(_norm(preset), preset)
         keys.setdefault(_norm(get_model(preset).source.split()[0]), preset)
@@ -338,224 +377,280 @@ def _gpu_for(model: str, blocks: int, util: float, kv_dtype: str | None, block_s
 
 # --- building the twin ---------------------------------------------------------------------
 
-def build_twin(window: Window, *, model: str | None = None, gpu: str | None = None,
-               seed: int = 0, duration_s: float | None = None, fit_scale: bool = True) -> Twin:
-    """The kvsim configuration that reproduces the server ``window`` was read from.
+#: A step's text for ``build_twin``'s and ``what_ifs``' ``progress`` callback.
+Progress = Callable[[str], None]
 
-    ``model`` and ``gpu`` override what the series imply (vLLM exports no GPU);
-    ``duration_s`` the measured length of the twin's runs (default: the
-    window's, between 60 s and 3,600 s); ``fit_scale=False`` skips the
-    step-time fit (scale 1). Deterministic: the same window and arguments give
-    the same twin. See the module docstring for what is read from where.
-    """
-    if not isinstance(window, Window):
-        raise KvsimError(f"window={type(window).__name__} is not supported: expected a "
-                         "kvsim.observe.readings.Window")
-    seed = check_int("seed", seed, min=0, max=2**63 - 1)
-    found: list[Finding] = []
-    observed: dict = {}
 
-    def said(what, value, source, inferred=True, why=""):
-        found.append(Finding(what, value, source, inferred, why))
+def _no_progress(text: str) -> None:
+    """The ``progress`` callback that shows nothing."""
 
-    # the version of the series, the engine, the engines
+
+class _Log:
+    """The findings of :func:`build_twin`, in the order they are made."""
+
+    def __init__(self) -> None:
+        self.findings: list[Finding] = []
+
+    def said(self, what: str, value: str, source: str, inferred: bool = True,
+             why: str = "") -> None:
+        self.findings.append(Finding(what, value, source, inferred, why))
+
+
+@dataclass
+class _CacheConfig:
+    """What ``vllm:cache_config_info`` says (or its defaults): the pool's settings."""
+
+    present: bool
+    options: dict
+    block_size: int
+    kv_dtype: str | None
+    util: float | None
+    vllm_blocks: int | None
+
+
+def _infer_engine(window: Window, log: _Log) -> tuple[str, str, int]:
+    """The metric names' version, the engine (V0 or V1) and the number of engines."""
     version, hit, present = detect_version(window)
     engine = "v0" if version == "v0" else "v1"
-    said("metric names", f"{version} ({hit} of {present} vLLM series names in kvsim's "
-         f"catalogue of that version)", "every vllm: series")
+    log.said("metric names", f"{version} ({hit} of {present} vLLM series names in kvsim's "
+             f"catalogue of that version)", "every vllm: series")
     engines = window.label_values("engine")
     n_engines = max(1, len(engines))
-    said("engine mode", f"{engine} (vLLM {'V0' if engine == 'v0' else 'V1'})",
-         "the families present (V0 has vllm:num_requests_swapped)")
+    log.said("engine mode", f"{engine} (vLLM {'V0' if engine == 'v0' else 'V1'})",
+             "the families present (V0 has vllm:num_requests_swapped)")
     if n_engines > 1:
-        said("engines", f"{n_engines} (engine={','.join(engines)}): the twin is one of them, "
-             f"with 1/{n_engines} of the traffic", "the engine label")
+        log.said("engines", f"{n_engines} (engine={','.join(engines)}): the twin is one of them, "
+                 f"with 1/{n_engines} of the traffic", "the engine label")
+    return version, engine, n_engines
 
-    # the model
-    names = window.label_values("model_name")
+
+def _infer_model(window: Window, model: str | None, log: _Log) -> str:
+    """The model preset: ``model`` when given, else the one the ``model_name`` label names."""
     if model is not None:
-        model_name = get_model(model).name
-        said("model", model_name, "--model", True)
-    else:
-        preset, label = match_model(names)
-        if preset is not None:
-            model_name = preset
-            said("model", f"{preset} (model_name {label!r})", "the model_name label")
-        else:
-            model_name = DEFAULT_MODEL
-            why = (f"model_name {', '.join(map(repr, names))} matches no kvsim preset"
-                   if names else "no model_name label")
-            said("model", DEFAULT_MODEL, "", False, why + "; pass --model")
-    spec = get_model(model_name)
+        name = get_model(model).name
+        log.said("model", name, "--model", True)
+        return name
+    names = window.label_values("model_name")
+    preset, label = match_model(names)
+    if preset is not None:
+        log.said("model", f"{preset} (model_name {label!r})", "the model_name label")
+        return preset
+    why = (f"model_name {', '.join(map(repr, names))} matches no kvsim preset"
+           if names else "no model_name label")
+    log.said("model", DEFAULT_MODEL, "", False, why + "; pass --model")
+    return DEFAULT_MODEL
 
-    # the pool
+
+def _infer_cache_config(window: Window, spec, engine: str, log: _Log) -> _CacheConfig:
+    """Block size, KV dtype, prefix caching, utilisation and max_model_len from
+    ``vllm:cache_config_info``."""
     info = window.info("vllm:cache_config_info")
     labels = info[0] if info else {}
     opts: dict = {"engine": engine}
     block_size = _int_label(labels, "block_size")
     if block_size:
         opts["block_size"] = block_size
-        said("block_size", f"{block_size} tokens", "vllm:cache_config_info{block_size}")
+        log.said("block_size", f"{block_size} tokens", "vllm:cache_config_info{block_size}")
     else:
         block_size = 16
-        said("block_size", "16 tokens", "", False, "no block_size in vllm:cache_config_info")
+        log.said("block_size", "16 tokens", "", False, "no block_size in vllm:cache_config_info")
     dtype_label = labels.get("cache_dtype")
     kv_dtype = None
     if dtype_label is not None:
         kv_dtype = "fp8" if dtype_label.startswith("fp8") else None
-        said("KV cache dtype", f"{kv_dtype or spec.dtype} (cache_dtype={dtype_label!r})",
-             "vllm:cache_config_info{cache_dtype}")
+        log.said("KV cache dtype", f"{kv_dtype or spec.dtype} (cache_dtype={dtype_label!r})",
+                 "vllm:cache_config_info{cache_dtype}")
     else:
-        said("KV cache dtype", spec.dtype, "", False, "no cache_dtype label: the model's dtype")
+        log.said("KV cache dtype", spec.dtype, "", False,
+                 "no cache_dtype label: the model's dtype")
     if kv_dtype:
         opts["kv_dtype"] = kv_dtype
     caching = labels.get("enable_prefix_caching")
     if caching in ("True", "False"):
         opts["enable_prefix_caching"] = caching == "True"
-        said("prefix caching", caching.lower().replace("true", "on").replace("false", "off"),
-             "vllm:cache_config_info{enable_prefix_caching}")
+        log.said("prefix caching", caching.lower().replace("true", "on").replace("false", "off"),
+                 "vllm:cache_config_info{enable_prefix_caching}")
     else:
-        said("prefix caching", "the engine's default", "", False,
-             "no enable_prefix_caching label")
+        log.said("prefix caching", "the engine's default", "", False,
+                 "no enable_prefix_caching label")
     util = _float_label(labels, "gpu_memory_utilization")
     if util is not None and util <= 1:
-        said("gpu_memory_utilization", f"{util:g}",
-             "vllm:cache_config_info{gpu_memory_utilization}")
+        log.said("gpu_memory_utilization", f"{util:g}",
+                 "vllm:cache_config_info{gpu_memory_utilization}")
     else:
         util = None
-    vllm_blocks = _int_label(labels, "num_gpu_blocks")
-    null_blocks = 1 if engine == "v1" else 0
+    _infer_max_model_len(labels, spec, opts, log)
+    return _CacheConfig(bool(info), opts, block_size, kv_dtype, util,
+                        _int_label(labels, "num_gpu_blocks"))
+
+
+def _infer_max_model_len(labels: dict, spec, opts: dict, log: _Log) -> None:
+    """``kv_cache_size_tokens / kv_cache_max_concurrency``, when both are there and fit."""
     size_tokens = _float_label(labels, "kv_cache_size_tokens")
     concurrency = _float_label(labels, "kv_cache_max_concurrency")
     if size_tokens and concurrency:
         mml = int(round(size_tokens / concurrency))
         if 1 <= mml <= spec.max_model_len:
             opts["max_model_len"] = mml
-            said("max_model_len", f"{mml:,}", "vllm:cache_config_info{kv_cache_size_tokens / "
-                 "kv_cache_max_concurrency}")
+            log.said("max_model_len", f"{mml:,}", "vllm:cache_config_info{kv_cache_size_tokens / "
+                     "kv_cache_max_concurrency}")
     if "max_model_len" not in opts:
-        said("max_model_len", f"{spec.max_model_len:,} (the model's)", "", False,
-             "no kv_cache_size_tokens and kv_cache_max_concurrency in vllm:cache_config_info")
+        log.said("max_model_len", f"{spec.max_model_len:,} (the model's)", "", False,
+                 "no kv_cache_size_tokens and kv_cache_max_concurrency in "
+                 "vllm:cache_config_info")
 
-    # the GPU
+
+def _infer_gpu(gpu: str | None, cache: _CacheConfig, model_name: str, engine: str,
+               log: _Log) -> str:
+    """``gpu`` when given, else the preset whose budget gives the pool (vLLM exports no GPU)."""
     if gpu is not None:
-        gpu_name = gpu
-        said("GPU", gpu, "--gpu")
-    elif vllm_blocks and util:
-        g, err, close = _gpu_for(model_name, vllm_blocks, util, kv_dtype, block_size, engine)
-        if g is not None:
-            gpu_name = g
-            said("GPU", f"{g} (its budget at {util:g} gives {vllm_blocks:,} blocks within "
-                 f"{100 * err:.1f} %{close})", "num_gpu_blocks and gpu_memory_utilization of "
-                 "vllm:cache_config_info, with the model")
-        else:
-            gpu_name = DEFAULT_GPU
-            said("GPU", DEFAULT_GPU, "", False, "vLLM exports no GPU and no preset's budget "
-                 f"gives {vllm_blocks:,} blocks at {util:g} within 10 %; pass --gpu")
-    else:
-        gpu_name = DEFAULT_GPU
-        said("GPU", DEFAULT_GPU, "", False, "vLLM exports no GPU (and without num_gpu_blocks "
-             "and gpu_memory_utilization kvsim cannot tell it from the pool); pass --gpu")
-    if vllm_blocks:
-        usable = max(vllm_blocks - null_blocks, 1)
-        opts["num_gpu_blocks"] = usable
-        said("KV pool", f"{usable:,} usable blocks of {block_size} ({usable * block_size:,} "
-             f"tokens)" + (" (num_gpu_blocks less V1's null block)" if null_blocks else ""),
-             "vllm:cache_config_info{num_gpu_blocks}")
-    else:
-        u = util or 0.9
-        b = kv_budget(gpu_name, model_name, gpu_memory_utilization=u, kv_dtype=kv_dtype,
-                      block_size=block_size, engine=engine)
-        opts["num_gpu_blocks"] = b.blocks
-        said("KV pool", f"{b.blocks:,} blocks (kvsim's budget of {model_name} on {gpu_name} at "
-             f"{u:g})", "", False, "no num_gpu_blocks in vllm:cache_config_info" if info else
-             "no vllm:cache_config_info")
-    opts["gpu_memory_utilization"] = util or 0.9
-    for what in ("max_num_seqs", "max_num_batched_tokens", "tensor_parallel_size"):
-        said(what, "kvsim's default", "", False, "not in /metrics")
+        log.said("GPU", gpu, "--gpu")
+        return gpu
+    blocks, util = cache.vllm_blocks, cache.util
+    if not (blocks and util):
+        log.said("GPU", DEFAULT_GPU, "", False, "vLLM exports no GPU (and without num_gpu_blocks "
+                 "and gpu_memory_utilization kvsim cannot tell it from the pool); pass --gpu")
+        return DEFAULT_GPU
+    found, err, close = _gpu_for(model_name, blocks, util, cache.kv_dtype, cache.block_size,
+                                 engine)
+    if found is None:
+        log.said("GPU", DEFAULT_GPU, "", False, "vLLM exports no GPU and no preset's budget "
+                 f"gives {blocks:,} blocks at {util:g} within 10 %; pass --gpu")
+        return DEFAULT_GPU
+    log.said("GPU", f"{found} (its budget at {util:g} gives {blocks:,} blocks within "
+             f"{100 * err:.1f} %{close})", "num_gpu_blocks and gpu_memory_utilization of "
+             "vllm:cache_config_info, with the model")
+    return found
 
-    # the arrival rate
+
+def _infer_pool(cache: _CacheConfig, gpu_name: str, model_name: str, engine: str,
+                log: _Log) -> None:
+    """The usable KV blocks (``num_gpu_blocks`` less V1's null block), else kvsim's budget;
+    then the scheduler settings /metrics does not carry."""
+    opts = cache.options
+    null_blocks = 1 if engine == "v1" else 0
+    if cache.vllm_blocks:
+        usable = max(cache.vllm_blocks - null_blocks, 1)
+        opts["num_gpu_blocks"] = usable
+        log.said("KV pool", f"{usable:,} usable blocks of {cache.block_size} "
+                 f"({usable * cache.block_size:,} tokens)"
+                 + (" (num_gpu_blocks less V1's null block)" if null_blocks else ""),
+                 "vllm:cache_config_info{num_gpu_blocks}")
+    else:
+        util = cache.util or 0.9
+        budget = kv_budget(gpu_name, model_name, gpu_memory_utilization=util,
+                           kv_dtype=cache.kv_dtype, block_size=cache.block_size, engine=engine)
+        opts["num_gpu_blocks"] = budget.blocks
+        log.said("KV pool", f"{budget.blocks:,} blocks (kvsim's budget of {model_name} on "
+                 f"{gpu_name} at {util:g})", "", False,
+                 "no num_gpu_blocks in vllm:cache_config_info" if cache.present else
+                 "no vllm:cache_config_info")
+    opts["gpu_memory_utilization"] = cache.util or 0.9
+    for what in ("max_num_seqs", "max_num_batched_tokens", "tensor_parallel_size"):
+        log.said(what, "kvsim's default", "", False, "not in /metrics")
+
+
+def _in_flight(window: Window, at: str) -> float:
+    return sum(window.gauge(g, at) or 0.0 for g in ("vllm:num_requests_running",
+                                                    "vllm:num_requests_waiting"))
+
+
+def _infer_rate(window: Window, n_engines: int, observed: dict, log: _Log) -> float:
+    """Requests per second per engine: finished plus the change in flight over the window's
+    seconds; else Little's law at one instant; else 1 req/s, said so."""
     seconds = window.seconds
     finished = window.total(_SUCCESS)
-    in_flight_end = sum(window.gauge(g) or 0.0 for g in ("vllm:num_requests_running",
-                                                         "vllm:num_requests_waiting"))
-    in_flight_start = 0.0 if window.start is None else sum(
-        window.gauge(g, "start") or 0.0 for g in ("vllm:num_requests_running",
-                                                  "vllm:num_requests_waiting"))
-    rate = None
+    in_flight_end = _in_flight(window, "end")
+    in_flight_start = 0.0 if window.start is None else _in_flight(window, "start")
     if finished is not None and seconds:
         arrived = finished + in_flight_end - in_flight_start
         rate = max(arrived, 0.0) / seconds / n_engines
         observed["requests"] = arrived / n_engines
-        said("arrival rate", f"{rate:.4g} req/s" + (" per engine" if n_engines > 1 else ""),
-             f"{_SUCCESS} (every finished_reason) plus the change of num_requests_running "
-             f"and _waiting, over {seconds:,.6g} s ({window.seconds_from})")
+        log.said("arrival rate", f"{rate:.4g} req/s" + (" per engine" if n_engines > 1 else ""),
+                 f"{_SUCCESS} (every finished_reason) plus the change of num_requests_running "
+                 f"and _waiting, over {seconds:,.6g} s ({window.seconds_from})")
     else:
         e2e = window.histogram("vllm:e2e_request_latency_seconds")
         why = ("no " + _SUCCESS) if finished is None else \
             "the window's length is unknown (one scrape: give --uptime S)"
         if e2e is not None and e2e[2] > 0 and in_flight_end > 0:
             rate = in_flight_end / (e2e[3] / e2e[2]) / n_engines
-            said("arrival rate", f"{rate:.4g} req/s (rough)",
-                 "Little's law: num_requests_running + _waiting at the scrape over the mean of "
-                 "vllm:e2e_request_latency_seconds (one instant)", True, why)
+            log.said("arrival rate", f"{rate:.4g} req/s (rough)",
+                     "Little's law: num_requests_running + _waiting at the scrape over the mean "
+                     "of vllm:e2e_request_latency_seconds (one instant)", True, why)
         else:
             rate = 1.0
-            said("arrival rate", "1 req/s", "", False, why + ", and no busy gauges with "
-                 "vllm:e2e_request_latency_seconds for Little's law")
+            log.said("arrival rate", "1 req/s", "", False, why + ", and no busy gauges with "
+                     "vllm:e2e_request_latency_seconds for Little's law")
     if not rate > 0:
         raise KvsimError(f"{window.where}: no request arrived or finished in the window "
                          "(vllm:request_success_total and the running and waiting gauges are "
                          "flat): expected a window with traffic")
     observed["window_s"] = seconds
+    return rate
 
-    # lengths
-    lengths = {}
+
+def _infer_lengths(window: Window, observed: dict, log: _Log) -> dict[str, LengthDist]:
+    """Prompt and answer lengths: the family closest to each histogram, at its exact mean."""
+    finished = window.total(_SUCCESS)
+    lengths: dict[str, LengthDist] = {}
     for what, fam, default in (("prompt", "vllm:request_prompt_tokens", Fixed(850)),
                                ("output", "vllm:request_generation_tokens", Geometric(250))):
         h = window.histogram(fam)
-        if h is not None and h[2] > 0:
-            edges, cum, count, total = h
-            mean_from = f"{fam}_sum / _count"
-            tokens = window.total("vllm:generation_tokens_total")
-            if what == "output" and tokens and finished:
-                # every token emitted in the window over the answers finished in it: the
-                # mean answer of a steady server, and the exact (censored) maximum-likelihood
-                # mean of a geometric one from a cold start, where the histogram alone sees
-                # only the answers short enough to have finished
-                total, count = tokens, finished
-                mean_from = f"vllm:generation_tokens_total / {_SUCCESS}"
-            dist, ks = fit_lengths(edges, [c * count / h[2] for c in cum], count, total)
-            lengths[what] = dist
-            observed[f"{what}_mean"] = total / count
-            said(f"{what} lengths", f"{dist.describe()} (CDF within {ks:.3f} of the buckets)",
-                 f"{fam} (the buckets), mean {mean_from}")
-        else:
+        if h is None or not h[2] > 0:
             lengths[what] = default
-            said(f"{what} lengths", default.describe(), "", False, _missing(window, [fam]))
+            log.said(f"{what} lengths", default.describe(), "", False, _missing(window, [fam]))
+            continue
+        edges, cum, count, total = h
+        mean_from = f"{fam}_sum / _count"
+        tokens = window.total("vllm:generation_tokens_total")
+        if what == "output" and tokens and finished:
+            # every token emitted in the window over the answers finished in it: the
+            # mean answer of a steady server, and the exact (censored) maximum-likelihood
+            # mean of a geometric one from a cold start, where the histogram alone sees
+            # only the answers short enough to have finished
+            total, count = tokens, finished
+            mean_from = f"vllm:generation_tokens_total / {_SUCCESS}"
+        dist, ks = fit_lengths(edges, [c * count / h[2] for c in cum], count, total)
+        lengths[what] = dist
+        observed[f"{what}_mean"] = total / count
+        log.said(f"{what} lengths", f"{dist.describe()} (CDF within {ks:.3f} of the buckets)",
+                 f"{fam} (the buckets), mean {mean_from}")
+    return lengths
+
+
+def _infer_max_tokens(window: Window, lengths: dict, observed: dict, opts: dict,
+                      log: _Log) -> None:
+    """The ``max_tokens`` cap that cuts the share of answers ``finished_reason="length"`` counts
+    (the answers then geometric before the cap)."""
+    finished = window.total(_SUCCESS)
     cut = window.total(_SUCCESS, finished_reason="length")
     if cut and finished and "output_mean" in observed:
         share = cut / finished
-        m = observed.get("output_mean", lengths["output"].mean)
-        if 0 < share < 1 and m > 1:
-            q = (m - 1) / (m - share)
+        mean = observed.get("output_mean", lengths["output"].mean)
+        if 0 < share < 1 and mean > 1:
+            q = (mean - 1) / (mean - share)
             cap = int(round(1 + math.log(share) / math.log(q))) if 0 < q < 1 else None
             if cap and cap >= 1:
                 lengths["output"] = Geometric(min(1 / (1 - q), MAX_LENGTH))
                 opts["max_tokens"] = cap
-                said("max_tokens", f"{cap:,} ({100 * share:.1f} % of answers cut; answers "
-                     f"{lengths['output'].describe()} before the cap)",
-                     f"{_SUCCESS}{{finished_reason=\"length\"}} with the answers' mean")
+                log.said("max_tokens", f"{cap:,} ({100 * share:.1f} % of answers cut; answers "
+                         f"{lengths['output'].describe()} before the cap)",
+                         f"{_SUCCESS}{{finished_reason=\"length\"}} with the answers' mean")
     if "max_tokens" not in opts:
-        said("max_tokens", "none (answers end on their own)", "" if not finished else
-             f"{_SUCCESS}{{finished_reason=\"length\"}} is 0", finished is not None and not cut,
-             "" if finished is not None and not cut else "no answer cut by length is "
-             "countable here")
+        log.said("max_tokens", "none (answers end on their own)", "" if not finished else
+                 f"{_SUCCESS}{{finished_reason=\"length\"}} is 0",
+                 finished is not None and not cut,
+                 "" if finished is not None and not cut else "no answer cut by length is "
+                 "countable here")
 
-    # what the server showed, to compare the twin with
-    pre = window.total("vllm:num_preemptions_total")
-    if pre is not None and observed.get("requests"):
-        observed["preemptions_per_1k"] = 1000 * pre / n_engines / observed["requests"]
+
+def _observe_server(window: Window, n_engines: int, observed: dict):
+    """What the server showed, to compare the twin with; returns the inter-token histogram
+    ``(its name, (edges, cumulative, count, sum))`` or ``(None, None)``."""
+    preemptions = window.total("vllm:num_preemptions_total")
+    if preemptions is not None and observed.get("requests"):
+        observed["preemptions_per_1k"] = 1000 * preemptions / n_engines / observed["requests"]
     ttft = window.histogram("vllm:time_to_first_token_seconds")
     if ttft is not None and ttft[2] > 0:
         observed["ttft_mean_s"] = ttft[3] / ttft[2]
@@ -566,34 +661,82 @@ def build_twin(window: Window, *, model: str | None = None, gpu: str | None = No
     kv = next((window.gauge(n) for n in _KV_USAGE if window.gauge(n) is not None), None)
     if kv is not None:
         observed["kv_usage_at_end"] = kv / n_engines
+    return itl_name, itl
 
-    # the twin's run: a since-start window is replayed from cold; a slice of a warm server
-    # after two minutes of the same traffic
-    cold = window.start is None
-    measured = duration_s if duration_s is not None else (seconds or 600.0)
-    measured = check_float("duration_s", measured, min=1, max=86_400) if duration_s is not None \
-        else min(max(measured, 60.0), 3600.0)
-    twin = Twin(model_name, gpu_name, opts, rate, lengths["prompt"], lengths["output"],
-                float(measured), 0.0 if cold else 120.0, seed, version,
-                f"{window.kind} of {window.where}", found, observed)
-    # check the options once, as simulate will (a bad label gives a one-line error here)
+
+def _run_span(window: Window, duration_s: float | None) -> tuple[float, float]:
+    """``(measured seconds, warm-up seconds)`` of the twin's runs: a since-start window is
+    replayed from cold; a slice of a warm server after two minutes of the same traffic."""
+    if duration_s is not None:
+        measured = check_float("duration_s", duration_s, min=1, max=86_400)
+    else:
+        measured = min(max(window.seconds or 600.0, 60.0), 3600.0)
+    return float(measured), 0.0 if window.start is None else 120.0
+
+
+def _check_runs(twin: Twin) -> None:
+    """Run the twin's first simulated second: a bad label gives a one-line error here."""
     try:
         twin.run(until_s=min(twin.warmup_s + 1.0, twin.warmup_s + twin.duration_s))
     except KvsimError as e:
         raise KvsimError(f"the twin's configuration is not valid: {e}") from None
 
-    # the step-time scale
-    if itl is not None and fit_scale and math.isfinite(observed["itl_p50_s"]):
-        twin.options["step_time_scale"] = _fit_scale(twin, itl[0], observed["itl_p50_s"])
-        f = twin.fit
-        said("step-time scale", f"{twin.options['step_time_scale']:.4g} (the twin's median "
-             f"inter-token latency {1000 * f['twin_p50_s']:.4g} ms vs the server's "
-             f"{1000 * f['target_p50_s']:.4g} ms on the same buckets, {f['runs']} run(s))",
-             f"{itl_name} (the buckets' median, as histogram_quantile(0.5, ...))")
+
+def _infer_step_scale(twin: Twin, window: Window, itl_name: str | None, itl, fit_scale: bool,
+                      log: _Log, progress: Progress) -> None:
+    """``step_time_scale`` fitted so that the twin's median inter-token latency is the
+    server's (1 when not fitted, said why)."""
+    target = twin.observed.get("itl_p50_s", math.nan)
+    if itl is not None and fit_scale and math.isfinite(target):
+        twin.options["step_time_scale"] = _fit_scale(twin, itl[0], target, progress)
+        fit = twin.fit
+        log.said("step-time scale", f"{twin.options['step_time_scale']:.4g} (the twin's median "
+                 f"inter-token latency {1000 * fit['twin_p50_s']:.4g} ms vs the server's "
+                 f"{1000 * fit['target_p50_s']:.4g} ms on the same buckets, {fit['runs']} "
+                 f"run(s))", f"{itl_name} (the buckets' median, as histogram_quantile(0.5, ...))")
     else:
         twin.options["step_time_scale"] = 1.0
-        said("step-time scale", f"1 ({gpu_name} as kvsim models it)", "", False,
-             "not fitted (--no-fit)" if itl is not None else _missing(window, _ITL))
+        log.said("step-time scale", f"1 ({twin.gpu} as kvsim models it)", "", False,
+                 "not fitted (--no-fit)" if itl is not None else _missing(window, _ITL))
+
+
+def build_twin(window: Window, *, model: str | None = None, gpu: str | None = None,
+               seed: int = 0, duration_s: float | None = None, fit_scale: bool = True,
+               progress: Progress | None = None) -> Twin:
+    """The kvsim configuration that reproduces the server ``window`` was read from.
+
+    ``model`` and ``gpu`` override what the series imply (vLLM exports no GPU);
+    ``duration_s`` the measured length of the twin's runs (default: the
+    window's, between 60 s and 3,600 s); ``fit_scale=False`` skips the
+    step-time fit (scale 1); ``progress`` is called with each step's text (the
+    fit's runs take seconds). Deterministic: the same window and arguments give
+    the same twin. See the module docstring for what is read from where;
+    :meth:`Twin.defaulted` and :attr:`Twin.illustrative` say what was not read.
+    """
+    if not isinstance(window, Window):
+        raise KvsimError(f"window={type(window).__name__} is not supported: expected a "
+                         "kvsim.observe.readings.Window")
+    seed = check_int("seed", seed, min=0, max=2**63 - 1)
+    progress = progress or _no_progress
+    progress("reading the series")
+    log = _Log()
+    observed: dict = {}
+    version, engine, n_engines = _infer_engine(window, log)
+    model_name = _infer_model(window, model, log)
+    cache = _infer_cache_config(window, get_model(model_name), engine, log)
+    gpu_name = _infer_gpu(gpu, cache, model_name, engine, log)
+    _infer_pool(cache, gpu_name, model_name, engine, log)
+    rate = _infer_rate(window, n_engines, observed, log)
+    lengths = _infer_lengths(window, observed, log)
+    _infer_max_tokens(window, lengths, observed, cache.options, log)
+    itl_name, itl = _observe_server(window, n_engines, observed)
+    measured, warmup = _run_span(window, duration_s)
+    twin = Twin(model_name, gpu_name, cache.options, rate, lengths["prompt"], lengths["output"],
+                measured, warmup, seed, version, f"{window.kind} of {window.where}",
+                log.findings, observed)
+    progress("checking the twin's configuration")
+    _check_runs(twin)
+    _infer_step_scale(twin, window, itl_name, itl, fit_scale, log, progress)
     return twin
 
 
@@ -622,7 +765,7 @@ def _itl_p50(twin: Twin, result, edges) -> float:
     return _p50((list(edges), at, at[-1], 0.0))
 
 
-def _fit_scale(twin: Twin, edges, target: float) -> float:
+def _fit_scale(twin: Twin, edges, target: float, progress: Progress = _no_progress) -> float:
     """The step_time_scale at which the twin's median inter-token latency is ``target``
     (both on the server's buckets): a ratio iteration from 1 on the same seeded traffic (at
     most 8 runs, within 0.5 %). The median, not the mean: a preemption's pause is one long
@@ -630,7 +773,8 @@ def _fit_scale(twin: Twin, edges, target: float) -> float:
     are not the server's."""
     scale, best = 1.0, None
     runs = 0
-    for _ in range(8):
+    for attempt in range(1, 9):
+        progress(f"fitting the step-time scale (run {attempt}, at most 8)")
         p50 = _itl_p50(twin, twin.run(step_time_scale=scale), edges)
         runs += 1
         if not math.isfinite(p50) or p50 <= 0:
@@ -650,7 +794,7 @@ def _fit_scale(twin: Twin, edges, target: float) -> float:
 
 # --- what-ifs ------------------------------------------------------------------------------
 
-def what_ifs(twin: Twin, seed: int | None = None) -> list[dict]:
+def what_ifs(twin: Twin, seed: int | None = None, progress: Progress | None = None) -> list[dict]:
     """The twin and the what-ifs of chapters 2-5, one row each: ``case``, ``change`` (the
     engine options changed) and the summary columns :data:`WHAT_IF_COLUMNS`.
 
@@ -660,11 +804,14 @@ def what_ifs(twin: Twin, seed: int | None = None) -> list[dict]:
     * a ``max_num_seqs`` cap (chapter 2): as many requests as the pool holds at the mean
       prompt plus answer;
     * a watermark (chapter 5, mission 4): 5 % of the blocks kept free at admission.
+
+    ``progress`` is called before each run (``what-if 2 of 5: ...``). The rows describe
+    the server only as far as the twin does: see :attr:`Twin.illustrative`.
     """
     o = twin.options
     blocks, bs = int(o["num_gpu_blocks"]), int(o.get("block_size", 16))
     util = o.get("gpu_memory_utilization")
-    cases = [("twin (baseline)", {})]
+    cases: list[tuple[str, dict]] = [("twin (baseline)", {})]
     more = None
     if util is not None and util < 0.95:
         up = min(util + 0.1, 0.95)
@@ -690,7 +837,9 @@ def what_ifs(twin: Twin, seed: int | None = None) -> list[dict]:
     cases.append((f"max_num_seqs {cap} (the pool at the mean length)", {"max_num_seqs": cap}))
     cases.append(("watermark 0.05", {"watermark": 0.05}))
     rows = []
-    for case, change in cases:
+    progress = progress or _no_progress
+    for number, (case, change) in enumerate(cases, 1):
+        progress(f"what-if {number} of {len(cases)}: {case}")
         s = twin.run(seed=seed, **change).summary()
         rows.append(dict(case=case, change=dict(change),
                          **{k: s[k] for k in WHAT_IF_COLUMNS}))

@@ -39,16 +39,18 @@ class _Scenario:
 
 
 def _belgavi(*, rate_per_s, prompt_tokens, output_mean, duration_s, warmup_s, seed):
-    """Belgavi's Book Store (seed 000): a 7B assistant (Llama-2-7B, MHA, FP16)
+    """Belgavi's Book Store, the worked case of the article "KV Cache Preemption
+    in vLLM": a 7B assistant (Llama-2-7B, MHA, FP16)
     on one 48 GB card shared with an embedding service, so the server gets 60 %
-    of the memory. The seeds name no card; the measured A40 (``a40-48gb``,
-    calibrated on Vidur's A40 profiles, not on the seeds) reproduces their
+    of the memory. The book's source articles name no card; the measured A40
+    (``a40-48gb``, calibrated on Vidur's A40 profiles, not on the articles)
+    reproduces their
     illustrative figures: about 0.12 ms per prefill token and about 21 running
     requests. Poisson traffic at 1.5 req/s, 850-token catalogue prompts,
-    answers geometric with the given mean (the seed gives only the mean; a
+    answers geometric with the given mean (the article gives only the mean; a
     geometric length is what "the answer ends with constant probability per
     token" means). ``duration_s`` of traffic is measured after ``warmup_s`` of
-    the same traffic from an empty server, because the seed's "steady state"
+    the same traffic from an empty server, because the article's "steady state"
     is a warmed-up server (a cold two-minute run shows fewer running requests).
     The run stops when the traffic does (``until_s``), so the summary describes
     the server under load, not its drain.
@@ -69,12 +71,13 @@ _BELGAVI = dict(rate_per_s=1.5, prompt_tokens=850, output_mean=250, duration_s=6
 
 def _mission_burst(*, base_rate_per_s, burst_rate_per_s, burst_start_s, burst_s, duration_s,
                    prompt_tokens, output_mean, seed, warmup_s=0.0):
-    """Mission 4 (seed 000): memory stays fixed on the shared GPU (60 %) while a
+    """Mission 4 (Belgavi's Book Store, the article "KV Cache Preemption in vLLM"):
+    memory stays fixed on the shared GPU (60 %) while a
     burst of traffic arrives; the knob is the admission headroom (``watermark``,
     the fraction of blocks kept free when admitting). Too little: running
     requests are evicted; too much: new requests queue. The burst shape (a
     quiet base, a burst of ``burst_s`` seconds at ``burst_rate_per_s``, then the
-    base again) is the book's choice; the seed describes only "a traffic burst".
+    base again) is the book's choice; the article describes only "a traffic burst".
     With ``warmup_s`` the base traffic runs that long first, unscored, so the
     burst lands on a warm server and the scored window (``duration_s``) ends
     with the traffic; without it the run starts cold and drains. With no headroom
@@ -96,13 +99,14 @@ def _mission_burst(*, base_rate_per_s, burst_rate_per_s, burst_start_s, burst_s,
 
 def _load_test(*, users, duration_s, prompt_median, prompt_p95, output_median, output_p95,
                output_max, ramp_s, seed):
-    """Seed 003's closed-loop load test: Llama-3.1-8B (BF16) on an 80 GB GPU at
-    ``gpu_memory_utilization=0.90`` with the seed's ``max_num_seqs=256`` (the
+    """The closed-loop load test of the article "Your Load Test Looks Fine at 40
+    Concurrent Requests" (chapter 2's source): Llama-3.1-8B (BF16) on an 80 GB GPU at
+    ``gpu_memory_utilization=0.90`` with the article's ``max_num_seqs=256`` (the
     default of vLLM V0 and of V1 before 2025; V1 now defaults to 1,024 on an
     H100);
     ``users`` concurrent clients, each sending its next request when the last
-    finishes. Lengths are log-normal with the seed's p95 of 2k prompt + 4k
-    output tokens and medians close to it (1.7k + 3.4k): the seed sizes its
+    finishes. Lengths are log-normal with the article's p95 of 2k prompt + 4k
+    output tokens and medians close to it (1.7k + 3.4k): the article sizes its
     server "at p95 length", and design notes (and chapter 2) show that with a
     heavier tail (lower medians) the 120-user pile-up does not happen at all;
     pass ``output_median=2000`` to see that. Outputs are capped at
@@ -222,8 +226,10 @@ def _register(name, summary, params, build, **engine):
 
 
 _register("belgavi", "Belgavi's Book Store: 7B on 60% of a 48 GB GPU, 1.5 req/s, 850-token prompts, "
-          "250-token answers (source article 000)", _BELGAVI, _belgavi)
-_register("belgavi-long", "Belgavi after the prompt change: answers of ~600 tokens (source article 000)",
+          "250-token answers (the case of the article \"KV Cache Preemption in vLLM\")",
+          _BELGAVI, _belgavi)
+_register("belgavi-long", "Belgavi after the prompt change: answers of ~600 tokens (the case of "
+          "the article \"KV Cache Preemption in vLLM\")",
           _with(_BELGAVI, output_mean=600), _belgavi)
 # The mission scenarios are cold two-minute replays, kept for the book's other uses
 # (chapters 3 and 4, the exporter); the lab scores each mission on a warm day
@@ -256,7 +262,8 @@ _register("incident-day", "Chapter 4's incident: 15 healthy minutes, a 10-minute
           dict(base_rate_per_s=1.0, storm_rate_per_s=1.8, healthy_s=900.0, storm_s=600.0,
                recovery_s=900.0, output_mean=250, seed=1), _incident)
 for _u in (40, 80, 120):
-    _register(f"load-test-{_u}", f"Source article 003's load test: {_u} concurrent users, Llama-3.1-8B on an "
+    _register(f"load-test-{_u}", f"The load test of the article \"Your Load Test Looks Fine at 40 "
+              f"Concurrent Requests\": {_u} concurrent users, Llama-3.1-8B on an "
               "80 GB GPU at 0.90, heavy-tailed lengths (p95 2k prompt + 4k output)",
               _with(_LOAD, users=_u), _load_test)
 

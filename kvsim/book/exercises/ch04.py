@@ -427,10 +427,12 @@ PREDICTIONS: list[Prediction] = [
                question="the peak of vllm:num_requests_waiting in the incident",
                solve=_peak_waiting, rel_tol=0.15),
     Prediction(id="ch04-predict-alert-delay", unit="minutes",
-               question="minutes from the first preemption to seed 003's preemption alert",
+               question="minutes from the first preemption to the preemption alert of "
+                        "chapter 2's source article",
                solve=_alert_delay_min),
     Prediction(id="ch04-predict-lint", unit="findings",
-               question="findings of the rule linter on seed 003's two rules, on a V1 server",
+               question="findings of the rule linter on the two rules of chapter 2's source "
+                        "article, on a V1 server",
                solve=_lint_findings),
     Prediction(id="ch04-predict-compute-bound", unit="% of the pool",
                question="the peak KV usage of a compute-bound overload on an H100",

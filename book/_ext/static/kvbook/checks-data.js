@@ -1095,7 +1095,7 @@ window.kvbookChecksData = {
    "why": "1,300 tokens x 0.5 MiB over 4 GB/s plus the copies: every running stream waits that long for one swap-out, and as long again for the swap-in"
   },
   "ch04-predict-alert-delay": {
-   "question": "minutes from the first preemption to seed 003's preemption alert",
+   "question": "minutes from the first preemption to the preemption alert of chapter 2's source article",
    "rel_tol": 0.1,
    "unit": "minutes",
    "value": 10.0,
@@ -1111,7 +1111,7 @@ window.kvbookChecksData = {
    "why": "the batch is capped at 256 sequences of short requests: the queue grows while the cache has room, so the fix is compute or the cap, not memory"
   },
   "ch04-predict-lint": {
-   "question": "findings of the rule linter on seed 003's two rules, on a V1 server",
+   "question": "findings of the rule linter on the two rules of chapter 2's source article, on a V1 server",
    "rel_tol": 0.1,
    "unit": "findings",
    "value": 1,
