@@ -351,3 +351,70 @@ def test_bad_questions_to_a_plan_are_one_line_errors(serial):
 
 def test_plan_is_public():
     assert kvsim.plan is planner.plan and kvsim.Plan is Plan
+
+
+# ------------------------------------------------ kvsim plan
+
+CLI = ["plan", "--model", "llama-2-7b", "--grid", "gpu=a40-48gb,h100-80gb", "--slo", "ttft_p99_s=2",
+       "--slo", "preemptions_per_1k=20", "--seeds", "0-1", "--duration", "30", "--warmup", "5",
+       "--rel-tol", "0.1"]
+
+
+def test_the_cli_prints_the_plan_and_the_cheapest_for_a_target(capsys):
+    from kvsim.cli import main
+    assert main([*CLI, "--price", "a40-48gb=0.8", "--price", "h100-80gb=2.5", "--target",
+                 "20"]) == 0
+    out, err = capsys.readouterr()
+    assert err == ""                                  # no progress line: not a terminal
+    lines = out.splitlines()
+    assert lines[0].split()[:3] == ["#", "gpu", "rate_per_s"]
+    assert [line.split()[1] for line in lines[1:3]] == ["a40-48gb", "h100-80gb"]
+    assert any(line.startswith("For 20 req/s: #") and "per million requests" in line
+               for line in lines)
+    assert lines[-1].startswith("Search: ")
+    direct = kvsim.plan({"model": "llama-2-7b"}, {"gpu": ["a40-48gb", "h100-80gb"]},
+                        slo={"ttft_p99_s": 2, "preemptions_per_1k": 20}, seeds=[0, 1],
+                        duration_s=30.0, warmup_s=5.0, rel_tol=0.1,
+                        output=kvsim.Geometric(250))
+    assert [float(line.split()[2]) for line in lines[1:3]] == pytest.approx(
+        [c.rate_per_s for c in direct.configs], rel=5e-3)   # 3 significant digits
+
+
+def test_the_cli_json_is_the_same_on_two_workers(capsys):
+    import json
+
+    from kvsim.cli import main
+    assert main([*CLI, "--json", "--target", "5"]) == 0
+    serial = json.loads(capsys.readouterr().out)
+    assert main([*CLI, "--json", "--target", "5", "--workers", "2"]) == 0
+    pooled = json.loads(capsys.readouterr().out)
+    assert serial == pooled
+    assert [row["gpu"] for row in serial["configs"]] == ["a40-48gb", "h100-80gb"]
+    assert serial["cheapest"]["replicas"] >= 1 and serial["pareto"]
+    assert serial["runs"] == sum(row["runs"] for row in serial["configs"])
+
+
+@pytest.mark.parametrize("extra, words", [
+    (["--slo", "nope=1"], ["slo key 'nope' is not known"]),
+    (["--slo", "ttft_p99_s"], ["--slo 'ttft_p99_s' is malformed", "name=value"]),
+    (["--slo", "ttft_p99_s=3"], ["--slo ttft_p99_s is given twice"]),
+    (["--price", "a40-48gb=free"], ["prices['a40-48gb']='free' is not a number"]),
+    (["--price", "a40-48gb=0.8"], ["no price for GPU 'h100-80gb'"]),
+    (["--trace", "t.csv", "--prompt", "100"], ["--trace and --prompt/--output-mean"]),
+    (["--gpu", "a40-48gb"], ["--gpu and gpu= in --set or --grid are both given"]),
+    (["--rel-tol", "0"], ["rel_tol=0", "> 0"]),
+    (["--seeds", "x"], ["--seeds 'x' is malformed"]),
+])
+def test_the_cli_says_what_is_wrong_in_one_line(capsys, extra, words):
+    from kvsim.cli import main
+    assert main([*CLI, *extra]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err.count("\n") == 1 and "Traceback" not in err
+    for word in words:
+        assert word in err, (word, err)
+
+
+def test_the_cli_needs_an_slo(capsys):
+    from kvsim.cli import main
+    assert main(["plan", "--model", "llama-2-7b", "--gpu", "a40-48gb"]) == 2
+    assert "--slo is missing" in capsys.readouterr().err
