@@ -41,7 +41,7 @@ help:
 	@echo "make unit     the fast loop: lint, types, and the tests under 0.3 s (no build, nbval, browser, promtool)"
 	@echo "make durations  re-measure the tests and rewrite tests/durations.json (which are slow)"
 	@echo "make lint     ruff over kvsim, the tests, scripts and benchmarks"
-	@echo "make typecheck  mypy, strict, over the engine package (kvsim/engine)"
+	@echo "make typecheck  mypy, strict, over the engine and the layers below it (errors, units, files, model, traffic)"
 	@echo "make execute  re-execute the notebooks in place (commit the result)"
 	@echo "make bench    run the benchmarks"
 	@echo "make bench-compare REV=...  the engine's speed against REV, interleaved"
@@ -105,14 +105,15 @@ unit: lint typecheck
 durations:
 	$(PYTHON) scripts/test_durations.py
 
-# Undefined or unused names and unsorted imports (pyproject.toml's [tool.ruff]);
+# Undefined or unused names and unsorted imports everywhere, and bugbear, pyupgrade and a
+# complexity cap over the engine and the layers below it (pyproject.toml's [tool.ruff]);
 # `ruff check --fix ...` sorts the imports.
 LINTED := kvsim tests scripts benchmarks book/_ext
 lint:
 	@$(PYTHON) scripts/timed.py lint -- $(PYTHON) -m ruff check $(LINTED)
 
-# The engine package under mypy's strict flags (pyproject.toml's [tool.mypy]: the files,
-# and the strict overrides for kvsim.engine.*; the modules it imports are read, not reported).
+# The engine and the layers below it under mypy's strict flags (pyproject.toml's [tool.mypy]:
+# the files, and the strict overrides; the modules they import are read, not reported).
 typecheck:
 	@$(PYTHON) scripts/timed.py typecheck -- $(PYTHON) -m mypy
 

@@ -19,9 +19,10 @@ taking it would be a guess.
 """
 from __future__ import annotations
 
+import contextlib
 import math
+from collections.abc import Iterable
 from numbers import Integral, Real
-from typing import Iterable
 
 __all__ = ["KvsimError", "check_int", "check_float", "check_choice", "EXACT_FLOAT_INT",
            "check_gpu_memory_utilization", "check_num_gpu_blocks", "NUM_GPU_BLOCKS_MAX"]
@@ -35,7 +36,7 @@ class KvsimError(ValueError):
     """A bad input. The message is one line naming the value and what is valid."""
 
 
-def _fmt_range(lo, hi, lo_open: bool, hi_open: bool) -> str:
+def _fmt_range(lo: float | None, hi: float | None, lo_open: bool, hi_open: bool) -> str:
     if lo is None and hi is None:
         return "any finite number"
     if hi is None:
@@ -49,7 +50,7 @@ def _why(why: str | None) -> str:
     return f" ({why})" if why else ""
 
 
-def _shown(value) -> str:
+def _shown(value: object) -> str:
     """A value as a one-line error shows it: its repr, an integer of more than 30 digits by
     its size (Python cannot even print one of more than 4,300), anything long cut short."""
     if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 10**30:
@@ -59,7 +60,7 @@ def _shown(value) -> str:
     return text if len(text) <= 80 else text[:77] + "..."
 
 
-def check_int(name: str, value, *, min: int | None = None, max: int | None = None,
+def check_int(name: str, value: object, *, min: int | None = None, max: int | None = None,
               why: str | None = None) -> int:
     """Return ``value`` as ``int`` or raise a :class:`KvsimError` naming ``name``.
 
@@ -72,36 +73,30 @@ def check_int(name: str, value, *, min: int | None = None, max: int | None = Non
         shown = value[:77] + "..."
     elif isinstance(value, int) and not isinstance(value, bool):
         shown = _shown(value)
+    number: int | None = None                       # the whole number, once it is one
     if isinstance(value, bool) or value is None:
-        ok = False
+        pass
     elif isinstance(value, Integral):
-        ok = True
-        value = int(value)
+        number = int(value)
     elif isinstance(value, Real) and math.isfinite(float(value)) and float(value).is_integer() \
             and abs(float(value)) <= EXACT_FLOAT_INT:
-        ok = True
-        value = int(value)
+        number = int(math.trunc(value))             # whole already: as int(value) gives it
     elif isinstance(value, str):
-        try:
-            value = int(value.strip().replace("_", ""))
-            ok = True
-        except ValueError:              # not a number, or more than 4,300 digits
-            ok = False
-    else:
-        ok = False
+        with contextlib.suppress(ValueError):     # not a number, or more than 4,300 digits
+            number = int(value.strip().replace("_", ""))
     rng = _fmt_range(min, max, False, False) + _why(why)
-    if not ok and isinstance(shown, float) and math.isfinite(shown) and shown.is_integer():
+    if number is None and isinstance(shown, float) and math.isfinite(shown) and shown.is_integer():
         raise KvsimError(f"{name}={shown!r} is not an exact whole number (a float above 2**53): "
                          f"expected an integer {rng}")
-    if not ok:
+    if number is None:
         raise KvsimError(f"{name}={_shown(value)} is not a whole number: expected an integer "
                          f"{rng}")
-    if (min is not None and value < min) or (max is not None and value > max):
+    if (min is not None and number < min) or (max is not None and number > max):
         raise KvsimError(f"{name}={shown} is out of range: expected an integer {rng}")
-    return value
+    return number
 
 
-def check_float(name: str, value, *, min: float | None = None, max: float | None = None,
+def check_float(name: str, value: object, *, min: float | None = None, max: float | None = None,
                 min_open: bool = False, max_open: bool = False, why: str | None = None) -> float:
     """Return ``value`` as a finite ``float`` within the given bounds.
 
@@ -119,7 +114,7 @@ def check_float(name: str, value, *, min: float | None = None, max: float | None
             raise KvsimError(f"{name}={_shown(value)} is not a number: expected a number "
                              f"{rng}") from None
     try:
-        x = float(value)
+        x = float(value)     # type: ignore[arg-type]  # float() is the judge: TypeError below
     except OverflowError:                          # an integer beyond any float
         raise KvsimError(f"{name}={_shown(value)} is out of range: expected a number "
                          f"{rng}") from None
@@ -135,12 +130,12 @@ def check_float(name: str, value, *, min: float | None = None, max: float | None
     return x
 
 
-def check_choice(name: str, value, choices: Iterable[str], *, why: str | None = None) -> str:
+def check_choice(name: str, value: object, choices: Iterable[str], *, why: str | None = None) -> str:
     """Return ``value`` if it is one of ``choices`` (case-sensitive)."""
-    choices = list(choices)
-    if value not in choices:
+    known = list(choices)
+    if not isinstance(value, str) or value not in known:
         raise KvsimError(f"{name}={value!r} is not known: expected one of "
-                         f"{', '.join(map(str, choices))}{_why(why)}")
+                         f"{', '.join(map(str, known))}{_why(why)}")
     return value
 
 
@@ -152,11 +147,11 @@ def check_choice(name: str, value, choices: Iterable[str], *, why: str | None = 
 NUM_GPU_BLOCKS_MAX = 10**9
 
 
-def check_gpu_memory_utilization(value) -> float:
+def check_gpu_memory_utilization(value: object) -> float:
     """``gpu_memory_utilization`` in (0, 1], as vLLM's engine argument."""
     return check_float("gpu_memory_utilization", value, min=0, max=1, min_open=True)
 
 
-def check_num_gpu_blocks(value) -> int:
+def check_num_gpu_blocks(value: object) -> int:
     """A pinned pool's usable blocks, in [1, :data:`NUM_GPU_BLOCKS_MAX`]."""
     return check_int("num_gpu_blocks", value, min=1, max=NUM_GPU_BLOCKS_MAX)

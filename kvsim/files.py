@@ -84,14 +84,20 @@ _READ_FLAGS = (os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTT
                | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0))
 
 
-def read_user_bytes(path, *, what: str, expected: str, max_bytes: int) -> bytes:
+def _shown_path(path: object) -> str:
+    """A path as an error shows it: the repr of its file-system form (of anything else, its
+    own repr)."""
+    return repr(os.fspath(path)) if isinstance(path, (str, os.PathLike)) else repr(path)
+
+
+def read_user_bytes(path: object, *, what: str, expected: str, max_bytes: int) -> bytes:
     """The bytes of the regular file ``path``, at most ``max_bytes`` of them, or a one-line
     :class:`KvsimError` naming the file: missing, unreadable, not a regular file (a folder,
     a FIFO, a device: refused without reading or blocking) or larger than ``max_bytes``.
 
     ``what`` names the file's role ("trace", "rule file"), ``expected`` what it should hold.
     """
-    shown = repr(os.fspath(path)) if isinstance(path, (str, os.PathLike)) else repr(path)
+    shown = _shown_path(path)
     if not isinstance(path, (str, os.PathLike)):
         raise KvsimError(f"{what} {shown:.60} is not a path: expected {expected}")
     try:
@@ -127,11 +133,12 @@ def read_user_bytes(path, *, what: str, expected: str, max_bytes: int) -> bytes:
     return b"".join(chunks)
 
 
-def read_text_file(path, *, what: str, expected: str, max_bytes: int = MAX_JSON_BYTES) -> str:
+def read_text_file(path: object, *, what: str, expected: str,
+                   max_bytes: int = MAX_JSON_BYTES) -> str:
     """The UTF-8 text of the regular file ``path`` (:func:`read_user_bytes`), or a one-line
     :class:`KvsimError` naming it: also when it is binary (a NUL byte) or not UTF-8."""
     data = read_user_bytes(path, what=what, expected=expected, max_bytes=max_bytes)
-    shown = repr(os.fspath(path))
+    shown = _shown_path(path)
     if b"\0" in data:
         raise KvsimError(f"{what} {shown} is a binary file: expected {expected}")
     try:
@@ -158,7 +165,7 @@ class HugeInt:
         return f"<{'a negative' if self.negative else 'an'} integer of {self.digits:,} digits>"
 
 
-def _parse_int(text: str):
+def _parse_int(text: str) -> int | HugeInt:
     return int(text) if len(text) <= MAX_JSON_DIGITS else HugeInt(text)
 
 
@@ -182,10 +189,11 @@ def json_depth(text: str, limit: int = MAX_JSON_DEPTH) -> int:
     return deepest
 
 
-def parse_json(text: str, *, where: str, expected: str, max_depth: int = MAX_JSON_DEPTH):
+def parse_json(text: str, *, where: str, expected: str, max_depth: int = MAX_JSON_DEPTH) -> object:
     """``json.loads(text)`` with one-line errors naming ``where``: not JSON, nested deeper
     than ``max_depth``; an integer of more than :data:`MAX_JSON_DIGITS` digits becomes a
-    :class:`HugeInt` (for the field to refuse in its own words)."""
+    :class:`HugeInt` (for the field to refuse in its own words). The document is returned as
+    ``object``: the caller checks its shape."""
     if json_depth(text, max_depth) > max_depth:
         raise KvsimError(f"{where} is nested more than {max_depth} levels deep: expected "
                          f"{expected} (at most {max_depth} levels of arrays and objects)")
@@ -199,7 +207,7 @@ def parse_json(text: str, *, where: str, expected: str, max_depth: int = MAX_JSO
                          f"{expected}") from None
 
 
-def nonfinite_path(doc, max_depth: int = MAX_JSON_DEPTH) -> str | None:
+def nonfinite_path(doc: object, max_depth: int = MAX_JSON_DEPTH) -> str | None:
     """The key path (``rope_scaling.factor``, ``list[3]``) of the first NaN or infinite
     number in a parsed JSON document, or None."""
     stack: list[tuple[str, object, int]] = [("", doc, 0)]
@@ -247,7 +255,7 @@ def remove_stale_temps(target: Path) -> list[Path]:
     named exactly as :func:`temp_name` names them (or as kvsim 2.0 did) whose process no
     longer runs. Returns what was removed; nothing else is touched."""
     pattern = _stale_pattern(target.name)
-    removed = []
+    removed: list[Path] = []
     try:
         entries = list(os.scandir(target.parent))
     except OSError:
@@ -268,7 +276,7 @@ def remove_stale_temps(target: Path) -> list[Path]:
     return removed
 
 
-def check_writable(target, *, what: str, ours: Callable[[bytes], bool], expected: str,
+def check_writable(target: str | os.PathLike[str], *, what: str, ours: Callable[[bytes], bool], expected: str,
                    max_check_bytes: int = MAX_JSON_BYTES) -> Path:
     """The real path kvsim may write ``target`` to (symbolic links followed), or a one-line
     :class:`KvsimError`: its folder does not exist, or it exists and is not a regular file,
@@ -306,7 +314,7 @@ def check_writable(target, *, what: str, ours: Callable[[bytes], bool], expected
     return path
 
 
-def write_user_file(target, text: str, *, what: str, ours: Callable[[bytes], bool],
+def write_user_file(target: str | os.PathLike[str], text: str, *, what: str, ours: Callable[[bytes], bool],
                     expected: str) -> Path:
     """Write ``text`` (UTF-8) to ``target`` through a temporary file and :func:`os.replace`,
     only where :func:`check_writable` allows; returns the path written.

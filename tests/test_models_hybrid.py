@@ -16,7 +16,7 @@ import pytest
 from kvsim.errors import KvsimError
 from kvsim.model.config_json import text_config
 from kvsim.model.dtypes import DTYPE_BYTES
-from kvsim.model.layer_kinds import LAYER_KINDS, layer_kinds
+from kvsim.model.layer_kinds import LAYER_KINDS, layer_ffns, layer_kinds
 from kvsim.model.parameters import estimate_params
 from kvsim.model.presets import get_model, preset_config
 from kvsim.model.spec import ModelSpec
@@ -384,6 +384,11 @@ def _with(cfg: dict, **changes) -> dict:
                                                   r"expected an integer \[0, 31\]"),
     (_with(JAMBA_V01, attn_layer_offset=8), r"attn_layer_offset=8 is out of range.*\[0, 7\]"),
     (_with(LFM2_1_2B, full_attn_idxs="2,5"), r"full_attn_idxs='2,5' is not valid: expected a list"),
+    # a string there was once multiplied into a string (a ValueError traceback), a list too
+    (_with(LFM2_1_2B, block_ffn_dim_multiplier="1.5"),
+     r"block_ffn_dim_multiplier='1.5' is not valid: expected a number in \(0, 64\] or null"),
+    (_with(LFM2_1_2B, block_ffn_dim_multiplier=[1]), r"block_ffn_dim_multiplier=\[1\] is not valid"),
+    (_with(LFM2_1_2B, block_ffn_dim_multiplier=0), r"block_ffn_dim_multiplier=0 is not valid"),
     (_with(GPT_OSS_20B, layer_types=["sliding_attention", "global"] * 12),
      r"layer_types entry 'global' is not known"),
     (_with(FALCON_H1_7B, mamba_n_heads=20), r"Mamba2 heads=20 x head_dim=128 does not match its "
@@ -405,6 +410,32 @@ def test_llama4_no_rope_layers_of_the_wrong_length():
     cfg["text_config"]["no_rope_layers"] = [1, 0]
     with pytest.raises(KvsimError, match=r"no_rope_layers has 2 entries.*num_hidden_layers=48"):
         ModelSpec.from_hf_config(cfg)
+
+
+def _qwen3_5_with_mlp_only(value: object) -> dict:
+    cfg = json.loads(json.dumps(QWEN3_5_397B))
+    cfg["text_config"]["mlp_only_layers"] = value
+    return cfg
+
+
+def test_mlp_only_layers_keeps_those_layers_dense():
+    cfg = text_config(_qwen3_5_with_mlp_only([0, 1]))
+    ffns = layer_ffns(cfg, layer_kinds(cfg, 60), None)
+    assert ffns[:3] == ["dense", "dense", "moe"] and ffns.count("moe") == 58
+
+
+@pytest.mark.parametrize("value, pattern", [
+    (3, r"mlp_only_layers=3 is not valid: expected a list of layer indices >= 0"),
+    ("0,1", r"mlp_only_layers='0,1' is not valid: expected a list of layer indices >= 0"),
+    ([0, -1], r"mlp_only_layers entry=-1 is out of range"),
+    ([0, "1"], r"mlp_only_layers entry='1' has the wrong type"),
+])
+def test_mlp_only_layers_that_are_not_a_list_of_indices_raise_one_line(value, pattern):
+    """A number there once escaped as a TypeError traceback, and a string was read letter by
+    letter."""
+    with pytest.raises(KvsimError, match=pattern) as exc:
+        ModelSpec.from_hf_config(_qwen3_5_with_mlp_only(value))
+    assert "\n" not in str(exc.value)
 
 
 # ----------------------------------------------------------------------------- shared configs

@@ -317,3 +317,35 @@ def test_describe_reports_count_rate_and_lengths():
     assert "prompts: mean 250, p50 200, p95 400 tokens" in text
     assert "answers: mean 25, p50 20, p95 40 tokens" in text
     assert "requests" in repr(w)
+
+
+def test_conversation_draws_need_a_closed_loop_of_conversations():
+    """next_followup() and turns_of() on a workload without turns once escaped as an
+    AttributeError traceback (a None distribution); now a one-line error."""
+    for workload in (closed(), Workload.poisson(1, 10)):
+        with pytest.raises(KvsimError, match=r"next_followup\(\) is for closed loops of "
+                                             r"conversations: expected a workload made with "
+                                             r"Workload.closed_loop\(..., turns=...\)"):
+            workload.next_followup(0)
+        with pytest.raises(KvsimError, match=r"turns_of\(\) is for closed loops of conversations"):
+            workload.turns_of(0)
+    talks = closed(turns=3, followup=40)
+    assert talks.turns_of(0) == 3 and talks.next_followup(5) == 40
+
+
+def test_open_columns_and_closed_loop_plan_name_the_wrong_kind_of_loop():
+    open_loop = Workload.poisson(1, 10)
+    columns = open_loop.open_columns("len()")
+    assert columns.arrival_s is open_loop.arrival_s and columns.priority is open_loop.priority
+    with pytest.raises(KvsimError, match=r"the closed-loop arrivals needs a closed-loop workload"):
+        open_loop.closed_loop_plan("the closed-loop arrivals")
+    plan = closed(think_s=2.0, priority=1).closed_loop_plan("the closed-loop arrivals")
+    assert (plan.think_s, plan.request_priority, plan.max_errors) == (2.0, 1, 1000)
+    with pytest.raises(KvsimError, match=r"describe\(\) needs an open-loop workload"):
+        closed().open_columns("describe()")
+
+
+def test_to_csv_refuses_what_is_neither_a_path_nor_an_open_file():
+    with pytest.raises(KvsimError, match=r"path_or_file=42 is not a path or an open file: "
+                                         r"expected a file path or a text file open for writing"):
+        Workload.poisson(1, 10).to_csv(42)

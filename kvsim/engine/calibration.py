@@ -178,14 +178,14 @@ def fit_gpu(rows: list[ProfileRow], gpu_name: str) -> dict[str, Any]:
     for r in mine:
         kernels, flops, nbytes = _cost(r, gpu).linear_work(r.num_tokens)
         parts.append((kernels, flops / gpu.peak_flops, nbytes / gpu.hbm_bytes_per_s, r.matmul_s))
-    k, f, b, m = (np.array(c, dtype=float) for c in zip(*parts))
+    k, f, b, m = (np.array(c, dtype=float) for c in zip(*parts, strict=True))
 
     def worst(ec: float, em: float, lat: float) -> float:
         return float(np.abs((k * lat + f / ec + b / em) / m - 1).max())
 
-    best = min(((worst(ec, em, lat), ec, em, lat)
-                for ec in np.arange(0.50, 1.0001, 0.05) for em in np.arange(0.50, 1.0001, 0.05)
-                for lat in np.arange(0, 12.1e-6, 1e-6)))
+    best = min((worst(ec, em, lat), ec, em, lat)
+               for ec in np.arange(0.50, 1.0001, 0.05) for em in np.arange(0.50, 1.0001, 0.05)
+               for lat in np.arange(0, 12.1e-6, 1e-6))
     step = np.array([0.025, 0.025, 0.5e-6])
     x = np.array(best[1:])
     while step[0] > 1e-4:

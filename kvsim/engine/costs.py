@@ -40,6 +40,7 @@ The other constants are documented below.
 """
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass, fields, replace
 from typing import TYPE_CHECKING
 
@@ -166,7 +167,7 @@ class CostModel:
         """The constants' names (each is also an engine option of ``simulate``)."""
         return [f.name for f in fields(cls)]
 
-    def with_options(self, **overrides: Any) -> "CostModel":   # checked by __post_init__
+    def with_options(self, **overrides: Any) -> CostModel:   # checked by __post_init__
         unknown = set(overrides) - set(self.names())
         if unknown:
             raise KvsimError(f"cost-model constant {sorted(unknown)[0]!r} is not known: "
@@ -569,7 +570,7 @@ def sign_changes(gap: Callable[[int], float], lo_n: int, hi_n: int) -> list[int]
                                    if lo_n * 2 ** (k / 4) < hi_n})
     signs = [(n, gap(n) > 0) for n in grid]
     found = []
-    for (a, sa), (b, sb) in zip(signs, signs[1:]):
+    for (a, sa), (b, sb) in itertools.pairwise(signs):
         if sa == sb:
             continue
         while b - a > 1:                      # bisect to the first length of the new order

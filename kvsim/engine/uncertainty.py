@@ -27,6 +27,7 @@ the whole band lies on one side of 1.
 """
 from __future__ import annotations
 
+import itertools
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
@@ -130,7 +131,7 @@ def uncertain_lengths(model: ModelLike, gpu: GPULike, cost: CostModel | None = N
                                       lo_n, hi_n)))
     bounds = [lo_n, *edges, hi_n + 1]
     ranges = []
-    for a, b in zip(bounds, bounds[1:]):
+    for a, b in itertools.pairwise(bounds):
         if a < b and straddles(a):
             ranges.append((a, b - 1))
     return ranges

@@ -6,7 +6,8 @@ lookup by name), reading a ``config.json`` bottom to top: ``config_json`` (the
 file and its fields), ``dtypes`` (number formats), ``layer_kinds`` (what each
 decoder layer is), ``layer_state`` (the stateful layers' fixed state),
 ``architecture`` (the figures a spec needs), ``parameters`` (parameter
-accounting and the compute shape), ``checkpoint`` (a checkpoint's weight
+accounting and the compute shape, in named steps), ``layer_weights`` (each
+module of a decoder layer, matmul by matmul), ``checkpoint`` (a checkpoint's weight
 bytes); ``hardware`` (GPU presets: memory as CUDA reports it, calibrated
 constants), ``memory`` (bytes per token, the KV budget as vLLM computes it at
 start-up) and ``vllm_defaults`` (the facts of vLLM's the budget and the

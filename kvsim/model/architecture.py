@@ -10,10 +10,13 @@ chunked window, the stateful layers' state and the context limit vLLM derives
 """
 from __future__ import annotations
 
+from typing import TypedDict
+
 from kvsim.errors import KvsimError
 
 from .config_json import (
     CONFIG_BOUNDS,
+    HfConfig,
     first_set,
     nested_config,
     optional_int,
@@ -25,7 +28,7 @@ from .dtypes import DTYPE_BYTES, serving_dtypes
 from .layer_kinds import KV_KINDS, WINDOW_KINDS, layer_ffns, layer_plan
 from .layer_state import layer_state_elems, temporal_state_bytes
 
-__all__ = ["parse_architecture"]
+__all__ = ["parse_architecture", "Architecture"]
 
 # the length fields vLLM's _get_and_verify_max_len reads (vllm/config/model.py)
 _MAX_LEN_KEYS = ("max_position_embeddings", "n_positions", "max_seq_len", "seq_length",
@@ -41,7 +44,29 @@ _MAX_ROPE_FACTOR = 1024
 MAX_LAYERS = 4096
 
 
-def parse_architecture(cfg: dict, *, require_kv: bool = True) -> dict:
+class Architecture(TypedDict):
+    """What :func:`parse_architecture` reads from a config (widths in elements, per layer lists
+    one entry a layer)."""
+
+    num_layers: int
+    hidden: int
+    heads: int
+    kv_heads: int
+    head_dim: int
+    intermediate_size: int | None
+    kv_lora_rank: int
+    rope_dim: int
+    kinds: list[str]
+    ffns: list[str]
+    kv_layers: int
+    sliding_layers: int
+    sliding_window: int | None
+    state_conv_elems: int
+    state_temporal_elems: int
+    max_model_len: int
+
+
+def parse_architecture(cfg: HfConfig, *, require_kv: bool = True) -> Architecture:
     """The figures a spec needs, from a config; ``require_kv`` refuses a model with no KV layer."""
     cfg = text_config(cfg)
     mt = str(cfg.get("model_type", ""))
@@ -85,15 +110,15 @@ def parse_architecture(cfg: dict, *, require_kv: bool = True) -> dict:
     window = _attention_window(cfg, set(window_kinds)) if window_kinds else None
     inter = cfg.get("ffn_dim", cfg.get("intermediate_size"))
     inter = strict_int("intermediate_size", inter, min=1) if inter is not None else None
-    return dict(num_layers=n, hidden=hidden, heads=heads, kv_heads=kv_heads, head_dim=head_dim,
-                intermediate_size=inter,
-                kv_lora_rank=kv_lora_rank, rope_dim=rope_dim, kinds=kinds, ffns=ffns,
-                kv_layers=kv_layers, sliding_layers=len(window_kinds), sliding_window=window,
-                state_conv_elems=conv_elems, state_temporal_elems=temporal_elems,
-                max_model_len=_max_model_len(cfg))
+    return Architecture(num_layers=n, hidden=hidden, heads=heads, kv_heads=kv_heads, head_dim=head_dim,
+                        intermediate_size=inter,
+                        kv_lora_rank=kv_lora_rank, rope_dim=rope_dim, kinds=kinds, ffns=ffns,
+                        kv_layers=kv_layers, sliding_layers=len(window_kinds),
+                        sliding_window=window, state_conv_elems=conv_elems,
+                        state_temporal_elems=temporal_elems, max_model_len=_max_model_len(cfg))
 
 
-def _attention_head_dim(cfg: dict, mt: str, hidden: int, heads: int, *, needed: bool) -> int:
+def _attention_head_dim(cfg: HfConfig, mt: str, hidden: int, heads: int, *, needed: bool) -> int:
     """``head_dim`` (or ``attention_head_dim``), else hidden / heads; Zamba2 attends over 2 x hidden."""
     key, value = first_set(cfg, ("head_dim", "attention_head_dim") if mt != "mamba2" else ())
     if key is not None:
@@ -108,7 +133,7 @@ def _attention_head_dim(cfg: dict, mt: str, hidden: int, heads: int, *, needed: 
     return width // heads
 
 
-def _attention_window(cfg: dict, window_kinds: set[str]) -> int:
+def _attention_window(cfg: HfConfig, window_kinds: set[str]) -> int:
     """The one window of the windowed layers: ``sliding_window``, RecurrentGemma's
     ``attention_window_size``, or Llama 4's ``attention_chunk_size``."""
     windows = {}
@@ -131,7 +156,7 @@ def _attention_window(cfg: dict, window_kinds: set[str]) -> int:
     return next(iter(windows.values()))
 
 
-def _no_kv_cache_error(cfg: dict, kinds: list[str], state: tuple[int, int] | None) -> KvsimError:
+def _no_kv_cache_error(cfg: HfConfig, kinds: list[str], state: tuple[int, int] | None) -> KvsimError:
     counts = ", ".join(f"{kinds.count(k)} {k}" for k in dict.fromkeys(kinds))
     if state is None:
         held = "only a fixed per-request state"
@@ -144,7 +169,7 @@ def _no_kv_cache_error(cfg: dict, kinds: list[str], state: tuple[int, int] | Non
                       f"expected at least one full, sliding, chunked or hybrid attention layer")
 
 
-def _max_model_len(cfg: dict) -> int:
+def _max_model_len(cfg: HfConfig) -> int:
     """The context limit vLLM derives from a config (``_get_and_verify_max_len``).
 
     The smallest of the length fields vLLM looks at, ``model_max_length``
@@ -177,7 +202,7 @@ def _max_model_len(cfg: dict) -> int:
     return derived
 
 
-def _rope_scalings(cfg: dict) -> list[dict]:
+def _rope_scalings(cfg: HfConfig) -> list[HfConfig]:
     """``rope_scaling``, or transformers v5's ``rope_parameters`` (flat, or one per layer type)."""
     for key in ("rope_scaling", "rope_parameters"):
         nested_config(cfg, key, "the RoPE scaling: rope_type, factor, ...")

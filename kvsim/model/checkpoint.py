@@ -26,7 +26,7 @@ MAX_INDEX_BYTES = 64 * 2**20
 MAX_CHECKPOINT_BYTES = 2**50
 
 
-def config_folder(path_or_dict) -> Path | None:
+def config_folder(path_or_dict: object) -> Path | None:
     """The folder a config path points into (``None`` for a dict)."""
     if not isinstance(path_or_dict, (str, Path)):
         return None

@@ -14,15 +14,20 @@ fields mean is read by :mod:`~kvsim.model.layer_kinds`,
 from __future__ import annotations
 
 import builtins
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Mapping
+from typing import TypeAlias, overload
 
 from kvsim.errors import KvsimError, check_int
 from kvsim.files import MAX_JSON_BYTES, HugeInt, parse_json, read_user_bytes
 
 __all__ = ["load_config", "text_config", "strict_int", "required_int", "optional_int",
            "optional_bool", "first_set", "first_int", "CONFIG_BOUNDS", "FIELD_MAX",
-           "QUANTIZATION_METHODS", "nested_config"]
+           "QUANTIZATION_METHODS", "nested_config", "HfConfig"]
+
+#: A parsed ``config.json`` (or its language-model part): field names to JSON values, whose
+#: types the field readers below check.
+HfConfig: TypeAlias = dict[str, object]
 
 #: The largest value kvsim accepts for each ``config.json`` field it reads, far above any
 #: real checkpoint (which has at most a few hundred layers, a hidden size of 16,384 (Llama
@@ -74,7 +79,7 @@ def _bound(name: str) -> int:
     return CONFIG_BOUNDS.get(name.split(" ")[0], FIELD_MAX)
 
 
-def strict_int(name: str, value, *, min: int | None = None, max: int | None = None) -> int:
+def strict_int(name: str, value: object, *, min: int | None = None, max: int | None = None) -> int:
     """Like ``check_int`` but refuses strings and floats: config fields must be JSON integers,
     at most :data:`CONFIG_BOUNDS` (or :data:`FIELD_MAX`) and ``max``."""
     cap = _bound(name)
@@ -91,12 +96,12 @@ def strict_int(name: str, value, *, min: int | None = None, max: int | None = No
 
 
 
-def _show(value) -> str:
+def _show(value: object) -> str:
     text = repr(value)
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-def nested_config(cfg: dict, key: str, what: str) -> dict | None:
+def nested_config(cfg: HfConfig, key: str, what: str) -> HfConfig | None:
     """The object field ``key`` (``None`` when absent or null); anything else is a one-line
     error naming it (``what`` says what the object holds)."""
     value = cfg.get(key)
@@ -108,7 +113,7 @@ def nested_config(cfg: dict, key: str, what: str) -> dict | None:
     return value
 
 
-def load_config(path_or_dict) -> tuple[dict, str, str]:
+def load_config(path_or_dict: object) -> tuple[HfConfig, str, str]:
     """A config as ``(dict, source, default name)`` from a dict, a ``config.json`` path or its folder."""
     if isinstance(path_or_dict, Mapping):
         cfg = dict(path_or_dict)
@@ -130,20 +135,21 @@ def load_config(path_or_dict) -> tuple[dict, str, str]:
     except UnicodeDecodeError as exc:
         raise KvsimError(f"{where} is not UTF-8 text (byte {exc.start}): expected a "
                          f"readable config.json") from None
-    cfg = parse_json(text, where=where, expected="a config.json object")
-    if not isinstance(cfg, dict):
-        raise KvsimError(f"config path {str(path)!r} holds a JSON {type(cfg).__name__}: "
+    doc = parse_json(text, where=where, expected="a config.json object")
+    if not isinstance(doc, dict):
+        raise KvsimError(f"config path {str(path)!r} holds a JSON {type(doc).__name__}: "
                          f"expected a JSON object")
+    cfg = doc
     stem = path.parent.name if path.stem == "config" and path.parent.name else path.stem
     return cfg, f"hf-config:{path}", stem or "hf-config"
 
 
-def text_config(cfg: dict) -> dict:
+def text_config(cfg: HfConfig) -> HfConfig:
     """Multimodal configs nest the language model under ``text_config`` (an object; anything
     else there is a one-line error)."""
-    nested_config(cfg, "text_config", "the language model's config")
-    if "num_hidden_layers" not in cfg and isinstance(cfg.get("text_config"), dict):
-        merged = dict(cfg["text_config"])
+    nested = nested_config(cfg, "text_config", "the language model's config")
+    if "num_hidden_layers" not in cfg and nested is not None:
+        merged = dict(nested)
         for key in ("torch_dtype", "dtype", "quantization_config", "_name_or_path",
                     "tie_word_embeddings"):
             if key in cfg and key not in merged:
@@ -152,21 +158,28 @@ def text_config(cfg: dict) -> dict:
     return cfg
 
 
-def required_int(cfg: dict, key: str, *, min: int = 1, max: int | None = None) -> int:
+def required_int(cfg: HfConfig, key: str, *, min: int = 1, max: int | None = None) -> int:
     """The integer field ``key``, which must be set (a one-line error names it otherwise)."""
     if key not in cfg or cfg[key] is None:
         raise KvsimError(f"config.json is missing field {key!r}: expected an integer >= {min}")
     return strict_int(key, cfg[key], min=min, max=max)
 
 
-def optional_int(cfg: dict, key: str, default, *, min: int = 0, max: int | None = None):
+@overload
+def optional_int(cfg: HfConfig, key: str, default: int, *, min: int = 0,
+                 max: int | None = None) -> int: ...
+@overload
+def optional_int(cfg: HfConfig, key: str, default: None, *, min: int = 0,
+                 max: int | None = None) -> int | None: ...
+def optional_int(cfg: HfConfig, key: str, default: int | None, *, min: int = 0,
+                 max: int | None = None) -> int | None:
     """The integer field ``key``, or ``default`` when it is absent or null."""
     if cfg.get(key) is None:
         return default
     return strict_int(key, cfg[key], min=min, max=max)
 
 
-def optional_bool(cfg: dict, key: str, default: bool) -> bool:
+def optional_bool(cfg: HfConfig, key: str, default: bool) -> bool:
     """The true/false field ``key``, or ``default`` when it is absent or null."""
     value = cfg.get(key)
     if value is None:
@@ -176,7 +189,7 @@ def optional_bool(cfg: dict, key: str, default: bool) -> bool:
     return value
 
 
-def first_set(cfg: dict, keys: tuple[str, ...]):
+def first_set(cfg: HfConfig, keys: tuple[str, ...]) -> tuple[str | None, object]:
     """The first of ``keys`` the config sets (not null), as ``(key, value)``, or ``(None, None)``."""
     for key in keys:
         if cfg.get(key) is not None:
@@ -184,7 +197,8 @@ def first_set(cfg: dict, keys: tuple[str, ...]):
     return None, None
 
 
-def first_int(cfg: dict, keys: tuple[str, ...], default=None, *, min: int = 1) -> int:
+def first_int(cfg: HfConfig, keys: tuple[str, ...], default: int | None = None, *,
+              min: int = 1) -> int:
     """The first of ``keys`` the config sets, as an integer; ``default`` (if given) when none is."""
     key, value = first_set(cfg, keys)
     if key is None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from kvsim.errors import KvsimError
 
-from .config_json import QUANTIZATION_METHODS, nested_config, text_config
+from .config_json import QUANTIZATION_METHODS, HfConfig, nested_config, text_config
 
 __all__ = ["DTYPE_BYTES", "serving_dtypes"]
 
@@ -27,7 +27,7 @@ _HF_DTYPES = {
 }
 
 
-def serving_dtypes(cfg: dict) -> tuple[str, str | None]:
+def serving_dtypes(cfg: HfConfig) -> tuple[str, str | None]:
     """``(dtype, weight_dtype)`` a config is served in: ``torch_dtype``, and ``"fp8"`` for FP8 weights."""
     cfg = text_config(cfg)
     raw = cfg.get("torch_dtype", cfg.get("dtype"))

@@ -95,14 +95,14 @@ class GPUSpec:
                 raise KvsimError(f"{p}{field}={getattr(self, field)!r} is not valid: expected a "
                                  f"string")
 
-    def _int(self, field: str, value) -> None:
+    def _int(self, field: str, value: object) -> None:
         if isinstance(value, str):
             raise KvsimError(f"gpu {self.name!r}: {field}={value!r} has the wrong type: "
                              f"expected an integer >= 1")
         # whole floats such as 25e9 are accepted and stored as int
         object.__setattr__(self, field, check_int(f"gpu {self.name!r}: {field}", value, min=1))
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, object]:
         """The fields as a plain dict (for JSON output)."""
         return asdict(self)
 
@@ -210,7 +210,7 @@ def list_gpus() -> list[str]:
     return list(_PRESETS)
 
 
-def get_gpu(name_or_spec) -> GPUSpec:
+def get_gpu(name_or_spec: GPUSpec | str) -> GPUSpec:
     """A :class:`GPUSpec` from a preset name or a spec; unknown names list the valid ones."""
     if isinstance(name_or_spec, GPUSpec):
         return name_or_spec

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from kvsim.errors import KvsimError
 
-from .config_json import optional_int, strict_int
+from .config_json import HfConfig, optional_int, strict_int
 
 __all__ = ["LAYER_KINDS", "KV_KINDS", "WINDOW_KINDS", "layer_kinds", "layer_plan", "layer_ffns",
            "routed_experts"]
@@ -49,7 +49,7 @@ _PATTERN_MEANING = {"M": "Mamba2", "*": "attention", "-": "MLP", "E": "MoE"}
 _ATTENTION_FREE_MODEL_TYPES = frozenset({"mamba", "mamba2", "falcon_mamba"})
 
 
-def layer_kinds(cfg: dict, n: int) -> list[str]:
+def layer_kinds(cfg: HfConfig, n: int) -> list[str]:
     """One layer kind per decoder layer (see :data:`LAYER_KINDS` for the legend).
 
     Reads, first match wins: ``layer_types`` (transformers' per-layer list),
@@ -65,7 +65,7 @@ def layer_kinds(cfg: dict, n: int) -> list[str]:
     return layer_plan(cfg, n)[0]
 
 
-def layer_plan(cfg: dict, n: int) -> tuple[list[str], list[str] | None]:
+def layer_plan(cfg: HfConfig, n: int) -> tuple[list[str], list[str] | None]:
     """The layer kinds, and the FFN of each layer when the declaration fixes it.
 
     The second item is ``None`` unless the declaration itself says which
@@ -102,7 +102,7 @@ def layer_plan(cfg: dict, n: int) -> tuple[list[str], list[str] | None]:
     return _sliding_window_kinds(cfg, n), None
 
 
-def _kinds_from_layer_types(types, n: int) -> list[str]:
+def _kinds_from_layer_types(types: object, n: int) -> list[str]:
     """``layer_types``: one name per layer (gpt-oss, Gemma 3, Qwen3-Next, LFM2, Granite-4.0-H)."""
     if not isinstance(types, list) or len(types) != n:
         raise KvsimError(f"layer_types has {len(types) if isinstance(types, list) else types!r} "
@@ -114,7 +114,7 @@ def _kinds_from_layer_types(types, n: int) -> list[str]:
     return [_LAYER_TYPES[t] for t in types]
 
 
-def _kinds_from_block_types(types, n: int, *, mixer_only: bool) -> tuple[list[str], list[str] | None]:
+def _kinds_from_block_types(types: object, n: int, *, mixer_only: bool) -> tuple[list[str], list[str] | None]:
     """``layers_block_type``: "mamba", "attention", "hybrid" (Zamba2), "mlp"/"moe" (Nemotron-H).
 
     With ``mixer_only`` (Nemotron-H) a layer holds either a mixer or an FFN,
@@ -136,7 +136,7 @@ def _kinds_from_block_types(types, n: int, *, mixer_only: bool) -> tuple[list[st
     return kinds, [_BLOCK_TYPES[t][1] or "none" for t in types]
 
 
-def _kinds_from_pattern(pattern, n: int) -> tuple[list[str], list[str]]:
+def _kinds_from_pattern(pattern: object, n: int) -> tuple[list[str], list[str]]:
     """Nemotron-H's ``hybrid_override_pattern``: M Mamba2, * attention, - MLP, E MoE."""
     letters = ", ".join(f"{k} ({v})" for k, v in _PATTERN_MEANING.items())
     if not isinstance(pattern, str) or len(pattern) != n:
@@ -150,7 +150,7 @@ def _kinds_from_pattern(pattern, n: int) -> tuple[list[str], list[str]]:
     return [_PATTERN_LETTERS[c][0] for c in pattern], [_PATTERN_LETTERS[c][1] for c in pattern]
 
 
-def _kinds_from_attn_type_list(values, n: int) -> list[str]:
+def _kinds_from_attn_type_list(values: object, n: int) -> list[str]:
     """``attn_type_list`` (MiniMax-Text-01/M1): 0 lightning (linear) attention, 1 softmax attention."""
     if not isinstance(values, list) or len(values) != n:
         raise KvsimError(f"attn_type_list has {len(values) if isinstance(values, list) else values!r} "
@@ -162,7 +162,7 @@ def _kinds_from_attn_type_list(values, n: int) -> list[str]:
     return ["full" if v == 1 else "linear" for v in values]
 
 
-def _kinds_from_recurrent_blocks(block_types, n: int) -> list[str]:
+def _kinds_from_recurrent_blocks(block_types: object, n: int) -> list[str]:
     """``block_types`` (RecurrentGemma): "recurrent"/"attention", repeated to the layer count.
 
     transformers' RecurrentGemmaConfig repeats the list cyclically; its
@@ -179,14 +179,14 @@ def _kinds_from_recurrent_blocks(block_types, n: int) -> list[str]:
     return [names[block_types[i % len(block_types)]] for i in range(n)]
 
 
-def _kinds_from_attention_period(cfg: dict, n: int) -> list[str]:
+def _kinds_from_attention_period(cfg: HfConfig, n: int) -> list[str]:
     """Jamba: attention where ``i % attn_layer_period == attn_layer_offset``, Mamba elsewhere."""
     period = strict_int("attn_layer_period", cfg["attn_layer_period"], min=1)
     offset = strict_int("attn_layer_offset", cfg.get("attn_layer_offset", 0), min=0, max=period - 1)
     return ["full" if i % period == offset else "mamba" for i in range(n)]
 
 
-def _kinds_from_indices(field: str, indices, n: int, other: str) -> list[str]:
+def _kinds_from_indices(field: str, indices: object, n: int, other: str) -> list[str]:
     """Attention at the listed layers, ``other`` elsewhere (Bamba's Mamba2, LFM2's short conv)."""
     if not isinstance(indices, list):
         raise KvsimError(f"{field}={indices!r:.60} is not valid: expected a list of layer indices "
@@ -195,7 +195,7 @@ def _kinds_from_indices(field: str, indices, n: int, other: str) -> list[str]:
     return ["full" if i in chosen else other for i in range(n)]
 
 
-def _kinds_from_rope_layers(cfg: dict, n: int) -> list[str]:
+def _kinds_from_rope_layers(cfg: HfConfig, n: int) -> list[str]:
     """Llama 4: RoPE layers attend in chunks of ``attention_chunk_size``; NoPE layers are global.
 
     ``no_rope_layers[i]`` is 1 where layer i uses RoPE (chunked local
@@ -217,7 +217,7 @@ def _kinds_from_rope_layers(cfg: dict, n: int) -> list[str]:
     return ["chunked" if v else "full" for v in flags]
 
 
-def _sliding_window_kinds(cfg: dict, n: int) -> list[str]:
+def _sliding_window_kinds(cfg: HfConfig, n: int) -> list[str]:
     """The sliding-window families that declare no per-layer list (transformers' rules)."""
     mt = str(cfg.get("model_type", ""))
     window = cfg.get("sliding_window")
@@ -236,7 +236,7 @@ def _sliding_window_kinds(cfg: dict, n: int) -> list[str]:
     return ["sliding"] * n                   # Mistral semantics: every layer slides
 
 
-def layer_ffns(cfg: dict, kinds: list[str], declared: list[str] | None) -> list[str]:
+def layer_ffns(cfg: HfConfig, kinds: list[str], declared: list[str] | None) -> list[str]:
     """The feed-forward block of each layer: ``"dense"``, ``"moe"`` or ``"none"``.
 
     Mixer-only families (Mamba, Mamba2, Falcon-Mamba; Zamba2, whose MLP sits
@@ -275,12 +275,22 @@ def layer_ffns(cfg: dict, kinds: list[str], declared: list[str] | None) -> list[
     freq = optional_int(cfg, "moe_layer_freq", 1, min=1)
     step = (optional_int(cfg, "decoder_sparse_step", None, min=1)
             or optional_int(cfg, "interleave_moe_layer_step", 1, min=1))
-    mlp_only = set(cfg.get("mlp_only_layers") or [])
+    mlp_only = _mlp_only_layers(cfg)
     return ["moe" if i >= first_dense and i % freq == 0 and (i + 1) % step == 0
             and i not in mlp_only else "dense" for i in range(n)]
 
 
-def routed_experts(cfg: dict) -> int:
+def _mlp_only_layers(cfg: HfConfig) -> set[int]:
+    """The layer indices ``mlp_only_layers`` keeps dense (Qwen-MoE): a list of integers >= 0
+    (absent, null or empty: none); anything else is a one-line error."""
+    listed = cfg.get("mlp_only_layers") or []
+    if not isinstance(listed, list):
+        raise KvsimError(f"mlp_only_layers={listed!r:.60} is not valid: expected a list of layer "
+                         f"indices >= 0")
+    return {strict_int("mlp_only_layers entry", i, min=0) for i in listed}
+
+
+def routed_experts(cfg: HfConfig) -> int:
     """Routed experts per MoE layer (``n_routed_experts``, ``num_local_experts`` or ``num_experts``; 0 if dense)."""
     n_experts = next((cfg[k] for k in ("n_routed_experts", "num_local_experts", "num_experts")
                       if cfg.get(k)), 0)

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from kvsim.errors import KvsimError
 from kvsim.units import cdiv
 
-from .config_json import first_int, first_set, optional_int, required_int, strict_int
+from .config_json import HfConfig, first_int, first_set, optional_int, required_int, strict_int
 from .dtypes import DTYPE_BYTES
 
 __all__ = ["MambaDims", "mamba_dims", "layer_state_elems", "temporal_state_bytes"]
@@ -43,7 +43,7 @@ class MambaDims:
     dt_rank: int = 0
 
 
-def mamba_dims(cfg: dict, hidden: int) -> MambaDims:
+def mamba_dims(cfg: HfConfig, hidden: int) -> MambaDims:
     """Read a Mamba mixer's widths under every field name the families use.
 
     Mamba1 (``mamba``, ``falcon_mamba``, ``jamba``): d_inner is
@@ -61,13 +61,13 @@ def mamba_dims(cfg: dict, hidden: int) -> MambaDims:
         if mt != "jamba" and cfg.get("intermediate_size") is not None:
             inner = strict_int("intermediate_size", cfg["intermediate_size"], min=1)
         key, rank = first_set(cfg, ("mamba_dt_rank", "time_step_rank"))
-        dt_rank = cdiv(hidden, 16) if rank in (None, "auto") else strict_int(key, rank, min=1)
+        dt_rank = cdiv(hidden, 16) if key is None or rank == "auto" else strict_int(key, rank, min=1)
         return MambaDims(version=1, inner=inner, state=state, conv=conv, dt_rank=dt_rank)
     plain = ("num_heads",) if mt == "mamba2" else ()
     heads = first_int(cfg, ("mamba_n_heads", "mamba_num_heads", "n_mamba_heads") + plain, 0, min=0)
-    key, head_dim = first_set(cfg, ("mamba_d_head", "mamba_head_dim", "mamba_headdim")
-                           + (("head_dim",) if mt == "mamba2" else ()))
-    head_dim = 0 if head_dim in (None, "auto") else strict_int(key, head_dim, min=1)
+    key, head_dim_field = first_set(cfg, ("mamba_d_head", "mamba_head_dim", "mamba_headdim")
+                                    + (("head_dim",) if mt == "mamba2" else ()))
+    head_dim = 0 if key is None or head_dim_field == "auto" else strict_int(key, head_dim_field, min=1)
     if cfg.get("mamba_d_ssm") is not None:
         inner = strict_int("mamba_d_ssm", cfg["mamba_d_ssm"], min=1)
     elif heads and head_dim:
@@ -87,7 +87,7 @@ def mamba_dims(cfg: dict, hidden: int) -> MambaDims:
                       head_dim=head_dim, groups=groups)
 
 
-def layer_state_elems(cfg: dict, kind: str, hidden: int, heads: int, head_dim: int) -> tuple[int, int]:
+def layer_state_elems(cfg: HfConfig, kind: str, hidden: int, heads: int, head_dim: int) -> tuple[int, int]:
     """Elements of one layer's fixed per-request state: ``(conv, temporal)``.
 
     The shapes are those of vLLM's ``MambaStateShapeCalculator``
@@ -125,7 +125,7 @@ def layer_state_elems(cfg: dict, kind: str, hidden: int, heads: int, head_dim: i
     return 0, 0
 
 
-def temporal_state_bytes(cfg: dict, dtype: str) -> int:
+def temporal_state_bytes(cfg: HfConfig, dtype: str) -> int:
     """Bytes per element of the temporal (SSM) state.
 
     vLLM's ``mamba_ssm_cache_dtype`` defaults to ``"auto"``: the conv-state

@@ -39,7 +39,7 @@ from kvsim.units import cdiv, format_bytes
 
 from .dtypes import DTYPE_BYTES
 from .hardware import GPUSpec, get_gpu
-from .presets import get_model
+from .presets import ModelSource, get_model
 from .spec import ModelSpec
 from .vllm_defaults import (
     ACTIVATION_BYTES,
@@ -62,13 +62,13 @@ KV_DTYPES: dict[str, int] = dict(DTYPE_BYTES)
 BLOCK_SIZES: tuple[int, ...] = (1, 2, 4, 8, 16, 32, 64, 128, 256)
 
 
-def _resolve_kv_dtype(model: ModelSpec, kv_dtype) -> str:
+def _resolve_kv_dtype(model: ModelSpec, kv_dtype: str | None) -> str:
     if kv_dtype is None or kv_dtype == "auto":
         return model.dtype
     return check_choice("kv_dtype", kv_dtype, KV_DTYPES)
 
 
-def kv_bytes_per_token(model, kv_dtype: str | None = None) -> int:
+def kv_bytes_per_token(model: ModelSource, kv_dtype: str | None = None) -> int:
     """KV-cache bytes one token costs across all KV layers.
 
     ``model`` is a :class:`~kvsim.model.spec.ModelSpec`, a preset name or a path to
@@ -263,7 +263,7 @@ def _least_tp(gpu: GPUSpec, model: ModelSpec, util: float, kv_dtype: str, block_
     return None
 
 
-def peak_activation_bytes(model, *, max_num_batched_tokens: int, max_num_seqs: int,
+def peak_activation_bytes(model: ModelSource, *, max_num_batched_tokens: int, max_num_seqs: int,
                           tensor_parallel_size: int = 1) -> int:
     """Peak activation memory of vLLM's profiling run, per GPU (an estimate).
 
@@ -301,7 +301,8 @@ def peak_activation_bytes(model, *, max_num_batched_tokens: int, max_num_seqs: i
     return tokens * per_token + seqs * (vocab // tp) * SAMPLER_LOGIT_BYTES
 
 
-def kv_budget(gpu, model, *, gpu_memory_utilization, kv_dtype: str | None = None,
+def kv_budget(gpu: GPUSpec | str, model: ModelSource, *, gpu_memory_utilization: float,
+              kv_dtype: str | None = None,
               block_size: int = 16, activation_bytes: int | None = None,
               weight_bytes: int | None = None, tensor_parallel_size: int = 1,
               max_num_batched_tokens: int | None = None, max_num_seqs: int | None = None,
@@ -382,7 +383,7 @@ def kv_budget(gpu, model, *, gpu_memory_utilization, kv_dtype: str | None = None
                     non_torch_bytes=non_torch, engine=engine)
 
 
-def pinned_budget(gpu, model, *, num_gpu_blocks: int | None = None,
+def pinned_budget(gpu: GPUSpec | str, model: ModelSource, *, num_gpu_blocks: int | None = None,
                   kv_cache_tokens: int | None = None, kv_dtype: str | None = None,
                   block_size: int = 16, tensor_parallel_size: int = 1,
                   engine: str = "v1") -> KVBudget:

@@ -12,12 +12,14 @@ config dict or a path to a ``config.json``.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, TypeAlias
 
 from kvsim.errors import KvsimError
 
+from .config_json import HfConfig
 from .spec import ModelSpec
 
 __all__ = ["PUBLISHED_PARAMS", "preset_config", "list_models", "get_model"]
@@ -111,11 +113,12 @@ def _build_preset(name: str) -> ModelSpec:
 PUBLISHED_PARAMS.update({k: v["params"] for k, v in _PRESETS.items()})
 
 
-def preset_config(name: str) -> dict:
+def preset_config(name: str) -> HfConfig:
     """The config.json figures a preset is built from (a copy)."""
     if name not in _PRESETS:
         get_model(name)                     # raises the listing error
-    return json.loads(json.dumps(_PRESETS[name]["config"]))
+    copy: HfConfig = json.loads(json.dumps(_PRESETS[name]["config"]))    # tuples become lists
+    return copy
 
 
 def list_models() -> list[str]:
@@ -123,7 +126,12 @@ def list_models() -> list[str]:
     return list(_PRESETS)
 
 
-def get_model(name_or_spec) -> ModelSpec:
+#: What names a model: a preset name, a spec, or a ``config.json`` (a path, its folder, or the
+#: parsed dict).
+ModelSource: TypeAlias = "ModelSpec | str | Path | Mapping[str, object]"
+
+
+def get_model(name_or_spec: ModelSource) -> ModelSpec:
     """A :class:`~kvsim.model.spec.ModelSpec` from a preset name, a spec, or a path to a ``config.json``.
 
     Unknown names raise :class:`KvsimError` listing the valid ones.

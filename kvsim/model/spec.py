@@ -34,7 +34,7 @@ from kvsim.errors import KvsimError, check_int
 
 from .architecture import parse_architecture
 from .checkpoint import config_folder, read_checkpoint_bytes
-from .config_json import load_config, required_int, text_config
+from .config_json import HfConfig, load_config, required_int, text_config
 from .dtypes import DTYPE_BYTES, serving_dtypes
 from .layer_state import temporal_state_bytes
 from .parameters import ComputeShape, account
@@ -91,44 +91,64 @@ class ModelSpec:
     weight_dtype: str | None = None
     vocab_size: int | None = None
     intermediate_size: int | None = None
-    compute: "ComputeShape | None" = None
+    compute: ComputeShape | None = None
     checkpoint_bytes: int | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name.strip():
             raise KvsimError(f"name={self.name!r} is not valid: expected a non-empty string")
-        p = f"model {self.name!r}: "
+        self._check_sizes()
+        self._check_attention_shape()
+        self._check_formats()
+        self._check_optional_sizes()
 
-        def count(field: str, **bounds) -> int:
-            # whole floats such as 6.74e9 are accepted and stored as int; strings are not
-            value = getattr(self, field)
-            if isinstance(value, str):
-                raise KvsimError(f"{p}{field}={value!r} has the wrong type: expected an integer")
-            value = check_int(p + field, value, **bounds)
-            object.__setattr__(self, field, value)
-            return value
+    @property
+    def _prefix(self) -> str:
+        """How an error names this model."""
+        return f"model {self.name!r}: "
 
+    def _count(self, field: str, *, min: int, max: int | None = None) -> int:
+        """The integer field ``field`` checked and stored as ``int`` (whole floats such as 6.74e9
+        are accepted; strings are not)."""
+        value = getattr(self, field)
+        if isinstance(value, str):
+            raise KvsimError(f"{self._prefix}{field}={value!r} has the wrong type: expected an "
+                             f"integer")
+        value = check_int(self._prefix + field, value, min=min, max=max)
+        object.__setattr__(self, field, value)
+        return value
+
+    def _check_sizes(self) -> None:
+        """The sizes every spec has: layers, widths, parameters, the context, the state."""
         for field in ("num_layers", "hidden_size", "num_attention_heads", "head_dim",
                       "num_params", "max_model_len"):
-            count(field, min=1)
-        count("active_params", min=1, max=self.num_params)
-        count("kv_layers", min=1, max=self.num_layers)
+            self._count(field, min=1)
+        self._count("active_params", min=1, max=self.num_params)
+        self._count("kv_layers", min=1, max=self.num_layers)
         for field in ("mla_kv_lora_rank", "mla_rope_head_dim", "state_bytes_per_request"):
-            count(field, min=0)
+            self._count(field, min=0)
+
+    def _check_attention_shape(self) -> None:
+        """KV heads (at most the attention heads, unless MLA), MLA's rope part, the window."""
+        p = self._prefix
         if self.mla_kv_lora_rank == 0:
-            count("num_kv_heads", min=1, max=self.num_attention_heads)
+            self._count("num_kv_heads", min=1, max=self.num_attention_heads)
             if self.mla_rope_head_dim:
                 raise KvsimError(f"{p}mla_rope_head_dim={self.mla_rope_head_dim} needs "
                                  f"mla_kv_lora_rank > 0: expected 0 without MLA")
         else:
-            count("num_kv_heads", min=1)
+            self._count("num_kv_heads", min=1)
         if self.sliding_window is None:
             if self.sliding_window_layers:
                 raise KvsimError(f"{p}sliding_window_layers={self.sliding_window_layers} "
                                  f"without a sliding_window: expected 0")
         else:
-            count("sliding_window", min=1)
-            count("sliding_window_layers", min=0, max=self.kv_layers)
+            self._count("sliding_window", min=1)
+            self._count("sliding_window_layers", min=0, max=self.kv_layers)
+
+    def _check_formats(self) -> None:
+        """The number formats and the source's description."""
+        p = self._prefix
         if self.dtype not in DTYPE_BYTES:
             raise KvsimError(f"{p}dtype={self.dtype!r} is not known: expected one of "
                              f"{', '.join(DTYPE_BYTES)}")
@@ -137,12 +157,15 @@ class ModelSpec:
                              f"None or one of {', '.join(DTYPE_BYTES)}")
         if not isinstance(self.source, str):
             raise KvsimError(f"{p}source={self.source!r} is not valid: expected a string")
+
+    def _check_optional_sizes(self) -> None:
+        """The figures a spec may leave unset: vocabulary, MLP width, checkpoint, compute."""
         for field in ("vocab_size", "intermediate_size", "checkpoint_bytes"):
             if getattr(self, field) is not None:
-                count(field, min=1)
+                self._count(field, min=1)
         if self.compute is not None and not isinstance(self.compute, ComputeShape):
-            raise KvsimError(f"{p}compute={self.compute!r:.60} is not valid: expected a "
-                             f"kvsim.model.parameters.ComputeShape or None")
+            raise KvsimError(f"{self._prefix}compute={self.compute!r:.60} is not valid: "
+                             f"expected a kvsim.model.parameters.ComputeShape or None")
 
     # ------------------------------------------------------------------ derived
     @property
@@ -175,7 +198,7 @@ class ModelSpec:
             return f"its MLP width {self.intermediate_size} does not divide over {tp} GPUs"
         return None
 
-    def check_tensor_parallel_size(self, tensor_parallel_size) -> int:
+    def check_tensor_parallel_size(self, tensor_parallel_size: object) -> int:
         """``tensor_parallel_size`` checked against this model (a one-line error names why not)."""
         tp = check_int("tensor_parallel_size", tensor_parallel_size, min=1, max=1024)
         why = self.tensor_parallel_problem(tp)
@@ -194,7 +217,7 @@ class ModelSpec:
         """
         return 1 if self.attention_kind == "mla" else 2
 
-    def compute_shape(self) -> "ComputeShape":
+    def compute_shape(self) -> ComputeShape:
         """The matmul and element-wise work of a forward pass (see :class:`~kvsim.model.parameters.ComputeShape`).
 
         Built from the config for presets and parsed configs; a hand-made spec
@@ -210,7 +233,7 @@ class ModelSpec:
             return self.checkpoint_bytes
         return self.num_params * DTYPE_BYTES[self.weight_dtype or self.dtype]
 
-    def check_seq_len(self, n, what: str = "seq_len") -> int:
+    def check_seq_len(self, n: object, what: str = "seq_len") -> int:
         """Return ``n`` if a sequence of ``n`` tokens fits ``max_model_len``, else raise.
 
         The one-line :class:`KvsimError` names ``what`` (``seq_len``, a
@@ -283,7 +306,7 @@ class ModelSpec:
         windowed = min(n, self.sliding_window) if self.sliding_window else n
         return per_layer * (full_layers * n + self.sliding_window_layers * windowed)
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, object]:
         """All fields plus ``attention_kind``, ``weight_bytes`` and ``kv_bytes_per_token``."""
         d = asdict(self)
         d.update(attention_kind=self.attention_kind, weight_bytes=self.weight_bytes,
@@ -292,7 +315,7 @@ class ModelSpec:
 
     # ------------------------------------------------------------- HF configs
     @classmethod
-    def from_hf_config(cls, path_or_dict, *, name: str | None = None) -> "ModelSpec":
+    def from_hf_config(cls, path_or_dict: object, *, name: str | None = None) -> ModelSpec:
         """Build a spec from a Hugging Face ``config.json`` (a path, a folder holding one, or a dict).
 
         Understands dense GQA/MHA models (Llama, Mistral, Qwen2, Gemma 2/3,
@@ -332,8 +355,8 @@ class ModelSpec:
                              f"config.json") from None
 
     @classmethod
-    def _from_config(cls, cfg: dict, source: str, default_name: str, path_or_dict,
-                     name: str | None) -> "ModelSpec":
+    def _from_config(cls, cfg: HfConfig, source: str, default_name: str, path_or_dict: object,
+                     name: str | None) -> ModelSpec:
         arch = parse_architecture(cfg)
         est, shape = account(cfg, arch)
         dtype, weight_dtype = serving_dtypes(cfg)

@@ -50,9 +50,13 @@ Explained where each is used: chapter 1 (memory), chapter 2 (scheduling).
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
 from kvsim.errors import KvsimError, check_choice
 from kvsim.units import GiB
+
+if TYPE_CHECKING:
+    from .hardware import GPUSpec
 
 __all__ = ["VLLM_V1_VERSIONS", "ENGINES", "USAGE_CONTEXTS", "batch_defaults", "watermark_default",
            "watermark_when_alone",
@@ -107,11 +111,11 @@ SAMPLER_LOGIT_BYTES = 4
 ACTIVATION_BYTES = 2
 
 
-def _is_big(gpu) -> bool:
+def _is_big(gpu: GPUSpec) -> bool:
     return gpu.memory_bytes >= _BIG_GPU_BYTES and "a100" not in gpu.name.lower()
 
 
-def batch_defaults(gpu, usage_context: str = "server", engine: str = "v1") -> tuple[int, int]:
+def batch_defaults(gpu: GPUSpec, usage_context: str = "server", engine: str = "v1") -> tuple[int, int]:
     """``(max_num_batched_tokens, max_num_seqs)`` vLLM picks when neither is set.
 
     V1 (``get_batch_defaults``, vllm/engine/arg_utils.py, since May 2025): on a
@@ -131,7 +135,7 @@ def batch_defaults(gpu, usage_context: str = "server", engine: str = "v1") -> tu
     return (2048 if usage_context == "server" else 8192), 256
 
 
-def max_num_batched_tokens_default(gpu, *, usage_context: str, engine: str, chunked: bool,
+def max_num_batched_tokens_default(gpu: GPUSpec, *, usage_context: str, engine: str, chunked: bool,
                                    max_model_len: int, max_num_seqs: int) -> int:
     """The token budget when the user sets none.
 
@@ -193,7 +197,7 @@ def check_vllm_version(version: object, engine: str = "v1") -> str:
     releases = _releases(engine)
     span = f"0.{releases[0]} to 0.{releases[-1]}"
     m = _VERSION_RE.fullmatch(version) if isinstance(version, str) else None
-    if m is None or m.group(1) != "0" or int(m.group(2)) not in releases:
+    if not isinstance(version, str) or m is None or m.group(1) != "0" or int(m.group(2)) not in releases:
         raise KvsimError(f"vllm_version={version!r} is not a release kvsim knows for engine={engine!r}: "
                          f"expected a release string from {span} such as \"0.{releases[-1]}\" "
                          f"or \"0.{releases[-1]}.0\"")

@@ -25,7 +25,7 @@ import numpy as np
 from kvsim.errors import KvsimError
 from kvsim.units import MAX_SIMULATED_S
 
-from .workload import MAX_ERRORS_DEFAULT, MAX_REQUESTS
+from .workload import MAX_REQUESTS, Workload
 
 __all__ = ["NewRequest", "OpenArrivals", "ClosedArrivals", "make_arrivals"]
 
@@ -46,7 +46,8 @@ class NewRequest(NamedTuple):
     prefix_group: int
     prefix_tokens: int
     session: int
-    index: int
+    # a field named like tuple's index() method, which it hides: the engine reads req.index
+    index: int  # type: ignore[assignment]
 
 
 #: How long a closed-loop client takes to hear that its request was refused and send the
@@ -63,23 +64,24 @@ class OpenArrivals:
     stopped_s: float | None = None
     stop_reason: str | None = None
 
-    def __init__(self, wl, *, until_s: float, max_tokens: int | None):
-        arr = wl.arrival_s
+    def __init__(self, wl: Workload, *, until_s: float, max_tokens: int | None):
+        columns = wl.open_columns("the open-loop arrivals")
+        arr = columns.arrival_s
         if until_s < math.inf:
             arr = arr[arr < until_s]
         n = len(arr)
-        self.times = arr.tolist()
+        self.times: list[float] = arr.tolist()
         self.n = n
-        self.prompt = wl.prompt_tokens[:n].tolist()
-        out = wl.output_tokens[:n]
+        self.prompt: list[int] = columns.prompt_tokens[:n].tolist()
+        out = columns.output_tokens[:n]
         if max_tokens is not None:
             out = np.minimum(out, max_tokens)
-        self.output = out.tolist()
-        self.priority = wl.priority[:n].tolist()
+        self.output: list[int] = out.tolist()
+        self.priority: list[int] = columns.priority[:n].tolist()
         self.prefix_tokens = wl.prefix_tokens
         self.prefix_groups = wl.prefix_groups
         self.next = 0
-        self._next_times = self.times + [math.inf]      # a sentinel after the last arrival
+        self._next_times: list[float] = self.times + [math.inf]      # a sentinel after the last arrival
 
     def next_time(self) -> float:
         return self._next_times[self.next]
@@ -129,12 +131,16 @@ class ClosedArrivals:
 
     closed_loop = True
 
-    def __init__(self, wl, *, until_s: float, max_tokens: int | None, max_model_len: int):
+    def __init__(self, wl: Workload, *, until_s: float, max_tokens: int | None,
+                 max_model_len: int):
+        plan = wl.closed_loop_plan("the closed-loop arrivals")
         self.wl = wl
+        self.think_s = plan.think_s
+        self.request_priority = plan.request_priority
         self.until = until_s
         self.max_tokens = max_tokens
         self.max_model_len = max_model_len
-        self.pending = [(t_u, u) for u, t_u in enumerate(wl.user_start_s.tolist())
+        self.pending = [(t_u, u) for u, t_u in enumerate(plan.user_start_s.tolist())
                         if t_u < wl.duration_s and t_u < until_s]
         heapq.heapify(self.pending)
         self.issued = 0
@@ -144,7 +150,7 @@ class ClosedArrivals:
         self.conversation: dict[int, tuple[int, int, int, int]] = {}
         self.sessions = 0
         self.multi_turn = wl.turns is not None
-        self.max_errors = getattr(wl, "max_errors", None) or MAX_ERRORS_DEFAULT
+        self.max_errors = plan.max_errors
         self.refused = 0
         self.stopped_s: float | None = None
         self.stop_reason: str | None = None
@@ -199,7 +205,7 @@ class ClosedArrivals:
                 self.conversation[user] = (session, left, p + o, shared)
             groups = self.wl.prefix_groups
             group = user % groups if self.wl.prefix_tokens else -1
-            out.append((NewRequest(t_a, p, o, int(self.wl.request_priority), group,
+            out.append((NewRequest(t_a, p, o, self.request_priority, group,
                                    shared if group >= 0 else 0, session, k), user))
         return out
 
@@ -223,7 +229,7 @@ class ClosedArrivals:
     def finished(self, rid: int, t: float) -> bool:
         """``rid``'s user sends its next request ``think_s`` later; True if it continues the session."""
         user = self.user_of.pop(rid)
-        t_next = t + self.wl.think_s
+        t_next = t + self.think_s
         if self.stopped_s is None and t_next < self.wl.duration_s and t_next < self.until:
             heapq.heappush(self.pending, (t_next, user))
             conv = self.conversation.get(user)
@@ -253,23 +259,26 @@ class ClosedArrivals:
             self._stop(t, f"{self.refused:,} of its requests were refused (max_errors="
                           f"{self.max_errors:,})")
             return
-        t_next = t + max(self.wl.think_s, REFUSAL_ROUND_TRIP_S)
+        t_next = t + max(self.think_s, REFUSAL_ROUND_TRIP_S)
         if t_next < self.wl.duration_s and t_next < self.until:
             heapq.heappush(self.pending, (t_next, user))
 
 
-def make_arrivals(wl, *, until_s: float, max_tokens: int | None, max_model_len: int):
+def make_arrivals(wl: Workload, *, until_s: float, max_tokens: int | None,
+                  max_model_len: int) -> OpenArrivals | ClosedArrivals:
     """The arrival source for ``wl``; refuses a workload longer than :data:`MAX_SIMULATED_S`."""
     if wl.is_closed_loop:
         if wl.duration_s > MAX_SIMULATED_S and until_s > MAX_SIMULATED_S:
             raise KvsimError(f"duration_s={wl.duration_s:g} is out of range: expected a closed "
                              f"loop of at most {MAX_SIMULATED_S:,} s (about 116 days), or an "
                              f"until_s that ends the run sooner")
-    elif len(wl.arrival_s) and float(wl.arrival_s[-1]) > MAX_SIMULATED_S:
-        last = float(wl.arrival_s[-1])
-        raise KvsimError(f"arrival_s={last:g} (the last arrival) is out of range: expected "
-                         f"arrival times of at most {MAX_SIMULATED_S:,} s (about 116 days; "
-                         f"a trace in ms or us read as seconds?)")
+    else:
+        arrivals = wl.open_columns("the open-loop arrivals").arrival_s
+        if len(arrivals) and float(arrivals[-1]) > MAX_SIMULATED_S:
+            last = float(arrivals[-1])
+            raise KvsimError(f"arrival_s={last:g} (the last arrival) is out of range: expected "
+                             f"arrival times of at most {MAX_SIMULATED_S:,} s (about 116 days; "
+                             f"a trace in ms or us read as seconds?)")
     if wl.is_closed_loop:
         return ClosedArrivals(wl, until_s=until_s, max_tokens=max_tokens,
                               max_model_len=max_model_len)

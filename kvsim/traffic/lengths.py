@@ -34,8 +34,10 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from statistics import NormalDist
+from typing import TYPE_CHECKING, TypeAlias
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from kvsim.errors import KvsimError, check_float, check_int
 
@@ -50,28 +52,34 @@ __all__ = [
 #: tails are clipped here so that lengths always fit comfortably in int64.
 MAX_LENGTH = 10**9
 
+#: Whole-token lengths, and the uniforms (or continuous lengths) they are computed from.
+TokenArray: TypeAlias = NDArray[np.int64]
+FloatArray: TypeAlias = NDArray[np.float64]
+
 _STD_NORMAL = NormalDist()
 _Z95 = _STD_NORMAL.inv_cdf(0.95)
 _norm_ppf_elementwise = np.frompyfunc(_STD_NORMAL.inv_cdf, 1, 1)
 
 
-def _norm_ppf(u: np.ndarray) -> np.ndarray:
+def _norm_ppf(uniforms: ArrayLike) -> FloatArray:
     """Standard normal quantile of each ``u`` in ``[0, 1)`` (``-inf`` at 0)."""
-    u = np.asarray(u, dtype=np.float64)
-    z = np.full(u.shape, -np.inf)
+    u = np.asarray(uniforms, dtype=np.float64)
+    z: FloatArray = np.full(u.shape, -np.inf)
     inside = u > 0.0
     if inside.any():
-        z[inside] = _norm_ppf_elementwise(u[inside]).astype(np.float64)
+        z[inside] = np.asarray(_norm_ppf_elementwise(u[inside]), dtype=np.float64)
     return z
 
 
-def _round_tokens(x: np.ndarray) -> np.ndarray:
+def _round_tokens(lengths: ArrayLike) -> TokenArray:
     """Continuous lengths -> whole tokens in [1, MAX_LENGTH] (halves round down)."""
-    x = np.ceil(np.asarray(x, dtype=np.float64) - 0.5)
-    return np.clip(np.nan_to_num(x, nan=1.0, posinf=MAX_LENGTH), 1, MAX_LENGTH).astype(np.int64)
+    x = np.ceil(np.asarray(lengths, dtype=np.float64) - 0.5)
+    tokens: TokenArray = np.clip(np.nan_to_num(x, nan=1.0, posinf=MAX_LENGTH), 1,
+                                 MAX_LENGTH).astype(np.int64)
+    return tokens
 
 
-def _check_q(q) -> float:
+def _check_q(q: object) -> float:
     return check_float("q", q, min=0.0, max=1.0)
 
 
@@ -82,13 +90,24 @@ def _fmt(x: float) -> str:
 class LengthDist:
     """Base class of every length distribution (see the module docstring)."""
 
-    #: Largest possible length, or ``None`` when the distribution is unbounded.
-    support_max: int | None = None
+    @property
+    def support_max(self) -> int | None:
+        """Largest possible length, or ``None`` when the distribution is unbounded."""
+        return None
 
-    def ppf(self, u) -> np.ndarray:  # pragma: no cover - every subclass overrides it
+    if TYPE_CHECKING:
+        # ``mean`` (a float) is defined by every subclass: a property, or for Geometric the
+        # parameter itself (a dataclass field, which a property here would give a default).
+        @property
+        def mean(self) -> float: ...
+
+    def ppf(self, u: ArrayLike) -> TokenArray:  # pragma: no cover - every subclass overrides it
         raise NotImplementedError
 
-    def sample(self, rng: np.random.Generator, n: int) -> np.ndarray:
+    def _capped_mean(self, max_tokens: int) -> float:  # pragma: no cover - every subclass overrides it
+        raise NotImplementedError
+
+    def sample(self, rng: np.random.Generator, n: int) -> TokenArray:
         """``n`` lengths (int64, all ``>= 1``) drawn by inversion of ``rng.random(n)``."""
         if not isinstance(rng, np.random.Generator):
             raise KvsimError(f"rng={rng!r} is not a generator: expected numpy.random.Generator "
@@ -106,14 +125,11 @@ class LengthDist:
             return int(self.support_max)
         return int(self.ppf(np.array([q]))[0])
 
-    # ``mean`` (a float) is defined by every subclass: a property, or for
-    # Geometric the parameter itself.
-
     def capped_mean(self, max_tokens: int) -> float:
         """Mean of ``min(L, max_tokens)``; exact for discrete distributions."""
         return self._capped_mean(check_int("max_tokens", max_tokens, min=1, max=MAX_LENGTH))
 
-    def capped(self, max_tokens: int) -> "LengthDist":
+    def capped(self, max_tokens: int) -> LengthDist:
         """The distribution of ``min(L, max_tokens)`` (what ``max_tokens`` does to answers)."""
         return Capped(self, max_tokens)
 
@@ -132,14 +148,14 @@ class Fixed(LengthDist):
 
     n: int
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         object.__setattr__(self, "n", check_int("n", self.n, min=1, max=MAX_LENGTH))
 
     @property
     def support_max(self) -> int:
         return self.n
 
-    def ppf(self, u) -> np.ndarray:
+    def ppf(self, u: ArrayLike) -> TokenArray:
         return np.full(np.shape(u), self.n, dtype=np.int64)
 
     @property
@@ -150,7 +166,7 @@ class Fixed(LengthDist):
     def _capped_mean(self, max_tokens: int) -> float:
         return float(min(self.n, max_tokens))
 
-    def capped(self, max_tokens: int) -> "LengthDist":
+    def capped(self, max_tokens: int) -> LengthDist:
         return Fixed(min(self.n, check_int("max_tokens", max_tokens, min=1, max=MAX_LENGTH)))
 
     def describe(self) -> str:
@@ -167,7 +183,7 @@ class Uniform(LengthDist):
     lo: int
     hi: int
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         lo = check_int("lo", self.lo, min=1, max=MAX_LENGTH)
         hi = check_int("hi", self.hi, min=lo, max=MAX_LENGTH)
         object.__setattr__(self, "lo", lo)
@@ -177,11 +193,12 @@ class Uniform(LengthDist):
     def support_max(self) -> int:
         return self.hi
 
-    def ppf(self, u) -> np.ndarray:
+    def ppf(self, u: ArrayLike) -> TokenArray:
         u = np.asarray(u, dtype=np.float64)
         n = self.hi - self.lo + 1
         j = np.maximum(np.ceil(u * n) - 1, 0)
-        return (self.lo + np.minimum(j, n - 1)).astype(np.int64)
+        lengths: TokenArray = (self.lo + np.minimum(j, n - 1)).astype(np.int64)
+        return lengths
 
     @property
     def mean(self) -> float:
@@ -213,7 +230,7 @@ class Geometric(LengthDist):
 
     mean: float
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         object.__setattr__(self, "mean", check_float("mean", self.mean, min=1.0, max=MAX_LENGTH))
 
     @property
@@ -221,7 +238,7 @@ class Geometric(LengthDist):
         """Probability of stopping after each token (``1 / mean``); ``mean`` is exact."""
         return 1.0 / self.mean
 
-    def ppf(self, u) -> np.ndarray:
+    def ppf(self, u: ArrayLike) -> TokenArray:
         u = np.asarray(u, dtype=np.float64)
         if self.mean == 1.0:
             return np.ones(u.shape, dtype=np.int64)
@@ -251,14 +268,14 @@ class LogNormal(LengthDist):
     median: float
     sigma: float
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         object.__setattr__(self, "median", check_float("median", self.median, min=1.0,
                                                        max=MAX_LENGTH))
         object.__setattr__(self, "sigma", check_float("sigma", self.sigma, min=0.0, max=10.0,
                                                       min_open=True))
 
     @classmethod
-    def from_median_p95(cls, median: float, p95: float) -> "LogNormal":
+    def from_median_p95(cls, median: float, p95: float) -> LogNormal:
         """The log-normal with this median and 95th percentile (``quantile(0.95)`` is ``p95``).
 
         Seed 003's load test ("p95 2k prompt + 4k output") is
@@ -269,14 +286,14 @@ class LogNormal(LengthDist):
         return cls(median, math.log(p95 / median) / _Z95)
 
     @classmethod
-    def from_mean_sigma(cls, mean: float, sigma: float) -> "LogNormal":
+    def from_mean_sigma(cls, mean: float, sigma: float) -> LogNormal:
         """The log-normal with this mean and log-scale ``sigma``."""
         mean = check_float("mean", mean, min=1.0, max=MAX_LENGTH)
         sigma = check_float("sigma", sigma, min=0.0, max=10.0, min_open=True)
         return cls(mean * math.exp(-sigma * sigma / 2), sigma)
 
     @classmethod
-    def from_mean_p95(cls, mean: float, p95: float) -> "LogNormal":
+    def from_mean_p95(cls, mean: float, p95: float) -> LogNormal:
         """The log-normal with this mean and 95th percentile.
 
         Needs ``mean < p95 <= 3.868 * mean`` (a log-normal cannot put its p95
@@ -295,7 +312,7 @@ class LogNormal(LengthDist):
         """Mean of ``log(L)``."""
         return math.log(self.median)
 
-    def ppf(self, u) -> np.ndarray:
+    def ppf(self, u: ArrayLike) -> TokenArray:
         return _round_tokens(self.median * libm.exp(self.sigma * _norm_ppf(u)))
 
     @property
@@ -328,7 +345,7 @@ class BoundedPareto(LengthDist):
     lo: float
     hi: float
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         alpha = check_float("alpha", self.alpha, min=0.0, max=100.0, min_open=True)
         lo = check_float("lo", self.lo, min=1.0, max=MAX_LENGTH)
         hi = check_float("hi", self.hi, min=lo, max=MAX_LENGTH, min_open=True)
@@ -341,9 +358,11 @@ class BoundedPareto(LengthDist):
         return int(_round_tokens(np.array([self.hi]))[0])
 
     def _k(self) -> float:
-        return 1.0 - (self.lo / self.hi) ** self.alpha
+        # (a float ** a float is typed Any: a negative base would give a complex)
+        mass: float = 1.0 - (self.lo / self.hi) ** self.alpha
+        return mass
 
-    def ppf(self, u) -> np.ndarray:
+    def ppf(self, u: ArrayLike) -> TokenArray:
         u = np.asarray(u, dtype=np.float64)
         x = self.lo * libm.power(1.0 - u * self._k(), -1.0 / self.alpha)
         return _round_tokens(np.minimum(x, self.hi))
@@ -353,7 +372,8 @@ class BoundedPareto(LengthDist):
         a, lo = self.alpha, self.lo
         if a == 1.0:
             return lo * math.log(c / lo) / self._k()
-        return a * lo**a * (c ** (1 - a) - lo ** (1 - a)) / ((1 - a) * self._k())
+        partial: float = a * lo**a * (c ** (1 - a) - lo ** (1 - a)) / ((1 - a) * self._k())
+        return partial
 
     @property
     def mean(self) -> float:
@@ -367,7 +387,7 @@ class BoundedPareto(LengthDist):
             return self.mean
         if c <= self.lo:
             return c
-        survive = ((self.lo / c) ** self.alpha - (self.lo / self.hi) ** self.alpha) / self._k()
+        survive: float = ((self.lo / c) ** self.alpha - (self.lo / self.hi) ** self.alpha) / self._k()
         return self._partial(c) + c * survive
 
     def _params(self) -> str:
@@ -382,10 +402,10 @@ class Empirical(LengthDist):
     stored sorted, so two ``Empirical`` of the same multiset are equal.
     """
 
-    values: tuple
-    _arr: np.ndarray = field(init=False, compare=False, hash=False)
+    values: tuple[int, ...]
+    _arr: TokenArray = field(init=False, compare=False, hash=False)
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         try:
             raw = np.asarray(self.values)
         except Exception:  # noqa: BLE001 - ragged or odd input
@@ -415,11 +435,12 @@ class Empirical(LengthDist):
     def support_max(self) -> int:
         return int(self._arr[-1])
 
-    def ppf(self, u) -> np.ndarray:
+    def ppf(self, u: ArrayLike) -> TokenArray:
         u = np.asarray(u, dtype=np.float64)
         n = self._arr.size
         j = np.clip(np.ceil(u * n) - 1, 0, n - 1).astype(np.int64)
-        return self._arr[j]
+        lengths: TokenArray = self._arr[j]
+        return lengths
 
     @property
     def mean(self) -> float:
@@ -441,7 +462,7 @@ class Capped(LengthDist):
     dist: LengthDist
     max_tokens: int
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         if not isinstance(self.dist, LengthDist):
             raise KvsimError(f"dist={self.dist!r} is not a length distribution: expected one of "
                              "Fixed, Uniform, Geometric, LogNormal, BoundedPareto, Empirical, "
@@ -457,7 +478,7 @@ class Capped(LengthDist):
         inner = self.dist.support_max
         return self.max_tokens if inner is None else min(inner, self.max_tokens)
 
-    def ppf(self, u) -> np.ndarray:
+    def ppf(self, u: ArrayLike) -> TokenArray:
         return np.minimum(self.dist.ppf(u), self.max_tokens)
 
     @property
@@ -472,7 +493,7 @@ class Capped(LengthDist):
         return f"{self.dist._params()} capped at {self.max_tokens:,}"
 
 
-def as_lengths(x, name: str = "lengths") -> LengthDist:
+def as_lengths(x: object, name: str = "lengths") -> LengthDist:
     """An ``int`` becomes :class:`Fixed`; a length distribution passes through.
 
     ``name`` is used in the error message (e.g. ``"prompt"`` or ``"output"``).

@@ -19,19 +19,21 @@ adds, multiplies and divides (exact in IEEE arithmetic on every CPU).
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 __all__ = ["log1p", "exp", "power"]
 
 
-def _each(fn, x) -> np.ndarray:
+def _each(fn: Callable[[float], float], x: ArrayLike) -> NDArray[np.float64]:
     a = np.asarray(x, dtype=np.float64)
     flat = np.fromiter(map(fn, a.ravel().tolist()), dtype=np.float64, count=a.size)
     return flat.reshape(a.shape)
 
 
-def log1p(x) -> np.ndarray:
+def log1p(x: ArrayLike) -> NDArray[np.float64]:
     """``log(1 + x)`` of each value (``-inf`` at -1, NaN below), as the C library computes it."""
     def one(v: float) -> float:
         if v > -1.0 or v != v:
@@ -40,7 +42,7 @@ def log1p(x) -> np.ndarray:
     return _each(one, x)
 
 
-def exp(x) -> np.ndarray:
+def exp(x: ArrayLike) -> NDArray[np.float64]:
     """``e ** x`` of each value (``inf`` where it overflows), as the C library computes it."""
     def one(v: float) -> float:
         try:
@@ -50,7 +52,7 @@ def exp(x) -> np.ndarray:
     return _each(one, x)
 
 
-def power(x, y: float) -> np.ndarray:
+def power(x: ArrayLike, y: float) -> NDArray[np.float64]:
     """``x ** y`` of each value of ``x`` for one exponent ``y``, as the C library computes it."""
     y = float(y)
 

@@ -36,18 +36,22 @@ import io
 import math
 import os
 import warnings
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from typing import IO, Any, NamedTuple, TypeAlias, TypeVar
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from kvsim.errors import KvsimError, check_float, check_int
 from kvsim.files import read_user_bytes, write_user_file
 from kvsim.units import MAX_SIMULATED_S
 
 from . import libm
-from .lengths import MAX_LENGTH, LengthDist, as_lengths
+from .lengths import MAX_LENGTH, FloatArray, LengthDist, TokenArray, as_lengths
 
-__all__ = ["Request", "Workload", "CHUNK", "MAX_REQUESTS", "MAX_ERRORS_DEFAULT", "TRACE_HEADERS",
+__all__ = ["Request", "Workload", "OpenColumns", "ClosedLoopPlan", "CHUNK", "MAX_REQUESTS",
+           "MAX_ERRORS_DEFAULT", "TRACE_HEADERS",
            "MAX_TRACE_BYTES",
            "TIME_SCALE_RANGE", "check_time_scale"]
 
@@ -61,6 +65,13 @@ MAX_REQUESTS = 10_000_000
 MAX_ERRORS_DEFAULT = 1000
 
 _ARRIVALS, _PROMPT, _OUTPUT, _FOLLOWUP, _TURNS = 0, 1, 2, 3, 4
+
+_Number = TypeVar("_Number", bound=np.generic)
+
+#: A length as the constructors take it: a whole number of tokens or a distribution.
+LengthsLike: TypeAlias = int | LengthDist
+#: Where :meth:`Workload.from_trace` reads a trace: a path, or a file open for reading.
+TraceSource: TypeAlias = str | os.PathLike[str] | IO[str] | IO[bytes]
 
 #: The largest trace file :meth:`Workload.from_trace` reads: 256 MiB, about six million rows
 #: of the Azure format (the Azure conversation trace's hour is 0.7 MB).
@@ -95,7 +106,7 @@ class Request:
     output_tokens: int
     priority: int = 0
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         object.__setattr__(self, "arrival_s", check_float("arrival_s", self.arrival_s, min=0,
                                                           max=MAX_SIMULATED_S,
                                                           why="seconds, about 116 days"))
@@ -111,22 +122,22 @@ class Request:
 # Seeded streams
 
 
-def check_time_scale(value) -> float:
+def check_time_scale(value: object) -> float:
     """``time_scale`` in :data:`TIME_SCALE_RANGE` (the CLI's ``--time-scale`` too)."""
     lo, hi = TIME_SCALE_RANGE
     return check_float("time_scale", value, min=lo, max=hi,
                        why="a thousandth to a thousand times the trace's rate")
 
 
-def _check_seed(seed) -> int:
+def _check_seed(seed: object) -> int:
     return check_int("seed", seed, min=0, max=2**63 - 1)
 
 
-def _chunk_uniforms(seed: int, stream: int, j: int) -> np.ndarray:
+def _chunk_uniforms(seed: int, stream: int, j: int) -> FloatArray:
     return np.random.default_rng([seed, stream, j]).random(CHUNK)
 
 
-def _uniforms(seed: int, stream: int, start: int, count: int) -> np.ndarray:
+def _uniforms(seed: int, stream: int, start: int, count: int) -> FloatArray:
     """Uniforms number ``start .. start+count-1`` of a stream (independent of chunking)."""
     if count <= 0:
         return np.empty(0)
@@ -136,7 +147,7 @@ def _uniforms(seed: int, stream: int, start: int, count: int) -> np.ndarray:
     return u[off:off + count]
 
 
-def _draw_lengths(seed: int, stream: int, dist: LengthDist, start: int, count: int) -> np.ndarray:
+def _draw_lengths(seed: int, stream: int, dist: LengthDist, start: int, count: int) -> TokenArray:
     """Lengths number ``start .. start+count-1`` of ``stream`` from ``dist``: the one length draw.
 
     By inversion of the stream's uniforms, so a request keeps its rank in any distribution.
@@ -144,13 +155,14 @@ def _draw_lengths(seed: int, stream: int, dist: LengthDist, start: int, count: i
     return dist.ppf(_uniforms(seed, stream, start, count)).astype(np.int64)
 
 
-def _lengths(seed: int, prompt: LengthDist, output: LengthDist, start: int, count: int):
+def _lengths(seed: int, prompt: LengthDist, output: LengthDist, start: int,
+             count: int) -> tuple[TokenArray, TokenArray]:
     """Prompt and output lengths of requests ``start .. start+count-1``."""
     return (_draw_lengths(seed, _PROMPT, prompt, start, count),
             _draw_lengths(seed, _OUTPUT, output, start, count))
 
 
-def _unit_epochs(seed: int, total: float) -> np.ndarray:
+def _unit_epochs(seed: int, total: float) -> FloatArray:
     """Arrival epochs of a rate-1 Poisson process that fall in ``[0, total)``."""
     if total <= 0:
         return np.empty(0)
@@ -164,15 +176,15 @@ def _unit_epochs(seed: int, total: float) -> np.ndarray:
     return epochs[:np.searchsorted(epochs, total, side="left")]
 
 
-def _readonly(a: np.ndarray) -> np.ndarray:
-    a = np.ascontiguousarray(a)
+def _readonly(array: NDArray[_Number]) -> NDArray[_Number]:
+    a = np.ascontiguousarray(array)
     if a.flags.writeable:
         a = a.copy() if a.base is not None else a
         a.setflags(write=False)
     return a
 
 
-def _numeric_array(name: str, values, expected: str) -> np.ndarray:
+def _numeric_array(name: str, values: object, expected: str) -> NDArray[np.number[Any]]:
     """``values`` as a numeric numpy array (at least 1-d); the first non-number is a KvsimError."""
     try:
         raw = np.array(values, ndmin=1)
@@ -222,44 +234,69 @@ class Workload:
       message).
     """
 
-    def __init__(self, *args, **kwargs):
+    # The state, set once by _make (annotations only: an unset field is no class attribute).
+    is_closed_loop: bool
+    arrival_s: FloatArray | None
+    prompt_tokens: TokenArray | None
+    output_tokens: TokenArray | None
+    priority: TokenArray | None
+    users: int | None
+    think_s: float | None
+    ramp_s: float | None
+    user_start_s: FloatArray | None
+    request_priority: int | None
+    duration_s: float
+    prompt: LengthDist | None
+    output: LengthDist | None
+    seed: int | None
+    source: str
+    prefix_tokens: int
+    prefix_groups: int
+    turns: LengthDist | None
+    followup: LengthDist | None
+    max_errors: int | None
+    _cache: dict[tuple[int, int], list[int]]
+
+    def __init__(self, *args: object, **kwargs: object) -> None:
         raise KvsimError("Workload(...) is not called directly: expected one of Workload.poisson, "
                          "Workload.piecewise, Workload.closed_loop, Workload.from_trace, "
                          "Workload.from_requests, Workload.from_arrays")
 
     @classmethod
-    def _make(cls, **fields) -> "Workload":
+    def _make(cls, **fields: object) -> Workload:
         w = object.__new__(cls)
-        state = dict(is_closed_loop=False, arrival_s=None, prompt_tokens=None, output_tokens=None,
-                     priority=None, users=None, think_s=None, ramp_s=None, user_start_s=None,
-                     request_priority=None, duration_s=None, prompt=None, output=None, seed=None,
-                     source="", prefix_tokens=0, prefix_groups=1, turns=None, followup=None,
-                     max_errors=None)
+        state: dict[str, object] = dict(
+            is_closed_loop=False, arrival_s=None, prompt_tokens=None, output_tokens=None,
+            priority=None, users=None, think_s=None, ramp_s=None, user_start_s=None,
+            request_priority=None, duration_s=None, prompt=None, output=None, seed=None,
+            source="", prefix_tokens=0, prefix_groups=1, turns=None, followup=None,
+            max_errors=None)
         state.update(fields)
         w.__dict__.update(state)
         w.__dict__["_cache"] = {}
         return w
 
-    def __setstate__(self, state):          # pickling keeps the arrays read-only
+    def __setstate__(self, state: dict[str, object]) -> None:   # pickling keeps the arrays read-only
         for k, v in state.items():
             self.__dict__[k] = _readonly(v) if isinstance(v, np.ndarray) else v
 
-    def __setattr__(self, name, value):
+    def __setattr__(self, name: str, value: object) -> None:
         raise AttributeError(f"Workload is immutable; {name!r} cannot be set "
                              "(use capped(), scaled() or a constructor to make a new one)")
 
     # ---- open loop -------------------------------------------------------------------------
 
     @classmethod
-    def from_arrays(cls, arrival_s, prompt_tokens, output_tokens, priority=None, *,
-                    duration_s: float | None = None, source: str = "arrays") -> "Workload":
+    def from_arrays(cls, arrival_s: ArrayLike, prompt_tokens: ArrayLike, output_tokens: ArrayLike,
+                    priority: ArrayLike | None = None, *, duration_s: float | None = None,
+                    source: str = "arrays") -> Workload:
         """An open-loop workload from equal-length arrays (sorted stably by arrival).
 
         ``duration_s`` (the arrival window) defaults to the last arrival.
         """
         a = _numeric_array("arrival_s", arrival_s, "expected a finite number >= 0")
         n = a.size
-        cols = {}
+        cols: dict[str, TokenArray] = {}
         for name, col in (("prompt_tokens", prompt_tokens), ("output_tokens", output_tokens),
                           ("priority", np.zeros(n, np.int64) if priority is None else priority)):
             raw = _numeric_array(name, col, "expected integers")
@@ -301,17 +338,17 @@ class Workload:
                          duration_s=float(duration_s), source=source)
 
     @classmethod
-    def from_requests(cls, requests) -> "Workload":
+    def from_requests(cls, requests: object) -> Workload:
         """An open-loop workload from a list of :class:`Request`, tuples or dicts.
 
         Tuples are ``(arrival_s, prompt_tokens, output_tokens[, priority])``;
         dicts use those names. The result is sorted stably by arrival, so
         requests arriving at the same instant keep the given order.
         """
-        if isinstance(requests, (str, bytes)) or not hasattr(requests, "__iter__"):
+        if isinstance(requests, (str, bytes)) or not isinstance(requests, Iterable):
             raise KvsimError(f"requests={requests!r:.60} is not a list: expected a list of "
                              "Request or (arrival_s, prompt_tokens, output_tokens[, priority])")
-        rows = []
+        rows: list[tuple[float, int, int, int]] = []
         for i, r in enumerate(requests):
             try:
                 if isinstance(r, Request):
@@ -331,12 +368,12 @@ class Workload:
             rows.append((req.arrival_s, req.prompt_tokens, req.output_tokens, req.priority))
         if not rows:
             return cls.from_arrays([], [], [], [], source="requests")
-        a, p, o, pr = zip(*rows)
+        a, p, o, pr = zip(*rows, strict=True)
         return cls.from_arrays(a, p, o, pr, source="requests")
 
     @classmethod
-    def poisson(cls, rate_per_s: float, duration_s: float, prompt=850, output=250, seed: int = 0,
-                priority: int = 0) -> "Workload":
+    def poisson(cls, rate_per_s: float, duration_s: float, prompt: LengthsLike = 850,
+                output: LengthsLike = 250, seed: int = 0, priority: int = 0) -> Workload:
         """Poisson arrivals at ``rate_per_s`` in ``[0, duration_s)`` (exponential gaps).
 
         ``prompt`` and ``output`` are token counts or distributions from
@@ -351,18 +388,18 @@ class Workload:
         return w
 
     @classmethod
-    def piecewise(cls, segments, prompt=850, output=250, seed: int = 0,
-                  priority: int = 0) -> "Workload":
+    def piecewise(cls, segments: object, prompt: LengthsLike = 850, output: LengthsLike = 250,
+                  seed: int = 0, priority: int = 0) -> Workload:
         """Poisson arrivals with a piecewise-constant rate: ``[(duration_s, rate_per_s), ...]``.
 
         Segments follow each other from t = 0; a rate of 0 is a quiet spell.
         ``[(60, 1.5), (20, 6.0), (60, 1.5)]`` is a 20-second burst at four
         times the base rate. A single segment gives exactly :meth:`poisson`.
         """
-        if isinstance(segments, (str, bytes)) or not hasattr(segments, "__iter__"):
+        if isinstance(segments, (str, bytes)) or not isinstance(segments, Iterable):
             raise KvsimError(f"segments={segments!r:.60} is not a list: expected "
                              "[(duration_s, rate_per_s), ...]")
-        segs = []
+        segs: list[tuple[float, float]] = []
         for i, seg in enumerate(segments):
             if not isinstance(seg, (tuple, list)) or len(seg) != 2:
                 raise KvsimError(f"segments[{i}]={seg!r:.60} is not a pair: expected "
@@ -377,11 +414,13 @@ class Workload:
         return w
 
     @classmethod
-    def _piecewise(cls, segs, prompt, output, seed, priority) -> "Workload":
-        prompt = as_lengths(prompt, "prompt")
-        output = as_lengths(output, "output")
-        seed = _check_seed(seed)
-        priority = check_int("priority", priority, min=-2**62, max=2**62)
+    def _piecewise(cls, segs: list[tuple[float, float]], prompt_lengths: LengthsLike,
+                   output_lengths: LengthsLike, seed_given: object,
+                   priority_given: object) -> Workload:
+        prompt = as_lengths(prompt_lengths, "prompt")
+        output = as_lengths(output_lengths, "output")
+        seed = _check_seed(seed_given)
+        priority = check_int("priority", priority_given, min=-2**62, max=2**62)
         durations = np.array([d for d, _ in segs], dtype=np.float64)
         rates = np.array([r for _, r in segs], dtype=np.float64)
         t_start = np.concatenate([[0.0], np.cumsum(durations)])        # segment boundaries
@@ -406,8 +445,9 @@ class Workload:
     # ---- traces ----------------------------------------------------------------------------
 
     @classmethod
-    def from_trace(cls, path_or_file, *, time_scale: float = 1.0, start_s: float | None = None,
-                   duration_s: float | None = None, limit: int | None = None) -> "Workload":
+    def from_trace(cls, path_or_file: TraceSource, *, time_scale: float = 1.0,
+                   start_s: float | None = None, duration_s: float | None = None,
+                   limit: int | None = None) -> Workload:
         """Replay a trace CSV; its header decides the format (see :data:`TRACE_HEADERS`).
 
         * ``TIMESTAMP,ContextTokens,GeneratedTokens`` — the Azure LLM inference
@@ -461,7 +501,7 @@ class Workload:
                          output_tokens=_readonly(o), priority=_readonly(pr),
                          duration_s=float(window), source=src)
 
-    def to_csv(self, path_or_file) -> None:
+    def to_csv(self, path_or_file: str | os.PathLike[str] | IO[str]) -> None:
         """Write an open-loop workload as an ``arrival_s,prompt_tokens,output_tokens`` trace.
 
         A ``priority`` column is added when any priority is not 0. Arrival
@@ -470,29 +510,34 @@ class Workload:
         format already (never a folder, a device, a FIFO or another file:
         :func:`kvsim.files.write_user_file`); an open file is written as given.
         """
-        self._need_open("to_csv()")
-        with_pr = bool(self.priority.size and self.priority.any())
+        open_loop = self.open_columns("to_csv()")
+        with_pr = bool(open_loop.priority.size and open_loop.priority.any())
         head = TRACE_HEADERS[2] if with_pr else TRACE_HEADERS[1]
-        cols = [map(repr, self.arrival_s.tolist()), self.prompt_tokens.tolist(),
-                self.output_tokens.tolist()]
+        cols: list[Iterable[object]] = [map(repr, open_loop.arrival_s.tolist()),
+                                        open_loop.prompt_tokens.tolist(),
+                                        open_loop.output_tokens.tolist()]
         if with_pr:
-            cols.append(self.priority.tolist())
-        body = "".join(",".join(map(str, row)) + "\n" for row in zip(*cols))
+            cols.append(open_loop.priority.tolist())
+        body = "".join(",".join(map(str, row)) + "\n" for row in zip(*cols, strict=True))
         text = head + "\n" + body
-        if hasattr(path_or_file, "write"):
-            path_or_file.write(text)
-        else:
+        if isinstance(path_or_file, (str, os.PathLike)):
             write_user_file(path_or_file, text, what="trace", ours=_is_written_trace,
                             expected="a trace CSV kvsim wrote (header "
                                      f"{TRACE_HEADERS[1]!r})")
+        elif hasattr(path_or_file, "write"):
+            path_or_file.write(text)
+        else:
+            raise KvsimError(f"path_or_file={path_or_file!r:.60} is not a path or an open file: "
+                             "expected a file path or a text file open for writing")
 
     # ---- closed loop -----------------------------------------------------------------------
 
     @classmethod
-    def closed_loop(cls, users: int, duration_s: float, prompt=850, output=250,
-                    think_s: float = 0.0, ramp_s: float = 0.0, seed: int = 0,
-                    priority: int = 0, turns=None, followup=None,
-                    max_errors: int = MAX_ERRORS_DEFAULT) -> "Workload":
+    def closed_loop(cls, users: int, duration_s: float, prompt: LengthsLike = 850,
+                    output: LengthsLike = 250, think_s: float = 0.0, ramp_s: float = 0.0,
+                    seed: int = 0, priority: int = 0, turns: LengthsLike | None = None,
+                    followup: LengthsLike | None = None,
+                    max_errors: int = MAX_ERRORS_DEFAULT) -> Workload:
         """``users`` concurrent clients, the way load tests "at 40, 80, 120 concurrent" run.
 
         User ``i`` sends its first request at ``i * ramp_s / users``; each
@@ -516,28 +561,31 @@ class Workload:
         ``followup`` tokens (default: drawn like ``prompt``), so the history is
         resent and can hit the prefix cache (chapter 3).
         """
-        users = check_int("users", users, min=1, max=1_000_000)
+        n_users = check_int("users", users, min=1, max=1_000_000)
         duration = check_float("duration_s", duration_s, min=0.0, min_open=True)
         think = check_float("think_s", think_s, min=0.0)
         ramp = check_float("ramp_s", ramp_s, min=0.0)
-        prompt = as_lengths(prompt, "prompt")
-        output = as_lengths(output, "output")
-        seed = _check_seed(seed)
-        priority = check_int("priority", priority, min=-2**62, max=2**62)
-        max_errors = check_int("max_errors", max_errors, min=1, max=MAX_REQUESTS)
-        starts = np.arange(users, dtype=np.float64) * ramp / users
-        source = f"closed loop of {users} users"
+        prompt_dist = as_lengths(prompt, "prompt")
+        output_dist = as_lengths(output, "output")
+        seed_checked = _check_seed(seed)
+        priority_checked = check_int("priority", priority, min=-2**62, max=2**62)
+        errors_allowed = check_int("max_errors", max_errors, min=1, max=MAX_REQUESTS)
+        starts = np.arange(n_users, dtype=np.float64) * ramp / n_users
+        source = f"closed loop of {n_users} users"
+        turns_dist = followup_dist = None
         if turns is not None:
-            turns = as_lengths(turns, "turns")
-            followup = as_lengths(followup if followup is not None else prompt, "followup")
-            source += f", conversations of {turns.describe()} turns"
+            turns_dist = as_lengths(turns, "turns")
+            followup_dist = as_lengths(followup if followup is not None else prompt_dist,
+                                       "followup")
+            source += f", conversations of {turns_dist.describe()} turns"
         elif followup is not None:
             raise KvsimError("followup is set without turns: expected turns (a count or a "
                              "distribution) when later turns carry new messages")
-        return cls._make(is_closed_loop=True, users=users, think_s=think, ramp_s=ramp,
-                         user_start_s=_readonly(starts), request_priority=priority,
-                         duration_s=duration, prompt=prompt, output=output, seed=seed,
-                         source=source, turns=turns, followup=followup, max_errors=max_errors)
+        return cls._make(is_closed_loop=True, users=n_users, think_s=think, ramp_s=ramp,
+                         user_start_s=_readonly(starts), request_priority=priority_checked,
+                         duration_s=duration, prompt=prompt_dist, output=output_dist,
+                         seed=seed_checked, source=source, turns=turns_dist,
+                         followup=followup_dist, max_errors=errors_allowed)
 
     def next_lengths(self, k: int) -> tuple[int, int]:
         """``(prompt_tokens, output_tokens)`` of the k-th request issued (k = 0, 1, 2, ...).
@@ -545,32 +593,39 @@ class Workload:
         Closed loop only. The answer depends on ``seed`` and ``k`` alone, not
         on how many requests were asked for before or in which order.
         """
-        if not self.is_closed_loop:
+        if not self.is_closed_loop or self.prompt is None or self.output is None \
+                or self.seed is None:
             raise KvsimError("next_lengths() is for closed-loop workloads: an open-loop workload "
                              "holds its lengths in prompt_tokens and output_tokens")
         if type(k) is not int or k < 0:
             k = check_int("k", k, min=0)
-        return (self._draw(_PROMPT, self.prompt, k),
-                self._draw(_OUTPUT, self.output, k))
+        return (self._draw(_PROMPT, self.prompt, self.seed, k),
+                self._draw(_OUTPUT, self.output, self.seed, k))
 
     def next_followup(self, k: int) -> int:
         """The new message of the k-th issued request when it continues a conversation."""
-        return self._draw(_FOLLOWUP, self.followup, k)
+        if self.followup is None or self.seed is None:
+            raise KvsimError("next_followup() is for closed loops of conversations: expected a "
+                             "workload made with Workload.closed_loop(..., turns=...)")
+        return self._draw(_FOLLOWUP, self.followup, self.seed, k)
 
     def turns_of(self, conversation: int) -> int:
         """How many turns conversation number ``conversation`` (0, 1, ...) lasts."""
-        return self._draw(_TURNS, self.turns, conversation)
+        if self.turns is None or self.seed is None:
+            raise KvsimError("turns_of() is for closed loops of conversations: expected a "
+                             "workload made with Workload.closed_loop(..., turns=...)")
+        return self._draw(_TURNS, self.turns, self.seed, conversation)
 
-    def _draw(self, stream: int, dist: LengthDist, k: int) -> int:
+    def _draw(self, stream: int, dist: LengthDist, seed: int, k: int) -> int:
         """Draw number ``k`` of ``stream`` from ``dist``, cached a chunk at a time."""
         j, i = divmod(k, CHUNK)
         chunk = self._cache.get((stream, j))
         if chunk is None:
             chunk = self._cache[(stream, j)] = _draw_lengths(
-                self.seed, stream, dist, j * CHUNK, CHUNK).tolist()
+                seed, stream, dist, j * CHUNK, CHUNK).tolist()
         return chunk[i]
 
-    def with_shared_prefix(self, tokens: int, groups: int = 1) -> "Workload":
+    def with_shared_prefix(self, tokens: int, groups: int = 1) -> Workload:
         """The same traffic where the first ``tokens`` of every prompt are a shared system prompt.
 
         Requests fall into ``groups`` groups (open loop: request ``i`` in group
@@ -598,16 +653,18 @@ class Workload:
     def _longest_prompt(self) -> int:
         """The longest prompt this workload can hold (MAX_LENGTH when unbounded or empty)."""
         if not self.is_closed_loop:
-            return int(self.prompt_tokens.max()) if self.prompt_tokens.size else MAX_LENGTH
-        top = getattr(self.prompt, "support_max", None)
+            prompts = self.open_columns("_longest_prompt()").prompt_tokens
+            return int(prompts.max()) if prompts.size else MAX_LENGTH
+        top = None if self.prompt is None else self.prompt.support_max
         return MAX_LENGTH if top is None else int(top)
 
-    def lengths_for(self, n: int) -> tuple[np.ndarray, np.ndarray]:
+    def lengths_for(self, n: int) -> tuple[TokenArray, TokenArray]:
         """Arrays of ``(prompt_tokens, output_tokens)`` for the first ``n`` issued requests.
 
         Closed loop only; element ``k`` equals ``next_lengths(k)``.
         """
-        if not self.is_closed_loop:
+        if not self.is_closed_loop or self.prompt is None or self.output is None \
+                or self.seed is None:
             raise KvsimError("lengths_for() is for closed-loop workloads: an open-loop workload "
                              "holds its lengths in prompt_tokens and output_tokens")
         n = check_int("n", n, min=0, max=MAX_REQUESTS)
@@ -616,7 +673,7 @@ class Workload:
 
     # ---- transformations -------------------------------------------------------------------
 
-    def capped(self, max_tokens: int) -> "Workload":
+    def capped(self, max_tokens: int) -> Workload:
         """A new workload whose outputs are ``min(output, max_tokens)`` (the ``max_tokens`` fix).
 
         Arrivals and prompts are unchanged; a closed loop caps what
@@ -628,62 +685,78 @@ class Workload:
             state["output"] = self.output.capped(c)
         state["source"] = f"{self.source}, outputs capped at {c:,} tokens"
         if not self.is_closed_loop:
-            state["output_tokens"] = _readonly(np.minimum(self.output_tokens, c))
+            outputs = self.open_columns("capped()").output_tokens
+            state["output_tokens"] = _readonly(np.minimum(outputs, c))
         return Workload._make(**state)
 
-    def scaled(self, time_scale: float) -> "Workload":
+    def scaled(self, time_scale: float) -> Workload:
         """The same open-loop requests with arrival times divided by ``time_scale``.
 
         ``time_scale`` 2.0 is twice the rate. A closed loop is paced by the
         engine, so it cannot be scaled (change ``users`` or ``think_s``).
         """
         s = check_time_scale(time_scale)
-        self._need_open("scaled()")
+        arrivals = self.open_columns("scaled()").arrival_s
         state = {k: v for k, v in self.__dict__.items() if k != "_cache"}
-        state["arrival_s"] = _readonly(self.arrival_s / s)
+        state["arrival_s"] = _readonly(arrivals / s)
         state["duration_s"] = self.duration_s / s
         state["source"] = f"{self.source}, time scaled {s:g}x"
         return Workload._make(**state)
 
     # ---- inspection ------------------------------------------------------------------------
 
-    def _need_open(self, what: str) -> None:
-        if self.is_closed_loop:
+    def open_columns(self, what: str) -> OpenColumns:
+        """An open loop's four arrays; for a closed loop, a one-line error saying that ``what``
+        (the caller, e.g. ``"len()"``) needs an open loop."""
+        if self.is_closed_loop or self.arrival_s is None or self.prompt_tokens is None \
+                or self.output_tokens is None or self.priority is None:
             raise KvsimError(f"{what} needs an open-loop workload: a closed loop's requests only "
                              "exist once the engine issues them (use next_lengths(k))")
+        return OpenColumns(self.arrival_s, self.prompt_tokens, self.output_tokens, self.priority)
+
+    def closed_loop_plan(self, what: str) -> ClosedLoopPlan:
+        """A closed loop's users and pacing; for an open loop, a one-line error saying that
+        ``what`` (the caller) needs a closed loop."""
+        if not self.is_closed_loop or self.user_start_s is None or self.think_s is None \
+                or self.request_priority is None:
+            raise KvsimError(f"{what} needs a closed-loop workload: an open loop's requests "
+                             "arrive at fixed times (use open_columns())")
+        # a workload pickled before max_errors existed has none: the default then
+        errors = self.__dict__.get("max_errors") or MAX_ERRORS_DEFAULT
+        return ClosedLoopPlan(self.user_start_s, self.think_s, self.request_priority, errors)
 
     def __len__(self) -> int:
         """Number of requests (open loop only)."""
-        self._need_open("len()")
-        return int(self.arrival_s.size)
+        return int(self.open_columns("len()").arrival_s.size)
 
     def requests(self) -> list[Request]:
         """The requests as a list of :class:`Request` (open loop; handy for small workloads)."""
-        self._need_open("requests()")
+        cols = self.open_columns("requests()")
         return [Request(a, p, o, q) for a, p, o, q in zip(
-            self.arrival_s.tolist(), self.prompt_tokens.tolist(), self.output_tokens.tolist(),
-            self.priority.tolist())]
+            cols.arrival_s.tolist(), cols.prompt_tokens.tolist(), cols.output_tokens.tolist(),
+            cols.priority.tolist(), strict=True)]
 
     def describe(self) -> str:
         """One paragraph: what arrives, how often, and how long prompts and answers are."""
         if self.is_closed_loop:
             return (f"Closed loop: {self.users:,} users for {_fmt_n(self.duration_s)} s, each "
-                    f"sending its next request {_fmt_n(self.think_s)} s after the previous one "
-                    f"finished (first requests spread over {_fmt_n(self.ramp_s)} s); "
-                    f"prompts: {self.prompt.describe()}; answers: {self.output.describe()}; "
+                    f"sending its next request {_fmt_n(self.think_s or 0.0)} s after the previous "
+                    f"one finished (first requests spread over {_fmt_n(self.ramp_s or 0.0)} s); "
+                    f"prompts: {_described(self.prompt)}; answers: {_described(self.output)}; "
                     f"seed {self.seed}.")
+        cols = self.open_columns("describe()")
         n = len(self)
         if n == 0:
             return f"No requests in {_fmt_n(self.duration_s)} s ({self.source})."
         rate = f" ({n / self.duration_s:.2f} req/s)" if self.duration_s > 0 else ""
 
-        def stats(col: np.ndarray) -> str:
+        def stats(col: TokenArray) -> str:
             p50, p95 = np.quantile(col, [0.5, 0.95], method="inverted_cdf").tolist()
             return f"mean {_fmt_n(col.mean())}, p50 {p50:,}, p95 {p95:,} tokens"
 
         text = (f"{n:,} requests over {_fmt_n(self.duration_s)} s{rate}, {self.source}; "
-                f"prompts: {stats(self.prompt_tokens)}; answers: {stats(self.output_tokens)}")
-        if self.prompt is not None:
+                f"prompts: {stats(cols.prompt_tokens)}; answers: {stats(cols.output_tokens)}")
+        if self.prompt is not None and self.output is not None:
             text += f"; drawn from prompts {self.prompt._params()}, answers {self.output._params()}"
         if self.seed is not None:
             text += f", seed {self.seed}"
@@ -694,6 +767,28 @@ class Workload:
             return (f"<Workload closed loop: {self.users:,} users, {_fmt_n(self.duration_s)} s, "
                     f"seed {self.seed}>")
         return f"<Workload open loop: {len(self):,} requests, {self.source}>"
+
+
+class OpenColumns(NamedTuple):
+    """An open-loop workload's arrays (read-only): see :meth:`Workload.open_columns`."""
+
+    arrival_s: FloatArray
+    prompt_tokens: TokenArray
+    output_tokens: TokenArray
+    priority: TokenArray
+
+
+class ClosedLoopPlan(NamedTuple):
+    """A closed loop's users and pacing: see :meth:`Workload.closed_loop_plan`."""
+
+    user_start_s: FloatArray
+    think_s: float
+    request_priority: int
+    max_errors: int
+
+
+def _described(dist: LengthDist | None) -> str:
+    return "none" if dist is None else dist.describe()
 
 
 # ---------------------------------------------------------------------------------------------
@@ -710,23 +805,45 @@ def _row_error(name: str, lineno: int, msg: str) -> KvsimError:
     return KvsimError(f"trace {name} line {lineno}: {msg}")
 
 
-def _read_trace(path_or_file):
+def _read_trace(path_or_file: TraceSource) -> tuple[str, FloatArray, TokenArray, TokenArray,
+                                                     TokenArray]:
     """Parse a trace; returns ``(name, arrival_s, prompt, output, priority)`` arrays."""
-    if hasattr(path_or_file, "read"):
-        name = os.path.basename(str(getattr(path_or_file, "name", "<file>")))
-        data = path_or_file.read()
-        if isinstance(data, str):
-            data = data.encode("utf-8")
-    else:
-        if not isinstance(path_or_file, (str, os.PathLike)):
-            raise KvsimError(f"trace={path_or_file!r:.60} is not a path: expected a file path or "
-                             "an open file")
-        name = os.path.basename(os.fspath(path_or_file))
-        data = read_user_bytes(path_or_file, what="trace", max_bytes=MAX_TRACE_BYTES,
-                               expected="a readable trace CSV file")
+    name, data = _trace_bytes(path_or_file)
     if data.startswith(b"\xef\xbb\xbf"):
         data = data[3:]
     lines = data.splitlines()
+    h, columns = _trace_header(name, lines)
+    table = _TraceTable(name, columns, lines[h + 1:], first=h + 2, quoted=b'"' in data)
+    prompt = table.int_column(1, 1, MAX_LENGTH)
+    output = table.int_column(2, 1, MAX_LENGTH)
+    priority = (table.int_column(3, -2**62, 2**62) if len(columns) == 4
+                else np.zeros(table.n_rows, np.int64))
+    if columns[0] == "TIMESTAMP":                       # the Azure format: in order of its ticks
+        t, ticks = table.azure_times()
+        table.check_time_order(ticks)
+    else:
+        t = table.arrival_seconds()
+        table.check_time_order(t)
+    return name, t, prompt, output, priority
+
+
+def _trace_bytes(path_or_file: TraceSource) -> tuple[str, bytes]:
+    """A trace's name (for errors) and its bytes, from an open file or a path."""
+    if hasattr(path_or_file, "read"):
+        name = os.path.basename(str(getattr(path_or_file, "name", "<file>")))
+        data = path_or_file.read()
+        return name, data.encode("utf-8") if isinstance(data, str) else data
+    if not isinstance(path_or_file, (str, os.PathLike)):
+        raise KvsimError(f"trace={path_or_file!r:.60} is not a path: expected a file path or "
+                         "an open file")
+    name = os.path.basename(os.fspath(path_or_file))
+    return name, read_user_bytes(path_or_file, what="trace", max_bytes=MAX_TRACE_BYTES,
+                                 expected="a readable trace CSV file")
+
+
+def _trace_header(name: str, lines: list[bytes]) -> tuple[int, list[str]]:
+    """The index of a trace's header line (the first that is not blank) and its column names
+    as :data:`TRACE_HEADERS` spells them; an unknown header is a one-line error."""
     h = next((i for i, line in enumerate(lines) if line.strip()), None)
     if h is None:
         raise KvsimError(f"trace {name} is empty: expected a header, one of "
@@ -738,63 +855,54 @@ def _read_trace(path_or_file):
         shown = lines[h].decode("utf-8", "replace")[:80]
         raise KvsimError(f"trace {name} line {h + 1}: header {shown!r} is not known: expected one "
                          "of " + " | ".join(TRACE_HEADERS))
-    ncol = len(header)
-    colnames = known[header].split(",")
-    azure = header[0] == "timestamp"
+    return h, known[header].split(",")
 
-    body = lines[h + 1:]
-    first = h + 2                                    # line number of body[0]
-    if b'"' in data:                                 # quoted fields: let the csv module parse
-        text = b"\n".join(body).decode("utf-8", "replace")
-        reader = csv.reader(io.StringIO(text))
-        rows, linenos = [], []
-        for row in reader:
-            if row:
-                rows.append(row)
-                linenos.append(first + reader.line_num - 1)
-    elif all(body):
-        rows = [line.split(b",") for line in body]
-        linenos = None                               # row i is on line first + i
-    else:                                            # skip blank lines, remember line numbers
-        keep = [i for i, line in enumerate(body) if line]
-        rows = [body[i].split(b",") for i in keep]
-        linenos = [first + i for i in keep]
 
-    def line_of(i: int) -> int:
-        return first + i if linenos is None else linenos[i]
+class _TraceTable:
+    """A trace's rows below its header, split into columns, each bad value a one-line error
+    naming its line."""
 
-    def show(v) -> str:
-        return repr(v.decode("utf-8", "replace") if isinstance(v, bytes) else v)
+    def __init__(self, name: str, columns: list[str], body: list[bytes], *, first: int,
+                 quoted: bool) -> None:
+        self.name, self.columns = name, columns
+        self.first = first                              # line number of body[0]
+        self.rows, self.linenos = _split_rows(body, first, quoted=quoted)
+        if not self.rows:
+            raise KvsimError(f"trace {name} has a header but no rows: expected at least one "
+                             f"request")
+        if len(self.rows) > MAX_REQUESTS:
+            raise KvsimError(f"trace {name} has {len(self.rows):,} rows: expected at most "
+                             f"{MAX_REQUESTS:,} requests (kvsim's largest workload)")
+        ncol = len(columns)
+        if set(map(len, self.rows)) != {ncol}:
+            i = next(i for i, r in enumerate(self.rows) if len(r) != ncol)
+            raise self.error(i, f"{len(self.rows[i])} columns: expected {ncol} "
+                                f"({','.join(columns)})")
+        self.cols = list(zip(*self.rows, strict=True))
+        self.n_rows = len(self.rows)
 
-    if not rows:
-        raise KvsimError(f"trace {name} has a header but no rows: expected at least one request")
-    if len(rows) > MAX_REQUESTS:
-        raise KvsimError(f"trace {name} has {len(rows):,} rows: expected at most "
-                         f"{MAX_REQUESTS:,} requests (kvsim's largest workload)")
-    if set(map(len, rows)) != {ncol}:
-        i = next(i for i, r in enumerate(rows) if len(r) != ncol)
-        raise _row_error(name, line_of(i), f"{len(rows[i])} columns: expected {ncol} "
-                         f"({known[header]})")
-    cols = list(zip(*rows))
+    def line_of(self, i: int) -> int:
+        return self.first + i if self.linenos is None else self.linenos[i]
 
-    def int_col(j: int, lo: int, hi: int) -> np.ndarray:
+    def error(self, i: int, msg: str) -> KvsimError:
+        return _row_error(self.name, self.line_of(i), msg)
+
+    def int_column(self, j: int, lo: int, hi: int) -> TokenArray:
+        """Column ``j`` as integers in ``[lo, hi]``."""
         try:
-            vals = np.array(list(map(int, cols[j])), dtype=np.int64)
+            vals = np.array(list(map(int, self.cols[j])), dtype=np.int64)
             bad = np.flatnonzero((vals < lo) | (vals > hi))
             i = int(bad[0]) if bad.size else None
         except (ValueError, OverflowError):
-            i = next(i for i, v in enumerate(cols[j]) if not _int_within(v, lo, hi))
+            i = next(i for i, v in enumerate(self.cols[j]) if not _int_within(v, lo, hi))
         if i is None:
             return vals
-        raise _row_error(name, line_of(i), f"{colnames[j]}={show(cols[j][i])} is not valid: "
-                         f"expected an integer in [{lo}, {hi}]")
+        raise self.error(i, f"{self.columns[j]}={_shown_cell(self.cols[j][i])} is not valid: "
+                            f"expected an integer in [{lo}, {hi}]")
 
-    prompt = int_col(1, 1, MAX_LENGTH)
-    output = int_col(2, 1, MAX_LENGTH)
-    priority = (int_col(3, -2**62, 2**62) if ncol == 4 else np.zeros(len(rows), np.int64))
-
-    if azure:
-        stamps = [v.strip() for v in cols[0]]
+    def azure_times(self) -> tuple[FloatArray, NDArray[np.int64]]:
+        """The Azure format's TIMESTAMP column: seconds since the first row, and the ticks."""
+        stamps = [v.strip() for v in self.cols[0]]
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("error")
@@ -804,39 +912,67 @@ def _read_trace(path_or_file):
             ok = False
         if not ok:
             i = next(i for i, v in enumerate(stamps) if not _parses(_parse_stamp, v))
-            raise _row_error(name, line_of(i), f"TIMESTAMP={show(cols[0][i])} is not a time: "
-                             "expected a time such as '2023-11-16 18:15:46.6805900'")
+            raise self.error(i, f"TIMESTAMP={_shown_cell(self.cols[0][i])} is not a time: "
+                                "expected a time such as '2023-11-16 18:15:46.6805900'")
         ticks = ns.astype(np.int64)
-        t = (ticks - ticks[0]) / 1e9
-        order_values = ticks
-    else:
+        return (ticks - ticks[0]) / 1e9, ticks
+
+    def arrival_seconds(self) -> FloatArray:
+        """The arrival_s column: finite seconds in [0, MAX_SIMULATED_S]."""
         try:
-            t = np.array(list(map(float, cols[0])), dtype=np.float64)
+            t = np.array(list(map(float, self.cols[0])), dtype=np.float64)
             bad = np.flatnonzero(~np.isfinite(t) | (t < 0) | (t > MAX_SIMULATED_S))
-            i = int(bad[0]) if bad.size else None
+            bad_row = int(bad[0]) if bad.size else None
         except ValueError:
-            i = next(i for i, v in enumerate(cols[0]) if not _parses(float, v))
-        if i is not None:
-            raise _row_error(name, line_of(i), f"arrival_s={show(cols[0][i])} is not valid: "
-                             f"expected a finite number of seconds in [0, {MAX_SIMULATED_S:,}]")
-        order_values = t
-    back = np.flatnonzero(np.diff(order_values) < 0)
-    if back.size:
-        i = int(back[0]) + 1
-        raise _row_error(name, line_of(i), f"{colnames[0]}={show(cols[0][i])} is earlier than the "
-                         f"row before it ({show(cols[0][i - 1])}): expected rows in time order "
-                         "(sort the file by time)")
-    return name, t, prompt, output, priority
+            bad_row = next(i for i, v in enumerate(self.cols[0]) if not _parses(float, v))
+        if bad_row is not None:
+            raise self.error(bad_row, f"arrival_s={_shown_cell(self.cols[0][bad_row])} is not "
+                                      f"valid: expected a finite number of seconds in "
+                                      f"[0, {MAX_SIMULATED_S:,}]")
+        return t
+
+    def check_time_order(self, order_values: NDArray[np.int64] | FloatArray) -> None:
+        """Rows must be in time order (equal times allowed): never silently re-sorted."""
+        back = np.flatnonzero(np.diff(order_values) < 0)
+        if back.size:
+            i = int(back[0]) + 1
+            raise self.error(i, f"{self.columns[0]}={_shown_cell(self.cols[0][i])} is earlier "
+                                f"than the row before it ({_shown_cell(self.cols[0][i - 1])}): "
+                                "expected rows in time order (sort the file by time)")
 
 
-def _int_within(v, lo: int, hi: int) -> bool:
+def _split_rows(body: list[bytes], first: int, *,
+                quoted: bool) -> tuple[list[Sequence[str | bytes]], list[int] | None]:
+    """A trace's rows split at commas, and their line numbers (``None``: row ``i`` is on line
+    ``first + i``). Quoted fields go through the csv module; blank lines are skipped."""
+    if quoted:
+        text = b"\n".join(body).decode("utf-8", "replace")
+        reader = csv.reader(io.StringIO(text))
+        rows: list[Sequence[str | bytes]] = []
+        linenos: list[int] = []
+        for row in reader:
+            if row:
+                rows.append(row)
+                linenos.append(first + reader.line_num - 1)
+        return rows, linenos
+    if all(body):
+        return [line.split(b",") for line in body], None
+    keep = [i for i, line in enumerate(body) if line]
+    return [body[i].split(b",") for i in keep], [first + i for i in keep]
+
+
+def _shown_cell(v: str | bytes) -> str:
+    return repr(v.decode("utf-8", "replace") if isinstance(v, bytes) else v)
+
+
+def _int_within(v: str | bytes, lo: int, hi: int) -> bool:
     try:
         return lo <= int(v) <= hi
     except ValueError:
         return False
 
 
-def _parse_stamp(v):
+def _parse_stamp(v: str | bytes) -> np.datetime64:
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         x = np.datetime64(v.decode() if isinstance(v, bytes) else v, "ns")
@@ -845,7 +981,7 @@ def _parse_stamp(v):
     return x
 
 
-def _parses(fn, v) -> bool:
+def _parses(fn: Callable[[str | bytes], object], v: str | bytes) -> bool:
     try:
         fn(v)
         return True
