@@ -208,3 +208,35 @@ def test_a_tier_kvsim_does_not_model_is_a_one_line_error(options, message):
     with pytest.raises(kvsim.KvsimError) as err:
         kvsim.simulate([kvsim.Request(0, 100, 10)], model=MODEL, gpu=GPU, **opts)
     assert message in str(err.value) and "\n" not in str(err.value)
+
+
+#: A day (found by the fuzz) on which, at 4.3 s, nothing runs and the requests back from the
+#: tier hold the blocks the head of the queue needs: without a rule the engine stalls.
+STALL_DAY = [(0.832, 580, 114), (1.154, 553, 25), (0.201, 294, 12), (1.022, 392, 32),
+             (0.961, 122, 11), (0.519, 174, 103), (1.447, 308, 107), (0.511, 761, 49),
+             (0.738, 473, 57), (0.759, 551, 71), (0.667, 836, 1), (1.662, 314, 60),
+             (0.323, 786, 113), (1.834, 766, 46), (1.003, 858, 110), (0.913, 737, 110),
+             (1.068, 652, 39), (1.349, 832, 22), (0.217, 385, 92), (0.864, 721, 17),
+             (0.633, 142, 19), (0.785, 573, 51), (1.39, 175, 107), (0.981, 558, 6),
+             (0.321, 506, 96), (1.015, 412, 107), (1.973, 834, 115)]
+
+
+def test_a_stall_on_loaded_blocks_frees_the_last_loaded_request():
+    """The last of the waiting requests that hold loaded blocks gives them back, counted as a
+    preemption (kvsim's rule: NOTE(host-tier-stall-release)); every request then finishes."""
+    engine = build_engine(kvsim.Workload.from_requests([kvsim.Request(*r) for r in STALL_DAY]),
+                          MODEL, GPU, dict(num_gpu_blocks=73, kv_offloading_size=1.0,
+                                           max_num_seqs=21, step_by_step=True, check=True))
+    sched, released = engine.scheduler, []
+    release = sched._release_a_loaded_request
+
+    def watch():
+        held = {r: sched.kv.held[r] for r in sched.loaded}
+        release()
+        released.append(next(r for r in held if r not in sched.loaded))
+
+    sched._release_a_loaded_request = watch
+    r = engine.run()
+    assert released
+    assert (r.requests["finish_s"] == r.requests["finish_s"]).all()      # all finished
+    assert r.events.num_rows == int(r.requests["preemptions"].sum())

@@ -325,8 +325,25 @@ class Scheduler:
         if not n_group:
             if not self.victims and self.loading:   # nothing runs until a load is done
                 return self._wait_plan()
+            if not self.victims and self.loaded:
+                self._release_a_loaded_request()
             return self._evicted_plan()
         return self._decode_run_plan(n_group)
+
+    def _release_a_loaded_request(self) -> None:
+        """Nothing can run, and waiting requests back from the host tier hold blocks the queue's
+        head needs: the last of them gives its blocks back, as a recompute preemption (its
+        blocks stay cached, and the tier still holds what it stored)."""
+        # NOTE(host-tier-stall-release): vLLM has no rule for this stall (its waiting requests
+        # would keep their blocks and nothing would run); kvsim frees the last one's
+        rid = [r for r in self.waiting if r in self.loaded][-1]
+        reqs = self.requests
+        self.loaded.discard(rid)
+        self.kv.release(rid, reqs.computed[rid], reachable=True)
+        reqs.computed[rid] = 0
+        reqs.preemptions[rid] += 1
+        self.rec.event(self.now_s, rid, RECOMPUTE)
+        self.victims.append((rid, int(RECOMPUTE)))
 
     def _wait_plan(self) -> StepPlan:
         """Nothing can run before the first load is done: the engine waits until then."""
