@@ -3,6 +3,8 @@
     python benchmarks/run.py            # or: make bench
     python benchmarks/run.py --quick    # fewer repeats
     python benchmarks/run.py --dask     # only kvsim.sweep on a Dask LocalCluster (~30 s)
+    python benchmarks/run.py --plan     # only kvsim.plan on a Dask LocalCluster, and the costing
+                                        # of a 10^4-configuration study (~30 s)
     python benchmarks/run.py --exporter # only kvsim exporter under load (~10 s)
     python benchmarks/run.py --loop     # only the test loop: make unit's CPU time (~1 min)
 
@@ -256,11 +258,105 @@ def unit_loop() -> None:
         shutil.rmtree(cache, ignore_errors=True)
 
 
+def host_tier(rep: int) -> None:
+    """vLLM's host tier (kv_offloading_size) on the long-prompt storm: what it saves, per size
+    (tokens recomputed, loaded instead, prefilled in all), the tail and the goodput (answer
+    tokens per second in the scenario's measured window), and what it costs the simulator."""
+    print("\nThe host tier on scenario belgavi-long (vLLM's kv_offloading_size, GiB):")
+    print(f"  {'tier':>8} {'recomputed':>12} {'loaded':>12} {'prefilled':>12} {'p99 TTFT':>10} "
+          f"{'goodput':>10} {'dropped':>8} {'time':>9}")
+    for size in (None, 0.5, 2.0, 8.0, 32.0):
+        opts = {} if size is None else {"kv_offloading_size": size}
+        r = kvsim.run_scenario("belgavi-long", **opts)
+        q, s = r.requests, r.summary()
+        loaded = int(q["loaded_tokens"].sum()) if "loaded_tokens" in q else 0
+        took = median_time(lambda: kvsim.run_scenario("belgavi-long", **opts), max(3, rep // 3))
+        prefilled = int(r.timeline["prefill_tokens"].sum())
+        print(f"  {'off' if size is None else f'{size:g} GiB':>8} {int(q['recomputed_tokens'].sum()):>12,} "
+              f"{loaded:>12,} {prefilled:>12,} {s['ttft_p99_s']:>9.1f}s {s['goodput_tok_s']:>10,.0f} "
+              f"{r.counters.get('kv_offload_allocation_failures', 0):>8,} {took * 1e3:>7.1f}ms")
+
+
+#: The planning study make bench measures: 4 configurations of a 7B model (GPU, memory share),
+#: three seeds of Belgavi's traffic, a measured minute after 15 s of warm-up.
+PLAN_BASE = {"model": "llama-2-7b"}
+PLAN_GRID = {"gpu": ["a40-48gb", "h100-80gb"], "gpu_memory_utilization": [0.6, 0.9]}
+PLAN_SLO = {"ttft_p99_s": 2.0, "preemptions_per_1k": 10}
+PLAN_KWARGS = dict(output=Geometric(250), seeds=[0, 1, 2], duration_s=60.0, warmup_s=15.0,
+                   rel_tol=0.05, cache=False, progress=False)
+#: The study the costing projects to, and the cluster sizes it is costed for (workers).
+STUDY_CONFIGS = 10_000
+STUDY_WORKERS = (2, 16, 64, 256)
+
+
+def plan_on_dask(rep: int) -> None:
+    """kvsim.plan serially and on a 2-worker Dask LocalCluster, then a 10^4-configuration study
+    costed from the measured figures (runs per search, CPU per run, rounds, round overhead).
+
+    The projection: a study of C configurations makes ``C * k`` runs (``k`` measured runs per
+    configuration, all seeds), ``R`` rounds (the longest search); on ``W`` workers it takes
+    about ``C * k * r / W`` (``r``: CPU per run) plus ``R`` times the overhead of a round
+    measured here (the 2-worker wall time less half the serial time, per round: the
+    round's last chunk, the scheduler, the client).
+    """
+    print(f"\nkvsim.plan: the highest rate under an SLO, 4 configurations x 3 seeds "
+          f"(llama-2-7b; runs of 15 s + 60 s; load average {os.getloadavg()[0]:.1f}):")
+    configs = 1
+    for values in PLAN_GRID.values():
+        configs *= len(values)
+    result, cpus = {}, []
+
+    def serial_plan():
+        c0 = time.process_time()
+        result["plan"] = kvsim.plan(PLAN_BASE, PLAN_GRID, slo=PLAN_SLO, **PLAN_KWARGS)
+        cpus.append(time.process_time() - c0)
+
+    serial = median_time(serial_plan, max(1, rep // 3))
+    plan = result["plan"]
+    cpu_per_run = statistics.median(cpus[1:]) / plan.runs          # cpus[0]: the warm-up
+    per_config = plan.runs / configs
+    print(f"  serial                 {serial:6.2f} s   {plan.runs} runs ({per_config:.1f} per "
+          f"configuration, {per_config / 3:.1f} per seed's search), {plan.rounds} rounds, "
+          f"{cpu_per_run * 1e3:.1f} ms CPU a run")
+    for i in plan.pareto():
+        c = plan.configs[i]
+        print(f"    on the Pareto front: {c.point} {c.rate_per_s:.2f} req/s "
+              f"(seeds {c.spread[0]:.2f}-{c.spread[2]:.2f}), {c.gpu_hours_per_million:.0f} "
+              f"GPU-hours per million requests")
+    try:
+        # Imported here: dask is an optional extra (kvsim[cluster]), slow to import.
+        import distributed
+    except ImportError:
+        print("  (distributed is not installed: the cluster run and the costing are skipped)")
+        return
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  host="127.0.0.1", dashboard_address=None,
+                                  silence_logs=logging.CRITICAL) as cluster, \
+            distributed.Client(cluster) as client:
+        client.wait_for_workers(2)
+        ex = client.get_executor(pure=False)
+        kvsim.plan(PLAN_BASE, PLAN_GRID, slo=PLAN_SLO, executor=ex, **PLAN_KWARGS)  # warm up
+        clustered = median_time(lambda: kvsim.plan(PLAN_BASE, PLAN_GRID, slo=PLAN_SLO,
+                                                   executor=ex, **PLAN_KWARGS),
+                                max(3, rep // 3))
+    round_overhead = max(0.0, clustered - serial / 2) / plan.rounds
+    print(f"  2 Dask workers         {clustered:6.2f} s   speed-up {serial / clustered:.2f}x; "
+          f"overhead {round_overhead * 1e3:.0f} ms a round")
+    runs = STUDY_CONFIGS * per_config
+    print(f"  a study of {STUDY_CONFIGS:,} configurations: {runs:,.0f} runs, "
+          f"{runs * cpu_per_run / 3600:.1f} CPU-hours; on a cluster of")
+    for workers in STUDY_WORKERS:
+        minutes = (runs * cpu_per_run / workers + plan.rounds * round_overhead) / 60
+        print(f"    {workers:4d} workers: {minutes:8.1f} minutes")
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="fewer repeats, skip 10^5 requests")
     ap.add_argument("--dask", action="store_true",
                     help="only kvsim.sweep on a Dask LocalCluster (the README's projection)")
+    ap.add_argument("--plan", action="store_true",
+                    help="only kvsim.plan on a Dask LocalCluster and the 10^4-configuration costing")
     ap.add_argument("--exporter", action="store_true",
                     help="only kvsim exporter under bursts of simultaneous scrapes")
     ap.add_argument("--loop", action="store_true", help="only make unit's CPU time")
@@ -275,6 +371,10 @@ def main(argv=None) -> int:
     if args.dask:
         print(f"kvsim {kvsim.__version__} | Python {sys.version.split()[0]} | medians")
         sweep_on_dask(rep)
+        return 0
+    if args.plan:
+        print(f"kvsim {kvsim.__version__} | Python {sys.version.split()[0]} | medians")
+        plan_on_dask(rep)
         return 0
     if args.exporter:
         print(f"kvsim {kvsim.__version__} | Python {sys.version.split()[0]}")
@@ -311,6 +411,8 @@ def main(argv=None) -> int:
     else:
         print(f"(trace not found at {TRACE}: skipped)")
 
+    host_tier(rep)
+
     print("\nTime per simulated request (Poisson 5 req/s, llama-3.1-8b on h100-80gb):")
     sizes = [100, 1_000, 10_000] + ([] if args.quick else [100_000])
     per = {}
@@ -337,6 +439,7 @@ def main(argv=None) -> int:
                                                 progress=False), 1)
         print(f"  {workers} workers   {t:6.2f} s   speed-up {one / t:.2f}x")
     sweep_on_dask(rep)
+    plan_on_dask(rep)
     exporter_load()
 
     days = ", ".join(f"{n}: {missions.mission_day(n)['warmup_s'] / 60:.0f} + "

@@ -9,6 +9,7 @@ The public contract (names may gain options, never lose them)::
     kvsim.simulate(workload, *, model, gpu, **engine_options) -> SimResult
     kvsim.get_scenario(name, **overrides) / kvsim.run_scenario(name, **overrides) / kvsim.list_scenarios()
     kvsim.sweep(base, grid, *, seeds=None, executor=None, chunk_size=None) -> Table
+    kvsim.plan(base, grid, *, slo, seeds=(0, 1, 2), ..., prices=None, executor=None) -> Plan
 
 Packages by concern, each importing only those before it (``tests/test_layers.py``
 checks the direction):
@@ -18,7 +19,7 @@ checks the direction):
 * ``kvsim.traffic``: request lengths, workloads and traces, arrivals;
 * ``kvsim.engine``: options, the block pool, vLLM's scheduler, policies, the cost model,
   the loop, the result;
-* ``kvsim.runs``: scenarios, sweeps (on any executor, in batches), the stepper;
+* ``kvsim.runs``: scenarios, sweeps (on any executor, in batches), the capacity planner, the stepper;
 * ``kvsim.observe``: a run as vLLM's Prometheus series, the exporter, alert rules, panels;
 * ``kvsim.lab``: chapter 5's missions and a learner's progress;
 * ``kvsim.book``: the book's charts, widgets, exercises and notebook set-up;
@@ -53,6 +54,7 @@ _EXPORTS = {
     "get_scenario": "runs.scenarios", "run_scenario": "runs.scenarios",
     "list_scenarios": "runs.scenarios",
     "sweep": "runs.sweeps",
+    "plan": "runs.planner", "Plan": "runs.planner",
 }
 
 #: Short names of the modules the book and its readers use (``from kvsim import charts``).
@@ -60,6 +62,7 @@ _MODULES = {
     "charts": "book.charts", "exercises": "book.exercises", "widgets": "book.widgets",
     "notebook": "book.notebook", "lab_charts": "book.lab_charts", "lab_panel": "book.lab_panel",
     "stepper": "runs.stepper", "scenarios": "runs.scenarios", "sweeps": "runs.sweeps",
+    "planner": "runs.planner",
     "metrics": "observe.metrics", "alerts": "observe.alerts", "panels": "observe.panels",
     "twin": "observe.twin", "readings": "observe.readings",
     "missions": "lab.missions", "mission_progress": "lab.progress",

@@ -21,6 +21,7 @@ import sys
 import time
 import urllib.parse
 import urllib.request
+from contextlib import contextmanager
 from functools import lru_cache
 from pathlib import Path
 
@@ -697,6 +698,48 @@ def wait_for(check, timeout_s: float, what: str):
             last = exc
         time.sleep(0.25)
     raise AssertionError(f"timed out waiting for {what} (last: {last!r})")
+
+
+def has_a_number(result: list[dict]) -> bool:
+    """A range query's result holds at least one sample that is a number."""
+    return any(not np.isnan(float(v)) for series in result for _, v in series["values"])
+
+
+@contextmanager
+def scraped_storm(tmp_path, speed: float, *exporter_args: str):
+    """A real Prometheus scraping ``kvsim exporter`` replaying mission-1-storm at ``speed``
+    (every second), for the whole storm and a few scrapes of its end: yields
+    ``(prometheus port, wall start, wall end)``; both stop afterwards."""
+    exe = need("prometheus")
+    prom_port, exp_port = free_port(), free_port()
+    (tmp_path / "prometheus.yml").write_text(yaml.safe_dump({
+        "global": {"scrape_interval": "1s", "evaluation_interval": "1s"},
+        "scrape_configs": [{"job_name": "vllm",
+                            "static_configs": [{"targets": [f"127.0.0.1:{exp_port}"]}]}]}))
+    procs = []
+    try:
+        procs.append(subprocess.Popen(
+            [exe, f"--config.file={tmp_path / 'prometheus.yml'}",
+             f"--storage.tsdb.path={tmp_path / 'data'}",
+             f"--web.listen-address=127.0.0.1:{prom_port}"],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+        wait_for(lambda: urllib.request.urlopen(f"http://127.0.0.1:{prom_port}/-/ready",
+                                                timeout=2).status == 200, 30,
+                 "prometheus to be ready")
+        start = time.time()
+        procs.append(subprocess.Popen(
+            [sys.executable, "-m", "kvsim", "exporter", "--scenario", "mission-1-storm",
+             "--speed", str(speed), "--port", str(exp_port), *exporter_args],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=ROOT))
+        time.sleep(120.0 / speed + 4.0)           # the whole storm, then a few scrapes of its end
+        yield prom_port, start, time.time()
+    finally:
+        for proc in reversed(procs):
+            proc.terminate()
+            try:
+                proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
 
 
 def test_prometheus_scrapes_the_exporter_end_to_end(tmp_path):

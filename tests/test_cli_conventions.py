@@ -38,8 +38,8 @@ class _Terminal(io.StringIO):
 
 
 def test_every_subcommand_is_listed():
-    assert set(SUBCOMMANDS) == {"capacity", "simulate", "sweep", "exporter", "lint-rules", "twin",
-                                "missions", "scenarios", "models", "gpus"}
+    assert set(SUBCOMMANDS) == {"capacity", "simulate", "sweep", "plan", "exporter", "lint-rules",
+                                "twin", "missions", "scenarios", "models", "gpus"}
 
 
 @pytest.mark.parametrize("argv", [["--version"]] + [[name, "--version"] for name in SUBCOMMANDS])

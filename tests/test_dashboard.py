@@ -18,17 +18,14 @@ through Prometheus's HTTP API.
 from __future__ import annotations
 
 import json
-import math
 import subprocess
 import sys
-import time
-import urllib.request
 from pathlib import Path
 
 import promql_parser as pq
 import pytest
 import yaml
-from test_alerts import api, free_port, need, wait_for
+from test_alerts import api, has_a_number, scraped_storm
 
 import kvsim
 from kvsim.observe.lint import dashboard_expressions, lint_dashboard
@@ -198,40 +195,14 @@ def test_one_panel_per_alert_rule_holds_what_the_rule_compares_and_its_threshold
 
 # --- live: a real Prometheus scraping the exporter ----------------------------------------
 
-def has_a_number(result: list[dict]) -> bool:
-    return any(not math.isnan(float(v)) for series in result for _, v in series["values"])
-
-
 @pytest.mark.promtool
 def test_every_query_returns_data_from_a_real_prometheus_scraping_the_exporter(tmp_path):
-    exe = need("prometheus")
-    speed = 10.0                  # mission-1-storm's 120 simulated seconds in 12 wall seconds
-    prom_port, exp_port = free_port(), free_port()
-    (tmp_path / "prometheus.yml").write_text(yaml.safe_dump({
-        "global": {"scrape_interval": "1s", "evaluation_interval": "1s"},
-        "scrape_configs": [{"job_name": "vllm",
-                            "static_configs": [{"targets": [f"127.0.0.1:{exp_port}"]}]}]}))
-    procs = []
-    try:
-        procs.append(subprocess.Popen(
-            [exe, f"--config.file={tmp_path / 'prometheus.yml'}",
-             f"--storage.tsdb.path={tmp_path / 'data'}",
-             f"--web.listen-address=127.0.0.1:{prom_port}"],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
-        wait_for(lambda: urllib.request.urlopen(f"http://127.0.0.1:{prom_port}/-/ready",
-                                                timeout=2).status == 200, 30,
-                 "prometheus to be ready")
-        start = time.time()
-        procs.append(subprocess.Popen(
-            [sys.executable, "-m", "kvsim", "exporter", "--scenario", "mission-1-storm",
-             "--speed", str(speed), "--port", str(exp_port)],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=ROOT))
-        time.sleep(120.0 / speed + 4.0)           # the whole storm, then a few scrapes of its end
+    # mission-1-storm's 120 simulated seconds in 12 wall seconds
+    with scraped_storm(tmp_path, 10.0) as (prom_port, start, end):
         # the model variable's query: label_values(vllm:num_requests_running, model_name)
         models = api(prom_port, "/api/v1/label/model_name/values",
                      **{"match[]": "vllm:num_requests_running"})["data"]
         assert models == [MODEL]
-        end = time.time()
         # Grafana's $__rate_interval at a 1 s scrape: four scrape intervals and more
         queries = dashboard_expressions(DASHBOARD, {"model_name": MODEL, "__rate_interval": "5s"})
         empty = []
@@ -241,10 +212,3 @@ def test_every_query_returns_data_from_a_real_prometheus_scraping_the_exporter(t
             if not has_a_number(answer["data"]["result"]):
                 empty.append(f"{title}: {expr}")
         assert not empty, empty
-    finally:
-        for proc in reversed(procs):
-            proc.terminate()
-            try:
-                proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                proc.kill()

@@ -13,7 +13,7 @@ import pytest
 
 import kvsim
 from kvsim.engine import invariants
-from kvsim.engine.blocks import BlockPool
+from kvsim.engine.blocks import IN_DECODE_GROUP, BlockPool
 from kvsim.engine.loop import build_engine
 from kvsim.engine.plan import BATCH, StepPlan
 from kvsim.runs.scenarios import get_scenario
@@ -161,3 +161,20 @@ def test_a_last_row_that_shows_a_refused_request_waiting_is_caught(monkeypatch):
     monkeypatch.setattr(sched.rec, "timeline", lambda: ended)
     with pytest.raises(AssertionError, match="the timeline ends at .* the run at"):
         invariants.check_finished(sched)
+
+
+def test_a_stale_count_of_a_decoding_request_is_caught():
+    """A decode-group member's own counts read the group's marker (its real count is the
+    group's closed form), and a request outside the group never does."""
+    eng = _engine_mid_run()
+    member = next(iter(eng.decoding.offset))
+    assert eng.requests.generated[member] == IN_DECODE_GROUP == eng.kv.held[member]
+    assert eng.generated_now(member) > 0 and eng.kv.held_by(member, eng.step) > 0
+    eng.requests.generated[member] = 3                 # a count left behind by the group
+    with pytest.raises(AssertionError, match=f"request {member} \\(in the decode group\\)"):
+        invariants.check_invariants(eng)
+    eng.requests.generated[member] = IN_DECODE_GROUP
+    invariants.check_invariants(eng)
+    eng.decoding.remove(member, eng.step)              # out of the group, its counts not written back
+    with pytest.raises(AssertionError, match=f"request {member} \\(out of the decode group\\)"):
+        invariants.check_invariants(eng)

@@ -43,8 +43,8 @@ class _Counting(Executor):
         self.chunks: list[int] = []
 
     def submit(self, fn, *args):
-        assert fn is sweeps._run_chunk and len(args) == 1
-        self.chunks.append(len(args[0]))
+        assert fn is sweeps._run_chunk and args[0] is sweeps._run and len(args) == 2
+        self.chunks.append(len(args[1]))
         f = Future()
         f.set_result(fn(*args))
         return f

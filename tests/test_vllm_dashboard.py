@@ -14,15 +14,8 @@ silencing what watches them.
 """
 from __future__ import annotations
 
-import math
-import subprocess
-import sys
-import time
-import urllib.request
-
 import pytest
-import yaml
-from test_alerts import api, free_port, need, wait_for
+from test_alerts import api, has_a_number, need, scraped_storm
 
 from kvsim.observe.lint import dashboard_expressions
 
@@ -41,53 +34,16 @@ def panel_queries(dashboard_file) -> dict[str, list[str]]:
     return out
 
 
-def has_a_number(result: list[dict]) -> bool:
-    return any(not math.isnan(float(v)) for series in result for _, v in series["values"])
-
-
 def replay(tmp_path, version: str, dashboard_file) -> dict[str, bool]:
     """Scrape the storm exported as ``version`` and query every panel: ``{title: has data}``."""
-    exe = need("prometheus")
-    prom_port, exp_port = free_port(), free_port()
-    (tmp_path / "prometheus.yml").write_text(yaml.safe_dump({
-        "global": {"scrape_interval": "1s", "evaluation_interval": "1s"},
-        "scrape_configs": [{"job_name": "vllm",
-                            "static_configs": [{"targets": [f"127.0.0.1:{exp_port}"]}]}]}))
-    procs = []
-    try:
-        procs.append(subprocess.Popen(
-            [exe, f"--config.file={tmp_path / 'prometheus.yml'}",
-             f"--storage.tsdb.path={tmp_path / 'data'}",
-             f"--web.listen-address=127.0.0.1:{prom_port}"],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
-        wait_for(lambda: urllib.request.urlopen(f"http://127.0.0.1:{prom_port}/-/ready",
-                                                timeout=2).status == 200, 30,
-                 "prometheus to be ready")
-        start = time.time()
-        procs.append(subprocess.Popen(
-            [sys.executable, "-m", "kvsim", "exporter", "--scenario", "mission-1-storm",
-             "--speed", str(SPEED), "--port", str(exp_port), "--vllm-version", version],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
-        # the whole storm, then a few scrapes of its end
-        time.sleep(120.0 / SPEED + 4.0)
+    with scraped_storm(tmp_path, SPEED, "--vllm-version", version) as (prom_port, start, end):
         # the dashboard's template variable: label_values({__name__=~"vllm:.*"}, model_name)
         names = api(prom_port, "/api/v1/label/model_name/values",
                     **{"match[]": '{__name__=~"vllm:.*"}'})["data"]
         assert names == [MODEL]
-        end = time.time()
-        seen = {}
-        for title, exprs in panel_queries(dashboard_file).items():
-            seen[title] = all(has_a_number(api(prom_port, "/api/v1/query_range", query=e,
-                                               start=start, end=end, step=1)["data"]["result"])
-                              for e in exprs)
-        return seen
-    finally:
-        for p in reversed(procs):
-            p.terminate()
-            try:
-                p.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                p.kill()
+        return {title: all(has_a_number(api(prom_port, "/api/v1/query_range", query=e, start=start,
+                                            end=end, step=1)["data"]["result"]) for e in exprs)
+                for title, exprs in panel_queries(dashboard_file).items()}
 
 
 @pytest.fixture

@@ -1,4 +1,4 @@
-"""The ``kvsim`` command line: capacity, simulate, sweep, and the preset listings.
+"""The ``kvsim`` command line: capacity, simulate, sweep, plan, and the preset listings.
 
 Explained in chapter 1 (``kvsim capacity``: "is my cache simply too small?")
 and chapter 4 (``kvsim simulate``: replay a trace against a configuration)::
@@ -11,6 +11,7 @@ and chapter 4 (``kvsim simulate``: replay a trace against a configuration)::
     kvsim simulate --trace trace.csv --model llama-3.1-8b --gpu h100-80gb --kv-cache-tokens 447088
     kvsim sweep --scenario belgavi --grid output_mean=250,600 --seeds 0-4 --workers 2
     kvsim sweep --scenario belgavi --grid output_mean=250,600 --seeds 0-9 --workers 2 --chunk-size 5
+    kvsim plan --model llama-2-7b --grid gpu=a40-48gb,h100-80gb --slo ttft_p99_s=2 --target 20
     kvsim exporter --scenario mission-1-storm --speed 10   (serves /metrics and /health on :9188)
     kvsim lint-rules my-alerts.rules.yml     (exit 1 on a classic mistake; notes alone exit 0)
     kvsim lint-rules my-alerts.rules.yml --against incident-day   (when each alert fires)
@@ -44,11 +45,11 @@ on stderr naming the canonical name.
 Every subcommand takes ``--version`` (kvsim's version; ``--vllm-version``
 picks vLLM's metric names in ``exporter`` and ``lint-rules``) and ends its
 ``--help`` with real examples; the runs that take seconds (``sweep``,
-``twin``, ``missions`` re-scoring) draw a progress line on stderr when it is a
-terminal, never with ``--quiet``.
+``plan``, ``twin``, ``missions`` re-scoring) draw a progress line on stderr
+when it is a terminal, never with ``--quiet``.
 
 One module per subcommand (or family of them) registers its parser and runs
-it: :mod:`.capacity`, :mod:`.simulate`, :mod:`.sweep`, :mod:`.exporter`,
+it: :mod:`.capacity`, :mod:`.simulate`, :mod:`.sweep`, :mod:`.plan`, :mod:`.exporter`,
 :mod:`.lint_rules`, :mod:`.twin`, :mod:`.missions` and :mod:`.listings`
 (scenarios, models, gpus). They share :mod:`.arguments` (the parser, its
 checked types), :mod:`.values` (``--set``, ``--grid``, ``--seeds``),
@@ -63,7 +64,7 @@ from collections.abc import Sequence
 
 from kvsim.errors import KvsimError
 
-from . import capacity, exporter, lint_rules, listings, missions, simulate, sweep, twin
+from . import capacity, exporter, lint_rules, listings, missions, plan, simulate, sweep, twin
 from .arguments import CLI_RULES, Parser, UsageError, VersionAction
 from .missions import LEADERBOARD_MAX_BYTES
 from .output import one_line
@@ -86,7 +87,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action=VersionAction, help="print kvsim's version and exit")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
     subparsers.required = True
-    for command in (capacity, simulate, sweep, exporter, lint_rules, twin, missions):
+    for command in (capacity, simulate, sweep, plan, exporter, lint_rules, twin, missions):
         command.add_parser(subparsers)
     listings.add_parsers(subparsers)
     return parser

@@ -397,6 +397,11 @@ class StepCost:
             return 0.0
         return nbytes / self.pcie_bytes_per_s + copies * self.swap_copy_s
 
+    def transfer_s(self, nbytes: int) -> float:
+        """A copy of ``nbytes`` between host and GPU memory over PCIe, in the background of
+        the steps (the host tier's loads)."""
+        return nbytes / self.pcie_bytes_per_s
+
     def step_s(self, n_tokens: int, n_seqs: int, decode_context: int = 0,
                prefill_pairs: int = 0, prefill_kv_tokens: int = 0, swap_bytes: int = 0,
                swap_copies: int = 0) -> float:

@@ -43,6 +43,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from .blocks.counting import blocks_for
+from .blocks.decode_group import IN_DECODE_GROUP
 
 if TYPE_CHECKING:
     from .blocks import BlockPool
@@ -78,7 +79,7 @@ def check_finished(eng: Scheduler) -> None:
             problems.append(f"refused request {rid} was {', '.join(touched)}")
             break
     finished = sum(1 for rid in range(reqs.count) if reqs.finish[rid] == reqs.finish[rid])
-    left = len(eng.running) + len(eng.waiting) + len(eng.swapped)
+    left = len(eng.running) + len(eng.waiting) + len(eng.swapped) + len(eng.loading)
     if finished + len(refused) + left != reqs.count:
         problems.append(f"{reqs.count} requests arrived but {finished} finished, {len(refused)} "
                         f"were refused and {left} are left in the engine")
@@ -136,6 +137,12 @@ def _queues(eng: Scheduler, problems: list[str]) -> None:
         problems.append(f"requests {sorted(decoding & prefilling)[:5]} both prefill and decode")
     if len(eng.waiting) != len(waiting) or len(eng.swapped) != len(swapped):
         problems.append("a request is queued twice")
+    loading = set(eng.loading)           # the host tier's loads: neither running nor queued
+    if loading & (running | waiting | swapped):
+        problems.append(f"loading requests {sorted(loading & (running | waiting | swapped))[:5]} "
+                        "are also running or queued")
+    if not eng.loaded <= waiting:
+        problems.append(f"loaded requests {sorted(eng.loaded - waiting)[:5]} are not waiting")
     rejected = eng.requests.rejected
     refused = [rid for rid in (*running, *waiting, *swapped) if rejected[rid]]
     if refused:
@@ -186,6 +193,13 @@ def _blocks(eng: Scheduler, problems: list[str]) -> None:
         held += blocks
         for block in kv.group_refs.get(rid, ()):
             holders.setdefault(id(block), [block, 0])[1] += 1
+    for rid in (*eng.loading, *eng.loaded):   # the host tier's loads hold their blocks
+        stored = reqs.computed[rid]
+        if kv.held[rid] < blocks_for(stored, kv.block_size):
+            problems.append(f"request {rid} loads {stored} tokens into {kv.held[rid]} blocks")
+        held += kv.held[rid]
+        for block in kv.group_refs.get(rid, ()):
+            holders.setdefault(id(block), [block, 0])[1] += 1
     wrong = [(b.group, b.index, b.refs, n) for b, n in holders.values() if n != b.refs]
     if wrong:
         problems.append("shared-prefix blocks (group, index, refs, running holders) disagree: "
@@ -199,7 +213,15 @@ def _blocks(eng: Scheduler, problems: list[str]) -> None:
 
 def _tokens(eng: Scheduler, problems: list[str]) -> None:
     reqs, cap = eng.requests, eng.cfg.max_model_len
+    group, held = eng.decoding, eng.kv.held
     for rid in eng.running:
+        # a decode-group member's own counts are the group's marker, nobody else's ever is
+        # (no stale count is readable)
+        member = rid in group
+        marks = (reqs.generated[rid] == IN_DECODE_GROUP, held[rid] == IN_DECODE_GROUP)
+        if (member and not all(marks)) or (not member and any(marks)):
+            problems.append(f"request {rid} ({'in' if rid in group else 'out of'} the decode group) "
+                            f"reads generated={reqs.generated[rid]}, held={held[rid]}")
         generated = eng.generated_now(rid)
         if generated > reqs.output[rid]:
             problems.append(f"request {rid} generated {generated} of {reqs.output[rid]} tokens")

@@ -37,7 +37,7 @@ from kvsim.traffic.workload import Request, Workload
 from .costs import StepCost
 from .invariants import check_finished, check_invariants
 from .options import ENGINE_DEFAULTS, resolve_options
-from .plan import DECODE_RUN, StepPlan
+from .plan import DECODE_RUN, LOAD_WAIT, StepPlan
 from .result import SimResult, build_result
 from .scheduler import Scheduler, SchedulerSnapshot
 from .timeline import Recorder
@@ -108,7 +108,7 @@ class Engine:
         self.until = cfg.until_s if cfg.until_s is not None else math.inf
         self.arrivals: OpenArrivals | ClosedArrivals = make_arrivals(
             wl, until_s=self.until, max_tokens=cfg.max_tokens, max_model_len=cfg.max_model_len)
-        self.scheduler = Scheduler(cfg, model, self.arrivals, Recorder())
+        self.scheduler = Scheduler(cfg, model, self.arrivals, Recorder(), transfer_s=cost.transfer_s)
         self._fixed_s: dict[int, float] = {}    # step time of n decodes, without attention
         self._decode_slope = cost.decode_s_per_token
 
@@ -133,9 +133,10 @@ class Engine:
         schedule, apply, apply_decode_run = sched.schedule, sched.apply, sched.apply_decode_run
         plan_s, time_decode_run = self.cost.plan_s, self._time_decode_run
         running, waiting, swapped = sched.running, sched.waiting, sched.swapped  # never rebound
+        loading = sched.loading
         while True:
             arrival = arrivals.next_time()
-            if not (running or waiting or swapped):
+            if not (running or waiting or swapped or loading):
                 if arrival == math.inf or arrival >= until:
                     break
                 sched.idle_until(arrival)
@@ -144,13 +145,16 @@ class Engine:
                 break
             if arrival <= t:
                 sched.pull_arrivals(t)
-                if not (running or waiting or swapped):
+                if not (running or waiting or swapped or loading):
                     continue                   # every request that arrived was refused
             # one step: plan it, price it, apply it (a decode run: several identical steps)
             plan = schedule()
             if plan.kind == DECODE_RUN:
                 ends, dts = time_decode_run(plan)
                 apply_decode_run(plan, ends, dts)
+            elif plan.kind == LOAD_WAIT:          # no step until a load or an arrival
+                sched.idle_until(min(plan.wait_until_s, arrival, until))
+                continue
             else:
                 apply(plan, plan_s(plan))
             if check:

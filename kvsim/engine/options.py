@@ -24,6 +24,7 @@ option                                ``engine="v1"`` (default)   ``engine="v0"`
 ``async_scheduling``                  True (from 0.14; 0.13 and   False
                                       earlier: False)
 ``step_overhead_s``/``seq_overhead_s`` V1's CPU overhead          V0's
+``kv_offloading_size`` (GiB)          None: no host tier          (not available)
 ====================================  ==========================  ===============
 
 ``vllm_version`` names the release; it decides the defaults that differ between
@@ -57,6 +58,7 @@ from kvsim.model.vllm_defaults import (
     check_vllm_version,
     has_reserve_full_isl,
     max_num_batched_tokens_default,
+    models_host_tier,
     reserve_full_isl_default,
     vllm_version_default,
     watermark_default,
@@ -64,6 +66,7 @@ from kvsim.model.vllm_defaults import (
 )
 from kvsim.units import GiB
 
+from .blocks.host_tier import host_tier_blocks
 from .costs import CostModel
 
 if TYPE_CHECKING:
@@ -279,6 +282,11 @@ class EngineConfig:
     swap_space_bytes: int = option(4 * GiB, _ints(min=0, max=SWAP_SPACE_MAX,
                                                   why="bytes of pinned host memory"))
     swap_space_full: str = option("abort", _one_of("abort", "recompute"))
+    # vLLM V1's host-memory KV tier: --kv-offloading-size (GiB) and --kv-offloading-backend
+    kv_offloading_size: float | None = option(None, _floats(
+        min=0, min_open=True, max=1_000_000, why="GiB of host memory for the KV tier"),
+        optional=True)
+    kv_offloading_backend: str = option("native", _one_of("native", "lmcache"))
     unfit_requests: str = option("reject", _one_of("reject", "error"))
     scheduling_policy: str = option("fcfs", _one_of("fcfs", "priority"))
     max_tokens: int | None = option(None, _ints(min=1), optional=True)
@@ -299,6 +307,8 @@ class EngineConfig:
     kv_bytes_per_token: int = field()
     block_bytes: int = field()
     swap_space_blocks: int = field()
+    host_tier_blocks: int = field()     # 0: no host tier
+    host_block_bytes: int = field()     # a block's bytes on the host (page-aligned)
 
     @property
     def reserves_answers(self) -> bool:
@@ -362,6 +372,9 @@ def resolve_options(model: ModelLike, gpu: GPULike, options: Mapping[str, Any]) 
         raise KvsimError(f"scheduler_reserve_full_isl=True is not available with vllm_version="
                          f"{version!r}: vLLM added it in 0.19; expected vllm_version >= 0.19 or "
                          f"scheduler_reserve_full_isl=False")
+    s.settle("kv_offloading_size", "kv_offloading_backend")
+    if o["kv_offloading_size"] is not None:
+        _check_host_tier(o)
     s.settle("async_scheduling")
     if o["async_scheduling"] and o["engine"] == "v0":
         raise KvsimError("async_scheduling=True is not available with engine='v0': V0 schedules "
@@ -390,10 +403,35 @@ def resolve_options(model: ModelLike, gpu: GPULike, options: Mapping[str, Any]) 
         o["weight_bytes"] = (budget.weight_bytes if o["num_gpu_blocks"] is None
                              else model_spec.weight_bytes)
     block_bytes = budget.kv_bytes_per_token * budget.block_size
+    host_blocks, host_block_bytes = (0, 0) if o["kv_offloading_size"] is None else \
+        host_tier_blocks(int(o["kv_offloading_size"] * GiB), block_bytes)
     o.update(watermark_blocks=int(o["watermark"] * o["num_gpu_blocks"]),
              kv_bytes_per_token=budget.kv_bytes_per_token, block_bytes=block_bytes,
-             swap_space_blocks=o["swap_space_bytes"] // block_bytes)
+             swap_space_blocks=o["swap_space_bytes"] // block_bytes,
+             host_tier_blocks=host_blocks, host_block_bytes=host_block_bytes)
     return model_spec, gpu_spec, budget, cost, EngineConfig(**o)
+
+
+def _check_host_tier(o: dict[str, Any]) -> None:
+    """The host tier is vLLM V1's native connector, as 0.23 and later run it (one line names
+    what else is asked)."""
+    if o["engine"] != "v1":
+        raise KvsimError("kv_offloading_size is not available with engine='v0': V0 has "
+                         "swap_space_bytes instead; expected engine='v1'")
+    if o["kv_offloading_backend"] != "native":
+        raise KvsimError(f"kv_offloading_backend={o['kv_offloading_backend']!r} is not modelled: "
+                         "LMCache's own server sets its capacity; expected 'native'")
+    if not o["enable_prefix_caching"]:
+        raise KvsimError("kv_offloading_size with enable_prefix_caching=False is not modelled: "
+                         "the connector names blocks by their prefix hashes; expected "
+                         "enable_prefix_caching=True")
+    if o["admission"] != "optimistic":
+        raise KvsimError(f"kv_offloading_size with admission={o['admission']!r} is not modelled: "
+                         "it is vLLM's connector; expected admission='optimistic'")
+    if not models_host_tier(o["vllm_version"]):
+        raise KvsimError(f"kv_offloading_size with vllm_version={o['vllm_version']!r} is not "
+                         "modelled: kvsim models the tier of 0.23 and later (prompt blocks only); "
+                         "expected vllm_version 0.23 to 0.34")
 
 
 def _pool(model: ModelSpec, gpu: GPUSpec, o: dict[str, Any]) -> KVBudget:

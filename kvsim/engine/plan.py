@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from enum import IntEnum
 from typing import TypeAlias
 
-__all__ = ["StepPlan", "PlanKind", "BATCH", "DECODE_RUN", "EVICTED"]
+__all__ = ["StepPlan", "PlanKind", "BATCH", "DECODE_RUN", "EVICTED", "LOAD_WAIT"]
 
 
 class PlanKind(IntEnum):
@@ -27,9 +27,12 @@ class PlanKind(IntEnum):
     #: everything that could run was preempted; the step computes nothing and lasts
     #: as long as its swap copies
     EVICTED = 2
+    #: nothing can run until a load from the host tier is done (``wait_until_s``): no step
+    LOAD_WAIT = 3
 
 
-BATCH, DECODE_RUN, EVICTED = PlanKind.BATCH, PlanKind.DECODE_RUN, PlanKind.EVICTED
+BATCH, DECODE_RUN, EVICTED, LOAD_WAIT = (PlanKind.BATCH, PlanKind.DECODE_RUN, PlanKind.EVICTED,
+                                         PlanKind.LOAD_WAIT)
 
 #: A prefill chunk: ``(request, first token, tokens)``.
 Chunk: TypeAlias = "tuple[int, int, int]"
@@ -61,19 +64,22 @@ class StepPlan:
     swap_out_bytes: int
     swap_in_bytes: int
     swap_copies: int
+    wait_until_s: float
 
     __slots__ = ("kind", "n_group", "chunks", "solo", "resumed", "context_tokens", "preempted",
-                 "max_steps", "swap_out_bytes", "swap_in_bytes", "swap_copies")
+                 "max_steps", "swap_out_bytes", "swap_in_bytes", "swap_copies", "wait_until_s")
 
     def __init__(self, kind: PlanKind, n_group: int = 0, chunks: Sequence[Chunk] = (),
                  solo: Sequence[int] = (), resumed: Sequence[int] = (), context_tokens: int = 0,
                  preempted: tuple[tuple[int, int], ...] = (), max_steps: int = 1,
-                 swap_out_bytes: int = 0, swap_in_bytes: int = 0, swap_copies: int = 0) -> None:
+                 swap_out_bytes: int = 0, swap_in_bytes: int = 0, swap_copies: int = 0,
+                 wait_until_s: float = 0.0) -> None:
         self.kind, self.n_group, self.max_steps = kind, n_group, max_steps
         self.chunks, self.solo, self.resumed = chunks, solo, resumed
         self.context_tokens, self.preempted = context_tokens, preempted
         self.swap_out_bytes, self.swap_in_bytes, self.swap_copies = \
             swap_out_bytes, swap_in_bytes, swap_copies
+        self.wait_until_s = wait_until_s
 
     @property
     def decode_seqs(self) -> int:

@@ -12,12 +12,15 @@ Legend (tokens unless said otherwise):
 * ``target`` — tokens to compute before its next token: the prompt, or after
   a recompute the prompt and everything generated so far;
 * ``computed`` — tokens of ``target`` computed so far (while it prefills);
-* ``generated`` — tokens emitted so far (lags for members of the decode
-  group, see :meth:`kvsim.engine.scheduler.Scheduler.generated_now`);
+* ``generated`` — tokens emitted so far;
+  :data:`kvsim.engine.blocks.decode_group.IN_DECODE_GROUP` (-1) while
+  the request is a member of the decode group, whose closed form holds its
+  count (read it through :meth:`kvsim.engine.scheduler.Scheduler.generated_now`:
+  no stale count is ever readable);
 * ``high`` — the most tokens whose KV it ever held before a preemption (what
   a recompute computes *again*);
 * counters: ``preemptions``, ``recomputed``, ``rescued`` (found in the prefix
-  cache on resume), ``swaps``, ``lookup_tokens`` / ``hit_tokens`` (its prefix
+  cache on resume), ``loaded`` (copied back from the host tier), ``swaps``, ``lookup_tokens`` / ``hit_tokens`` (its prefix
   cache query at first admission); ``rejected``: why the scheduler refused it
   (:data:`kvsim.engine.fit.REJECTION_REASONS`; 0: served);
 * times (s, NaN until they happen): ``first_token``, ``last_token``,
@@ -44,7 +47,7 @@ _NAN = float("nan")
 ARRIVAL_COLUMNS = ("prompt", "output", "priority", "arrival", "target", "truncated")
 #: Columns that start at zero.
 ZERO_COLUMNS = ("generated", "computed", "high", "preemptions", "recomputed", "rescued", "swaps",
-                "max_gap", "paused", "lookup_tokens", "hit_tokens", "rejected")
+                "max_gap", "paused", "lookup_tokens", "hit_tokens", "rejected", "loaded")
 #: Times that start as NaN.
 NAN_COLUMNS = ("first_token", "finish", "last_token", "first_scheduled")
 
@@ -65,6 +68,7 @@ class RequestTable:
     preemptions: list[int]
     recomputed: list[int]
     rescued: list[int]
+    loaded: list[int]
     swaps: list[int]
     max_gap: list[float]
     paused: list[float]

@@ -51,20 +51,23 @@ from typing import TYPE_CHECKING, Any, NamedTuple, TypeAlias
 
 from kvsim.units import UNLIMITED
 
-from .blocks import KVCacheManager, block_position, blocks_for
+from .blocks import IN_DECODE_GROUP, KVCacheManager, block_position, blocks_for
+from .blocks.host_tier import HostTier
+from .blocks.pool import NO_HIT
 from .costs import transfer_copies
 from .fit import check_requests_fit, unfit_reasons
-from .plan import BATCH, DECODE_RUN, EVICTED, StepPlan
+from .plan import BATCH, DECODE_RUN, EVICTED, LOAD_WAIT, StepPlan
 from .policies import make_policy
 from .requests import RequestTable
 from .swapping import SwapSpace
 from .waiting import make_waiting_queue
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Callable, Sequence
 
     from kvsim.model.spec import ModelSpec
 
+    from .blocks.pool import Hit
     from .options import EngineConfig
     from .plan import Chunk
     from .timeline import Recorder
@@ -106,7 +109,8 @@ class Scheduler:
     :meth:`snapshot` is the read-only view for whoever watches it step.
     """
 
-    def __init__(self, cfg: EngineConfig, model: ModelSpec, arrivals: Arrivals, rec: Recorder) -> None:
+    def __init__(self, cfg: EngineConfig, model: ModelSpec, arrivals: Arrivals, rec: Recorder,
+                 transfer_s: Callable[[int], float] | None = None) -> None:
         self.cfg, self.model, self.arrivals, self.rec = cfg, model, arrivals, rec
         self.block_size = cfg.block_size
         self.now_s = 0.0
@@ -124,6 +128,13 @@ class Scheduler:
                               transfer_copies(1, model.kv_layers, model.kv_tensors),
                               cfg.swap_space_full)
         self.swapped = self.swap.queue
+        # vLLM V1's host tier (kv_offloading_size): loads run in the background, the request
+        # waiting (vLLM's WAITING_FOR_REMOTE_KVS) and holding its blocks until the copy is done
+        self.tier = HostTier(cfg.host_tier_blocks, cfg.host_block_bytes) \
+            if cfg.kv_offloading_size is not None else None
+        self.transfer_s = transfer_s            # seconds a copy of n bytes over PCIe takes
+        self.loading: dict[int, float] = {}     # rid -> when its load is done (s), in order
+        self.loaded: set[int] = set()           # back in the waiting queue, its loaded blocks held
         self.stalled: list[int] = []            # decoders that get no token in this step
         self.unstalled: list[int] = []          # re-joined the decode group after a stall
         self.stall_ends = 0                     # stall pauses closed in this step
@@ -194,7 +205,7 @@ class Scheduler:
         refused: a refused request is never counted as waiting). What the engine's loop would
         do before the next step, done before the step is recorded: the same pulls, in the same
         order, and the idle reset the loop would make first when the step left nothing to do."""
-        if not (self.running or self.waiting or self.swapped):
+        if not (self.running or self.waiting or self.swapped or self.loading):
             self.policy.idled()
         self.pull_arrivals(t1)
 
@@ -230,7 +241,8 @@ class Scheduler:
         """``rid`` has emitted a token and decodes from step ``T_next`` on."""
         reqs = self.requests
         g = reqs.generated[rid]
-        self.decoding.add(rid, reqs.prompt[rid] + g - 1, T_next, T_next + reqs.output[rid] - g - 1)
+        self.kv.join_decoding(rid, reqs.prompt[rid] + g - 1, T_next, T_next + reqs.output[rid] - g - 1)
+        reqs.generated[rid] = IN_DECODE_GROUP      # the group counts it (generated_now)
 
     def _leave_decoding(self, rid: int) -> int:
         """Take ``rid`` out of the decode group before step ``step``; returns its stored tokens."""
@@ -255,6 +267,9 @@ class Scheduler:
             self.unstalled.remove(rid)
         self.policy.released(rid)
         reqs.preemptions[rid] += 1
+        if self.tier is not None:          # its stores are finished first (vLLM PR #29870)
+            self.tier.flush(rid)
+            self.tier.forget(rid)
         if self.cfg.preemption_mode == "swap" and decoding \
                 and self.swap.swap_out(rid, self.kv.held[rid], self.now_s):
             mode = SWAP
@@ -292,6 +307,8 @@ class Scheduler:
             self.swap.new_step()
         if self.policy.acts_before_step:
             self.policy.before_step()
+        if self.loading:
+            self._loads_done()
         # 1. the running requests
         chunks, solo, budget = self._schedule_running(self.cfg.max_num_batched_tokens)
         n_group = self.decoding.size
@@ -306,8 +323,43 @@ class Scheduler:
                                                       or self.unstalled)):
             return self._batch_plan(chunks, solo, resumed, n_group, tuple(self.victims))
         if not n_group:
+            if not self.victims and self.loading:   # nothing runs until a load is done
+                return self._wait_plan()
+            if not self.victims and self.loaded:
+                self._release_a_loaded_request()
             return self._evicted_plan()
         return self._decode_run_plan(n_group)
+
+    def _release_a_loaded_request(self) -> None:
+        """Nothing can run, and waiting requests back from the host tier hold blocks the queue's
+        head needs: the last of them gives its blocks back, as a recompute preemption (its
+        blocks stay cached, and the tier still holds what it stored)."""
+        # NOTE(host-tier-stall-release): vLLM has no rule for this stall (its waiting requests
+        # would keep their blocks and nothing would run); kvsim frees the last one's
+        rid = [r for r in self.waiting if r in self.loaded][-1]
+        reqs = self.requests
+        self.loaded.discard(rid)
+        self.kv.release(rid, reqs.computed[rid], reachable=True)
+        reqs.computed[rid] = 0
+        reqs.preemptions[rid] += 1
+        self.rec.event(self.now_s, rid, RECOMPUTE)
+        self.victims.append((rid, int(RECOMPUTE)))
+
+    def _wait_plan(self) -> StepPlan:
+        """Nothing can run before the first load is done: the engine waits until then."""
+        self.last_plan = StepPlan(LOAD_WAIT, wait_until_s=min(self.loading.values()))
+        return self.last_plan
+
+    def _loads_done(self) -> None:
+        """Requests whose load is done go back to the front of the waiting queue, in the
+        order they started loading, holding their blocks (vLLM reports them at the end of
+        the step the copy finished in, and schedules them from the next)."""
+        now = self.now_s
+        done = [rid for rid, ready_s in self.loading.items() if ready_s <= now]
+        for rid in reversed(done):
+            del self.loading[rid]
+            self.loaded.add(rid)
+            self.waiting.push_front(rid)
 
     def _evicted_plan(self) -> StepPlan:
         """Everything that could run was evicted: a step that computes nothing and lasts as
@@ -325,8 +377,9 @@ class Scheduler:
         the policy might admit a waiting request in the next step (or jumps are off)."""
         group, pool, bs, T = self.decoding, self.kv.pool, self.block_size, self.step
         k = group.next_finish()[0] - T + 1
-        if k > self.max_jump or ((self.waiting or self.swapped) and not self.policy.stays_blocked
-                                 and not self.policy.batch_is_full):
+        if k > self.max_jump or self.loading or (
+                (self.waiting or self.swapped) and not self.policy.stays_blocked
+                and not self.policy.batch_is_full):
             k = 1
         free = pool.blank + pool.cached_free
         if k > 1 and free < n_group * blocks_for(k - 1, bs):   # the blocks might not last k steps
@@ -506,6 +559,12 @@ class Scheduler:
                 and budget > 0:
             rid = waiting.head()
             tokens = reqs.target[rid]
+            if rid in self.loaded:                 # back from the host tier, its blocks held
+                if not self._admit_loaded(rid, tokens, chunks, budget):
+                    break
+                budget -= chunks[-1][2]
+                admitted = True
+                continue
             hit = kv.lookup(rid, tokens)
             hit_tokens = hit.blocks * self.block_size
             c = tokens - hit_tokens
@@ -518,20 +577,24 @@ class Scheduler:
             # the blocks the gate asks for: V1 the whole prompt (scheduler_reserve_full_isl)
             gate = tokens if cfg.scheduler_reserve_full_isl else upto
             new_blocks = kv.blocks_for(gate) - hit.blocks
+            if self.tier is not None:
+                host = self._host_hit(rid, tokens, hit.blocks)
+                if host:                           # a load, in the background: vLLM's
+                    loaded_to = (hit.blocks + host) * self.block_size   # WAITING_FOR_REMOTE_KVS
+                    gate = tokens if cfg.scheduler_reserve_full_isl else loaded_to
+                    if not self.policy.admits(rid, kv.blocks_for(gate) - hit.blocks, hit,
+                                              kv.admission_headroom(bool(self.running))):
+                        break
+                    waiting.pop_head()
+                    self._start_load(rid, tokens, hit, host)
+                    continue                       # it schedules nothing now; the next may
             if not self.policy.admits(rid, new_blocks, hit, kv.admission_headroom(bool(self.running))):
                 break
             waiting.pop_head()
             if reqs.first_scheduled[rid] != reqs.first_scheduled[rid]:   # NaN: never scheduled
                 reqs.first_scheduled[rid] = self.now_s
             kv.admit(rid, hit, upto)
-            resumed = reqs.preemptions[rid] > 0
-            if cfg.enable_prefix_caching:
-                self.cache_queries[resumed] += tokens
-                self.cache_hits[resumed] += hit_tokens
-            if resumed:
-                reqs.rescued[rid] += min(hit_tokens, reqs.high[rid])
-            elif cfg.enable_prefix_caching:
-                reqs.lookup_tokens[rid], reqs.hit_tokens[rid] = tokens, hit_tokens
+            self._count_lookup(rid, tokens, hit_tokens)
             reqs.computed[rid] = hit_tokens
             kv.cache_prefix(rid, hit_tokens + c)
             self.running[rid] = None
@@ -541,6 +604,84 @@ class Scheduler:
             budget -= c
             admitted = True
         return admitted
+
+    def _count_lookup(self, rid: int, tokens: int, hit_tokens: int) -> None:
+        """``rid``'s prefix-cache lookup of ``tokens`` found ``hit_tokens``: the counters."""
+        reqs = self.requests
+        resumed = reqs.preemptions[rid] > 0
+        if self.cfg.enable_prefix_caching:
+            self.cache_queries[resumed] += tokens
+            self.cache_hits[resumed] += hit_tokens
+        if resumed:
+            reqs.rescued[rid] += min(hit_tokens, reqs.high[rid])
+        elif self.cfg.enable_prefix_caching:
+            reqs.lookup_tokens[rid], reqs.hit_tokens[rid] = tokens, hit_tokens
+
+    # ------------------------------------------------ the host tier (vLLM V1's connector)
+    def _host_hit(self, rid: int, tokens: int, gpu_hit: int) -> int:
+        """Blocks of ``rid`` ready on the host right after its ``gpu_hit`` blocks (the longest
+        run; at most the blocks before its last token, as a GPU hit)."""
+        assert self.tier is not None
+        # NOTE(host-tier-last-token): at most the blocks before the last token load, as a GPU
+        # hit; vLLM's connector may load a prompt's every full block
+        last = self.kv.full_blocks(tokens - 1)
+        if last <= gpu_hit:
+            return 0
+        return self.tier.lookup(self.kv.block_keys(rid, gpu_hit, last))
+
+    def _start_load(self, rid: int, tokens: int, hit: Hit, host: int) -> None:
+        """``rid`` takes blocks for its GPU hit and ``host`` blocks loaded from the host tier,
+        and waits (holding them) until the copy is done (:meth:`_loads_done`)."""
+        assert self.tier is not None and self.transfer_s is not None
+        kv, reqs, bs = self.kv, self.requests, self.block_size
+        loaded_to = (hit.blocks + host) * bs
+        kv.admit(rid, hit, loaded_to)
+        self.tier.load(kv.block_keys(rid, hit.blocks, hit.blocks + host))
+        self._count_lookup(rid, tokens, hit.blocks * bs)
+        reqs.loaded[rid] += host * bs
+        reqs.computed[rid] = loaded_to
+        self.loading[rid] = self.now_s + self.transfer_s(host * self.cfg.block_bytes)
+
+    def _admit_loaded(self, rid: int, tokens: int, chunks: list[Chunk], budget: int) -> bool:
+        """Admit ``rid``, whose load is done: it computes the rest from where its blocks end
+        (its first chunk joins ``chunks``); False if it does not fit now."""
+        cfg, kv, reqs = self.cfg, self.kv, self.requests
+        done = reqs.computed[rid]
+        c = tokens - done
+        thr = cfg.long_prefill_token_threshold
+        if 0 < thr < c:
+            c = thr
+        if not cfg.enable_chunked_prefill and c > budget:
+            return False
+        c = min(c, budget)
+        gate = tokens if cfg.scheduler_reserve_full_isl else done + c
+        if not self.policy.admits(rid, max(0, kv.blocks_for(gate) - kv.held[rid]), NO_HIT,
+                                  kv.admission_headroom(bool(self.running))):
+            return False
+        self.waiting.pop_head()
+        self.loaded.discard(rid)
+        if reqs.first_scheduled[rid] != reqs.first_scheduled[rid]:   # NaN: never scheduled
+            reqs.first_scheduled[rid] = self.now_s
+        kv.grow(rid, done + c)
+        kv.cache_prefix(rid, done + c)
+        self.running[rid] = None
+        self.prefilling[rid] = None
+        chunks.append((rid, done, c))
+        self.policy.admitted(rid)
+        return True
+
+    def _store_prompt_blocks(self, chunks: Sequence[Chunk]) -> None:
+        """The prompt blocks this step's chunks filled go to the host tier (vLLM stores a
+        request's full prompt blocks, ``offload_prompt_only``), then the tier's step ends."""
+        tier, kv, prompt = self.tier, self.kv, self.requests.prompt
+        assert tier is not None
+        for rid, start, c in chunks:
+            full = kv.full_blocks(min(start + c, prompt[rid]))
+            offered = tier.offered.get(rid, 0)
+            if full > offered:
+                tier.offer(rid, kv.block_keys(rid, offered, full))
+                tier.offered[rid] = full
+        tier.end_step()
 
     # ---------------------------------------- after a step: its tokens
     def _recomputed(self, rid: int, start: int, c: int) -> int:
@@ -587,8 +728,9 @@ class Scheduler:
         reqs = self.requests
         for rid in self.stalled:                   # a step without their token: a short pause
             self.rec.pause_start(rid, reqs.last_token[rid], STALL)
-            self.decoding.add(rid, self._stored(rid), self.step,
-                              self.step + reqs.output[rid] - reqs.generated[rid] - 1)
+            self.kv.join_decoding(rid, self._stored(rid), self.step,
+                                  self.step + reqs.output[rid] - reqs.generated[rid] - 1)
+            reqs.generated[rid] = IN_DECODE_GROUP
             self.unstalled.append(rid)
         self.stalled = []
 
@@ -606,6 +748,8 @@ class Scheduler:
         reqs.finish[rid] = t1
         del self.running[rid]
         self.policy.released(rid)
+        if self.tier is not None:
+            self.tier.forget(rid)
         reachable = self.arrivals.finished(rid, t1)
         self.kv.release(rid, reqs.prompt[rid] + reqs.generated[rid] - 1, reachable=reachable)
 
@@ -617,8 +761,7 @@ class Scheduler:
         t1 = t0 + dt
         self.now_s, self.step = t1, T + 1
         if plan.kind == EVICTED:
-            self._requeue_stalled()
-            self._record(plan, t1, dt, dt, 0, 0, 0, 0, 0)
+            self._apply_evicted(plan, t1, dt)
             return
         reqs, group = self.requests, self.decoding
         self.stall_ends = 0
@@ -629,6 +772,8 @@ class Scheduler:
         for rid in solo:
             self._emit(rid, t1)
             self.rec.stint(rid, T, T + 1)
+        if self.tier is not None:                # before a finish forgets whose blocks they are
+            self._store_prompt_blocks(plan.chunks)
         computed, target, prefilling = reqs.computed, reqs.target, self.prefilling
         prefill_tokens = recomputed = 0
         for rid, start, c in plan.chunks:
@@ -657,6 +802,13 @@ class Scheduler:
         self._record(plan, t1, dt, t1 - t0, n_group + len(solo) - self.stall_ends, prefill_tokens,
                      decode_seqs, emitted, recomputed)
 
+    def _apply_evicted(self, plan: StepPlan, t1: float, dt: float) -> None:
+        """A step that computed nothing (its requests were evicted) ended at ``t1``."""
+        if self.tier is not None:
+            self.tier.end_step()
+        self._requeue_stalled()
+        self._record(plan, t1, dt, dt, 0, 0, 0, 0, 0)
+
     def apply_decode_run(self, plan: StepPlan, ends: list[float], dts: list[float]) -> None:
         """``len(ends)`` (at most ``plan.max_steps``) identical decode steps of ``plan`` ran,
         ending at ``ends`` and lasting ``dts`` (the blocks of the first are taken)."""
@@ -671,7 +823,10 @@ class Scheduler:
         self.now_s, self.step = t1, T + k
         if self.policy.counts_steps:
             self.policy.stepped(k)
-        waiting, swapped = len(self.waiting), len(self.swapped)
+        if self.tier is not None:                # its stores are done within two steps
+            for _ in range(min(k, 2)):
+                self.tier.end_step()
+        waiting, swapped = len(self.waiting) + len(self.loading), len(self.swapped)
         if group.next_finish_step() <= T + k - 1:
             self._finish_decoders(T + k - 1, t1)
         if self.arrivals.arrived_by(t1):       # arrivals in the last step (refused ones leave)
@@ -679,7 +834,7 @@ class Scheduler:
         self.rec.decode_run(t0, ends, dts, T, crossings, kv.num_blocks - blank0 - cached0, blank0,
                             cached0, kv.num_blocks - pool.blank - pool.cached_free,
                             pool.cached_free, n, waiting, swapped, len(self.running),
-                            len(self.waiting), len(self.prefilling))
+                            len(self.waiting) + len(self.loading), len(self.prefilling))
 
     def _record(self, plan: StepPlan, t1: float, dt: float, gap: float, decoding: int,
                 prefill_tokens: int, decode_tokens: int, emitted: int, recomputed: int) -> None:
@@ -688,7 +843,7 @@ class Scheduler:
         pool, swap = self.kv.pool, self.swap
         self.rec.step(t1, dt, gap, self.kv.num_blocks - pool.blank - pool.cached_free,
                       pool.cached_free,
-                      (len(self.running), len(self.waiting),
+                      (len(self.running), len(self.waiting) + len(self.loading),
                        len(self.swapped), len(plan.preempted), decoding, prefill_tokens,
                        decode_tokens, emitted, swap.out_bytes, swap.in_bytes, recomputed))
 
@@ -710,13 +865,27 @@ class Scheduler:
                     prefix_cache_resumed_hits=self.cache_hits[1],
                     prefix_cache_evicted_blocks=self.kv.pool.evicted,
                     load_stopped_s=self.arrivals.stopped_s,
-                    load_stop_reason=self.arrivals.stop_reason)
+                    load_stop_reason=self.arrivals.stop_reason,
+                    **self._tier_counters())
+
+    def _tier_counters(self) -> dict[str, int]:
+        """The host tier's totals, when it runs (vLLM's ``vllm:kv_offload_*`` counters)."""
+        tier = self.tier
+        if tier is None:
+            return {}
+        nbytes = self.cfg.block_bytes
+        return dict(kv_offload_capacity_blocks=tier.capacity,
+                    kv_offload_stored_blocks=tier.stored_blocks,
+                    kv_offload_store_bytes=tier.stored_blocks * nbytes,
+                    kv_offload_loaded_blocks=tier.loaded_blocks,
+                    kv_offload_load_bytes=tier.loaded_blocks * nbytes,
+                    kv_offload_allocation_failures=tier.allocation_failures)
 
     def snapshot(self) -> SchedulerSnapshot:
         """What the scheduler holds now, as plain values (the stepper and the KV gauge read it)."""
         reqs, kv, group, T, bs = self.requests, self.kv, self.decoding, self.step, self.block_size
         waiting = tuple(self.waiting)
-        queued, swapped = set(waiting), set(self.swapped)
+        queued, swapped = set(waiting) | set(self.loading), set(self.swapped)
         views = []
         for rid in range(reqs.count):
             needs_block = False

@@ -42,8 +42,11 @@ Which releases behave which way:
   sliding-window layers stay cached, which kvsim does not model (it charges those
   layers the full context: kvsim/model/spec.py says so); 0.30 adds the
   per-request histogram ``vllm:request_num_preemptions`` (buckets 1, 2, 3, 4, 5, 10,
-  20), which kvsim's current metric set carries. The host-memory KV tier
-  (``--kv-offloading-size`` in GiB, since 0.11.1) is not modelled yet.
+  20), which kvsim's current metric set carries.
+* The host-memory KV tier (``--kv-offloading-size`` in GiB, since 0.11.1; the
+  native ``OffloadingConnector``) is modelled from 0.23, the first release read
+  that stores only prompt blocks (:data:`OFFLOAD_PROMPT_ONLY_SINCE`;
+  :mod:`kvsim.engine.blocks.host_tier`).
 
 Explained where each is used: chapter 1 (memory), chapter 2 (scheduling).
 """
@@ -64,7 +67,7 @@ __all__ = ["VLLM_V1_VERSIONS", "ENGINES", "USAGE_CONTEXTS", "batch_defaults", "w
            "VLLM_V1_RELEASES", "VLLM_V0_RELEASES", "VLLM_VERSION_DEFAULT", "RESERVE_FULL_ISL_SINCE",
            "check_vllm_version", "has_reserve_full_isl", "reserve_full_isl_default",
            "vllm_version_default", "ASYNC_SCHEDULING_SINCE", "async_scheduling_default",
-           "vllm_async_scheduling_default"]
+           "vllm_async_scheduling_default", "OFFLOAD_PROMPT_ONLY_SINCE", "models_host_tier"]
 
 #: The V1 releases kvsim knows (minor versions of 0.x): 0.11, the first without V0, to 0.34.
 VLLM_V1_RELEASES: tuple[int, ...] = tuple(range(11, 35))
@@ -77,6 +80,11 @@ VLLM_VERSION_DEFAULT = "0.34"
 VLLM_V1_VERSIONS = f"vLLM V1 as of {VLLM_VERSION_DEFAULT}"
 #: The first release with ``scheduler_reserve_full_isl``, on by default (see the module text).
 RESERVE_FULL_ISL_SINCE = 19
+#: The first release whose host-memory KV tier (``--kv-offloading-size``, the native
+#: ``OffloadingConnector``) stores only a request's prompt blocks (``offload_prompt_only``, on
+#: by default; absent in the 0.20.0 wheel, present in 0.23.0: the boundary may be off by up to
+#: two releases). kvsim models the tier from this release on.
+OFFLOAD_PROMPT_ONLY_SINCE = 23
 #: The first release that schedules asynchronously by default: ``SchedulerConfig.async_scheduling``
 #: (opt-in since PR #19970, June 2025) became "on unless a feature forbids it" with PR #27614,
 #: listed in tracking issue #27679 and shipped in 0.14.0 (January 2026; the release notes as
@@ -220,6 +228,11 @@ def reserve_full_isl_default(engine: str, version: str) -> bool:
     """
     check_choice("engine", engine, ENGINES)
     return engine == "v1" and has_reserve_full_isl(version)
+
+
+def models_host_tier(version: str) -> bool:
+    """Whether kvsim models the host tier of a V1 release (0.23 and later)."""
+    return _minor(version) >= OFFLOAD_PROMPT_ONLY_SINCE
 
 
 def vllm_async_scheduling_default(engine: str, version: str) -> bool:

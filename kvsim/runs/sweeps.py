@@ -57,7 +57,7 @@ import itertools
 import math
 import sys
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 import numpy as np
@@ -71,7 +71,8 @@ from kvsim.errors import KvsimError, check_int
 from .scenarios import get_scenario
 from .summary_cache import SummaryCache, from_environment, run_key
 
-__all__ = ["sweep", "sweep_points", "chunk_size_for", "MAX_GRID_VALUES", "MAX_SWEEP_RUNS"]
+__all__ = ["sweep", "sweep_points", "run_batch", "check_seeds", "check_chunk_size", "column",
+           "chunk_size_for", "MAX_GRID_VALUES", "MAX_SWEEP_RUNS"]
 
 #: Runs from which a sweep shows its progress unless told not to.
 PROGRESS_FROM = 8
@@ -174,20 +175,22 @@ def sweep_points(grid: Mapping[str, Iterable] | None) -> list[dict]:
     return [dict(zip(names, combo)) for combo in itertools.product(*values)]
 
 
-def _check_seeds(seeds) -> list[int]:
+def check_seeds(seeds, caller: str = "sweep") -> list[int]:
+    """``seeds`` as a list of distinct seeds (``[None]`` for ``None``); errors name ``caller``."""
     if seeds is None:
         return [None]
     if isinstance(seeds, (str, bytes)) or not isinstance(seeds, Iterable):
         seeds = [seeds]
     seeds = list(itertools.islice(seeds, MAX_SWEEP_RUNS + 1))        # an endless iterator ends
     if len(seeds) > MAX_SWEEP_RUNS:
-        raise KvsimError(f"sweep: more than {MAX_SWEEP_RUNS:,} seeds: expected at most "
+        raise KvsimError(f"{caller}: more than {MAX_SWEEP_RUNS:,} seeds: expected at most "
                          f"{MAX_SWEEP_RUNS:,} runs")
     out = [check_int("seed", s, min=0, max=2**63 - 1) for s in seeds]
     if not out:
-        raise KvsimError("sweep: seeds is empty: expected at least one seed (or None)")
+        none_too = " (or None)" if caller == "sweep" else ""
+        raise KvsimError(f"{caller}: seeds is empty: expected at least one seed{none_too}")
     if len(set(out)) != len(out):
-        raise KvsimError(f"sweep: seeds {out} repeat a seed: expected each once")
+        raise KvsimError(f"{caller}: seeds {out} repeat a seed: expected each once")
     return out
 
 
@@ -207,9 +210,9 @@ def _run(task: tuple) -> dict:
     return simulate(workload, **kwargs).summary()
 
 
-def _run_chunk(tasks: list) -> list[dict]:
+def _run_chunk(run_one: Callable[[Any], dict], tasks: list) -> list[dict]:
     """Several runs in one task, in order: their summaries (module-level: picklable)."""
-    return [_run(task) for task in tasks]
+    return [run_one(task) for task in tasks]
 
 
 def _worker_count(executor) -> int | None:
@@ -263,7 +266,7 @@ def chunk_size_for(per_run_s: float, runs: int, workers: int | None) -> int:
     return min(max(1, by_scheduler, min(by_time, by_balance)), one_task_each)
 
 
-def _check_chunk_size(chunk_size) -> int | None:
+def check_chunk_size(chunk_size) -> int | None:
     if chunk_size is None:
         return None
     return check_int("chunk_size", chunk_size, min=1, max=CHUNK_SIZE_MAX)
@@ -279,8 +282,9 @@ def _in_jupyter() -> bool:
 class _Progress:
     """A progress line: a bar on a terminal's stderr, an updating text in Jupyter."""
 
-    def __init__(self, total: int, enabled: bool | None):
+    def __init__(self, total: int, enabled: bool | None, label: str = "sweep"):
         self.total, self.done, self.start = total, 0, time.perf_counter()
+        self.label = label
         self.handle = None
         self.tty = False
         if enabled is False or (enabled is None and total < PROGRESS_FROM):
@@ -293,7 +297,7 @@ class _Progress:
             self.tty = enabled is True or (hasattr(sys.stderr, "isatty") and sys.stderr.isatty())
 
     def _text(self) -> str:
-        return f"sweep: {self.done} of {self.total} runs"
+        return f"{self.label}: {self.done} of {self.total} runs"
 
     def step(self, runs: int = 1) -> None:
         """``runs`` more runs are done (a chunk's worth on an executor)."""
@@ -308,7 +312,7 @@ class _Progress:
             filled = int(width * self.done / self.total)
             secs = time.perf_counter() - self.start
             sys.stderr.write(f"\r[{'#' * filled}{'.' * (width - filled)}] {self.done}/{self.total} "
-                             f"runs, {secs:.0f} s")
+                             f"runs, {secs:.0f} s ({self.label})")
             if self.done == self.total:
                 sys.stderr.write("\n")
             sys.stderr.flush()
@@ -330,7 +334,7 @@ def sweep(base, grid: Mapping[str, Iterable] | None = None, *, seeds=None, execu
     is made; ``True``: that cache, which must be set). The table is the same
     either way.
     """
-    chunk_size = _check_chunk_size(chunk_size)
+    chunk_size = check_chunk_size(chunk_size)
     if cache not in (None, True, False):
         raise KvsimError(f"sweep: cache = {cache!r}: expected None, True or False")
     store = from_environment() if cache is not False else None
@@ -339,7 +343,7 @@ def sweep(base, grid: Mapping[str, Iterable] | None = None, *, seeds=None, execu
                          "a directory for the run cache")
     scenario, fixed = _base_kwargs(base)
     points = sweep_points(grid)
-    seed_list = _check_seeds(seeds)
+    seed_list = check_seeds(seeds)
     if len(points) * len(seed_list) > MAX_SWEEP_RUNS:
         raise KvsimError(f"sweep: {len(points):,} grid points x {len(seed_list):,} seeds = "
                          f"{len(points) * len(seed_list):,} runs: expected at most "
@@ -355,68 +359,87 @@ def sweep(base, grid: Mapping[str, Iterable] | None = None, *, seeds=None, execu
         unknown = [k for k in list(fixed) + list(points[0]) if k not in known]
         if unknown:
             raise KvsimError(f"sweep: {unknown[0]!r} is not an option of kvsim.simulate")
-    if executor is not None and not hasattr(executor, "submit"):
-        raise KvsimError(f"sweep: executor = {executor!r} has no submit(): expected a "
-                         f"concurrent.futures.Executor (or a Dask client's get_executor())")
     all_tasks = [(scenario, fixed, point, seed) for point in points for seed in seed_list]
-    bar = _Progress(len(all_tasks), progress)
-    found, keys, tasks = _look_up(store, all_tasks)
-    if len(tasks) < len(all_tasks):
-        bar.step(len(all_tasks) - len(tasks))
-    if executor is None or not tasks:
+    keys = [run_key(scenario, {**fixed, **point}, seed) if scenario is not None and store is not None
+            else None for (scenario, fixed, point, seed) in all_tasks]
+    summaries = run_batch(_run, all_tasks, keys, executor=executor, chunk_size=chunk_size,
+                          progress=progress, store=store)
+    columns: dict[str, Any] = {}
+    for name in points[0]:
+        columns[name] = column([p[name] for p in points for _ in seed_list])
+    if seed_list != [None]:
+        columns["seed"] = np.array([s for _ in points for s in seed_list], dtype=np.int64)
+    for key in SUMMARY_KEYS:
+        columns[key] = column([s[key] for s in summaries])
+    return Table(columns)
+
+
+def run_batch(run_one: Callable[[Any], dict], tasks: list, keys: list[str | None], *,
+              executor=None, chunk_size: int | None = None, progress: bool | None = None,
+              store: SummaryCache | None = None, label: str = "sweep",
+              stats: dict[str, int] | None = None) -> list[dict]:
+    """Every task's summary, in task order: the engine under :func:`sweep` and the planner.
+
+    ``run_one`` (a module-level function, so an executor can pickle it) makes one
+    run's summary from one task; ``keys`` holds each task's run-cache key
+    (``None``: not cached). Tasks found in ``store`` are read back; the rest run
+    here (``executor=None``) or on ``executor`` in chunks of ``chunk_size``
+    runs (``None``: sized from the first runs, timed here; see the module
+    docstring), and are stored. ``label`` names the progress line; ``stats``, when
+    given, gets ``runs`` (the tasks) and ``made`` (those run, not read back).
+    """
+    if executor is not None and not hasattr(executor, "submit"):
+        raise KvsimError(f"{label}: executor = {executor!r} has no submit(): expected a "
+                         f"concurrent.futures.Executor (or a Dask client's get_executor())")
+    bar = _Progress(len(tasks), progress, label)
+    found, to_run = _look_up(store, tasks, keys)
+    if stats is not None:
+        stats.update(runs=len(tasks), made=len(to_run))
+    if len(to_run) < len(tasks):
+        bar.step(len(tasks) - len(to_run))
+    if executor is None or not to_run:
         summaries = []
-        for task in tasks:
-            summaries.append(_run(task))
+        for task in to_run:
+            summaries.append(run_one(task))
             bar.step()
     else:
-        summaries = [None] * len(tasks)
+        summaries = [None] * len(to_run)
         start = 0
         if chunk_size is None:
             # Time the first runs here (their summaries are kept), then size the chunks.
             stamps = [_clock()]
-            while start < min(MEASURE_RUNS, len(tasks)) and (
+            while start < min(MEASURE_RUNS, len(to_run)) and (
                     start == 0 or stamps[-1] - stamps[0] < MEASURE_S):
-                summaries[start] = _run(tasks[start])
+                summaries[start] = run_one(to_run[start])
                 stamps.append(_clock())
                 start += 1
                 bar.step()
             per_run = float(np.median(np.diff(stamps)))
-            chunk_size = chunk_size_for(per_run, len(tasks) - start, _worker_count(executor))
-        futures = {executor.submit(_run_chunk, tasks[i:i + chunk_size]): i
-                   for i in range(start, len(tasks), chunk_size)}
+            chunk_size = chunk_size_for(per_run, len(to_run) - start, _worker_count(executor))
+        futures = {executor.submit(_run_chunk, run_one, to_run[i:i + chunk_size]): i
+                   for i in range(start, len(to_run), chunk_size)}
         for future in cf.as_completed(futures):
             i = futures[future]
             done = future.result()
             summaries[i:i + len(done)] = done
             bar.step(len(done))
-    summaries = _merge(store, found, keys, summaries)
-    columns: dict[str, Any] = {}
-    for name in points[0]:
-        columns[name] = _column([p[name] for p in points for _ in seed_list])
-    if seed_list != [None]:
-        columns["seed"] = np.array([s for _ in points for s in seed_list], dtype=np.int64)
-    for key in SUMMARY_KEYS:
-        columns[key] = _column([s[key] for s in summaries])
-    return Table(columns)
+    return _merge(store, found, keys, summaries)
 
 
-def _look_up(store: SummaryCache | None, tasks: list) -> tuple[dict, list, list]:
-    """Split ``tasks`` into the summaries ``store`` already holds (by index) and the tasks to run;
-    with the key of each task (``None``: not cacheable, or no store)."""
+def _look_up(store: SummaryCache | None, tasks: list, keys: list) -> tuple[dict, list]:
+    """Split ``tasks`` into the summaries ``store`` already holds under their ``keys`` (by
+    index) and the tasks to run."""
     if store is None:
-        return {}, [None] * len(tasks), tasks
+        return {}, tasks
     found: dict[int, dict] = {}
-    keys: list[str | None] = []
     to_run = []
-    for i, (scenario, fixed, point, seed) in enumerate(tasks):
-        key = run_key(scenario, {**fixed, **point}, seed) if scenario is not None else None
-        keys.append(key)
+    for i, key in enumerate(keys):
         summary = store.get(key) if key is not None else None
         if summary is None:
             to_run.append(tasks[i])
         else:
             found[i] = summary
-    return found, keys, to_run
+    return found, to_run
 
 
 def _merge(store: SummaryCache | None, found: dict, keys: list, made: list) -> list:
@@ -435,7 +458,7 @@ def _merge(store: SummaryCache | None, found: dict, keys: list, made: list) -> l
     return out
 
 
-def _column(values: list) -> np.ndarray:
+def column(values: list) -> np.ndarray:
     """A numpy column: ints as int64, other numbers as float64, anything else as str."""
     if all(isinstance(v, (bool, np.bool_)) for v in values):
         return np.array(values, dtype=bool)

@@ -12,8 +12,9 @@ demand) and chapter 3, *Swap versus recompute* (what the prefix cache rescues).
 from __future__ import annotations
 
 from .counting import block_position, blocks_for
-from .decode_group import DecodeGroup
+from .decode_group import IN_DECODE_GROUP, DecodeGroup
 from .manager import KVCacheManager
 from .pool import BlockPool, Hit
 
-__all__ = ["BlockPool", "DecodeGroup", "Hit", "KVCacheManager", "blocks_for", "block_position"]
+__all__ = ["BlockPool", "DecodeGroup", "Hit", "IN_DECODE_GROUP", "KVCacheManager", "blocks_for",
+           "block_position"]

@@ -21,7 +21,12 @@ from __future__ import annotations
 import heapq
 import math
 
-__all__ = ["DecodeGroup"]
+__all__ = ["DecodeGroup", "IN_DECODE_GROUP"]
+
+#: What a member's own counts read while it is in the group (the request table's ``generated``,
+#: the KV manager's ``held``): the group holds them in closed form, and they are written back
+#: when it leaves, so no stale count is ever readable.
+IN_DECODE_GROUP = -1
 
 
 class DecodeGroup:

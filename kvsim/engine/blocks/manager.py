@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from .counting import blocks_for
-from .decode_group import DecodeGroup
+from .decode_group import IN_DECODE_GROUP, DecodeGroup
 from .pool import NO_HIT, BlockPool, GroupBlock, Hit
 
 __all__ = ["KVCacheManager"]
@@ -41,7 +41,7 @@ class KVCacheManager:
         self.caching = prefix_caching
         self.watermark_blocks = watermark_blocks
         self.watermark_when_alone = watermark_when_alone
-        self.held: dict[int, int] = {}   # blocks of each request, decoding ones as they joined
+        self.held: dict[int, int] = {}   # blocks of each request (decode group: IN_DECODE_GROUP)
         self.group_refs: dict[int, list[GroupBlock]] = {}   # shared-prefix blocks each request holds
         self.identity: dict[int, tuple[int, int, int]] = {}  # rid -> (group, prefix_tokens, stream key)
 
@@ -120,6 +120,18 @@ class KVCacheManager:
             return Hit(blocks, None, 0) if blocks else NO_HIT
         return Hit(blocks, run, min(run.hi, max_blocks) - run.lo)
 
+    def block_keys(self, rid: int, first: int, last: int) -> list[tuple[int, int, int]]:
+        """Names of ``rid``'s blocks ``first .. last - 1`` by content, as the prefix cache names
+        them: ``(0, group, i)`` inside a shared prefix, else ``(1, stream, i)`` (the host tier's
+        keys, :mod:`kvsim.engine.blocks.host_tier`)."""
+        group, prefix_tokens, key = self.identity[rid]
+        in_prefix = prefix_tokens // self.block_size if group >= 0 else 0
+        return [(0, group, i) if i < in_prefix else (1, key, i) for i in range(first, last)]
+
+    def full_blocks(self, tokens: int) -> int:
+        """Blocks ``tokens`` tokens fill completely."""
+        return tokens // self.block_size
+
     def can_allocate(self, new_blocks: int, hit: Hit = NO_HIT, headroom: int = 0) -> bool:
         """Would ``new_blocks`` fresh blocks (plus the hit's free blocks) leave ``headroom`` free?"""
         return new_blocks + hit.evictable + headroom <= self.pool.free
@@ -152,6 +164,13 @@ class KVCacheManager:
         """Take the blocks of the decodes of steps ``T_first .. T_end - 1`` (checked by the
         caller: :meth:`DecodeGroup.steps_until_short`)."""
         self.pool.take(self.decoding.new_blocks_between(T_first, T_end))
+
+    def join_decoding(self, rid: int, stored_tokens: int, T: int, last_step: int) -> None:
+        """``rid``, holding ``stored_tokens`` before step ``T``, decodes until ``last_step``: the
+        decode group counts its blocks from now on, and its own count reads
+        :data:`kvsim.engine.requests.IN_DECODE_GROUP` until it leaves (:meth:`held_by`)."""
+        self.decoding.add(rid, stored_tokens, T, last_step)
+        self.held[rid] = IN_DECODE_GROUP
 
     def leave_decoding(self, rid: int, T: int) -> int:
         """``rid`` leaves the decode group before step ``T``: its table holds what it stores
