@@ -34,6 +34,7 @@ import sys
 import threading
 import time
 from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
+from contextlib import contextmanager
 from pathlib import Path
 
 import startup_logs
@@ -84,6 +85,21 @@ class _Counted:
         return getattr(self.inner, name)
 
 
+@contextmanager
+def two_worker_cluster(distributed):
+    """A Dask LocalCluster of 2 single-threaded worker processes, both up: ``(client, executor)``.
+
+    ``silence_logs=CRITICAL``: a worker's heartbeat that races the shutdown logs a traceback
+    otherwise; ``pure=False``: Dask would otherwise give a task the result of an identical one
+    still in memory (the same runs, repeated), and the repeats would time nothing."""
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  host="127.0.0.1", dashboard_address=None,
+                                  silence_logs=logging.CRITICAL) as cluster, \
+            distributed.Client(cluster) as client:
+        client.wait_for_workers(2)
+        yield client, client.get_executor(pure=False)
+
+
 def sweep_on_dask(rep: int) -> None:
     """A 2-worker Dask LocalCluster: the cost of one task, and batching's speed-up.
 
@@ -108,15 +124,7 @@ def sweep_on_dask(rep: int) -> None:
     serial = median_time(lambda: kvsim.sweep(base, grid, seeds=seeds, progress=False),
                          max(3, rep // 3))
     per_run = serial / runs
-    # CRITICAL: a worker's heartbeat that races the shutdown logs a traceback otherwise.
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                  host="127.0.0.1", dashboard_address=None,
-                                  silence_logs=logging.CRITICAL) as cluster, \
-            distributed.Client(cluster) as client:
-        client.wait_for_workers(2)
-        # pure=False: Dask would otherwise give a task the result of an identical one still
-        # in memory (the same runs, repeated), and the repeats would time nothing.
-        ex = client.get_executor(pure=False)
+    with two_worker_cluster(distributed) as (_client, ex):
         n = 200
         walls, cpus = [], []
         for _ in range(max(3, rep // 2) + 1):
@@ -329,12 +337,7 @@ def plan_on_dask(rep: int) -> None:
     except ImportError:
         print("  (distributed is not installed: the cluster run and the costing are skipped)")
         return
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                  host="127.0.0.1", dashboard_address=None,
-                                  silence_logs=logging.CRITICAL) as cluster, \
-            distributed.Client(cluster) as client:
-        client.wait_for_workers(2)
-        ex = client.get_executor(pure=False)
+    with two_worker_cluster(distributed) as (_client, ex):
         kvsim.plan(PLAN_BASE, PLAN_GRID, slo=PLAN_SLO, executor=ex, **PLAN_KWARGS)  # warm up
         clustered = median_time(lambda: kvsim.plan(PLAN_BASE, PLAN_GRID, slo=PLAN_SLO,
                                                    executor=ex, **PLAN_KWARGS),

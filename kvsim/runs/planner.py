@@ -71,8 +71,8 @@ from kvsim.errors import KvsimError, check_float
 
 from .planner_costs import Replicas, check_prices, gpu_hours_per_million, pareto_front, replicas_for
 from .planner_traffic import GeneratedTraffic, ReplayedTraffic, as_traffic
-from .summary_cache import from_environment, run_key
-from .sweeps import check_chunk_size, check_seeds, column, run_batch, sweep_points
+from .summary_cache import run_key
+from .sweeps import check_chunk_size, check_seeds, column, run_batch, run_cache, sweep_points
 
 __all__ = ["plan", "Plan", "ConfigPlan", "SLO_UPPER_LIMITS", "SLO_LOWER_LIMITS",
            "INFEASIBLE_REASONS", "GROWTH"]
@@ -403,12 +403,7 @@ def plan(base=None, grid: Mapping[str, Iterable] | None = None, *, slo: Mapping[
     rel_tol = check_float("rel_tol", rel_tol, min=REL_TOL_RANGE[0], max=REL_TOL_RANGE[1],
                           why="the bracket's width over the rate")
     chunk_size = check_chunk_size(chunk_size)
-    if cache not in (None, True, False):
-        raise KvsimError(f"plan: cache = {cache!r}: expected None, True or False")
-    store = from_environment() if cache is not False else None
-    if cache is True and store is None:
-        raise KvsimError("plan: cache=True but KVSIM_RUN_CACHE is not set: expected it to name "
-                         "a directory for the run cache")
+    store = run_cache(cache, "plan")
     traffic = as_traffic(trace, prompt, output)
     configs = _configurations(base, grid)
     gpus = [_gpu_name(settings["gpu"]) for _, settings in configs]

@@ -266,6 +266,18 @@ def chunk_size_for(per_run_s: float, runs: int, workers: int | None) -> int:
     return min(max(1, by_scheduler, min(by_time, by_balance)), one_task_each)
 
 
+def run_cache(cache: object, caller: str = "sweep") -> SummaryCache | None:
+    """The run cache a sweep (or a plan) reads and fills: ``None`` the one ``KVSIM_RUN_CACHE``
+    names, if any; ``False`` none; ``True`` that one, which must be set."""
+    if cache not in (None, True, False):
+        raise KvsimError(f"{caller}: cache = {cache!r}: expected None, True or False")
+    store = from_environment() if cache is not False else None
+    if cache is True and store is None:
+        raise KvsimError(f"{caller}: cache=True but KVSIM_RUN_CACHE is not set: expected it to "
+                         "name a directory for the run cache")
+    return store
+
+
 def check_chunk_size(chunk_size) -> int | None:
     if chunk_size is None:
         return None
@@ -335,12 +347,7 @@ def sweep(base, grid: Mapping[str, Iterable] | None = None, *, seeds=None, execu
     either way.
     """
     chunk_size = check_chunk_size(chunk_size)
-    if cache not in (None, True, False):
-        raise KvsimError(f"sweep: cache = {cache!r}: expected None, True or False")
-    store = from_environment() if cache is not False else None
-    if cache is True and store is None:
-        raise KvsimError("sweep: cache=True but KVSIM_RUN_CACHE is not set: expected it to name "
-                         "a directory for the run cache")
+    store = run_cache(cache)
     scenario, fixed = _base_kwargs(base)
     points = sweep_points(grid)
     seed_list = check_seeds(seeds)
