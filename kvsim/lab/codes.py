@@ -41,7 +41,8 @@ import hmac
 import os
 import re
 import unicodedata
-from typing import Any, Iterable, Mapping
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 from kvsim.errors import KvsimError
 
@@ -244,7 +245,7 @@ def _parse(text: str, parts: list[str]) -> dict:
                          f"setting(s) ({', '.join(lv.name for lv in m.levers)}), the code "
                          f"{len(values)}")
     try:
-        settings = {lv.name: _parse_value(lv, v) for lv, v in zip(m.levers, values)}
+        settings = {lv.name: _parse_value(lv, v) for lv, v in zip(m.levers, values, strict=True)}
         if pred_t == "-":
             prediction = None
         elif m.band and ":" in pred_t:

@@ -44,8 +44,9 @@ from __future__ import annotations
 
 import functools
 import itertools
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -162,7 +163,7 @@ class Lever:
     def grid_text(self) -> str:
         """The grid in words: ``0.6 to 0.95 in steps of 0.05``, or the values listed."""
         values = [g for g in self.grid if g is not None]
-        steps = {round(b - a, 9) for a, b in zip(values, values[1:])}
+        steps = {round(b - a, 9) for a, b in itertools.pairwise(values)}
         if len(values) >= 5 and len(steps) == 1:
             text = f"{_fmt(values[0])} to {_fmt(values[-1])} in steps of {_fmt(steps.pop())}"
         else:
@@ -469,9 +470,9 @@ def get_mission(mission) -> Mission:
         for m in MISSIONS.values():
             if mission in (m.key, str(m.number), m.scenario):
                 return m
-    elif isinstance(mission, (int, np.integer)) and not isinstance(mission, bool):
-        if int(mission) in MISSIONS:
-            return MISSIONS[int(mission)]
+    elif isinstance(mission, int | np.integer) and not isinstance(mission, bool) \
+            and int(mission) in MISSIONS:
+        return MISSIONS[int(mission)]
     raise KvsimError(f"mission={mission!r} is not known: expected 1, 2, 3 or 4 "
                      f"({', '.join(m.key for m in MISSIONS.values())})")
 
@@ -977,7 +978,7 @@ def ticket_facts(mission) -> dict:
     idx = np.searchsorted(t, edges, side="right") - 1
     lines, peak, best_pre = [], None, -1
     prev = int(np.searchsorted(t, start, side="left"))
-    for e, i in zip(edges, idx):
+    for e, i in zip(edges, idx, strict=True):
         i = int(max(i, 0))
         sl = slice(prev, i + 1)
         prompt = float(tl["prefill_tokens"][sl].sum()) / window

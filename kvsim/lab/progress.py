@@ -50,9 +50,10 @@ import os
 import re
 import stat
 import sys
-from datetime import datetime, timezone
+from collections.abc import Mapping
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 try:                     # POSIX: an advisory lock serialises read-modify-write between kernels
     import fcntl
@@ -83,7 +84,7 @@ from .codes import (
     upgrade_old_code,
     verify,
 )
-from .missions import MISSIONS, check_prediction, get_mission, normalise_settings, score
+from .missions import MISSIONS, Mission, check_prediction, get_mission, normalise_settings, score
 
 __all__ = ["ENV_VAR", "progress_path", "load", "reset", "set_name", "commit_prediction",
            "attempt", "completion_code", "verify", "leaderboard", "leaderboard_lines", "rejection",
@@ -245,7 +246,7 @@ def _salvage(text: str) -> dict:
     dec = json.JSONDecoder()
     found = {}
     for n in MISSIONS:
-        for hit in re.finditer(r'"%d"\s*:\s*\{' % n, text):
+        for hit in re.finditer(rf'"{n}"\s*:\s*\{{', text):
             try:
                 rec, _ = dec.raw_decode(text, hit.end() - 1)
             except ValueError:
@@ -299,7 +300,7 @@ def _read(p: Path) -> dict:
                 _save(upgraded, p)
                 return upgraded
             why = f"damaged record(s) for mission {', '.join(bad)}"
-    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S.%fZ")
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S.%fZ")
     aside = p.with_name(f"{p.name}.bad-{stamp}")
     n = 1
     while not create_new_file(aside, raw):          # never over anything already there
@@ -526,7 +527,7 @@ def _export_text(data: dict) -> str:
         if isinstance(e, dict) and e.get("stars") and e.get("code"):
             codes[key] = e["code"]
     doc = {"format": _FORMAT, "version": _EXPORT_VERSION, "kvsim_version": _kvsim_version(),
-           "exported_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+           "exported_at": datetime.now(UTC).isoformat(timespec="seconds"),
            "note": _NOTE, "codes": codes, "progress": data}
     return json.dumps(doc, indent=1, sort_keys=True) + "\n"
 
@@ -550,16 +551,7 @@ def _check_record(where: str, key, rec) -> dict:
         what = f"lacks {missing[0]!r}" if missing else f"has an unknown field {_show(extra[0])}"
         raise KvsimError(f"{at}: the record {what}: expected exactly {', '.join(_FIELDS)}")
     out = dict(rec)
-    for name, lo, hi in (("attempts", 0, None), ("stars", 0, 3)):
-        v = rec[name]
-        if type(v) is not int or v < lo or (hi is not None and v > hi):
-            rng = f"{lo} to {hi}" if hi is not None else f">= {lo}"
-            raise KvsimError(f"{at}: {name}={_show(v)}: expected an integer {rng}")
-    if type(rec["prediction_counts"]) is not bool:
-        raise KvsimError(f"{at}: prediction_counts={_show(rec['prediction_counts'])}: "
-                         f"expected true or false")
-    if rec["code"] is not None and not isinstance(rec["code"], str):
-        raise KvsimError(f"{at}: code={_show(rec['code'])}: expected a completion code or null")
+    _check_record_scalars(at, rec)
     s = rec["settings"]
     if s is not None:
         levers = [lv.name for lv in m.levers]
@@ -582,26 +574,46 @@ def _check_record(where: str, key, rec) -> dict:
         raise KvsimError(f"{at}: stars={rec['stars']} with code={_show(rec['code'])}: expected "
                          f"a completion code exactly when the record has a star")
     if rec["code"] is not None:
-        try:
-            v = verify(rec["code"], rescore=False, room_key=None)
-        except KvsimError as e:
-            raise KvsimError(f"{at}: code {_show(rec['code'])}: {e}") from None
-        if not v["checksum_ok"]:
-            raise KvsimError(f"{at}: code {rec['code']!r} fails its checksum: expected the code "
-                             f"kvsim wrote (a character was changed)")
-        claims = dict(mission=m.number, stars=rec["stars"], settings=out["settings"])
-        for name, want in claims.items():
-            if v[name] != want:
-                raise KvsimError(f"{at}: code {rec['code']!r} says {name} {_show(v[name])}, the "
-                                 f"record {_show(want)}: expected the code of the record's "
-                                 f"best run")
-        # a prediction that counts was stored before the first run, so every code since used it
-        if rec["prediction_counts"] and _jsonable(v["prediction"]) != out["prediction"]:
-            raise KvsimError(f"{at}: prediction_counts is true but code {rec['code']!r} was "
-                             f"scored with prediction {_show(_jsonable(v['prediction']))}, not "
-                             f"{_show(out['prediction'])}: expected the prediction committed "
-                             f"before the first run")
+        _check_record_code(at, m, rec, out)
     return out
+
+
+def _check_record_scalars(at: str, rec: dict) -> None:
+    """A record's counts, flag and code, each of its JSON type and range."""
+    for name, lo, hi in (("attempts", 0, None), ("stars", 0, 3)):
+        v = rec[name]
+        if type(v) is not int or v < lo or (hi is not None and v > hi):
+            rng = f"{lo} to {hi}" if hi is not None else f">= {lo}"
+            raise KvsimError(f"{at}: {name}={_show(v)}: expected an integer {rng}")
+    if type(rec["prediction_counts"]) is not bool:
+        raise KvsimError(f"{at}: prediction_counts={_show(rec['prediction_counts'])}: "
+                         f"expected true or false")
+    if rec["code"] is not None and not isinstance(rec["code"], str):
+        raise KvsimError(f"{at}: code={_show(rec['code'])}: expected a completion code or null")
+
+
+def _check_record_code(at: str, m: Mission, rec: dict, out: dict) -> None:
+    """A starred record's code against the record (``out``: its settings and prediction in
+    normal form): its checksum, and the mission, stars, settings and prediction it claims."""
+    try:
+        v = verify(rec["code"], rescore=False, room_key=None)
+    except KvsimError as e:
+        raise KvsimError(f"{at}: code {_show(rec['code'])}: {e}") from None
+    if not v["checksum_ok"]:
+        raise KvsimError(f"{at}: code {rec['code']!r} fails its checksum: expected the code "
+                         f"kvsim wrote (a character was changed)")
+    claims = dict(mission=m.number, stars=rec["stars"], settings=out["settings"])
+    for name, want in claims.items():
+        if v[name] != want:
+            raise KvsimError(f"{at}: code {rec['code']!r} says {name} {_show(v[name])}, the "
+                             f"record {_show(want)}: expected the code of the record's "
+                             f"best run")
+    # a prediction that counts was stored before the first run, so every code since used it
+    if rec["prediction_counts"] and _jsonable(v["prediction"]) != out["prediction"]:
+        raise KvsimError(f"{at}: prediction_counts is true but code {rec['code']!r} was "
+                         f"scored with prediction {_show(_jsonable(v['prediction']))}, not "
+                         f"{_show(out['prediction'])}: expected the prediction committed "
+                         f"before the first run")
 
 
 def _rescore(where: str, n: int, rec: dict) -> None:
@@ -626,25 +638,7 @@ def _read_export(p: Path, progress=None) -> tuple[dict, str | None]:
     doc = parse_json(text, where=where, expected=_EXPECTED[9:])
     if not isinstance(doc, dict):
         raise KvsimError(f"{where} holds a JSON {type(doc).__name__}, not an object: {_EXPECTED}")
-    if "format" not in doc and "missions" in doc:
-        raise KvsimError(f"{where} is a progress file, not an export (it has no 'format'): "
-                         f"{_EXPECTED}, or set {ENV_VAR} to use that file as it is")
-    if doc.get("format") != _FORMAT:
-        raise KvsimError(f"{where}: format={_show(doc.get('format'))}: expected {_FORMAT!r} "
-                         f"({_WRITTEN_BY})")
-    version = doc.get("version")
-    if type(version) is not int or version != _EXPORT_VERSION:
-        raise KvsimError(f"{where}: version={_show(version)}: expected {_EXPORT_VERSION} "
-                         f"(the export version this kvsim reads)")
-    missing = sorted({"kvsim_version", "codes", "progress"} - set(doc))
-    extra = sorted(set(doc) - _HEADER, key=str)
-    if missing or extra:
-        what = f"lacks {missing[0]!r}" if missing else f"has an unknown field {_show(extra[0])}"
-        raise KvsimError(f"{where}: the export {what}: expected the fields "
-                         f"{', '.join(sorted(_HEADER))}")
-    for name in ("kvsim_version", "exported_at", "note"):
-        if name in doc and not isinstance(doc[name], str):
-            raise KvsimError(f"{where}: {name}={_show(doc[name])}: expected a string")
+    _check_export_header(where, doc)
     prog = doc["progress"]
     first = isinstance(prog, dict) and sorted(prog) == ["missions", "version"] and \
         type(prog["version"]) is int and prog["version"] == 1      # names came later
@@ -675,6 +669,29 @@ def _read_export(p: Path, progress=None) -> tuple[dict, str | None]:
                 progress(f"re-scoring mission {n}")
             _rescore(where, n, records[n])
     return records, (None if first else prog["name"])
+
+
+def _check_export_header(where: str, doc: dict) -> None:
+    """An export's own fields: its format, version, field names and strings."""
+    if "format" not in doc and "missions" in doc:
+        raise KvsimError(f"{where} is a progress file, not an export (it has no 'format'): "
+                         f"{_EXPECTED}, or set {ENV_VAR} to use that file as it is")
+    if doc.get("format") != _FORMAT:
+        raise KvsimError(f"{where}: format={_show(doc.get('format'))}: expected {_FORMAT!r} "
+                         f"({_WRITTEN_BY})")
+    version = doc.get("version")
+    if type(version) is not int or version != _EXPORT_VERSION:
+        raise KvsimError(f"{where}: version={_show(version)}: expected {_EXPORT_VERSION} "
+                         f"(the export version this kvsim reads)")
+    missing = sorted({"kvsim_version", "codes", "progress"} - set(doc))
+    extra = sorted(set(doc) - _HEADER, key=str)
+    if missing or extra:
+        what = f"lacks {missing[0]!r}" if missing else f"has an unknown field {_show(extra[0])}"
+        raise KvsimError(f"{where}: the export {what}: expected the fields "
+                         f"{', '.join(sorted(_HEADER))}")
+    for name in ("kvsim_version", "exported_at", "note"):
+        if name in doc and not isinstance(doc[name], str):
+            raise KvsimError(f"{where}: {name}={_show(doc[name])}: expected a string")
 
 
 def _still_counts(side: dict, other: dict) -> bool:

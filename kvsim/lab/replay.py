@@ -19,7 +19,8 @@ chapter's outputs do not depend on a reader's progress.
 """
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from kvsim.errors import (
     KvsimError,
@@ -193,7 +194,7 @@ def twin_runs(*, executor=None, grid: Mapping[str, Any] | None = None, each=None
         results = [_run_job(j) for j in jobs]
     else:
         results = list(executor.map(_run_job, jobs, chunksize=max(1, len(jobs) // 16)))
-    return {p: r for p, r in zip(points, results)}
+    return dict(zip(points, results, strict=True))
 
 
 def twin_settings(point) -> dict:
