@@ -327,3 +327,19 @@ def test_api_errors_name_the_value():
         since_start(read_scrape_text('vllm:num_requests_running 1\n'), uptime_s=-1)
     with pytest.raises(KvsimError, match="expected a kvsim.observe.readings.Window"):
         build_twin("scrape.prom")
+
+
+def test_fit_lengths_refuses_counts_that_do_not_match_the_edges():
+    # zip() used to drop the extra edges, fitting a distribution to a truncated histogram
+    with pytest.raises(KvsimError, match="cumulative has 4 counts for 3 edges"):
+        fit_lengths([100.0, 1000.0, float("inf")], [50.0, 90.0, 100.0, 100.0], 100.0, 40_000.0)
+
+
+@pytest.mark.parametrize("points", [["12", "34"], [[1000.0, "5"], [1090.0, "6", "7"]],
+                                    [[1000.0, "5"], [None, "6"]], {"1000": "5"}])
+def test_a_range_export_whose_values_are_not_pairs_is_one_line(points):
+    # two-character strings used to be read as [time, value] pairs ("12": t=1, v=2)
+    answer = {"status": "success", "data": {"resultType": "matrix", "result": [
+        {"metric": {"__name__": "vllm:num_requests_running"}, "values": points}]}}
+    with pytest.raises(KvsimError, match=r"a value is not a \[time, \"number\"\] pair"):
+        read_prometheus_json(answer)

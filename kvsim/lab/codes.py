@@ -41,21 +41,34 @@ import hmac
 import os
 import re
 import unicodedata
-from typing import Any, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import NotRequired, TypedDict
 
 from kvsim.errors import KvsimError
 
-from .missions import MISSIONS, get_mission, mission_grid, normalise_settings, score
+from .missions import (
+    MISSIONS,
+    Lever,
+    LeverValue,
+    MissionLike,
+    Settings,
+    get_mission,
+    mission_grid,
+    normalise_settings,
+    row_number,
+    score,
+)
 
 __all__ = ["ROOM_KEY_VAR", "FROM_ENV", "resolve_room_key", "check_name", "completion_code", "verify",
            "rejection", "upgrade_old_code", "leaderboard_lines", "leaderboard",
            "leaderboard_text", "CHECKSUM_SALT", "NAME_MAX", "SCRIPTS", "name_scripts",
-           "LEADERBOARD_MAX_ENTRIES", "example_code"]
+           "LEADERBOARD_MAX_ENTRIES", "example_code", "Verdict"]
 
 #: The environment variable holding the instructor's room key.
 ROOM_KEY_VAR = "KVSIM_ROOM_KEY"
 #: ``room_key=FROM_ENV`` (the default) reads the key from :data:`ROOM_KEY_VAR`.
-FROM_ENV: Any = object()
+FROM_ENV: object = object()
 
 _SALT = "kvsim-missions-v2"
 _OLD_SALT = "kvsim-missions-v1"
@@ -72,7 +85,7 @@ _TAG = re.compile(r"[A-Z2-7]{8}")
 LEADERBOARD_MAX_ENTRIES = 10_000
 
 
-def resolve_room_key(key=FROM_ENV) -> str | None:
+def resolve_room_key(key: object = FROM_ENV) -> str | None:
     """The room key in force: ``key``, or ``$KVSIM_ROOM_KEY`` when ``key`` is :data:`FROM_ENV`;
     ``None`` (no key) when that is unset (or ``key`` is None or ""). A ``$KVSIM_ROOM_KEY``
     that is set but empty (or only spaces) is a one-line error, not "no key": a room whose
@@ -121,7 +134,7 @@ def name_scripts(text: str) -> set[str]:
     return {sc for ch in text if ch.isalnum() and (sc := _script(ch)) is not None}
 
 
-def check_name(name) -> str:
+def check_name(name: object) -> str:
     """A learner's name for a code: whitespace collapsed (Unicode NFKC: full-width and other
     compatibility letters become the plain ones), 1 to 32 letters, digits, spaces, ``.``,
     ``-`` or ``'``, with at least one letter or digit, and letters of one script (or one of
@@ -160,7 +173,7 @@ def _room_tag(key: str, code: str) -> str:
     return _b32(hmac.new(key.encode(), code.encode(), hashlib.sha256).digest(), 8)
 
 
-def _enc_value(v) -> str:
+def _enc_value(v: LeverValue) -> str:
     if v is None:
         return "none"
     if isinstance(v, float):
@@ -168,17 +181,27 @@ def _enc_value(v) -> str:
     return str(v)
 
 
-def _enc_prediction(pred) -> str:
+def _enc_prediction(pred: Mapping[str, object] | None) -> str:
     if not pred:
         return "-"
     (k, v), = pred.items()
     if k == "band":
-        return f"{_enc_value(float(v[0]))}:{_enc_value(float(v[1]))}"
+        lo, hi = _band(v)
+        return f"{_enc_value(lo)}:{_enc_value(hi)}"
     return str(v)
 
 
-def completion_code(mission, stars: int, settings: Mapping[str, Any], prediction=None, *,
-                    name=None, room_key=FROM_ENV) -> str:
+def _band(value: object) -> tuple[float, float]:
+    """A checked band prediction's ``(low, high)`` as floats."""
+    if not isinstance(value, tuple | list) or len(value) != 2:
+        raise KvsimError(f"prediction band={value!r}: expected (low, high)")
+    low, high = value
+    return float(low), float(high)
+
+
+def completion_code(mission: MissionLike, stars: int, settings: Mapping[str, object],
+                    prediction: Mapping[str, object] | None = None, *,
+                    name: object = None, room_key: object = FROM_ENV) -> str:
     """``M<n>/<stars>/<settings>/<prediction or ->/<name or ->/<checksum>``, then
     ``/<room tag>`` when a room key is in force (``room_key``, by default ``$KVSIM_ROOM_KEY``)."""
     m = get_mission(mission)
@@ -194,7 +217,7 @@ def completion_code(mission, stars: int, settings: Mapping[str, Any], prediction
 
 
 
-def example_code(mission=1, *, name: str = "Ana Lopez") -> str:
+def example_code(mission: MissionLike = 1, *, name: str = "Ana Lopez") -> str:
     """A real one-star completion code for the book's worked example (the lab hub, the
     instructor notes): ``mission``'s grid point that passes every day with the most of its
     resource to spare, so the example verifies and re-scores and never shows the answer
@@ -204,12 +227,12 @@ def example_code(mission=1, *, name: str = "Ana Lopez") -> str:
     if not ones:
         raise KvsimError(f"mission {m.number}: no setting on its grid earns exactly one star: "
                          f"expected a passing setting above the least")
-    pick = (max if m.direction == "min" else min)(ones, key=lambda r: r[m.resource])
+    pick = (max if m.direction == "min" else min)(ones, key=lambda r: row_number(r, m.resource))
     return completion_code(m, 1, {lv.name: pick[lv.name] for lv in m.levers}, name=name,
                            room_key=None)
 
 
-def _parse_value(lever, text: str):
+def _parse_value(lever: Lever, text: str) -> LeverValue:
     if text == "none":
         return lever.check(None)
     if lever.kind == "choice":
@@ -222,7 +245,14 @@ def _parse_value(lever, text: str):
     return lever.check(int(x) if lever.kind == "int" and x.is_integer() else x)
 
 
-def _parse(text: str, parts: list[str]) -> dict:
+class _Parsed(TypedDict):
+    mission: MissionLike
+    stars: int
+    settings: Settings
+    prediction: dict[str, object] | None
+
+
+def _parse(text: str, parts: list[str]) -> _Parsed:
     """Mission, stars, settings and prediction of a code's first four parts."""
     head, stars_t, settings_t, pred_t = parts[:4]
     try:
@@ -244,7 +274,8 @@ def _parse(text: str, parts: list[str]) -> dict:
                          f"setting(s) ({', '.join(lv.name for lv in m.levers)}), the code "
                          f"{len(values)}")
     try:
-        settings = {lv.name: _parse_value(lv, v) for lv, v in zip(m.levers, values)}
+        settings = {lv.name: _parse_value(lv, v) for lv, v in zip(m.levers, values, strict=True)}
+        prediction: dict[str, object] | None
         if pred_t == "-":
             prediction = None
         elif m.band and ":" in pred_t:
@@ -255,15 +286,31 @@ def _parse(text: str, parts: list[str]) -> dict:
             prediction = {"cause": pred_t}
     except KvsimError as e:
         raise KvsimError(f"completion code {text!r}: {e}") from None
-    return dict(mission=m, stars=int(stars_t), settings=settings, prediction=prediction)
+    return _Parsed(mission=m, stars=int(stars_t), settings=settings, prediction=prediction)
 
 
-def _split(code) -> tuple[str, list[str]]:
+def _split(code: object) -> tuple[str, list[str]]:
     text = str(code).strip()
     return text, text.split("/")
 
 
-def verify(code: str, *, rescore: bool = True, room_key=FROM_ENV) -> dict:
+class Verdict(TypedDict):
+    """What :func:`verify` finds in a completion code (see there)."""
+
+    code: str
+    mission: int
+    stars: int
+    settings: Settings
+    prediction: dict[str, object] | None
+    name: str | None
+    checksum_ok: bool
+    room_tag: bool
+    room: bool | None
+    rescored: NotRequired[int | None]
+    ok: bool
+
+
+def verify(code: str, *, rescore: bool = True, room_key: object = FROM_ENV) -> Verdict:
     """Check a completion code; with ``rescore``, score its settings again.
 
     Returns ``code``, ``mission``, ``stars`` (claimed), ``settings``,
@@ -296,7 +343,7 @@ def verify(code: str, *, rescore: bool = True, room_key=FROM_ENV) -> dict:
             name = check_name(who.replace("_", " "))
         except KvsimError as e:
             raise KvsimError(f"completion code {text!r}: {e}") from None
-    m = fields.pop("mission")
+    m = get_mission(fields["mission"])
     ok_sum = _checksum("/".join(parts[:5])) == parts[5]
     key = resolve_room_key(room_key)
     tag = parts[6] if len(parts) == 7 else None
@@ -305,19 +352,19 @@ def verify(code: str, *, rescore: bool = True, room_key=FROM_ENV) -> dict:
                          f"characters of A-Z and 2-7 (as kvsim makes them)")
     room = None if key is None else (
         tag is not None and hmac.compare_digest(tag, _room_tag(key, "/".join(parts[:6]))))
-    out = dict(code=text, mission=m.number, **fields, name=name, checksum_ok=ok_sum,
-               room_tag=tag is not None, room=room)
     fine = ok_sum and room is not False
-    if rescore:
-        again = score(m, fields["settings"], prediction=fields["prediction"]).stars if fine \
-            else None
-        out.update(rescored=again, ok=fine and again == fields["stars"])
-    else:
-        out.update(ok=fine)
-    return out
+    stars, settings, prediction = fields["stars"], fields["settings"], fields["prediction"]
+    if not rescore:
+        return Verdict(code=text, mission=m.number, stars=stars, settings=settings,
+                       prediction=prediction, name=name, checksum_ok=ok_sum,
+                       room_tag=tag is not None, room=room, ok=fine)
+    again = score(m, settings, prediction=prediction).stars if fine else None
+    return Verdict(code=text, mission=m.number, stars=stars, settings=settings,
+                   prediction=prediction, name=name, checksum_ok=ok_sum, room_tag=tag is not None,
+                   room=room, rescored=again, ok=fine and again == stars)
 
 
-def rejection(v: Mapping[str, Any]) -> str:
+def rejection(v: Verdict) -> str:
     """Why a parsed code (:func:`verify`'s answer, not ``ok``) is rejected, in one line."""
     if not v["checksum_ok"]:
         return (f"completion code {v['code']!r} fails its checksum: a character was changed "
@@ -331,7 +378,7 @@ def rejection(v: Mapping[str, Any]) -> str:
             f"its settings earn {v['rescored']} now")
 
 
-def upgrade_old_code(code: str, *, name=None, room_key=FROM_ENV) -> str:
+def upgrade_old_code(code: str, *, name: object = None, room_key: object = FROM_ENV) -> str:
     """A first-format code (five parts, no name) as a code of this format, for a progress
     file written before names: its checksum must be right (one-line KvsimError otherwise).
     Only the progress file uses it; :func:`verify` refuses first-format codes."""
@@ -353,7 +400,7 @@ def upgrade_old_code(code: str, *, name=None, room_key=FROM_ENV) -> str:
 _CODE = re.compile(r"^M\S*/\S*/\S*/\S*/\S+$")
 
 
-def _show(value) -> str:
+def _show(value: object) -> str:
     text = repr(value)
     return text if len(text) <= 60 else text[:57] + "..."
 
@@ -363,7 +410,8 @@ def leaderboard_lines(lines: Iterable[str]) -> list[tuple[int, str, str]]:
     ``#`` comments skipped; ``name`` is ``""`` for a bare code). A line that is not
     ``name CODE`` (or a bare code) raises a one-line KvsimError naming its number and how
     many such lines there are."""
-    entries, bad = [], []
+    entries: list[tuple[int, str, str]] = []
+    bad: list[tuple[int, str]] = []
     for no, raw in enumerate(lines, 1):
         line = raw.strip()
         if not line or line.startswith("#"):
@@ -384,7 +432,7 @@ def leaderboard_lines(lines: Iterable[str]) -> list[tuple[int, str, str]]:
     return entries
 
 
-def _judge(code: str, line_name: str, key) -> tuple[str, dict | None, str]:
+def _judge(code: str, line_name: str, key: str | None) -> tuple[str, Verdict | None, str]:
     """``(row name, verdict or None, why rejected or "")`` for one leaderboard entry."""
     try:
         v = verify(code, rescore=False, room_key=key)
@@ -405,7 +453,23 @@ def _judge(code: str, line_name: str, key) -> tuple[str, dict | None, str]:
     return row, (v if v["ok"] else None), ("" if v["ok"] else rejection(v))
 
 
-def leaderboard(lines: Iterable[str], *, room_key=FROM_ENV, progress=None) -> list[dict]:
+@dataclass
+class _Learner:
+    """One leaderboard row while it is built: the best stars per mission and what failed."""
+
+    name: str
+    stars: dict[int, int] = field(default_factory=lambda: {n: 0 for n in MISSIONS})
+    rejected: list[str] = field(default_factory=list)
+    why: list[str] = field(default_factory=list)
+
+    def row(self) -> dict[str, object]:
+        total = sum(self.stars.values())
+        return {"name": self.name, **{f"m{n}": self.stars[n] for n in MISSIONS},
+                "rejected": self.rejected, "why": self.why, "total": total}
+
+
+def leaderboard(lines: Iterable[str], *, room_key: object = FROM_ENV,
+                progress: Callable[[str], None] | None = None) -> list[dict[str, object]]:
     """The room's table from lines ``name CODE`` (or ``name: CODE``, or a bare code).
 
     Every code is verified and re-scored; a row is the name *in the code* (a
@@ -420,36 +484,32 @@ def leaderboard(lines: Iterable[str], *, room_key=FROM_ENV, progress=None) -> li
     before each code is verified (re-scoring takes a second or so per code).
     """
     key = resolve_room_key(room_key)
-    board: dict[str, dict] = {}
+    board: dict[str, _Learner] = {}
     entries = leaderboard_lines(lines)
     for number, (no, line_name, code) in enumerate(entries, 1):
         if progress is not None:
             progress(f"code {number} of {len(entries)}")
         name, v, why = _judge(code, line_name, key)
-        row = board.setdefault(name, {"name": name, **{f"m{n}": 0 for n in MISSIONS},
-                                      "rejected": [], "why": []})
+        learner = board.setdefault(name, _Learner(name))
         if v is None:
-            row["rejected"].append(code)
-            row["why"].append(f"line {no}: {why}")
+            learner.rejected.append(code)
+            learner.why.append(f"line {no}: {why}")
         else:
-            cell = f"m{v['mission']}"
-            row[cell] = max(row[cell], v["stars"])
-    rows = list(board.values())
-    for r in rows:
-        r["total"] = sum(r[f"m{n}"] for n in MISSIONS)
-    rows.sort(key=lambda r: (-r["total"], r["name"]))
-    return rows
+            learner.stars[v["mission"]] = max(learner.stars[v["mission"]], v["stars"])
+    learners = sorted(board.values(), key=lambda r: (-sum(r.stars.values()), r.name))
+    return [r.row() for r in learners]
 
 
-def leaderboard_text(rows: list[dict], *, room: bool = False) -> str:
+def leaderboard_text(rows: list[dict[str, object]], *, room: bool = False) -> str:
     """The table at a terminal; ``room``: say that only codes made with the room key count."""
     head = f"{'#':>2}  {'name':<20} " + " ".join(f"m{n}" for n in MISSIONS) + "  total"
     out = [head]
     for i, r in enumerate(rows, 1):
         cells = " ".join(f"{r[f'm{n}']:>2}" for n in MISSIONS)
-        line = f"{i:>2}  {r['name'][:20]:<20} {cells}  {r['total']:>5}"
-        if r["rejected"]:
-            line += f"  ({len(r['rejected'])} code(s) rejected)"
+        line = f"{i:>2}  {str(r['name'])[:20]:<20} {cells}  {r['total']:>5}"
+        rejected = r["rejected"]
+        if isinstance(rejected, list) and rejected:
+            line += f"  ({len(rejected)} code(s) rejected)"
         out.append(line)
     if room:
         out.append(f"(${ROOM_KEY_VAR} is set: only codes made with this room's key count)")

@@ -44,11 +44,14 @@ from __future__ import annotations
 
 import functools
 import itertools
+from collections.abc import Iterator, Mapping, Sequence
+from concurrent.futures import Executor
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Sequence
+from typing import TypedDict
 
 import numpy as np
 
+from kvsim.engine.result import Table
 from kvsim.errors import KvsimError, check_choice, check_float, check_int
 from kvsim.runs.scenarios import get_scenario, run_scenario, scenario_parameters
 from kvsim.runs.sweeps import sweep
@@ -58,7 +61,8 @@ __all__ = ["SEEDS", "SLO", "Lever", "Mission", "MISSIONS", "Score", "get_mission
            "mission_grid", "ticket", "ticket_facts", "expert_settings", "pass_band",
            "incident_seed", "check_prediction", "COLD_DAY", "mission_day", "doubled_day",
            "cold_trap", "debrief", "complaint", "WARM_DAY", "answer_key", "HOLDOUT_SEEDS",
-           "MARGIN", "margin", "WrongFix", "hint"]
+           "MARGIN", "margin", "WrongFix", "hint", "LeverValue", "Settings", "RunRow",
+           "Prediction", "MissionLike", "row_number"]
 
 #: The days of traffic every setting is scored on (a pass on all of them is one star).
 SEEDS = (0, 1, 2, 3, 4)
@@ -73,6 +77,24 @@ HOLDOUT_SEEDS = (5, 6, 7, 8, 9)
 #: cent is more than the spread between neighbouring days of a well-behaved setting (mission
 #: 1's expert: 13-16 % on seeds 0-9) and the issue's (29) own figure.
 MARGIN = 0.10
+
+#: A lever's value: a number on its grid, one of its choices, or None (no cap).
+LeverValue = float | int | str | None
+#: A mission's settings: one value per lever, by name.
+Settings = dict[str, LeverValue]
+#: One run as the missions read it: a summary (:meth:`kvsim.SimResult.summary`) or a search
+#: row (the summary's keys with the levers and ``seed``).
+RunRow = dict[str, LeverValue]
+#: A learner's committed guess: ``{"cause": key}`` or, for mission 4, ``{"band": (low, high)}``.
+Prediction = Mapping[str, object]
+
+
+def row_number(row: Mapping[str, LeverValue], key: str) -> float:
+    """A run's number ``key`` (a summary's metric, a row's lever or seed) as a float."""
+    value = row[key]
+    if value is None or isinstance(value, str):
+        raise KvsimError(f"{key}={value!r} is not a number: expected a run's summary value")
+    return float(value)
 
 
 @dataclass(frozen=True)
@@ -90,18 +112,18 @@ class SLO:
                ("share_paused_over_1s", "share of users paused > 1 s", 100.0, "%"),
                ("itl_p99_s", "p99 inter-token gap", 1e3, "ms"))
 
-    def items(self):
+    def items(self) -> Iterator[tuple[str, float, str, float, str]]:
         """``(key, limit, label, scale, unit)`` for every target that is set."""
         for key, label, scale, unit in self._FIELDS:
-            limit = getattr(self, key)
+            limit: float | None = getattr(self, key)
             if limit is not None:
                 yield key, limit, label, scale, unit
 
-    def failures(self, summary: Mapping[str, Any]) -> list[str]:
+    def failures(self, summary: Mapping[str, LeverValue]) -> list[str]:
         """The targets one run's summary misses, as short phrases (empty: it meets the SLO)."""
-        out = []
+        out: list[str] = []
         for key, limit, label, scale, unit in self.items():
-            value = float(summary[key])
+            value = row_number(summary, key)
             if value > limit + 1e-12:
                 out.append(f"{label} {_fmt(value * scale)}{unit} > {_fmt(limit * scale)}{unit}")
         return out
@@ -109,6 +131,20 @@ class SLO:
     def describe(self) -> str:
         return "; ".join(f"{label} <= {_fmt(limit * scale)}{(' ' + unit) if unit == 's' else unit}"
                          for _, limit, label, scale, unit in self.items())
+
+
+def _number(value: LeverValue) -> float | None:
+    """A numeric lever's value as a float (None: no cap)."""
+    if isinstance(value, str):
+        raise KvsimError(f"setting {value!r} is not a number: expected a numeric lever's value")
+    return None if value is None else float(value)
+
+
+def _shown(value: LeverValue) -> str:
+    """A lever's value as a ticket prints it (numbers as :func:`_fmt`)."""
+    if value is None or isinstance(value, str):
+        return str(value)
+    return _fmt(value)
 
 
 def _fmt(x: float) -> str:
@@ -127,53 +163,70 @@ class Lever:
 
     name: str
     kind: str
-    start: Any
-    grid: tuple
+    start: LeverValue
+    grid: tuple[LeverValue, ...]
     lo: float | None = None
     hi: float | None = None
-    choices: tuple = ()
+    choices: tuple[str, ...] = ()
     allow_none: bool = False
     label: str = ""
     #: why moving this lever away from the ticket's value does not fix the mission's
     #: mechanism (a score that fails with it moved says so: a reasoned miss)
     miss: str = ""
 
-    def check(self, value):
+    def check(self, value: object) -> LeverValue:
         """``value`` as this lever's type, or a one-line KvsimError naming the valid range."""
         if self.kind == "choice":
             return check_choice(self.name, value, self.choices)
         if value is None and self.allow_none:
             return None
+        number: float
         if self.kind == "int":
+            if self.lo is None or self.hi is None:
+                raise KvsimError(f"lever {self.name}: an int lever has no range: expected lo "
+                                 f"and hi")
             try:
-                value = check_int(self.name, value, min=int(self.lo), max=int(self.hi))
+                number = check_int(self.name, value, min=int(self.lo), max=int(self.hi))
             except KvsimError as e:
                 if self.allow_none:
                     raise KvsimError(f"{e} (or None for no cap)") from None
                 raise
         else:
-            value = round(check_float(self.name, value, min=self.lo, max=self.hi), 6)
-        if not any(g is not None and abs(value - g) < 1e-9 for g in self.grid):
+            number = round(check_float(self.name, value, min=self.lo, max=self.hi), 6)
+        if not any(isinstance(g, int | float) and abs(number - g) < 1e-9 for g in self.grid):
             # a verdict between grid points would be one day's noise, not a finer answer
-            raise KvsimError(f"{self.name}={value} is not one of the mission's settings: expected "
+            raise KvsimError(f"{self.name}={number} is not one of the mission's settings: expected "
                              f"{self.grid_text()}")
-        return value
+        return number
 
     def grid_text(self) -> str:
         """The grid in words: ``0.6 to 0.95 in steps of 0.05``, or the values listed."""
-        values = [g for g in self.grid if g is not None]
-        steps = {round(b - a, 9) for a, b in zip(values, values[1:])}
+        values = self.numbers()
+        steps = {round(b - a, 9) for a, b in itertools.pairwise(values)}
         if len(values) >= 5 and len(steps) == 1:
             text = f"{_fmt(values[0])} to {_fmt(values[-1])} in steps of {_fmt(steps.pop())}"
         else:
             text = ", ".join(_fmt(v) for v in values)
         return text + (" (or None for no cap)" if None in self.grid else "")
 
+    def check_number(self, value: object) -> float:
+        """``value`` checked (:meth:`check`) as a number: a band edge of the resource."""
+        checked = self.check(value)
+        if not isinstance(checked, int | float):
+            raise KvsimError(f"{self.name}={checked!r} is not a number: expected {self.describe()}")
+        return checked
+
+    def numbers(self) -> list[float]:
+        """The grid's numbers, in grid order (without None, "no cap")."""
+        return [g for g in self.grid if isinstance(g, int | float)]
+
     def describe(self) -> str:
         if self.kind == "choice":
             return f"{self.name}: one of {', '.join(self.choices)}"
         if self.kind == "int":
             # the few values the mission scores (256, 32, 16), not the type's 1 to 1,024
+            return f"{self.name}: {self.grid_text()}"
+        if self.lo is None or self.hi is None:
             return f"{self.name}: {self.grid_text()}"
         rng = f"{_fmt(self.lo)} to {_fmt(self.hi)}"
         return f"{self.name}: {rng}" + (" or None (no cap)" if self.allow_none else "")
@@ -186,7 +239,7 @@ class WrongFix:
     tests/test_missions_margin.py holds each to :data:`MARGIN` on both sets of days."""
 
     name: str
-    settings: Mapping[str, Any]
+    settings: Settings
     why: str
 
 
@@ -206,7 +259,7 @@ class Mission:
     direction: str             # "min" or "max"
     causes: Mapping[str, str]  # root-cause key -> the sentence a learner picks
     cause: str                 # the right key
-    fixed: Mapping[str, Any] = field(default_factory=dict)
+    fixed: Mapping[str, object] = field(default_factory=dict)
     band: bool = False         # mission 4: the prediction is the pass band of the resource
     debrief: str = ""
     flags: str = ""            # the vllm serve flags / request field the fix corresponds to
@@ -222,22 +275,25 @@ class Mission:
                          f"of {', '.join(lv.name for lv in self.levers)}")
 
     @property
-    def start(self) -> dict:
+    def start(self) -> Settings:
         return {lv.name: lv.start for lv in self.levers}
 
     @property
     def step(self) -> float:
         """The grid step of the resource (the tolerance of a band prediction)."""
-        g = [v for v in self.lever(self.resource).grid if v is not None]
+        g = self.lever(self.resource).numbers()
         return float(min(np.diff(sorted(g)))) if len(g) > 1 else 0.0
 
 
-def _frange(lo: float, hi: float, step: float) -> tuple:
+def _frange(lo: float, hi: float, step: float) -> tuple[float, ...]:
     n = int(round((hi - lo) / step))
     return tuple(round(lo + i * step, 6) for i in range(n + 1))
 
 
-_UTIL = dict(kind="float", lo=0.60, hi=0.95, label="memory for the server (gpu_memory_utilization)")
+def _util_lever(start: float, grid: tuple[float, ...]) -> Lever:
+    """The memory lever: ``gpu_memory_utilization`` from 0.60 to 0.95 on ``grid``."""
+    return Lever("gpu_memory_utilization", kind="float", start=start, grid=grid, lo=0.60, hi=0.95,
+                 label="memory for the server (gpu_memory_utilization)")
 
 
 def _max_num_seqs() -> Lever:
@@ -259,6 +315,8 @@ def _max_num_seqs() -> Lever:
 WARM_DAY = {"warmup_s": 120.0, "duration_s": 600.0}
 
 MISSIONS: dict[int, Mission] = {}
+#: A mission as the functions take it: itself, its number (1-4) or its key (``"storm"``).
+MissionLike = Mission | int | str
 
 
 def _add(m: Mission) -> None:
@@ -276,7 +334,7 @@ _add(Mission(
                "restart; the embedding team can give back memory, but every point of "
                "gpu_memory_utilization they give is one they lose."),
     slo=SLO(ttft_p95_s=2.0, preemptions_per_1k=10.0, share_paused_over_1s=0.01),
-    levers=(Lever("gpu_memory_utilization", start=0.60, grid=_frange(0.60, 0.95, 0.01), **_UTIL),
+    levers=(_util_lever(start=0.60, grid=_frange(0.60, 0.95, 0.01)),
             _max_num_seqs()),
     resource="gpu_memory_utilization", direction="min",
     hints={k: ("KV usage pinned at the top while the waiting queue grows is the memory-bound "
@@ -332,7 +390,7 @@ _add(Mission(
                   choices=("swap", "recompute"), label="preemption mode"),
             # 5-point steps: the p99 gap of one day swings by tens of ms between neighbouring
             # 1-point settings (one long resume chunk more or less), finer than a ticket can act on
-            Lever("gpu_memory_utilization", start=0.60, grid=_frange(0.60, 0.95, 0.05), **_UTIL)),
+            _util_lever(start=0.60, grid=_frange(0.60, 0.95, 0.05))),
     resource="gpu_memory_utilization", direction="min",
     causes={"swap-link": "swap copies over the slow link freeze every stream",
             "kv-too-small": "the KV cache is simply too small (and swap has nothing to do with it)",
@@ -381,7 +439,7 @@ _add(Mission(
                   grid=(400, 500, 600, 800, None), label="max_tokens (the product needs 400)"),
             Lever("kv_dtype", kind="choice", start="fp16", grid=("fp16", "fp8"),
                   choices=("fp16", "fp8"), label="KV cache dtype"),
-            Lever("gpu_memory_utilization", start=0.60, grid=_frange(0.60, 0.95, 0.05), **_UTIL),
+            _util_lever(start=0.60, grid=_frange(0.60, 0.95, 0.05)),
             _max_num_seqs()),
     resource="gpu_memory_utilization", direction="min",
     hints={k: ("Each request now holds more KV than before the release: lower what each one "
@@ -461,7 +519,7 @@ def list_missions() -> list[int]:
     return list(MISSIONS)
 
 
-def get_mission(mission) -> Mission:
+def get_mission(mission: object) -> Mission:
     """A mission by number (1-4), by key (``"storm"``) or as itself."""
     if isinstance(mission, Mission):
         return mission
@@ -469,14 +527,14 @@ def get_mission(mission) -> Mission:
         for m in MISSIONS.values():
             if mission in (m.key, str(m.number), m.scenario):
                 return m
-    elif isinstance(mission, (int, np.integer)) and not isinstance(mission, bool):
-        if int(mission) in MISSIONS:
-            return MISSIONS[int(mission)]
+    elif isinstance(mission, int | np.integer) and not isinstance(mission, bool) \
+            and int(mission) in MISSIONS:
+        return MISSIONS[int(mission)]
     raise KvsimError(f"mission={mission!r} is not known: expected 1, 2, 3 or 4 "
                      f"({', '.join(m.key for m in MISSIONS.values())})")
 
 
-def normalise_settings(mission, settings: Mapping[str, Any] | None) -> dict:
+def normalise_settings(mission: MissionLike, settings: Mapping[str, object] | None) -> Settings:
     """Every lever's value (the ticket's own where ``settings`` leaves one out), checked."""
     m = get_mission(mission)
     if settings is None:
@@ -495,7 +553,7 @@ def normalise_settings(mission, settings: Mapping[str, Any] | None) -> dict:
 COLD_DAY = {"warmup_s": 0.0, "duration_s": 120.0}
 
 
-def mission_day(mission) -> dict:
+def mission_day(mission: MissionLike) -> dict[str, float]:
     """The scored day: ``warmup_s`` (a warm-up of the same traffic that is not scored) and
     ``duration_s`` (the scored window), as the mission sets them (:data:`WARM_DAY`)."""
     m = get_mission(mission)
@@ -503,72 +561,83 @@ def mission_day(mission) -> dict:
     return {"warmup_s": float(params["warmup_s"]), "duration_s": float(params["duration_s"])}
 
 
-def _day_key(day: Mapping[str, float] | None) -> tuple:
+#: A day's overrides (``warmup_s``, ``duration_s``) and a setting, as hashable cache keys.
+_DayKey = tuple[tuple[str, float], ...]
+_SettingsKey = tuple[tuple[str, LeverValue], ...]
+
+
+def _day_key(day: Mapping[str, float] | None) -> _DayKey:
     return tuple(sorted((day or {}).items()))
 
 
-def _base(m: Mission, settings: Mapping[str, Any], day: Mapping[str, float] | None = None) -> dict:
+def _base(m: Mission, settings: Mapping[str, LeverValue],
+          day: Mapping[str, float] | None = None) -> dict[str, object]:
     return dict(m.fixed, scenario=m.scenario, **dict(day or {}), **settings)
 
 
-def _rows(table) -> list[dict]:
+def _rows(table: Table) -> list[RunRow]:
     cols = table.columns
     return [{k: (table[k][i].item() if hasattr(table[k][i], "item") else table[k][i])
              for k in cols} for i in range(table.num_rows)]
 
 
-def _sweep(*args, **kwargs):
+def _sweep(base: Mapping[str, object], grid: Mapping[str, list[LeverValue]] | None, *,
+           seeds: Sequence[int], executor: Executor | None) -> Table:
+    return sweep(base, grid, seeds=seeds, executor=executor, progress=False)
 
-    return sweep(*args, **kwargs)
 
-
-def _point_key(m: Mission, settings: Mapping[str, Any]) -> tuple:
+def _point_key(m: Mission, settings: Mapping[str, LeverValue]) -> tuple[LeverValue, ...]:
     return tuple(settings[lv.name] for lv in m.levers)
 
 
-def evaluate(mission, settings=None, *, executor=None, day=None, seeds=None) -> list[dict]:
+def evaluate(mission: MissionLike, settings: Mapping[str, object] | None = None, *,
+             executor: Executor | None = None, day: Mapping[str, float] | None = None,
+             seeds: Sequence[int] | None = None) -> list[RunRow]:
     """One summary per seed of :data:`SEEDS` (or ``seeds``, e.g. :data:`HOLDOUT_SEEDS`) for
     ``settings`` on the mission's day (``day`` overrides ``warmup_s`` / ``duration_s``). Runs
     already made by :func:`search` are reused: the day is deterministic, so a room's every
     attempt after the first is a look-up."""
     m = get_mission(mission)
     s = normalise_settings(m, settings)
-    seeds = SEEDS if seeds is None else tuple(int(x) for x in seeds)
+    days = SEEDS if seeds is None else tuple(int(x) for x in seeds)
     key = (m.number, _day_key(day))
-    if key in _SEARCH and seeds == SEEDS:
+    if key in _SEARCH and days == SEEDS:
         runs = [dict(r) for r in _SEARCH[key] if _point_key(m, r) == _point_key(m, s)]
         if runs:
             return runs
     return _evaluate_cached(m.number, _day_key(day), tuple(sorted(s.items(), key=str)),
-                            executor, seeds)
+                            executor, days)
 
 
 @functools.lru_cache(maxsize=1024)
-def _evaluate_rows(number: int, day: tuple, settings: tuple, seeds: tuple = SEEDS) -> tuple:
+def _evaluate_rows(number: int, day: _DayKey, settings: _SettingsKey,
+                   seeds: tuple[int, ...] = SEEDS) -> tuple[RunRow, ...]:
     """The deterministic day of one setting (kept: a room scores the same few settings)."""
     return tuple(_run_rows(MISSIONS[number], dict(day), dict(settings), None, seeds))
 
 
-def _run_rows(m: Mission, day: dict, settings: dict, executor, seeds: tuple = SEEDS) -> list[dict]:
-    return _rows(_sweep(_base(m, settings, day), None, seeds=seeds, executor=executor,
-                        progress=False))
+def _run_rows(m: Mission, day: dict[str, float], settings: Settings, executor: Executor | None,
+              seeds: tuple[int, ...] = SEEDS) -> list[RunRow]:
+    return _rows(_sweep(_base(m, settings, day), None, seeds=seeds, executor=executor))
 
 
-def _evaluate_cached(number, day, settings, executor, seeds=SEEDS) -> list[dict]:
+def _evaluate_cached(number: int, day: _DayKey, settings: _SettingsKey,
+                     executor: Executor | None, seeds: tuple[int, ...] = SEEDS) -> list[RunRow]:
     if executor is None:
         return [dict(r) for r in _evaluate_rows(number, day, settings, seeds)]
     return _run_rows(MISSIONS[number], dict(day), dict(settings), executor, seeds)
 
 
-def margin(mission, summary: Mapping[str, Any]) -> float:
+def margin(mission: MissionLike, summary: Mapping[str, LeverValue]) -> float:
     """How far one run's summary clears the mission's SLO, as a share of the target: the
     least over the targets of ``(limit - value) / limit`` (0.1: every target beaten by 10 %;
     negative: some target missed by that share). Compared with :data:`MARGIN`."""
     m = get_mission(mission)
-    return min((limit - float(summary[key])) / limit for key, limit, *_ in m.slo.items())
+    return min((limit - row_number(summary, key)) / limit for key, limit, *_ in m.slo.items())
 
 
-def hint(mission, settings, failures: Sequence[str] | Mapping | None = None) -> str:
+def hint(mission: MissionLike, settings: Mapping[str, object] | None,
+         failures: Sequence[str] | None = None) -> str:
     """The direction and mechanism a failing attempt points to, never a value: a lever moved
     away from the ticket's that cannot fix the mechanism says why (:attr:`Lever.miss`);
     otherwise the mission's hint for the first target missed."""
@@ -586,10 +655,11 @@ def hint(mission, settings, failures: Sequence[str] | Mapping | None = None) -> 
     return next((m.hints[k] for k in keys if k in m.hints), "")
 
 
-_SEARCH: dict[tuple, list[dict]] = {}
+_SEARCH: dict[tuple[int, _DayKey], list[RunRow]] = {}
 
 
-def search(mission, *, executor=None, day=None) -> list[dict]:
+def search(mission: MissionLike, *, executor: Executor | None = None,
+           day: Mapping[str, float] | None = None) -> list[RunRow]:
     """kvsim's own search: every point of every lever's grid, on every seed, on the mission's
     day (``day`` overrides ``warmup_s`` / ``duration_s``).
 
@@ -602,7 +672,7 @@ def search(mission, *, executor=None, day=None) -> list[dict]:
     if key not in _SEARCH:
         grid = {lv.name: list(lv.grid) for lv in m.levers}
         # max_tokens=None cannot ride in a numpy column beside ints: sweep it as its own point
-        table_rows: list[dict] = []
+        table_rows: list[RunRow] = []
         none_levers = [lv for lv in m.levers if None in lv.grid]
         if none_levers:
             lv = none_levers[0]
@@ -610,30 +680,28 @@ def search(mission, *, executor=None, day=None) -> list[dict]:
                 sub = dict(grid, **{lv.name: [value]})
                 if value is None:
                     sub.pop(lv.name)
-                rows = _rows(sweep(_base(m, {}, day), sub, seeds=SEEDS, executor=executor,
-                                   progress=False))
+                rows = _rows(sweep(_base(m, {}, day), sub, seeds=SEEDS, executor=executor))
                 for r in rows:
                     r[lv.name] = value
                 table_rows.extend(rows)
             order = [lv_.name for lv_ in m.levers]
             rank = {v: i for i, v in enumerate(lv.grid)}
 
-            def sort_key(r):
+            def sort_key(r: RunRow) -> tuple[int, ...]:
                 return tuple(rank[r[n]] if n == lv.name else m.lever(n).grid.index(r[n])
-                             for n in order) + (r["seed"],)
+                             for n in order) + (int(row_number(r, "seed")),)
             table_rows.sort(key=sort_key)
         else:
-            table_rows = _rows(sweep(_base(m, {}, day), grid, seeds=SEEDS, executor=executor,
-                                     progress=False))
+            table_rows = _rows(sweep(_base(m, {}, day), grid, seeds=SEEDS, executor=executor))
         _SEARCH[key] = table_rows
     return [dict(r) for r in _SEARCH[key]]
 
 
-def _points(m: Mission, rows: Sequence[Mapping]) -> list[tuple[dict, list[dict]]]:
+def _points(m: Mission, rows: Sequence[Mapping[str, LeverValue]]) -> list[tuple[Settings, list[RunRow]]]:
     """Group search rows into ``(settings, per-seed summaries)`` in grid order."""
     names = [lv.name for lv in m.levers]
-    out: list[tuple[dict, list[dict]]] = []
-    index: dict[tuple, int] = {}
+    out: list[tuple[Settings, list[RunRow]]] = []
+    index: dict[tuple[LeverValue, ...], int] = {}
     for r in rows:
         k = tuple(r[n] for n in names)
         if k not in index:
@@ -643,7 +711,7 @@ def _points(m: Mission, rows: Sequence[Mapping]) -> list[tuple[dict, list[dict]]
     return out
 
 
-def _least_point(m: Mission, executor=None) -> dict | None:
+def _least_point(m: Mission, executor: Executor | None = None) -> Settings | None:
     """The first passing grid point in the order of the resource (least first for ``min``),
     then grid order of the other levers: the same point as the least resource over the
     whole search, found without running the points above it. With the search already
@@ -661,25 +729,28 @@ def _least_point(m: Mission, executor=None) -> dict | None:
     return None
 
 
-def pass_band(mission, *, executor=None, day=None) -> list[tuple[float, float]]:
+def pass_band(mission: MissionLike, *, executor: Executor | None = None,
+              day: Mapping[str, float] | None = None) -> list[tuple[float, float]]:
     """The resource's values where the best choice of the other levers passes, as intervals
     (on the mission's day, or ``day``)."""
     m = get_mission(mission)
     rows = search(m, executor=executor, day=day)
-    ok: dict[float, bool] = {}
+    ok: dict[LeverValue, bool] = {}
     for s, runs in _points(m, rows):
         v = s[m.resource]
         ok[v] = ok.get(v, False) or all(not m.slo.failures(r) for r in runs)
-    values = [v for v in m.lever(m.resource).grid if v is not None]
-    bands, start, prev = [], None, None
+    values = m.lever(m.resource).numbers()
+    bands: list[tuple[float, float]] = []
+    start: float | None = None
+    prev: float | None = None
     for v in values:
         if ok.get(v):
             start = v if start is None else start
             prev = v
-        elif start is not None:
+        elif start is not None and prev is not None:
             bands.append((start, prev))
             start = None
-    if start is not None:
+    if start is not None and prev is not None:
         bands.append((start, prev))
     return bands
 
@@ -689,31 +760,34 @@ class Score:
     """What :func:`score` found: ``stars`` (0-3) and why."""
 
     mission: int
-    settings: dict
+    settings: Settings
     stars: int
     seeds_passed: int
     seeds: int
-    failures: dict            # seed -> list of missed targets
-    best: float | None        # kvsim's least (or most) resource that passes
+    failures: dict[int, list[str]]      # seed -> list of missed targets
+    best: LeverValue                    # kvsim's least (or most) resource that passes
     prediction_right: bool | None
     message: str
-    runs: list = field(default_factory=list, repr=False)
+    runs: list[RunRow] = field(default_factory=list, repr=False)
 
     def __str__(self) -> str:
         return self.message
 
 
-def check_prediction(mission, prediction):
+def check_prediction(mission: MissionLike, prediction: object) -> dict[str, object] | None:
     """``prediction`` checked (a one-line KvsimError if it is not one this mission takes)."""
     m = get_mission(mission)
     _judge_prediction(m, prediction, None)
-    if prediction is not None and "band" in prediction:
+    if not isinstance(prediction, Mapping):        # None: _judge_prediction refused the rest
+        return None
+    if "band" in prediction:
         lo, hi = prediction["band"]
         return {"band": (m.lever(m.resource).check(lo), m.lever(m.resource).check(hi))}
-    return None if prediction is None else dict(prediction)
+    return dict(prediction)
 
 
-def _judge_prediction(m: Mission, prediction, band) -> bool | None:
+def _judge_prediction(m: Mission, prediction: object,
+                      band: list[tuple[float, float]] | None) -> bool | None:
     if prediction is None:
         return None
     if not isinstance(prediction, Mapping) or len(prediction) != 1:
@@ -721,13 +795,12 @@ def _judge_prediction(m: Mission, prediction, band) -> bool | None:
                          f"{', '.join(m.causes)}}}" + (" or {'band': (low, high)}" if m.band else ""))
     (kind, value), = prediction.items()
     if kind == "cause":
-        check_choice("prediction cause", value, list(m.causes))
-        return value == m.cause
+        return check_choice("prediction cause", value, list(m.causes)) == m.cause
     if kind == "band" and m.band:
         if (not isinstance(value, (tuple, list)) or len(value) != 2):
             raise KvsimError(f"prediction band={value!r}: expected (low, high) in "
                              f"{m.lever(m.resource).describe()}")
-        lo, hi = (m.lever(m.resource).check(v) for v in value)
+        lo, hi = (m.lever(m.resource).check_number(v) for v in value)
         if lo > hi:
             raise KvsimError(f"prediction band=({lo}, {hi}): expected low <= high")
         if not band:
@@ -739,7 +812,9 @@ def _judge_prediction(m: Mission, prediction, band) -> bool | None:
                      + ("'cause' or 'band'" if m.band else "'cause'"))
 
 
-def score(mission, settings=None, *, prediction=None, runs=None, executor=None) -> Score:
+def score(mission: MissionLike, settings: Mapping[str, object] | None = None, *,
+          prediction: Prediction | None = None, runs: Sequence[RunRow] | None = None,
+          executor: Executor | None = None) -> Score:
     """Score ``settings`` for ``mission`` (0-3 stars; see the module docstring).
 
     ``prediction`` is what the learner committed before running: ``{"cause":
@@ -753,13 +828,13 @@ def score(mission, settings=None, *, prediction=None, runs=None, executor=None) 
     if runs is None:
         runs = evaluate(m, s, executor=executor)
     least = _least_point(m, executor)        # runs only the points below the answer, once
-    best = None if least is None else least[m.resource]
+    best = None if least is None else _number(least[m.resource])
     band = pass_band(m) if m.band else None
     right = _judge_prediction(m, prediction, band)
-    fails = {int(r["seed"]): m.slo.failures(r) for r in runs}
+    fails = {int(row_number(r, "seed")): m.slo.failures(r) for r in runs}
     passed = sum(1 for f in fails.values() if not f)
     stars = 0
-    value = s[m.resource]
+    value = _number(s[m.resource])
     if passed == len(runs):
         stars = 1
         if best is not None and value is not None and (
@@ -785,7 +860,7 @@ def score(mission, settings=None, *, prediction=None, runs=None, executor=None) 
                f"{'least' if m.direction == 'min' else 'most'} that still holds on every day.")
     else:
         msg = (f"Mission {m.number}: {stars} stars. The SLO holds on all {len(runs)} days with "
-               f"{res.name}={_fmt(value)}, the least kvsim's search finds.")
+               f"{res.name}={_fmt(value or 0.0)}, the least kvsim's search finds.")
         if stars == 2 and prediction is None:
             msg += " Commit a prediction before running for the third."
         elif stars == 2:
@@ -793,7 +868,7 @@ def score(mission, settings=None, *, prediction=None, runs=None, executor=None) 
     return Score(m.number, s, stars, passed, len(runs), fails, best, right, msg, list(runs))
 
 
-def expert_settings(mission) -> dict:
+def expert_settings(mission: MissionLike) -> Settings:
     """The settings an expert lands on: the least resource kvsim's search passes with.
 
     Among the passing points with that resource, the first in grid order (so
@@ -806,7 +881,7 @@ def expert_settings(mission) -> dict:
     return point
 
 
-def mission_grid(mission, *, executor=None) -> list[dict]:
+def mission_grid(mission: MissionLike, *, executor: Executor | None = None) -> list[RunRow]:
     """Rows for the static twin: every grid point scored by :func:`score` itself.
 
     One row per grid point: the levers, ``stars`` (0-2; the third needs a
@@ -815,27 +890,37 @@ def mission_grid(mission, *, executor=None) -> list[dict]:
     """
     m = get_mission(mission)
     rows = search(m, executor=executor)
-    out = []
+    out: list[RunRow] = []
     for s, runs in _points(m, rows):
         sc = score(m, s, runs=runs)
-        row = dict(s)
+        row: RunRow = dict(s)
         row.update(stars=sc.stars, seeds_passed=sc.seeds_passed, passes=sc.stars >= 1)
         for key, *_ in m.slo.items():
-            vals = [float(r[key]) for r in runs]
+            vals = [row_number(r, key) for r in runs]
             row[f"{key}_worst"] = round(max(vals), 4)
             row[f"{key}_median"] = round(float(np.median(vals)), 4)
         out.append(row)
     return out
 
 
-def doubled_day(mission) -> dict:
+def doubled_day(mission: MissionLike) -> dict[str, float]:
     """The mission's day with its scored window twice as long (the warm-up unchanged): an
     answer that holds only for the window it was found on is not steady state."""
     d = mission_day(mission)
     return dict(d, duration_s=2 * d["duration_s"])
 
 
-def cold_trap(mission) -> dict:
+class ColdTrap(TypedDict):
+    """What :func:`cold_trap` finds (see there)."""
+
+    settings: Settings | None
+    cold_passed: int
+    warm_passed: int
+    warm_failure: tuple[int, str] | None
+    line: str
+
+
+def cold_trap(mission: MissionLike) -> ColdTrap:
     """What a cold two-minute replay (:data:`COLD_DAY`, how the missions were once scored)
     would have taught, and what the warm day says of it.
 
@@ -862,36 +947,37 @@ def cold_trap(mission) -> dict:
     if trap is None:
         line = (f"Mission {m.number}: a cold {cold_minutes:.0f}-minute replay passes nothing on "
                 f"the grid either.")
-        return dict(settings=None, cold_passed=0, warm_passed=0, warm_failure=None, line=line)
+        return ColdTrap(settings=None, cold_passed=0, warm_passed=0, warm_failure=None,
+                        line=line)
     runs = evaluate(m, trap)
-    fails = [(int(r["seed"]), m.slo.failures(r)) for r in runs]
+    fails = [(int(row_number(r, "seed")), m.slo.failures(r)) for r in runs]
     warm_passed = sum(1 for _, f in fails if not f)
     failure = next(((sd, f[0]) for sd, f in fails if f), None)
-    shown = f"{res.name}={_fmt(trap[m.resource])}"
+    shown = f"{res.name}={_shown(trap[m.resource])}"
     after = (f"after a {warm['warmup_s'] / 60:.0f}-minute warm-up over "
              f"{warm['duration_s'] / 60:.0f} minutes")
     head = (f"Replayed cold ({cold_minutes:.0f} minutes from an empty server, as this mission "
             f"once was), {shown} passes on all {len(SEEDS)} days")
-    answer = f"{res.name}={_fmt(expert[m.resource])}"
+    answer = f"{res.name}={_shown(expert[m.resource])}"
     if m.band:
         cold_band, warm_band = pass_band(m, day=COLD_DAY), pass_band(m)
 
-        def text(b):
+        def text(b: list[tuple[float, float]]) -> str:
             return " and ".join(f"{_fmt(lo)} to {_fmt(hi)}" for lo, hi in b) or "empty"
         line = (f"{head}; the cold band is {text(cold_band)}, the warm band {text(warm_band)} "
                 f"({after}): a band found cold is not the band.")
     elif trap == expert:
         line = f"{head}, and here the warm day agrees: it holds on {warm_passed} of {len(SEEDS)} {after}."
-    elif warm_passed < len(SEEDS):
+    elif warm_passed < len(SEEDS) and failure is not None:
         line = (f"The trap: {head[0].lower()}{head[1:]}; {after} it holds on {warm_passed} of "
                 f"{len(SEEDS)} (seed {failure[0]}: {failure[1]}). The answer is {answer}.")
     else:
         line = (f"{head}, and it holds {after} too, but the warm day's least is {answer}.")
-    return dict(settings=trap, cold_passed=len(SEEDS), warm_passed=warm_passed,
-                warm_failure=failure, line=line)
+    return ColdTrap(settings=trap, cold_passed=len(SEEDS), warm_passed=warm_passed,
+                    warm_failure=failure, line=line)
 
 
-def answer_key() -> list[dict]:
+def answer_key() -> list[dict[str, object]]:
     """The instructor's answer key, one row per mission, every value from :func:`score`.
 
     ``mission``, ``title``; ``prediction``: the right one (``{"cause": key}``,
@@ -903,7 +989,7 @@ def answer_key() -> list[dict]:
     :func:`cold_trap`'s settings (``None`` when a cold replay passes nothing)
     and ``trap_warm_days``, the days they pass warm.
     """
-    rows = []
+    rows: list[dict[str, object]] = []
     for n, m in MISSIONS.items():
         expert = expert_settings(m)
         pred = {"band": pass_band(m)[0]} if m.band else {"cause": m.cause}
@@ -918,13 +1004,13 @@ def answer_key() -> list[dict]:
     return rows
 
 
-def debrief(mission) -> str:
+def debrief(mission: MissionLike) -> str:
     """The mission's debrief, then :func:`cold_trap`'s line (computed, not typed in)."""
     m = get_mission(mission)
     return f"{m.debrief} {cold_trap(m)['line']}"
 
 
-def _story(m: Mission) -> dict:
+def _story(m: Mission) -> dict[str, object]:
     """The scenario's facts a ticket's text names (answer length, rate, link, window)."""
     p = dict(scenario_parameters(m.scenario), **m.fixed)
     opts = get_scenario(m.scenario, **m.fixed)
@@ -936,7 +1022,7 @@ def _story(m: Mission) -> dict:
                 burst_s=float(p.get("burst_s", 0.0)))
 
 
-def complaint(mission) -> str:
+def complaint(mission: MissionLike) -> str:
     """The ticket's WHAT line, with the scenario's own numbers."""
     m = get_mission(mission)
     return m.complaint.format(**_story(m))
@@ -944,19 +1030,42 @@ def complaint(mission) -> str:
 
 # ---------------------------------------------------------------------------- tickets
 
-def incident_seed(mission) -> int:
+def incident_seed(mission: MissionLike) -> int:
     """The day the pager went off: of :data:`SEEDS`, the one whose run with the ticket's
     settings misses the SLO by the most (the first on a tie)."""
     m = get_mission(mission)
     runs = evaluate(m, m.start)
 
-    def badness(r):
-        return max((float(r[k]) / limit if limit else float(r[k]))
+    def badness(r: Mapping[str, LeverValue]) -> float:
+        return max((row_number(r, k) / limit if limit else row_number(r, k))
                    for k, limit, *_ in m.slo.items())
-    return int(max(runs, key=badness)["seed"])
+    return int(row_number(max(runs, key=badness), "seed"))
 
 
-def ticket_facts(mission) -> dict:
+class LogWindow(TypedDict):
+    """Ten seconds of the incident day, as vLLM's periodic stats log line reports them."""
+
+    t_s: float
+    running: int
+    waiting: int
+    swapped: int
+    kv_usage: float
+    preemptions: int
+    prompt_tok_s: float
+    gen_tok_s: float
+
+
+class TicketFacts(TypedDict):
+    """What :func:`ticket_facts` reads from the incident day (see there)."""
+
+    summary: dict[str, float | int | str]
+    peak: LogWindow
+    log: list[str]
+    seed: int
+    pager: str
+
+
+def ticket_facts(mission: MissionLike) -> TicketFacts:
     """The dashboard snapshot: the incident day's run (:func:`incident_seed`) with the
     ticket's settings.
 
@@ -975,27 +1084,32 @@ def ticket_facts(mission) -> dict:
     start = mission_day(m)["warmup_s"]      # the dashboard shows the scored window only
     edges = np.arange(start + window, float(t[-1]) + window, window)
     idx = np.searchsorted(t, edges, side="right") - 1
-    lines, peak, best_pre = [], None, -1
+    lines: list[LogWindow] = []
+    peak: LogWindow | None = None
+    best_pre = -1
     prev = int(np.searchsorted(t, start, side="left"))
-    for e, i in zip(edges, idx):
+    for e, i in zip(edges, idx, strict=True):
         i = int(max(i, 0))
         sl = slice(prev, i + 1)
         prompt = float(tl["prefill_tokens"][sl].sum()) / window
         gen = float(tl["emitted_tokens"][sl].sum()) / window
         pre = int(tl["preemptions"][sl].sum())
         kv = float(tl["kv_blocks_used"][i]) / result.total_blocks
-        row = dict(t_s=float(e), running=int(tl["running"][i]), waiting=int(tl["waiting"][i]),
-                   swapped=int(tl["swapped"][i]), kv_usage=kv, preemptions=pre,
-                   prompt_tok_s=prompt, gen_tok_s=gen)
+        row = LogWindow(t_s=float(e), running=int(tl["running"][i]),
+                        waiting=int(tl["waiting"][i]), swapped=int(tl["swapped"][i]),
+                        kv_usage=kv, preemptions=pre, prompt_tok_s=prompt, gen_tok_s=gen)
         if pre > best_pre:
             best_pre, peak = pre, row
         lines.append(row)
         prev = i + 1
+    if peak is None:
+        raise KvsimError(f"mission {m.number}: the incident day ends before its scored window "
+                         f"({start:g} s): expected a day with at least one 10-second window")
     k = lines.index(peak)
     shown = lines[max(k - 1, 0):k + 2]
-    log = []
+    log: list[str] = []
     if summary["engine"] == "v1":
-        hit = 100 * summary["prefix_cache_hit_rate"]
+        hit = 100 * row_number(summary, "prefix_cache_hit_rate")
         for r in shown:
             log.append(f"[t={r['t_s']:4.0f} s] INFO loggers.py: Engine 000: Avg prompt throughput: "
                        f"{r['prompt_tok_s']:.1f} tokens/s, Avg generation throughput: "
@@ -1027,15 +1141,15 @@ def ticket_facts(mission) -> dict:
     return dict(summary=summary, peak=peak, log=log, seed=seed, pager=pager)
 
 
-def ticket(mission) -> str:
+def ticket(mission: MissionLike) -> str:
     """The incident ticket as text: pager, complaint, dashboard, log, SLO, levers."""
     m = get_mission(mission)
     f = ticket_facts(m)
     s, peak = f["summary"], f["peak"]
     day = mission_day(m)
     dash = (f"preemptions per 1,000: {s['preemptions_per_1k']:.0f} | p95 TTFT: "
-            f"{s['ttft_p95_s']:.1f} s | p99 inter-token gap: {1e3 * s['itl_p99_s']:.0f} ms | "
-            f"paused > 1 s: {100 * s['share_paused_over_1s']:.1f}% of users | KV usage at the "
+            f"{s['ttft_p95_s']:.1f} s | p99 inter-token gap: {1e3 * row_number(s, 'itl_p99_s'):.0f} ms | "
+            f"paused > 1 s: {100 * row_number(s, 'share_paused_over_1s'):.1f}% of users | KV usage at the "
             f"worst 10 s: {100 * peak['kv_usage']:.0f}% with {peak['running']} running and "
             f"{peak['waiting']} waiting")
     config = ", ".join(f"{k}={v}" for k, v in m.start.items())
@@ -1044,7 +1158,7 @@ def ticket(mission) -> str:
         f"Mission {m.number}: {m.title}",
         f"PAGER  {f['pager']}",
         f"WHAT   {complaint(m)}",
-        f"NOW    {config} (scenario {m.scenario}, vLLM {s['engine'].upper()}; the dashboard "
+        f"NOW    {config} (scenario {m.scenario}, vLLM {str(s['engine']).upper()}; the dashboard "
         f"shows seed {f['seed']}, the worst of the {len(SEEDS)} days, over the "
         f"{day['duration_s'] / 60:.0f} minutes after a {day['warmup_s'] / 60:.0f}-minute "
         f"warm-up)",

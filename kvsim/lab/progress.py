@@ -50,14 +50,16 @@ import os
 import re
 import stat
 import sys
-from datetime import datetime, timezone
+from collections.abc import Callable, Iterator, Mapping
+from concurrent.futures import Executor
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Mapping
+from typing import TypedDict, cast
 
 try:                     # POSIX: an advisory lock serialises read-modify-write between kernels
     import fcntl
 except ImportError:      # Windows (no fcntl): no lock; see _locked
-    fcntl = None
+    fcntl = None  # type: ignore[assignment]  # a module or None: _locked checks which
 
 from kvsim.errors import KvsimError
 from kvsim.files import (
@@ -83,19 +85,53 @@ from .codes import (
     upgrade_old_code,
     verify,
 )
-from .missions import MISSIONS, check_prediction, get_mission, normalise_settings, score
+from .missions import (
+    MISSIONS,
+    Mission,
+    MissionLike,
+    Score,
+    Settings,
+    check_prediction,
+    get_mission,
+    normalise_settings,
+    score,
+)
 
 __all__ = ["ENV_VAR", "progress_path", "load", "reset", "set_name", "commit_prediction",
            "attempt", "completion_code", "verify", "leaderboard", "leaderboard_lines", "rejection",
            "progress_text", "leaderboard_text", "EXPORT_NAME", "export_progress", "export_text",
-           "import_progress", "ROOM_KEY_VAR", "FROM_ENV", "resolve_room_key", "check_name"]
+           "import_progress", "ROOM_KEY_VAR", "FROM_ENV", "resolve_room_key", "check_name",
+           "Record", "Progress"]
 
 #: The environment variable that moves the progress file.
 ENV_VAR = "KVSIM_MISSIONS_FILE"
 _VERSION = 2
 
+#: A path as the functions take it (None: :func:`progress_path`'s default).
+PathLike = str | os.PathLike[str]
 
-def progress_path(path=None) -> Path:
+
+class Record(TypedDict):
+    """One mission's progress: the runs made, the best run's stars, settings and code, and
+    the committed prediction (as JSON holds it) with whether it came before the first run."""
+
+    attempts: int
+    stars: int
+    settings: Settings | None
+    prediction: dict[str, object] | None
+    prediction_counts: bool
+    code: str | None
+
+
+class Progress(TypedDict):
+    """The progress file: its version, the learner's name and a record per mission."""
+
+    version: int
+    name: str | None
+    missions: dict[str, Record]
+
+
+def progress_path(path: PathLike | None = None) -> Path:
     """Where progress is kept: ``path``, else ``$KVSIM_MISSIONS_FILE``, else ``~/.kvsim/missions.json``."""
     if path is not None:
         return Path(path)
@@ -105,7 +141,7 @@ def progress_path(path=None) -> Path:
     return Path.home() / ".kvsim" / "missions.json"
 
 
-def _empty() -> dict:
+def _empty() -> Progress:
     return {"version": _VERSION, "name": None, "missions": {}}
 
 
@@ -163,7 +199,7 @@ def _refuse_foreign(p: Path) -> None:
 
 
 @contextlib.contextmanager
-def _locked(p: Path):
+def _locked(p: Path) -> Iterator[None]:
     """Hold an exclusive lock on ``p``'s sibling ``<name>.lock`` for a read-modify-write.
 
     Two kernels (or a kernel and ``kvsim missions``) saving at once then take
@@ -195,7 +231,7 @@ def _locked(p: Path):
         os.close(fd)
 
 
-def _upgraded_code(code):
+def _upgraded_code(code: object) -> object:
     """A first-format code (no name) made again in this format, its checksum checked
     (:func:`~kvsim.lab.codes.upgrade_old_code`); anything else as it is (a bad one is then
     found damaged by :func:`_check_record`)."""
@@ -207,17 +243,18 @@ def _upgraded_code(code):
         return code
 
 
-def _upgraded(rec):
+def _upgraded(rec: object) -> object:
     """``rec`` with its code upgraded (:func:`_upgraded_code`)."""
     if not isinstance(rec, dict) or "code" not in rec:
         return rec
     return dict(rec, code=_upgraded_code(rec["code"]))
 
 
-def _valid_records(missions: Mapping) -> tuple[dict, list[str]]:
+def _valid_records(missions: Mapping[object, object]) -> tuple[dict[str, Record], list[str]]:
     """The records of ``missions`` that pass :func:`_check_record` (first-format codes
     upgraded), and the keys of those that do not."""
-    good, bad = {}, []
+    good: dict[str, Record] = {}
+    bad: list[str] = []
     for key, rec in missions.items():
         rec = _upgraded(rec)
         try:
@@ -225,11 +262,11 @@ def _valid_records(missions: Mapping) -> tuple[dict, list[str]]:
         except (KvsimError, TypeError, ValueError, KeyError, AttributeError):
             bad.append(str(key))
         else:
-            good[key] = rec
+            good[str(key)] = cast(Record, rec)      # as it is: _check_record passed it
     return good, bad
 
 
-def _name_ok(name) -> bool:
+def _name_ok(name: object) -> bool:
     """Whether ``name`` is a stored learner's name: none, or one :func:`check_name` keeps."""
     if name is None:
         return True
@@ -239,13 +276,13 @@ def _name_ok(name) -> bool:
         return False
 
 
-def _salvage(text: str) -> dict:
+def _salvage(text: str) -> dict[str, Record]:
     """Mission records still readable in a file that is not JSON as a whole (cut short, say):
     each ``"<n>": {...}`` object that parses and passes :func:`_check_record`."""
     dec = json.JSONDecoder()
-    found = {}
+    found: dict[str, Record] = {}
     for n in MISSIONS:
-        for hit in re.finditer(r'"%d"\s*:\s*\{' % n, text):
+        for hit in re.finditer(rf'"{n}"\s*:\s*\{{', text):
             try:
                 rec, _ = dec.raw_decode(text, hit.end() - 1)
             except ValueError:
@@ -257,7 +294,7 @@ def _salvage(text: str) -> dict:
     return found
 
 
-def _read(p: Path) -> dict:
+def _read(p: Path) -> Progress:
     """The progress at ``p`` (the lock held). Nothing there (or an empty file): empty
     progress. Anything but a kvsim progress file there is a one-line error and is left as it
     is. A damaged progress file is never wiped: a copy is kept beside it as
@@ -272,34 +309,37 @@ def _read(p: Path) -> dict:
         return _empty()
     if not _looks_like_progress(raw):
         _refuse_foreign(p)
-    data, missions, why = None, {}, ""
+    data: object = None
+    missions: dict[str, Record] = {}
+    why = ""
     try:
         data = json.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, ValueError, RecursionError) as e:
         why = f"not JSON ({type(e).__name__})"
         missions = _salvage(raw.decode("utf-8", errors="replace"))
-    name = None
+    name: str | None = None
     if data is not None:
-        version = data.get("version") if isinstance(data, dict) else None
-        shaped = isinstance(data, dict) and isinstance(data.get("missions"), dict)
-        if version == _VERSION and shaped and _name_ok(data.get("name")):
-            name = data.get("name")
-        if not shaped or not (version == _VERSION and "name" in data and _name_ok(data["name"])
-                              or version == 1 and "name" not in data):
+        doc = data if isinstance(data, dict) else {}
+        version = doc.get("version")
+        shaped = isinstance(doc.get("missions"), dict)
+        if version == _VERSION and shaped and _name_ok(doc.get("name")):
+            name = doc.get("name")
+        if not shaped or not (version == _VERSION and "name" in doc and _name_ok(doc["name"])
+                              or version == 1 and "name" not in doc):
             why = f"not a kvsim progress file (version {_VERSION})"
             if shaped:
-                missions, _ = _valid_records(data["missions"])
+                missions, _ = _valid_records(doc["missions"])
         else:
-            missions, bad = _valid_records(data["missions"])
+            missions, bad = _valid_records(doc["missions"])
             if not bad:
-                if version == _VERSION and missions == data["missions"]:
-                    return data
+                if version == _VERSION and missions == doc["missions"]:
+                    return cast(Progress, doc)          # every field checked above
                 # the first format (codes without a name), upgraded: the same progress
-                upgraded = {"version": _VERSION, "name": name, "missions": missions}
+                upgraded = Progress(version=_VERSION, name=name, missions=missions)
                 _save(upgraded, p)
                 return upgraded
             why = f"damaged record(s) for mission {', '.join(bad)}"
-    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S.%fZ")
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S.%fZ")
     aside = p.with_name(f"{p.name}.bad-{stamp}")
     n = 1
     while not create_new_file(aside, raw):          # never over anything already there
@@ -308,7 +348,7 @@ def _read(p: Path) -> dict:
                              f"made beside it: nothing was changed; expected a writable folder")
         aside = p.with_name(f"{p.name}.bad-{stamp}-{n}")
         n += 1
-    rebuilt = {"version": _VERSION, "name": name, "missions": missions}
+    rebuilt = Progress(version=_VERSION, name=name, missions=missions)
     if missions:
         _save(rebuilt, p)
     else:
@@ -321,7 +361,7 @@ def _read(p: Path) -> dict:
     return rebuilt
 
 
-def load(path=None) -> dict:
+def load(path: PathLike | None = None) -> Progress:
     """The progress record (an empty one if the file does not exist).
 
     A damaged progress file is copied aside (``missions.json.bad-<UTC time>``)
@@ -334,7 +374,7 @@ def load(path=None) -> dict:
         return _read(p)
 
 
-def _save(data: dict, p: Path) -> Path:
+def _save(data: Progress, p: Path) -> Path:
     """Write the progress (the caller holds :func:`_locked`): only over a kvsim progress
     file, an empty file or nothing (:func:`kvsim.files.write_user_file`)."""
     write_user_file(p, json.dumps(data, indent=1, sort_keys=True), what="progress file",
@@ -342,7 +382,7 @@ def _save(data: dict, p: Path) -> Path:
     return p
 
 
-def reset(path=None) -> Path:
+def reset(path: PathLike | None = None) -> Path:
     """Forget all progress (the file is removed, if it is a kvsim progress file); returns its
     path."""
     p = progress_path(path)
@@ -357,33 +397,34 @@ def reset(path=None) -> Path:
     return p
 
 
-def _new_entry() -> dict:
+def _new_entry() -> Record:
     return {"attempts": 0, "stars": 0, "settings": None, "prediction": None,
             "prediction_counts": False, "code": None}
 
 
-def _entry(data: dict, n: int) -> dict:
+def _entry(data: Progress, n: int) -> Record:
     return data["missions"].setdefault(str(n), _new_entry())
 
 
-def _improves(entry: Mapping[str, Any], stars: int) -> bool:
+def _improves(entry: Record, stars: int) -> bool:
     """The best-attempt order: a result with ``stars`` replaces ``entry``'s best attempt
     when it has more stars, or when the entry has none yet (on a tie the first stays)."""
     return stars > entry["stars"] or entry["settings"] is None
 
 
-def commit_prediction(mission, prediction, path=None) -> str:
+def commit_prediction(mission: MissionLike, prediction: object,
+                      path: PathLike | None = None) -> str:
     """Store a prediction (``{"cause": key}`` or ``{"band": (lo, hi)}``); returns one line saying
     whether it can still earn the third star (only if no run of the mission came first)."""
 
     m = get_mission(mission)
-    prediction = check_prediction(m, prediction)
+    checked = check_prediction(m, prediction)
     p = progress_path(path)
     with _locked(p):
         data = _read(p)
         e = _entry(data, m.number)
         counts = e["attempts"] == 0
-        e["prediction"] = _jsonable(prediction)
+        e["prediction"] = _jsonable(checked)
         e["prediction_counts"] = counts
         _save(data, p)
     if counts:
@@ -393,23 +434,24 @@ def commit_prediction(mission, prediction, path=None) -> str:
             f"it cannot earn the third star (reset to start over).")
 
 
-def _jsonable(prediction):
+def _jsonable(prediction: Mapping[str, object] | None) -> dict[str, object] | None:
     if prediction is None:
         return None
     (k, v), = prediction.items()
-    return {k: list(v) if isinstance(v, (tuple, list)) else v}
+    return {k: list(v) if isinstance(v, tuple | list) else v}
 
 
-def attempt(mission, settings=None, path=None, *, executor=None):
+def attempt(mission: MissionLike, settings: Mapping[str, object] | None = None,
+            path: PathLike | None = None, *, executor: Executor | None = None) -> Score:
     """Score ``settings`` (with the stored prediction, if it came first), record the best result,
     and return the :class:`~kvsim.lab.missions.Score`."""
     m = get_mission(mission)
-    settings = normalise_settings(m, settings)
+    checked = normalise_settings(m, settings)
     p = progress_path(path)
     e = _entry(load(p), m.number)
     stored = e["prediction"] if e["prediction_counts"] else None
-    pred = {"band": tuple(stored["band"])} if stored and "band" in stored else stored
-    sc = score(m, settings, prediction=pred, executor=executor)   # slow: outside the lock
+    pred = {"band": _pair(stored["band"])} if stored and "band" in stored else stored
+    sc = score(m, checked, prediction=pred, executor=executor)   # slow: outside the lock
     with _locked(p):                  # read again: another kernel may have saved meanwhile
         data = _read(p)
         e = _entry(data, m.number)
@@ -421,37 +463,44 @@ def attempt(mission, settings=None, path=None, *, executor=None):
         e["attempts"] += 1
         if _improves(e, sc.stars):
             e["stars"] = sc.stars
-            e["settings"] = settings
-            e["code"] = (completion_code(m.number, sc.stars, settings, pred, name=data["name"])
+            e["settings"] = checked
+            e["code"] = (completion_code(m.number, sc.stars, checked, pred, name=data["name"])
                          if sc.stars else None)
         _save(data, p)
     return sc
 
 
-def set_name(name, path=None) -> str:
+def _pair(value: object) -> tuple[object, ...]:
+    """A stored band (a JSON list) as the tuple :func:`~kvsim.lab.missions.score` takes."""
+    if not isinstance(value, list | tuple):
+        raise KvsimError(f"prediction band={value!r}: expected (low, high)")
+    return tuple(value)
+
+
+def set_name(name: object, path: PathLike | None = None) -> str:
     """Put the learner's ``name`` in the progress file and re-make every stored completion
     code with it (and with the room tag when ``$KVSIM_ROOM_KEY`` is set); returns one line.
 
     A code is made from its record (mission, stars, settings and the prediction its best run
     was scored with); nothing is re-scored here: :func:`verify` re-scores every code it checks.
     """
-    name = check_name(name)
+    checked = check_name(name)
     key = resolve_room_key()
     p = progress_path(path)
     with _locked(p):
         data = _read(p)
-        data["name"] = name
+        data["name"] = checked
         made = 0
         for n, e in data["missions"].items():
             if e["code"] is not None:
                 v = verify(e["code"], rescore=False, room_key=None)
-                e["code"] = completion_code(int(n), e["stars"], e["settings"], v["prediction"],
-                                            name=name, room_key=key)
+                e["code"] = completion_code(int(n), e["stars"], e["settings"] or {},
+                                            v["prediction"], name=checked, room_key=key)
                 made += 1
         _save(data, p)
     room = (f" and the room tag of ${ROOM_KEY_VAR}" if key is not None
             else f" (no room tag: ${ROOM_KEY_VAR} is not set)")
-    return f"name {name!r}: {made} completion code(s) made again with it{room}"
+    return f"name {checked!r}: {made} completion code(s) made again with it{room}"
 
 
 # --------------------------------------------------------------------- export, import
@@ -470,7 +519,7 @@ _NOTE = ("kvsim lab progress (chapter 5). Load it in another session with "
          "check a code with `kvsim missions --verify CODE`.")
 
 
-def _show(value) -> str:
+def _show(value: object) -> str:
     """``repr`` of a bad value, short enough for a one-line error."""
     text = repr(value)
     return text if len(text) <= 60 else text[:57] + "..."
@@ -479,10 +528,11 @@ def _show(value) -> str:
 def _kvsim_version() -> str:
     from kvsim import __version__  # read from the distribution's metadata on first use
 
-    return __version__
+    version: str = __version__
+    return version
 
 
-def export_progress(dest=None, *, path=None) -> str:
+def export_progress(dest: PathLike | None = None, *, path: PathLike | None = None) -> str:
     """Write this machine's progress to ``dest`` as one JSON document; return the path written.
 
     ``dest`` defaults to :data:`EXPORT_NAME` in the current folder (a folder
@@ -512,26 +562,26 @@ def export_progress(dest=None, *, path=None) -> str:
     return str(target)
 
 
-def export_text(path=None) -> str:
+def export_text(path: PathLike | None = None) -> str:
     """The export :func:`export_progress` would write, as text (nothing is written): what a
     panel offers as a download, so a learner keeps their progress in one click."""
     return _export_text(load(path))
 
 
-def _export_text(data: dict) -> str:
+def _export_text(data: Progress) -> str:
     missions = data["missions"]
-    codes = {}
+    codes: dict[str, str] = {}
     for key in sorted(missions, key=lambda k: (len(k), k)):
         e = missions[key]
-        if isinstance(e, dict) and e.get("stars") and e.get("code"):
-            codes[key] = e["code"]
+        if isinstance(e, dict) and e.get("stars") and (code := e.get("code")):
+            codes[key] = code
     doc = {"format": _FORMAT, "version": _EXPORT_VERSION, "kvsim_version": _kvsim_version(),
-           "exported_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+           "exported_at": datetime.now(UTC).isoformat(timespec="seconds"),
            "note": _NOTE, "codes": codes, "progress": data}
     return json.dumps(doc, indent=1, sort_keys=True) + "\n"
 
 
-def _check_record(where: str, key, rec) -> dict:
+def _check_record(where: str, key: object, rec: object) -> Record:
     """One mission's record checked field by field and against its own code (not re-scored);
     returns it with settings and prediction in kvsim's normal form. ``where`` starts every
     error (the file's name)."""
@@ -549,17 +599,8 @@ def _check_record(where: str, key, rec) -> dict:
     if missing or extra:
         what = f"lacks {missing[0]!r}" if missing else f"has an unknown field {_show(extra[0])}"
         raise KvsimError(f"{at}: the record {what}: expected exactly {', '.join(_FIELDS)}")
-    out = dict(rec)
-    for name, lo, hi in (("attempts", 0, None), ("stars", 0, 3)):
-        v = rec[name]
-        if type(v) is not int or v < lo or (hi is not None and v > hi):
-            rng = f"{lo} to {hi}" if hi is not None else f">= {lo}"
-            raise KvsimError(f"{at}: {name}={_show(v)}: expected an integer {rng}")
-    if type(rec["prediction_counts"]) is not bool:
-        raise KvsimError(f"{at}: prediction_counts={_show(rec['prediction_counts'])}: "
-                         f"expected true or false")
-    if rec["code"] is not None and not isinstance(rec["code"], str):
-        raise KvsimError(f"{at}: code={_show(rec['code'])}: expected a completion code or null")
+    out = cast(Record, dict(rec))       # each field checked below, before it is returned
+    _check_record_scalars(at, rec)
     s = rec["settings"]
     if s is not None:
         levers = [lv.name for lv in m.levers]
@@ -581,39 +622,65 @@ def _check_record(where: str, key, rec) -> dict:
     if (rec["stars"] > 0) != (rec["code"] is not None):
         raise KvsimError(f"{at}: stars={rec['stars']} with code={_show(rec['code'])}: expected "
                          f"a completion code exactly when the record has a star")
-    if rec["code"] is not None:
-        try:
-            v = verify(rec["code"], rescore=False, room_key=None)
-        except KvsimError as e:
-            raise KvsimError(f"{at}: code {_show(rec['code'])}: {e}") from None
-        if not v["checksum_ok"]:
-            raise KvsimError(f"{at}: code {rec['code']!r} fails its checksum: expected the code "
-                             f"kvsim wrote (a character was changed)")
-        claims = dict(mission=m.number, stars=rec["stars"], settings=out["settings"])
-        for name, want in claims.items():
-            if v[name] != want:
-                raise KvsimError(f"{at}: code {rec['code']!r} says {name} {_show(v[name])}, the "
-                                 f"record {_show(want)}: expected the code of the record's "
-                                 f"best run")
-        # a prediction that counts was stored before the first run, so every code since used it
-        if rec["prediction_counts"] and _jsonable(v["prediction"]) != out["prediction"]:
-            raise KvsimError(f"{at}: prediction_counts is true but code {rec['code']!r} was "
-                             f"scored with prediction {_show(_jsonable(v['prediction']))}, not "
-                             f"{_show(out['prediction'])}: expected the prediction committed "
-                             f"before the first run")
+    _check_record_code(at, m, out)
     return out
 
 
-def _rescore(where: str, n: int, rec: dict) -> None:
+def _check_record_scalars(at: str, rec: dict[object, object]) -> None:
+    """A record's counts, flag and code, each of its JSON type and range."""
+    for name, lo, hi in (("attempts", 0, None), ("stars", 0, 3)):
+        v = rec[name]
+        if type(v) is not int or v < lo or (hi is not None and v > hi):
+            rng = f"{lo} to {hi}" if hi is not None else f">= {lo}"
+            raise KvsimError(f"{at}: {name}={_show(v)}: expected an integer {rng}")
+    if type(rec["prediction_counts"]) is not bool:
+        raise KvsimError(f"{at}: prediction_counts={_show(rec['prediction_counts'])}: "
+                         f"expected true or false")
+    if rec["code"] is not None and not isinstance(rec["code"], str):
+        raise KvsimError(f"{at}: code={_show(rec['code'])}: expected a completion code or null")
+
+
+def _check_record_code(at: str, m: Mission, rec: Record) -> None:
+    """A record's code, if it has one, against the record (its settings and prediction in
+    normal form): its checksum, and the mission, stars, settings and prediction it claims."""
+    code = rec["code"]
+    if code is None:
+        return
+    try:
+        v = verify(code, rescore=False, room_key=None)
+    except KvsimError as e:
+        raise KvsimError(f"{at}: code {_show(code)}: {e}") from None
+    if not v["checksum_ok"]:
+        raise KvsimError(f"{at}: code {code!r} fails its checksum: expected the code "
+                         f"kvsim wrote (a character was changed)")
+    claims: tuple[tuple[str, object, object], ...] = (
+        ("mission", v["mission"], m.number), ("stars", v["stars"], rec["stars"]),
+        ("settings", v["settings"], rec["settings"]))
+    for name, claimed, want in claims:
+        if claimed != want:
+            raise KvsimError(f"{at}: code {code!r} says {name} {_show(claimed)}, the "
+                             f"record {_show(want)}: expected the code of the record's "
+                             f"best run")
+    # a prediction that counts was stored before the first run, so every code since used it
+    if rec["prediction_counts"] and _jsonable(v["prediction"]) != rec["prediction"]:
+        raise KvsimError(f"{at}: prediction_counts is true but code {code!r} was "
+                         f"scored with prediction {_show(_jsonable(v['prediction']))}, not "
+                         f"{_show(rec['prediction'])}: expected the prediction committed "
+                         f"before the first run")
+
+
+def _rescore(where: str, n: int, rec: Record) -> None:
     """Score a starred record's settings again: its stars must be what kvsim gives now."""
-    v = verify(rec["code"], room_key=None)       # the settings' stars; no room is checked here
+    code = rec["code"] or ""                     # a starred record has one (_check_record)
+    v = verify(code, room_key=None)             # the settings' stars; no room is checked here
     if not v["ok"]:
         raise KvsimError(f"{where}: mission {n}: stars={rec['stars']} is not confirmed: code "
                          f"{rec['code']!r} re-scores to {v['rescored']} star(s): expected the "
                          f"stars kvsim gives the record's settings")
 
 
-def _read_export(p: Path, progress=None) -> tuple[dict, str | None]:
+def _read_export(p: Path, progress: Callable[[str], None] | None = None
+                 ) -> tuple[dict[int, Record], str | None]:
     """The export at ``p``, every record checked and every starred one re-scored, and the
     learner's name in it (an export of the first format, version 1 progress, is upgraded)."""
     where = f"import file {str(p)!r}"
@@ -626,25 +693,7 @@ def _read_export(p: Path, progress=None) -> tuple[dict, str | None]:
     doc = parse_json(text, where=where, expected=_EXPECTED[9:])
     if not isinstance(doc, dict):
         raise KvsimError(f"{where} holds a JSON {type(doc).__name__}, not an object: {_EXPECTED}")
-    if "format" not in doc and "missions" in doc:
-        raise KvsimError(f"{where} is a progress file, not an export (it has no 'format'): "
-                         f"{_EXPECTED}, or set {ENV_VAR} to use that file as it is")
-    if doc.get("format") != _FORMAT:
-        raise KvsimError(f"{where}: format={_show(doc.get('format'))}: expected {_FORMAT!r} "
-                         f"({_WRITTEN_BY})")
-    version = doc.get("version")
-    if type(version) is not int or version != _EXPORT_VERSION:
-        raise KvsimError(f"{where}: version={_show(version)}: expected {_EXPORT_VERSION} "
-                         f"(the export version this kvsim reads)")
-    missing = sorted({"kvsim_version", "codes", "progress"} - set(doc))
-    extra = sorted(set(doc) - _HEADER, key=str)
-    if missing or extra:
-        what = f"lacks {missing[0]!r}" if missing else f"has an unknown field {_show(extra[0])}"
-        raise KvsimError(f"{where}: the export {what}: expected the fields "
-                         f"{', '.join(sorted(_HEADER))}")
-    for name in ("kvsim_version", "exported_at", "note"):
-        if name in doc and not isinstance(doc[name], str):
-            raise KvsimError(f"{where}: {name}={_show(doc[name])}: expected a string")
+    _check_export_header(where, doc)
     prog = doc["progress"]
     first = isinstance(prog, dict) and sorted(prog) == ["missions", "version"] and \
         type(prog["version"]) is int and prog["version"] == 1      # names came later
@@ -654,7 +703,7 @@ def _read_export(p: Path, progress=None) -> tuple[dict, str | None]:
         raise KvsimError(f"{where}: progress={_show(prog)}: expected an object "
                          f"{{\"version\": {_VERSION}, \"name\": null or a name, "
                          f"\"missions\": {{...}}}}")
-    records = {}
+    records: dict[int, Record] = {}
     for key, rec in prog["missions"].items():
         checked = _check_record(where, key, _upgraded(rec) if first else rec)   # key first
         records[int(key)] = checked
@@ -677,7 +726,30 @@ def _read_export(p: Path, progress=None) -> tuple[dict, str | None]:
     return records, (None if first else prog["name"])
 
 
-def _still_counts(side: dict, other: dict) -> bool:
+def _check_export_header(where: str, doc: dict[object, object]) -> None:
+    """An export's own fields: its format, version, field names and strings."""
+    if "format" not in doc and "missions" in doc:
+        raise KvsimError(f"{where} is a progress file, not an export (it has no 'format'): "
+                         f"{_EXPECTED}, or set {ENV_VAR} to use that file as it is")
+    if doc.get("format") != _FORMAT:
+        raise KvsimError(f"{where}: format={_show(doc.get('format'))}: expected {_FORMAT!r} "
+                         f"({_WRITTEN_BY})")
+    version = doc.get("version")
+    if type(version) is not int or version != _EXPORT_VERSION:
+        raise KvsimError(f"{where}: version={_show(version)}: expected {_EXPORT_VERSION} "
+                         f"(the export version this kvsim reads)")
+    missing = sorted({"kvsim_version", "codes", "progress"} - set(doc))
+    extra = sorted(set(doc) - _HEADER, key=str)
+    if missing or extra:
+        what = f"lacks {missing[0]!r}" if missing else f"has an unknown field {_show(extra[0])}"
+        raise KvsimError(f"{where}: the export {what}: expected the fields "
+                         f"{', '.join(sorted(_HEADER))}")
+    for name in ("kvsim_version", "exported_at", "note"):
+        if name in doc and not isinstance(doc[name], str):
+            raise KvsimError(f"{where}: {name}={_show(doc[name])}: expected a string")
+
+
+def _still_counts(side: Record, other: Record) -> bool:
     """Whether ``side``'s prediction still came before the first run once ``other``'s runs are
     added: it did in its own file and ``other`` has no runs, or ``other`` committed the same
     prediction before its own runs too. A merge can take eligibility away, never grant it."""
@@ -687,7 +759,7 @@ def _still_counts(side: dict, other: dict) -> bool:
                                       and other["prediction"] == side["prediction"])
 
 
-def _merge(cur: dict | None, imp: dict) -> tuple[dict, str]:
+def _merge(cur: Record | None, imp: Record) -> tuple[Record, str]:
     """One mission's merged record and what happened (``imported``, ``kept``, ``unchanged``)."""
     base = cur if cur is not None else _new_entry()
     take = imp["settings"] is not None and _improves(base, imp["stars"])
@@ -699,15 +771,16 @@ def _merge(cur: dict | None, imp: dict) -> tuple[dict, str]:
     else:                               # the local guess if there is one; it no longer counts
         pred = base["prediction"] if base["prediction"] is not None else imp["prediction"]
         counts = False
-    merged = {"attempts": max(base["attempts"], imp["attempts"]), "stars": best["stars"],
-              "settings": best["settings"], "code": best["code"], "prediction": pred,
-              "prediction_counts": counts}
+    merged: Record = {"attempts": max(base["attempts"], imp["attempts"]), "stars": best["stars"],
+                      "settings": best["settings"], "code": best["code"], "prediction": pred,
+                      "prediction_counts": counts}
     if cur is not None and merged == cur:
         return cur, "unchanged"
     return merged, "imported" if (take or cur is None) else "kept"
 
 
-def import_progress(source, *, path=None, progress=None) -> dict:
+def import_progress(source: PathLike, *, path: PathLike | None = None,
+                    progress: Callable[[str], None] | None = None) -> dict[int, str]:
     """Merge an export (:func:`export_progress`) from ``source`` into the progress at ``path``.
 
     Everything is checked before anything is written: the header, every
@@ -734,16 +807,17 @@ def import_progress(source, *, path=None, progress=None) -> dict:
         return _merge_into(p, _read(p), records, name)
 
 
-def _merge_into(p: Path, data: dict, records: dict, name: str | None) -> dict:
+def _merge_into(p: Path, data: Progress, records: dict[int, Record],
+                name: str | None) -> dict[int, str]:
     where = f"progress file {str(p)!r}"
     missions = dict(data["missions"])
-    summary = {}
+    summary: dict[int, str] = {}
     for n in MISSIONS:
         key = str(n)
         if n not in records:
             summary[n] = "unchanged"
             continue
-        cur = missions.get(key)
+        cur: Record | None = missions.get(key)
         if cur is not None:
             try:
                 cur = _check_record(where, key, cur)
@@ -752,13 +826,14 @@ def _merge_into(p: Path, data: dict, records: dict, name: str | None) -> dict:
         missions[key], summary[n] = _merge(cur, records[n])
     named = data["name"] if data["name"] is not None else name
     if any(v != "unchanged" for v in summary.values()) or named != data["name"]:
-        _save(dict(data, name=named, missions=missions), p)
+        merged: Progress = {**data, "name": named, "missions": missions}
+        _save(merged, p)
     return summary
 
 
 # ------------------------------------------------------------------------ read-outs
 
-def progress_text(path=None) -> str:
+def progress_text(path: PathLike | None = None) -> str:
     """Progress at a terminal: the learner's name, one line per mission, then the total and
     the file."""
     data = load(path)
@@ -776,7 +851,7 @@ def progress_text(path=None) -> str:
         if not e or not e["attempts"]:
             state = "not started"
         else:
-            shown = ", ".join(f"{k}={v}" for k, v in e["settings"].items())
+            shown = ", ".join(f"{k}={v}" for k, v in (e["settings"] or {}).items())
             state = f"{e['attempts']} run(s), best: {shown}"
             if e["code"]:
                 state += f"  code {e['code']}"

@@ -19,7 +19,10 @@ chapter's outputs do not depend on a reader's progress.
 """
 from __future__ import annotations
 
-from typing import Any, Mapping
+import os
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import Executor
+from typing import TYPE_CHECKING
 
 from kvsim.errors import (
     KvsimError,
@@ -30,25 +33,37 @@ from kvsim.errors import (
 )
 from kvsim.runs.scenarios import run_scenario
 
-from .missions import SEEDS, check_prediction, get_mission, mission_day, normalise_settings
+from .missions import (
+    SEEDS,
+    LeverValue,
+    MissionLike,
+    check_prediction,
+    get_mission,
+    mission_day,
+    normalise_settings,
+    row_number,
+)
 from .progress import commit_prediction
+
+if TYPE_CHECKING:
+    from kvsim.engine.result import SimResult
 
 __all__ = ["LAB_BASE", "LAB_DEFAULTS", "TWIN_GRID", "TWIN_MODES", "lab_settings", "run_lab",
            "oncall_numbers", "oncall_text", "twin_runs", "twin_settings", "commit_guess", "wrapped",
            "show", "mission_run", "mission_text"]
 
 #: The lab's day of traffic: Belgavi's scenario, one minute of warm-up, three measured.
-LAB_BASE = {"scenario": "belgavi", "warmup_s": 60.0, "duration_s": 180.0}
+LAB_BASE: dict[str, str | float] = {"scenario": "belgavi", "warmup_s": 60.0, "duration_s": 180.0}
 
 #: The panel's starting point: Belgavi as the source article describes it (vLLM V1, A40 at 0.60).
-LAB_DEFAULTS = {"gpu_memory_utilization": 0.60, "output_mean": 250, "rate_per_s": 1.5,
+LAB_DEFAULTS: dict[str, LeverValue] = {"gpu_memory_utilization": 0.60, "output_mean": 250, "rate_per_s": 1.5,
                 "max_tokens": None, "kv_dtype": "fp16", "watermark": 0.0,
                 "max_num_seqs": None, "engine": "v1", "preemption_mode": "recompute",
                 "pcie_gb_s": 25.0, "seed": 5}
 
 #: The static twin's preemption choices: each names the engine and the mode it runs
 #: (swap exists on vLLM V0 only, so swap is compared with V0's own recompute as well).
-TWIN_MODES = {"v1-recompute": {"engine": "v1", "preemption_mode": "recompute"},
+TWIN_MODES: dict[str, dict[str, str]] = {"v1-recompute": {"engine": "v1", "preemption_mode": "recompute"},
               "v0-recompute": {"engine": "v0", "preemption_mode": "recompute"},
               "v0-swap": {"engine": "v0", "preemption_mode": "swap"}}
 
@@ -56,20 +71,20 @@ TWIN_MODES = {"v1-recompute": {"engine": "v1", "preemption_mode": "recompute"},
 #: :data:`LAB_DEFAULTS`): memory for the server, mean answer length, admission headroom
 #: (``watermark``, on mission 4's grid), engine and preemption mode (:data:`TWIN_MODES`)
 #: and the day of traffic (``seed``; the panel's own day first).
-TWIN_GRID = {"gpu_memory_utilization": (0.60, 0.70, 0.80), "output_mean": (250, 400, 600),
+TWIN_GRID: dict[str, tuple[float | str, ...]] = {"gpu_memory_utilization": (0.60, 0.70, 0.80), "output_mean": (250, 400, 600),
              "watermark": (0.0, 0.05, 0.10, 0.15), "preemption": tuple(TWIN_MODES),
              "seed": (5, 6, 7)}
 
 
-def lab_settings(**settings) -> dict:
+def lab_settings(**settings: object) -> dict[str, object]:
     """The panel's settings, checked (one-line KvsimError naming the value and its range),
     as :func:`kvsim.run_scenario` overrides."""
     unknown = [k for k in settings if k not in LAB_DEFAULTS]
     if unknown:
         raise KvsimError(f"lab setting {unknown[0]!r} is not known: expected one of "
                          f"{', '.join(LAB_DEFAULTS)}")
-    s = dict(LAB_DEFAULTS, **settings)
-    out = dict(LAB_BASE)
+    s: dict[str, object] = {**LAB_DEFAULTS, **settings}
+    out: dict[str, object] = dict(LAB_BASE)
     out["gpu_memory_utilization"] = check_gpu_memory_utilization(s["gpu_memory_utilization"])
     out["output_mean"] = check_int("output_mean", s["output_mean"], min=10, max=4000)
     out["rate_per_s"] = check_float("rate_per_s", s["rate_per_s"], min=0.1, max=10.0)
@@ -89,17 +104,19 @@ def lab_settings(**settings) -> dict:
     return out
 
 
-def run_lab(**settings):
+def run_lab(**settings: object) -> SimResult:
     """One lab run (see :func:`lab_settings`); returns the :class:`~kvsim.engine.result.SimResult`.
 
     Swap with ``engine="v1"`` raises kvsim's one-line error: V1 only recomputes.
     """
 
     kwargs = lab_settings(**settings)
-    return run_scenario(kwargs.pop("scenario"), **kwargs)
+    result: SimResult = run_scenario(str(kwargs.pop("scenario")), **kwargs)
+    return result
 
 
-def mission_run(mission, settings=None, seed=None):
+def mission_run(mission: MissionLike, settings: Mapping[str, object] | None = None,
+                seed: int | None = None) -> SimResult:
     """One day of a mission, exactly as :func:`kvsim.lab.missions.score` runs it: the mission's
     scenario and day (warm-up, scored window), ``settings`` on its levers (checked; the ticket's
     own where left out) and ``seed``, one of :data:`~kvsim.lab.missions.SEEDS` (default: the
@@ -107,16 +124,17 @@ def mission_run(mission, settings=None, seed=None):
     m = get_mission(mission)
     s = normalise_settings(m, settings)
     seed = SEEDS[0] if seed is None else check_choice("seed", seed, list(SEEDS))
-    return run_scenario(m.scenario, **dict(m.fixed, **mission_day(m), **s, seed=seed))
+    result: SimResult = run_scenario(m.scenario, **dict(m.fixed, **mission_day(m), **s, seed=seed))
+    return result
 
 
-def mission_text(mission, summary: Mapping[str, Any], seed: int) -> list[str]:
+def mission_text(mission: MissionLike, summary: Mapping[str, LeverValue], seed: int) -> list[str]:
     """One mission day's summary against the ticket's SLO, in lines (the panel prints these;
     ``summary`` is a run's or one of :func:`~kvsim.lab.missions.score`'s ``runs``)."""
     m = get_mission(mission)
-    lines = []
+    lines: list[str] = []
     for key, limit, label, scale, unit in m.slo.items():
-        value = float(summary[key])
+        value = row_number(summary, key)
         mark = "meets" if value <= limit + 1e-12 else "MISSES"
         lines.append(f"{label}: {value * scale:,.3g}{unit} ({mark} <= {limit * scale:,.3g}{unit})")
     fails = m.slo.failures(summary)
@@ -125,7 +143,7 @@ def mission_text(mission, summary: Mapping[str, Any], seed: int) -> list[str]:
     return lines
 
 
-def oncall_numbers(result) -> dict:
+def oncall_numbers(result: SimResult) -> dict[str, float | int]:
     """What an on-call engineer reads, from one run's summary and config.
 
     Keys: ``preemptions_per_1k``, ``ttft_p50_s``, ``ttft_p95_s``, ``itl_p99_ms``,
@@ -147,13 +165,14 @@ def oncall_numbers(result) -> dict:
         "mean_running": round(float(s["mean_running"]), 1),
         "goodput_tok_s": round(float(s["goodput_tok_s"]), 0),
         "throughput_tok_s": round(float(s["throughput_tok_s"]), 0),
-        "finished_pct": round(100 * s["requests_finished"] / max(1, s["requests_arrived"]), 1),
+        "finished_pct": round(100 * int(s["requests_finished"]) / max(1, int(s["requests_arrived"])),
+                              1),
         "pool_tokens": int(c["num_gpu_blocks"]) * int(c["block_size"]),
         "swapped_gb": round(float(s["swapped_out_bytes"]) / 1e9, 2),
     }
 
 
-def oncall_text(n: Mapping[str, Any]) -> list[str]:
+def oncall_text(n: Mapping[str, object]) -> list[str]:
     """The on-call numbers as short lines (the panel and the static twin print the same)."""
     lines = [f"preemptions: {n['preemptions_per_1k']:,.0f} per 1,000 requests",
              f"TTFT: p50 {n['ttft_p50_s']:,.2f} s, p95 {n['ttft_p95_s']:,.1f} s",
@@ -168,7 +187,14 @@ def oncall_text(n: Mapping[str, Any]) -> list[str]:
     return lines
 
 
-def twin_runs(*, executor=None, grid: Mapping[str, Any] | None = None, each=None) -> dict:
+#: One point of the static twin: (gpu_memory_utilization, output_mean, watermark, preemption,
+#: seed).
+TwinPoint = tuple[float | str, ...]
+
+
+def twin_runs(*, executor: Executor | None = None,
+              grid: Mapping[str, Sequence[float | str]] | None = None,
+              each: Callable[[SimResult], object] | None = None) -> dict[TwinPoint, object]:
     """The static twin's runs: every point of :data:`TWIN_GRID` (or ``grid``, a sub-grid of
     it with the same keys) with the panel's other defaults, each a :func:`run_lab`.
 
@@ -193,10 +219,10 @@ def twin_runs(*, executor=None, grid: Mapping[str, Any] | None = None, each=None
         results = [_run_job(j) for j in jobs]
     else:
         results = list(executor.map(_run_job, jobs, chunksize=max(1, len(jobs) // 16)))
-    return {p: r for p, r in zip(points, results)}
+    return dict(zip(points, results, strict=True))
 
 
-def twin_settings(point) -> dict:
+def twin_settings(point: Sequence[object]) -> dict[str, object]:
     """One twin point ``(gpu_memory_utilization, output_mean, watermark, preemption, seed)``
     as :func:`run_lab`'s settings."""
     util, answers, headroom, mode, seed = point
@@ -204,33 +230,35 @@ def twin_settings(point) -> dict:
                 seed=seed, **TWIN_MODES[check_choice("preemption", mode, tuple(TWIN_MODES))])
 
 
-def _run_job(job: tuple):
+def _run_job(job: tuple[dict[str, object], Callable[[SimResult], object] | None]) -> object:
     settings, each = job
     result = run_lab(**settings)
     return result if each is None else each(result)
 
 
-def wrapped(text, width: int = 88) -> str:
+def wrapped(text: object, width: int = 88) -> str:
     """``text`` (a ticket, a score) wrapped for a page or a phone: each line folded at ``width``,
     continuation lines indented under the line's text."""
     import re
     import textwrap
 
-    out = []
+    out: list[str] = []
     for line in str(text).splitlines() or [""]:
-        lead = re.match(r"^(\s*(?:[A-Z]{3,6}\s+)?)", line).group(1)
+        head = re.match(r"^(\s*(?:[A-Z]{3,6}\s+)?)", line)      # always matches (maybe empty)
+        lead = head.group(1) if head else ""
         indent = " " * len(lead) if lead.strip() else lead + "    "
         out.append(textwrap.fill(line, width=width, subsequent_indent=indent,
                                  break_long_words=False, break_on_hyphens=False) or line)
     return "\n".join(out)
 
 
-def show(text, width: int = 88) -> None:
+def show(text: object, width: int = 88) -> None:
     """Print :func:`wrapped` ``text`` (the chapter prints tickets and scores with it)."""
     print(wrapped(text, width))
 
 
-def commit_guess(mission, prediction, *, path=None) -> None:
+def commit_guess(mission: MissionLike, prediction: Mapping[str, object] | None, *,
+                 path: str | os.PathLike[str] | None = None) -> None:
     """Record the guess and print one line (or, with none, say what to set).
 
     ``prediction`` is ``None`` (not committed yet: nothing is written),

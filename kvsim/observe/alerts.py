@@ -25,20 +25,34 @@ import re
 import shutil
 import subprocess
 import tempfile
+from collections.abc import Collection, Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING, TypedDict
 
 import numpy as np
 import yaml
 
 from kvsim.errors import KvsimError, check_float
 
-from .lint import Finding, lint_dashboard, lint_promql, lint_rules, load_rule_file
+from .lint import (
+    Finding,
+    PathOrText,
+    RuleFile,
+    RuleScalar,
+    lint_dashboard,
+    lint_promql,
+    lint_rules,
+    load_rule_file,
+)
 from .promtool_tests import promtool_test
 from .series import scrape_times
 
+if TYPE_CHECKING:
+    from kvsim.engine.result import SimResult
+
 __all__ = ["RULES_FILE", "SEED_RULES_FILE", "ALERTMANAGER_FILE", "Finding", "lint_promql",
            "lint_rules", "lint_dashboard", "promtool", "run_promtool_test", "testable_rules",
-           "firing_times", "INSTALL_HINT"]
+           "firing_times", "INSTALL_HINT", "AlertRule"]
 
 #: The book's rule files, in the repository beside the package (``book/alerts/``);
 #: an installed wheel has no such folder (they are the book's, not kvsim's).
@@ -48,6 +62,12 @@ SEED_RULES_FILE = _BOOK / "seed-003-original.rules.yml"
 ALERTMANAGER_FILE = _BOOK / "alertmanager.yml"
 INSTALL_HINT = ("promtool is not installed: on Debian or Ubuntu `sudo apt-get install "
                 "prometheus` provides it (or download Prometheus from prometheus.io)")
+
+#: One alerting rule, as :func:`rule_alerts` gives it (``for`` is a keyword, hence this form).
+AlertRule = TypedDict("AlertRule", {"labels": "dict[str, RuleScalar]",
+                                    "annotations": "dict[str, RuleScalar]", "expr": RuleScalar,
+                                    "for": RuleScalar})
+
 
 def promtool() -> str | None:
     """The path of ``promtool``, or None when it is not installed."""
@@ -76,15 +96,15 @@ def run_promtool_test(test_yaml: str, rule_files: dict[str, str] | None = None,
     return proc.returncode == 0, (proc.stdout + proc.stderr).strip()
 
 
-def rule_alerts(path_or_text) -> dict[str, dict]:
+def rule_alerts(path_or_text: PathOrText) -> dict[str, AlertRule]:
     """Every alerting rule of a rule file (a path, or its text, checked as Prometheus loads
     it: :func:`kvsim.observe.lint.load_rule_file`): ``{alertname: {"labels": ...,
     "annotations": ..., "expr": ..., "for": ...}}``."""
     return _alerts_of(load_rule_file(path_or_text))
 
 
-def _alerts_of(doc: dict) -> dict[str, dict]:
-    out = {}
+def _alerts_of(doc: RuleFile) -> dict[str, AlertRule]:
+    out: dict[str, AlertRule] = {}
     for g in doc["groups"]:
         for r in g.get("rules") or []:
             if r.get("alert") is not None:
@@ -94,7 +114,7 @@ def _alerts_of(doc: dict) -> dict[str, dict]:
     return out
 
 
-def testable_rules(path_or_text) -> str:
+def testable_rules(path_or_text: PathOrText) -> str:
     """The rule file's text without annotations: the input of :func:`alert_rule_tests`.
 
     promtool compares an alert's annotations after expanding their templates
@@ -105,7 +125,7 @@ def testable_rules(path_or_text) -> str:
     return _without_annotations(load_rule_file(path_or_text))
 
 
-def _without_annotations(doc: dict) -> str:
+def _without_annotations(doc: RuleFile) -> str:
     doc = copy.deepcopy(doc)
     for g in doc["groups"]:
         for r in g.get("rules") or []:
@@ -113,8 +133,9 @@ def _without_annotations(doc: dict) -> str:
     return yaml.safe_dump(doc, sort_keys=False, width=10**9)
 
 
-def alert_rule_tests(rules_path, series_labels: dict, firing: dict,
-                     alerts: list[str] | None = None) -> list[dict]:
+def alert_rule_tests(rules_path: PathOrText, series_labels: Mapping[str, str],
+                     firing: Mapping[float, Collection[str]],
+                     alerts: list[str] | None = None) -> list[dict[str, object]]:
     """promtool ``alert_rule_test`` entries: at each eval time (seconds, the keys of
     ``firing``), every alert of the rule file (or of ``alerts``) is expected to
     fire (with the series' labels and its own labels) if it is named in
@@ -131,10 +152,10 @@ def alert_rule_tests(rules_path, series_labels: dict, firing: dict,
     if unknown:
         raise KvsimError(f"alert {unknown[0]!r} is not in the rule file: expected one of "
                          f"{', '.join(rules)}")
-    tests = []
+    tests: list[dict[str, object]] = []
     for t in sorted(firing):
         for name, r in rules.items():
-            exp = []
+            exp: list[dict[str, dict[str, object]]] = []
             if name in firing[t]:
                 exp = [{"exp_labels": dict(series_labels, **r["labels"])}]
             tests.append({"eval_time": f"{int(round(t))}s", "alertname": name,
@@ -154,7 +175,7 @@ def _duration_s(text: str) -> float:
     return sum(float(n) * _GO_UNITS[u] for n, u in _GO_DURATION.findall(text))
 
 
-def firing_times(path_or_text, result, *, every_s: float = 60.0, version: str = "v1",
+def firing_times(path_or_text: PathOrText, result: SimResult, *, every_s: float = 60.0, version: str = "v1",
                  interval_s: float = 15.0, speed: float = 1.0) -> dict[str, list[float]]:
     """When each alert of a rule file fires on a simulated run, as promtool evaluates it.
 

@@ -46,13 +46,15 @@ Explained in chapter 4, *Detecting preemption* (*What a vLLM server exposes*).
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import TypedDict
 
 from kvsim.errors import check_choice, check_int
 
 from .text_format import format_value
 
-__all__ = ["VERSIONS", "MetricDef", "metric_defs", "series_name", "le_label", "TTFT_BUCKETS",
+__all__ = ["VERSIONS", "VersionSpec", "MetricDef", "metric_defs", "series_name", "le_label", "TTFT_BUCKETS",
            "ITL_BUCKETS", "REQUEST_LATENCY_BUCKETS", "REQUEST_NUM_PREEMPTIONS_BUCKETS",
            "V0_TTFT_BUCKETS", "V0_TPOT_BUCKETS", "V0_E2E_BUCKETS", "one_two_five_buckets",
            "ITERATION_TOKENS_BUCKETS", "REQUEST_PARAMS_N_BUCKETS", "PREFILL_TOKEN_TIME_BUCKETS",
@@ -81,7 +83,8 @@ V0_E2E_BUCKETS = (1.0, 2.5, 5.0, 10.0, 15.0, 20.0, 30.0, 40.0, 50.0, 60.0)
 
 def one_two_five_buckets(max_value: int) -> tuple[int, ...]:
     """vLLM's ``build_1_2_5_buckets``: 1, 2, 5, 10, 20, 50, ... up to ``max_value``."""
-    out, exp = [], 0
+    out: list[int] = []
+    exp = 0
     while True:
         for m in (1, 2, 5):
             v = m * 10 ** exp
@@ -124,10 +127,10 @@ class MetricDef:
     kind: str            # "counter" | "gauge" | "histogram" | "info"
     doc: str
     source: str
-    buckets: tuple = ()
+    buckets: tuple[float, ...] = ()
     deprecated: str = ""  # the name that replaces it, if deprecated
     label: str = ""
-    values: tuple = ()
+    values: tuple[str, ...] = ()
 
     @property
     def scraped_names(self) -> tuple[str, ...]:
@@ -138,7 +141,7 @@ class MetricDef:
             return tuple(self.name + s for s in ("_bucket", "_count", "_sum", "_created"))
         return (self.name,)
 
-    def sources(self) -> list[tuple[dict, str]]:
+    def sources(self) -> list[tuple[dict[str, str], str]]:
         """``(extra labels, source)`` of each series of the family."""
         if not self.label:
             return [({}, self.source)]
@@ -322,14 +325,23 @@ def _v0_defs(max_model_len: int) -> list[MetricDef]:
     ]
 
 
+class VersionSpec(TypedDict):
+    """One exposition version: its constant label names, whether counters and histograms
+    carry ``_created`` samples, and the vLLM source it follows."""
+
+    labels: tuple[str, ...]
+    created: bool
+    source: str
+
+
 #: Each version: its label names, whether counters carry ``_created``, and its source.
-VERSIONS = {
-    "v1": dict(labels=("model_name", "engine"), created=True,
-               source="vllm/v1/metrics/loggers.py (V1) with buckets.py at 139b1c3"),
-    "v1-0.10": dict(labels=("model_name", "engine"), created=True,
-                    source="vllm/v1/metrics/loggers.py at 005a810 (0.10 series)"),
-    "v0": dict(labels=("model_name",), created=False,
-               source="vllm/engine/metrics.py at 00c33e8 (V0)"),
+VERSIONS: dict[str, VersionSpec] = {
+    "v1": VersionSpec(labels=("model_name", "engine"), created=True,
+                      source="vllm/v1/metrics/loggers.py (V1) with buckets.py at 139b1c3"),
+    "v1-0.10": VersionSpec(labels=("model_name", "engine"), created=True,
+                           source="vllm/v1/metrics/loggers.py at 005a810 (0.10 series)"),
+    "v0": VersionSpec(labels=("model_name",), created=False,
+                      source="vllm/engine/metrics.py at 00c33e8 (V0)"),
 }
 
 
@@ -342,7 +354,7 @@ def metric_defs(version: str = "v1", max_model_len: int = 4096) -> list[MetricDe
     return _v1_defs(max_model_len, v010=(version == "v1-0.10"))
 
 
-def series_name(name: str, labels: dict | None = None) -> str:
+def series_name(name: str, labels: Mapping[str, str] | None = None) -> str:
     """``name{k="v",...}`` with labels sorted, as Prometheus prints a series."""
     if not labels:
         return name
@@ -350,7 +362,7 @@ def series_name(name: str, labels: dict | None = None) -> str:
     return f"{name}{{{inner}}}"
 
 
-def le_label(edge) -> str:
+def le_label(edge: float) -> str:
     """A bucket edge as its ``le`` label reads in a series name (as vLLM's exposition writes
     it, :func:`kvsim.observe.text_format.format_value`: 1.0 -> "1.0")."""
     return format_value(edge)

@@ -57,12 +57,21 @@ import socket
 import sys
 import threading
 import time
+from collections.abc import Callable, Mapping
+from contextlib import suppress
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from types import FrameType
+from typing import TYPE_CHECKING, TextIO
 
 from kvsim.errors import KvsimError, check_float, check_int
 
 from .exposition import exposition
 from .series import RunMetrics, run_metrics
+
+if TYPE_CHECKING:
+    from _typeshed import WriteableBuffer
+
+    from kvsim.engine.result import SimResult
 
 __all__ = ["MetricsServer", "serve", "LISTEN_BACKLOG", "CONNECTION_TIMEOUT_S", "DEFAULT_PORT"]
 
@@ -94,14 +103,14 @@ CONNECTION_TIMEOUT_S = 10.0
 class _DeadlineReader(io.RawIOBase):
     """A socket's receive side whose every read is bounded by one absolute deadline."""
 
-    def __init__(self, sock: socket.socket, deadline: float):
+    def __init__(self, sock: socket.socket, deadline: float) -> None:
         super().__init__()
         self.sock, self.deadline = sock, deadline
 
     def readable(self) -> bool:
         return True
 
-    def readinto(self, buffer) -> int:
+    def readinto(self, buffer: WriteableBuffer) -> int:
         remaining = self.deadline - time.monotonic()
         if remaining <= 0:
             raise TimeoutError("connection deadline passed")
@@ -115,11 +124,13 @@ class _Server(ThreadingHTTPServer):
     request_queue_size = LISTEN_BACKLOG
     daemon_threads = True          # a stuck client never keeps the process alive at exit
 
-    def __init__(self, address, handler, log):
+    def __init__(self, address: tuple[str, int], handler: type[BaseHTTPRequestHandler],
+                 log: TextIO | None) -> None:
         self.log = log
         super().__init__(address, handler)
 
-    def handle_error(self, request, client_address) -> None:
+    def handle_error(self, request: socket.socket | tuple[bytes, socket.socket],
+                     client_address: tuple[str, int]) -> None:
         """A client that went away is routine: one line on the log, no traceback.
 
         ``BrokenPipeError``, ``ConnectionResetError`` and ``ConnectionAbortedError`` (all
@@ -132,11 +143,9 @@ class _Server(ThreadingHTTPServer):
         if isinstance(exc, ConnectionError):
             host, port = client_address[:2]
             log = self.log if self.log is not None else sys.stderr
-            try:
+            with suppress(OSError, ValueError):     # the log itself gone: nothing to tell
                 print(f"kvsim exporter: client {host}:{port} disconnected "
                       f"({type(exc).__name__}); still serving", file=log, flush=True)
-            except (OSError, ValueError):      # the log itself is gone: nothing to tell
-                pass
             return
         super().handle_error(request, client_address)
 
@@ -151,8 +160,8 @@ class MetricsServer:
     """
 
     def __init__(self, metrics: RunMetrics, *, speed: float = 1.0, host: str = "127.0.0.1",
-                 port: int = DEFAULT_PORT, clock=time.monotonic,
-                 timeout_s: float = CONNECTION_TIMEOUT_S, log=None):
+                 port: int = DEFAULT_PORT, clock: Callable[[], float] = time.monotonic,
+                 timeout_s: float = CONNECTION_TIMEOUT_S, log: TextIO | None = None) -> None:
         self.metrics = metrics
         self.speed = check_float("speed", speed, min=0.01, max=100_000)
         self.port = check_int("port", port, min=0, max=65535)
@@ -165,68 +174,8 @@ class MetricsServer:
         self._rendering: set[bool] = set()
         self._cond = threading.Condition()
         self.renders = 0                       # renderings made (tests and `make bench` read it)
-        outer = self
-
-        class Handler(BaseHTTPRequestHandler):
-            server_version = "kvsim-exporter"
-            timeout = outer.timeout_s           # StreamRequestHandler sets it on the socket
-
-            def setup(self):
-                super().setup()
-                self.deadline = time.monotonic() + outer.timeout_s
-                self.rfile = io.BufferedReader(_DeadlineReader(self.connection, self.deadline))
-
-            def log_message(self, *args):     # quiet: a scrape every few seconds
-                pass
-
-            def _arm(self):
-                """Give the next send what is left of the connection's deadline."""
-                remaining = self.deadline - time.monotonic()
-                if remaining <= 0:
-                    raise TimeoutError("connection deadline passed")
-                self.connection.settimeout(remaining)     # sendall: a total, not per send
-
-            def _send(self, code, body: bytes, ctype="text/plain; charset=utf-8", head=False,
-                      extra=None):
-                self.send_response(code)
-                self.send_header("Content-Type", ctype)
-                self.send_header("Content-Length", str(len(body)))
-                for k, v in (extra or {}).items():
-                    self.send_header(k, v)
-                self._arm()
-                self.end_headers()
-                if not head:
-                    self._arm()
-                    self.wfile.write(body)
-
-            def _get(self, head):
-                path = self.path.split("?", 1)[0]
-                if path == "/metrics":
-                    om = "application/openmetrics-text" in self.headers.get("Accept", "")
-                    self._send(200, outer.body(om), _OPENMETRICS if om else _TEXT, head)
-                elif path == "/":
-                    body = (f"kvsim exporter: {outer.metrics.labels['model_name']} replayed at "
-                            f"{outer.speed:g}x; metrics at /metrics\n").encode()
-                    self._send(200, body, head=head)
-                elif path == "/health":
-                    self._send(200, b"ok\n", head=head)
-                else:
-                    self._send(404, b"not found: try /metrics or /health\n", head=head)
-
-            def do_GET(self):
-                self._get(head=False)
-
-            def do_HEAD(self):
-                self._get(head=True)
-
-            def _not_allowed(self):
-                self._send(405, b"method not allowed: GET or HEAD\n",
-                           extra={"Allow": "GET, HEAD"})
-
-            do_POST = do_PUT = do_DELETE = do_PATCH = do_OPTIONS = _not_allowed
-
         try:
-            self.httpd = _Server((host, self.port), Handler, log)
+            self.httpd = _Server((host, self.port), _handler_for(self), log)
         except OSError as exc:
             raise KvsimError(f"port={self.port} on {host} cannot be opened ({exc.strerror}): "
                              "expected a free port in [1, 65535]") from None
@@ -281,15 +230,80 @@ class MetricsServer:
         self.httpd.server_close()
 
 
+def _handler_for(outer: MetricsServer) -> type[BaseHTTPRequestHandler]:
+    """The request handler class of one :class:`MetricsServer`: GET and HEAD of /metrics,
+    / and /health, each connection within ``outer``'s deadline."""
+
+    class Handler(BaseHTTPRequestHandler):
+        server_version = "kvsim-exporter"
+        timeout = outer.timeout_s           # StreamRequestHandler sets it on the socket
+
+        def setup(self) -> None:
+            super().setup()
+            self.deadline = time.monotonic() + outer.timeout_s
+            self.rfile = io.BufferedReader(_DeadlineReader(self.connection, self.deadline))
+
+        def log_message(self, format: str, *args: object) -> None:   # quiet: scrapes are routine
+            pass
+
+        def _arm(self) -> None:
+            """Give the next send what is left of the connection's deadline."""
+            remaining = self.deadline - time.monotonic()
+            if remaining <= 0:
+                raise TimeoutError("connection deadline passed")
+            self.connection.settimeout(remaining)     # sendall: a total, not per send
+
+        def _send(self, code: int, body: bytes, ctype: str = "text/plain; charset=utf-8",
+                  head: bool = False, extra: Mapping[str, str] | None = None) -> None:
+            self.send_response(code)
+            self.send_header("Content-Type", ctype)
+            self.send_header("Content-Length", str(len(body)))
+            for k, v in (extra or {}).items():
+                self.send_header(k, v)
+            self._arm()
+            self.end_headers()
+            if not head:
+                self._arm()
+                self.wfile.write(body)
+
+        def _get(self, head: bool) -> None:
+            path = self.path.split("?", 1)[0]
+            if path == "/metrics":
+                om = "application/openmetrics-text" in self.headers.get("Accept", "")
+                self._send(200, outer.body(om), _OPENMETRICS if om else _TEXT, head)
+            elif path == "/":
+                body = (f"kvsim exporter: {outer.metrics.labels['model_name']} replayed at "
+                        f"{outer.speed:g}x; metrics at /metrics\n").encode()
+                self._send(200, body, head=head)
+            elif path == "/health":
+                self._send(200, b"ok\n", head=head)
+            else:
+                self._send(404, b"not found: try /metrics or /health\n", head=head)
+
+        def do_GET(self) -> None:
+            self._get(head=False)
+
+        def do_HEAD(self) -> None:
+            self._get(head=True)
+
+        def _not_allowed(self) -> None:
+            self._send(405, b"method not allowed: GET or HEAD\n",
+                       extra={"Allow": "GET, HEAD"})
+
+        do_POST = do_PUT = do_DELETE = do_PATCH = do_OPTIONS = _not_allowed
+
+    return Handler
+
+
 def ready_line(host: str, port: int, speed: float) -> str:
     """The line ``kvsim exporter`` prints on stdout once it listens (scripts wait for it)."""
     return (f"kvsim exporter: serving /metrics on http://{host}:{port} "
             f"(simulated time runs {speed:g} x real time)")
 
 
-def serve(result, *, speed: float = 1.0, host: str = "127.0.0.1", port: int = DEFAULT_PORT,
-          version: str = "v1", model_name: str | None = None, out=sys.stderr,
-          ready_out=None) -> None:
+def serve(result: SimResult, *, speed: float = 1.0, host: str = "127.0.0.1",
+          port: int = DEFAULT_PORT, version: str = "v1", model_name: str | None = None,
+          out: TextIO = sys.stderr, ready_out: TextIO | None = None) -> None:
     """Serve ``result`` until Ctrl-C or SIGTERM (the CLI's ``kvsim exporter``).
 
     Once the socket listens, :func:`ready_line` goes to ``ready_out`` (default: stdout),
@@ -301,7 +315,7 @@ def serve(result, *, speed: float = 1.0, host: str = "127.0.0.1", port: int = DE
     server = MetricsServer(metrics, speed=speed, host=host, port=port)
     stop = threading.Event()
 
-    def on_signal(signum, frame):
+    def on_signal(signum: int, frame: FrameType | None) -> None:
         stop.set()
 
     old = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)}

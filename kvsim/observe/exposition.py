@@ -11,16 +11,17 @@ Explained in chapter 4, *Detecting preemption* (*What a vLLM server exposes*).
 """
 from __future__ import annotations
 
+from kvsim.engine.result import SimResult
 from kvsim.errors import check_float
 
-from .series import as_run_metrics
+from .series import RunMetrics, as_run_metrics
 from .text_format import openmetrics_text, prometheus_text
 
 __all__ = ["exposition"]
 
 
-def exposition(result, t: float, *, version: str = "v1", model_name: str | None = None,
-               openmetrics: bool = False) -> str:
+def exposition(result: SimResult | RunMetrics, t: float, *, version: str = "v1",
+               model_name: str | None = None, openmetrics: bool = False) -> str:
     """What ``GET /metrics`` returns at simulated time ``t`` (text 0.0.4, or OpenMetrics)."""
     rm = as_run_metrics(result, version, model_name)
     t = check_float("t", t, min=0)

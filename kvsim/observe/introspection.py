@@ -9,13 +9,17 @@ Explained in chapter 4, *Detecting preemption* (*What a vLLM server exposes*).
 """
 from __future__ import annotations
 
+from contextlib import suppress
+from dataclasses import dataclass
+from typing import TypedDict
+
 import numpy as np
 
-from kvsim.engine.loop import build_engine, simulate
+from kvsim.engine.loop import Engine, build_engine, simulate
 from kvsim.errors import KvsimError, check_float
 from kvsim.runs.scenarios import get_scenario
 
-__all__ = ["kv_usage_breakdown"]
+__all__ = ["kv_usage_breakdown", "KvUsageBreakdown"]
 
 # --- what the KV gauge counts -------------------------------------------------------------
 
@@ -23,7 +27,35 @@ class _Stop(Exception):
     pass
 
 
-def kv_usage_breakdown(scenario: str, at_s: float, **overrides) -> dict:
+class KvUsageBreakdown(TypedDict):
+    """What :func:`kv_usage_breakdown` reads at one instant (see there)."""
+
+    t_s: float
+    requests_running: int
+    blocks_total: int
+    blocks_held: int
+    gauge: float
+    block_size: int
+    tokens_stored: int
+    token_capacity: int
+    token_fill: float
+    slack_tokens: int
+    blocks_cached_free: int
+    blocks_blank: int
+
+
+@dataclass
+class _Seen:
+    """The engine's state after the step a scrape sees."""
+
+    t_s: float
+    stored: int
+    free: int
+    cached: int
+    running: int
+
+
+def kv_usage_breakdown(scenario: str, at_s: float, **overrides: object) -> KvUsageBreakdown:
     """What ``vllm:kv_cache_usage_perc`` counts at ``at_s``, beside what it does not.
 
     Reads the engine's state as a scrape at ``at_s`` sees it: after the last
@@ -51,28 +83,27 @@ def kv_usage_breakdown(scenario: str, at_s: float, **overrides) -> dict:
         raise KvsimError(f"at_s={at_s} is out of range: expected a time from the first step's "
                          f"end ({ends[0]:.3f} s) to the run's end ({ends[-1]:.1f} s)")
     engine = build_engine(workload, model, gpu, dict(kwargs, step_by_step=True))
-    seen: dict = {}
+    seen: list[_Seen] = []
 
-    def watch(e):
+    def watch(e: Engine) -> None:
         if e.steps >= steps:
             snap = e.snapshot()
             running = set(snap.running)
             stored = sum(r.tokens for r in snap.requests if r.rid in running)
-            seen.update(t_s=snap.t_s, stored=int(stored), free=snap.free_blocks,
-                        cached=snap.cached_free_blocks, running=len(running))
+            seen.append(_Seen(t_s=snap.t_s, stored=int(stored), free=snap.free_blocks,
+                              cached=snap.cached_free_blocks, running=len(running)))
             raise _Stop
 
-    try:
+    with suppress(_Stop):
         engine.run(after_step=watch)
-    except _Stop:
-        pass
+    state = seen[0]
     total, bs = int(engine.cfg.num_gpu_blocks), int(engine.cfg.block_size)
-    held = total - seen["free"]
+    held = total - state.free
     return {
-        "t_s": seen["t_s"], "requests_running": seen["running"],
+        "t_s": state.t_s, "requests_running": state.running,
         "blocks_total": total, "blocks_held": held, "gauge": held / total,
-        "block_size": bs, "tokens_stored": seen["stored"], "token_capacity": total * bs,
-        "token_fill": seen["stored"] / (total * bs),
-        "slack_tokens": held * bs - seen["stored"],
-        "blocks_cached_free": seen["cached"], "blocks_blank": seen["free"] - seen["cached"],
+        "block_size": bs, "tokens_stored": state.stored, "token_capacity": total * bs,
+        "token_fill": state.stored / (total * bs),
+        "slack_tokens": held * bs - state.stored,
+        "blocks_cached_free": state.cached, "blocks_blank": state.free - state.cached,
     }

@@ -35,7 +35,9 @@ from __future__ import annotations
 import difflib
 import os
 import re
+from collections.abc import Callable, Hashable, Iterator, Mapping
 from dataclasses import dataclass
+from typing import TypedDict, cast
 
 import promql_parser as pq
 import yaml
@@ -47,7 +49,7 @@ from .catalogue import VERSIONS, MetricDef, metric_defs
 from .text_format import format_value
 
 __all__ = ["Finding", "NOTE_KINDS", "lint_promql", "lint_rules", "lint_dashboard", "dashboard_expressions",
-           "RENAMED", "CLIENT_TRAP", "read_rule_text"]
+           "RENAMED", "CLIENT_TRAP", "read_rule_text", "RuleFile", "RuleGroup", "Rule", "RuleScalar"]
 
 #: Names from other versions: what to use instead on a current V1 server.
 RENAMED = {
@@ -111,9 +113,9 @@ NOTE_KINDS = frozenset({"deprecated-name"})
 @dataclass(frozen=True)
 class _Version:
     name: str
-    defs: dict              # family name -> MetricDef
-    scraped: dict           # sample name -> MetricDef
-    labels: frozenset       # every label a vLLM family (of any version) can carry
+    defs: dict[str, MetricDef]      # family name -> MetricDef
+    scraped: dict[str, MetricDef]   # sample name -> MetricDef
+    labels: frozenset[str]          # every label a vLLM family (of any version) can carry
 
 
 _CACHE: dict[str, _Version] = {}
@@ -159,7 +161,7 @@ def _nearest(name: str, v: _Version) -> str:
 
 # --- the syntax tree ---------------------------------------------------------------------
 
-def _children(node) -> list:
+def _children(node: pq.Expr) -> list[pq.Expr]:
     if isinstance(node, pq.BinaryExpr):
         return [node.lhs, node.rhs]
     if isinstance(node, pq.AggregateExpr):
@@ -173,7 +175,7 @@ def _children(node) -> list:
     return []
 
 
-def _walk(node):
+def _walk(node: pq.Expr) -> Iterator[pq.Expr]:
     """Every node under ``node`` (itself first), depth first, in source order (iterative:
     a long chain ``a + b + ...`` is as deep as it is long)."""
     stack = [node]
@@ -183,11 +185,11 @@ def _walk(node):
         stack.extend(reversed(_children(n)))
 
 
-def _op(node) -> str:
+def _op(node: pq.AggregateExpr | pq.BinaryExpr) -> str:
     return str(node.op)
 
 
-def _selector_name(vs) -> str | None:
+def _selector_name(vs: pq.VectorSelector) -> str | None:
     if vs.name:
         return vs.name
     for m in vs.matchers.matchers:
@@ -196,15 +198,15 @@ def _selector_name(vs) -> str | None:
     return None
 
 
-def _matchers(vs) -> list:
+def _matchers(vs: pq.VectorSelector) -> list[pq.Matcher]:
     return [m for m in vs.matchers.matchers if m.name != "__name__"]
 
 
-def _selectors(node) -> list:
+def _selectors(node: pq.Expr) -> list[pq.VectorSelector]:
     return [n for n in _walk(node) if isinstance(n, pq.VectorSelector)]
 
 
-def _number(node) -> float | None:
+def _number(node: pq.Expr) -> float | None:
     while isinstance(node, pq.ParenExpr):
         node = node.expr
     if isinstance(node, pq.NumberLiteral):
@@ -215,7 +217,7 @@ def _number(node) -> float | None:
     return None
 
 
-def _fraction_family(node, v: _Version) -> str | None:
+def _fraction_family(node: pq.Expr, v: _Version) -> str | None:
     """The 0-1 gauge an expression still reads in its own range (``avg_over_time(g[5m])``,
     ``max(g)``, ``g and ...``), or None (``100 * g``, a rate, anything else)."""
     if isinstance(node, pq.ParenExpr):
@@ -237,7 +239,7 @@ def _fraction_family(node, v: _Version) -> str | None:
     return None
 
 
-def _keeps_le(agg) -> bool:
+def _keeps_le(agg: pq.AggregateExpr) -> bool:
     if _op(agg) in _LABEL_KEEPING_AGGS:
         return True
     mod = agg.modifier
@@ -248,7 +250,7 @@ def _keeps_le(agg) -> bool:
     return "le" not in mod.labels
 
 
-def _agg_text(agg) -> str:
+def _agg_text(agg: pq.AggregateExpr) -> str:
     mod = agg.modifier
     if mod is None:
         return f"{_op(agg)}(...)"
@@ -258,7 +260,11 @@ def _agg_text(agg) -> str:
 
 # --- the checks --------------------------------------------------------------------------
 
-def _check_name(name: str, v: _Version, add, under_absent: bool) -> MetricDef | None:
+#: How a check reports a finding: ``add(kind, text, message)``.
+_Report = Callable[[str, str, str], None]
+
+
+def _check_name(name: str, v: _Version, add: _Report, under_absent: bool) -> MetricDef | None:
     """The family a selector reads, after reporting what is wrong with its name."""
     if name.startswith("vllm_"):
         meant = "vllm:" + name[len("vllm_"):]
@@ -324,7 +330,8 @@ def _check_name(name: str, v: _Version, add, under_absent: bool) -> MetricDef | 
     return d
 
 
-def _check_labels(name: str, d: MetricDef, vs, v: _Version, add) -> None:
+def _check_labels(name: str, d: MetricDef, vs: pq.VectorSelector, v: _Version,
+                  add: _Report) -> None:
     own = _family_labels(d, name, v)
     for m in _matchers(vs):
         if m.op != pq.MatchOp.Equal or m.value == "":
@@ -339,7 +346,7 @@ def _check_labels(name: str, d: MetricDef, vs, v: _Version, add) -> None:
                 f'{", ".join(sorted(own))}): {m.name}="{m.value}" matches nothing')
 
 
-def _check_buckets(name: str, d: MetricDef, vs, add) -> None:
+def _check_buckets(name: str, d: MetricDef, vs: pq.VectorSelector, add: _Report) -> None:
     if d.kind != "histogram" or not name.endswith("_bucket"):
         return
     edges = [float(e) for e in d.buckets]
@@ -377,9 +384,9 @@ def lint_promql(expr: str, *, version: str = "v1", rule: str = "") -> list[Findi
     check_expression_size(expr, f"rule {rule!r}" if rule else "expr")
     v = _version(version)
     out: list[Finding] = []
-    seen: set = set()
+    seen: set[tuple[str, str]] = set()
 
-    def add(kind, text, message):
+    def add(kind: str, text: str, message: str) -> None:
         if (kind, text) not in seen:
             seen.add((kind, text))
             out.append(Finding(kind, text, message, rule))
@@ -406,7 +413,14 @@ def lint_promql(expr: str, *, version: str = "v1", rule: str = "") -> list[Findi
         families[id(vs)] = (name, d)
         _check_labels(name, d, vs, v, add)
         _check_buckets(name, d, vs, add)
+    _check_functions(tree, families, v, add)
+    return out
 
+
+def _check_functions(tree: pq.Expr, families: dict[int, tuple[str, MetricDef]], v: _Version,
+                     add: _Report) -> None:
+    """What each function and comparison does with the families its selectors read
+    (``families``: selector id -> (sample name, family))."""
     for node in _walk(tree):
         if isinstance(node, pq.Call) and node.func.name in _COUNTER_FUNCTIONS:
             for vs in _selectors(node):
@@ -425,10 +439,9 @@ def lint_promql(expr: str, *, version: str = "v1", rule: str = "") -> list[Findi
                         f"{_op(agg)} by (le, ...) (...)")
         if isinstance(node, pq.BinaryExpr) and _op(node) in _COMPARISONS:
             _check_comparison(node, v, add)
-    return out
 
 
-def _check_comparison(node, v: _Version, add) -> None:
+def _check_comparison(node: pq.BinaryExpr, v: _Version, add: _Report) -> None:
     for side, other in ((node.lhs, node.rhs), (node.rhs, node.lhs)):
         limit = _number(other)
         gauge = _fraction_family(side, v)
@@ -485,6 +498,36 @@ _LABEL_NAME = re.compile(r"^[a-zA-Z_][a-zA-Z0-9_]*$")
 _RULE_EXPECTED = "a Prometheus rule file (YAML: groups: - name: ... rules: - alert: ... expr: ...)"
 
 
+#: A rule file or a dashboard: a path, or the text itself (text has a newline).
+PathOrText = str | os.PathLike[str]
+#: A value of a rule file as YAML reads it, once :func:`load_rule_file` has checked it is no
+#: list, map or null: a string, a number, a boolean (or a date, which Prometheus refuses later).
+RuleScalar = object
+
+#: One rule, as :func:`load_rule_file` checked it (``for`` is a keyword, hence this form).
+Rule = TypedDict("Rule", {
+    "record": RuleScalar, "alert": RuleScalar, "expr": RuleScalar, "for": RuleScalar,
+    "keep_firing_for": RuleScalar, "labels": "dict[str, RuleScalar] | None",
+    "annotations": "dict[str, RuleScalar] | None"}, total=False)
+
+
+class RuleGroup(TypedDict, total=False):
+    """One group of rules, as :func:`load_rule_file` checked it."""
+
+    name: RuleScalar
+    interval: RuleScalar
+    limit: int | None
+    rules: list[Rule] | None
+    query_offset: RuleScalar
+    labels: dict[str, RuleScalar] | None
+
+
+class RuleFile(TypedDict):
+    """A rule file, as :func:`load_rule_file` checked it (a plain dict: it dumps back to YAML)."""
+
+    groups: list[RuleGroup]
+
+
 class _Limit(Exception):
     """A YAML document over one of the linter's caps."""
 
@@ -493,11 +536,11 @@ class _StrictLoader(yaml.SafeLoader):
     """PyYAML's safe loader, as strict as Go's yaml.v3 where Prometheus relies on it: a
     mapping key given twice is an error, and nesting is capped at :data:`MAX_YAML_DEPTH`."""
 
-    def __init__(self, stream):
+    def __init__(self, stream: str) -> None:
         super().__init__(stream)
         self._depth = 0
 
-    def compose_node(self, parent, index):
+    def compose_node(self, parent: yaml.Node | None, index: int) -> yaml.Node | None:
         self._depth += 1
         try:
             if self._depth > MAX_YAML_DEPTH:
@@ -506,9 +549,10 @@ class _StrictLoader(yaml.SafeLoader):
         finally:
             self._depth -= 1
 
-    def construct_mapping(self, node, deep=False):
+    def construct_mapping(self, node: yaml.MappingNode,
+                          deep: bool = False) -> dict[Hashable, object]:
         if isinstance(node, yaml.MappingNode):
-            seen: dict = {}
+            seen: dict[object, int] = {}
             for key_node, _ in node.value:
                 if key_node.tag == "tag:yaml.org,2002:merge":
                     continue
@@ -524,11 +568,11 @@ class _StrictLoader(yaml.SafeLoader):
         return super().construct_mapping(node, deep)
 
 
-def _expanded_nodes(root) -> int:
+def _expanded_nodes(root: yaml.Node) -> int:
     """The nodes of a composed YAML graph with every alias expanded (counted, never built);
     a recursive alias or more than :data:`MAX_YAML_NODES` is a :class:`_Limit`."""
     size: dict[int, int] = {}
-    stack = [(root, False)]
+    stack: list[tuple[yaml.Node, bool]] = [(root, False)]
     active: set[int] = set()
     while stack:
         node, done = stack.pop()
@@ -557,7 +601,7 @@ def _expanded_nodes(root) -> int:
     return size[id(root)]
 
 
-def _load_yaml(text: str, where: str, expected: str):
+def _load_yaml(text: str, where: str, expected: str) -> object:
     loader = _StrictLoader(text)
     try:
         node = loader.get_single_node()
@@ -579,7 +623,7 @@ def _load_yaml(text: str, where: str, expected: str):
         loader.dispose()
 
 
-def _read_text(path_or_text, what: str, expected: str) -> tuple[str, str]:
+def _read_text(path_or_text: PathOrText, what: str, expected: str) -> tuple[str, str]:
     """The text of a file (or the text itself, when it has a newline) and how to name it."""
     if isinstance(path_or_text, str) and "\n" in path_or_text:
         return path_or_text, what
@@ -587,13 +631,13 @@ def _read_text(path_or_text, what: str, expected: str) -> tuple[str, str]:
     return text, f"{what} {os.fspath(path_or_text)!r}"
 
 
-def read_rule_text(path_or_text) -> tuple[str, str]:
+def read_rule_text(path_or_text: PathOrText) -> tuple[str, str]:
     """A rule file's text (a path, or the text itself) and how to name it, read as
     :func:`load_rule_file` reads it."""
     return _read_text(path_or_text, "rule file", _RULE_EXPECTED)
 
 
-def _duration(value, where: str, field: str) -> None:
+def _duration(value: object, where: str, field: str) -> None:
     """A Prometheus duration (``model.ParseDuration``: 1h30m, 5m, 0; no sign, no fraction)."""
     if isinstance(value, (dict, list)) or value is None or isinstance(value, bool):
         raise KvsimError(f"{where}: {field}={_short(value)} is not a duration: expected a "
@@ -604,16 +648,16 @@ def _duration(value, where: str, field: str) -> None:
                          f"Prometheus duration such as 5m or 1h30m (units ms, s, m, h, d, w, y)")
 
 
-def _short(value) -> str:
+def _short(value: object) -> str:
     text = repr(value)
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-def _scalar(value) -> bool:
+def _scalar(value: object) -> bool:
     return not isinstance(value, (dict, list)) and value is not None
 
 
-def _label_map(value, where: str, field: str, *, template: bool) -> None:
+def _label_map(value: object, where: str, field: str, *, template: bool) -> None:
     if value is None:
         return
     if not isinstance(value, dict):
@@ -639,7 +683,7 @@ def _label_map(value, where: str, field: str, *, template: bool) -> None:
                                  f"template, as Prometheus expands it")
 
 
-def load_rule_file(path_or_text) -> dict:
+def load_rule_file(path_or_text: PathOrText) -> RuleFile:
     """A Prometheus rule file (a path, or its text), checked as Prometheus loads one: a one-line
     :class:`KvsimError` for anything ``promtool check rules`` refuses (unknown or repeated
     fields, a group without a unique name, ``rules`` that is no list, a rule with both or
@@ -666,31 +710,7 @@ def load_rule_file(path_or_text) -> dict:
     names: set[str] = set()
     count = 0
     for gi, g in enumerate(groups):
-        at = f"{where}, group {gi + 1}"
-        if not isinstance(g, dict):
-            raise KvsimError(f"{at} is a {type(g).__name__}: expected a group (name: ..., "
-                             f"rules: [...])")
-        extra = [k for k in g if k not in _GROUP_FIELDS]
-        if extra:
-            raise KvsimError(f"{at} has a field {_short(extra[0])} Prometheus does not know: "
-                             f"expected {', '.join(_GROUP_FIELDS)}")
-        name = g.get("name")
-        if not _scalar(name) or str(name) == "":
-            raise KvsimError(f"{at} has no name: expected a non-empty, unique group name")
-        name = str(name)
-        if name in names:
-            raise KvsimError(f"{where}: group name {name!r} is repeated: expected each group "
-                             f"name once in a file")
-        names.add(name)
-        at = f"{where}, group {name!r}"
-        for field in ("interval", "query_offset"):
-            if g.get(field) is not None:
-                _duration(g[field], at, field)
-        if "limit" in g and g["limit"] is not None and (
-                isinstance(g["limit"], bool) or not isinstance(g["limit"], int)):
-            raise KvsimError(f"{at}: limit={_short(g['limit'])} is not an integer: expected "
-                             f"an integer")
-        _label_map(g.get("labels"), at, "labels", template=False)
+        at = _check_group(g, f"{where}, group {gi + 1}", where, names)
         rules = g.get("rules")
         if rules is None:
             continue
@@ -703,10 +723,41 @@ def load_rule_file(path_or_text) -> dict:
                 raise KvsimError(f"{where} has more than {MAX_RULES:,} rules: expected at most "
                                  f"{MAX_RULES:,}")
             _check_rule(r, f"{at}, rule {ri + 1}")
-    return doc
+    # every field checked above, as the types name them
+    return cast(RuleFile, doc)
 
 
-def _check_rule(r, at: str) -> None:
+def _check_group(g: object, at: str, where: str, names: set[str]) -> str:
+    """Check a group's own fields (not its rules) and add its name to ``names``; returns
+    how to name the group in a message."""
+    if not isinstance(g, dict):
+            raise KvsimError(f"{at} is a {type(g).__name__}: expected a group (name: ..., "
+                         f"rules: [...])")
+    extra = [k for k in g if k not in _GROUP_FIELDS]
+    if extra:
+        raise KvsimError(f"{at} has a field {_short(extra[0])} Prometheus does not know: "
+                         f"expected {', '.join(_GROUP_FIELDS)}")
+    name = g.get("name")
+    if not _scalar(name) or str(name) == "":
+        raise KvsimError(f"{at} has no name: expected a non-empty, unique group name")
+    name = str(name)
+    if name in names:
+        raise KvsimError(f"{where}: group name {name!r} is repeated: expected each group "
+                         f"name once in a file")
+    names.add(name)
+    at = f"{where}, group {name!r}"
+    for field in ("interval", "query_offset"):
+        if g.get(field) is not None:
+            _duration(g[field], at, field)
+    if "limit" in g and g["limit"] is not None and (
+            isinstance(g["limit"], bool) or not isinstance(g["limit"], int)):
+        raise KvsimError(f"{at}: limit={_short(g['limit'])} is not an integer: expected "
+                         f"an integer")
+    _label_map(g.get("labels"), at, "labels", template=False)
+    return at
+
+
+def _check_rule(r: object, at: str) -> None:
     if not isinstance(r, dict):
         raise KvsimError(f"{at} is a {type(r).__name__}: expected a rule (alert: or record:, "
                          f"expr: ...)")
@@ -784,11 +835,11 @@ _EXPR_TOKENS = re.compile(r'"(?:[^"\\]|\\.)*"|\'(?:[^\'\\]|\\.)*\'|`[^`]*`|[()\[
                           r"|==|!=|>=|<=|[-+*/%^<>]|\b(?:and|or|unless|atan2)\b")
 
 
-def rule_expressions(path_or_text) -> list[tuple[str, str]]:
+def rule_expressions(path_or_text: PathOrText) -> list[tuple[str, str]]:
     """``(rule name, expr)`` of every rule of a Prometheus rule file (a path, or its text),
     after :func:`load_rule_file` has checked it as Prometheus would."""
     doc = load_rule_file(path_or_text)
-    out = []
+    out: list[tuple[str, str]] = []
     for g in doc["groups"]:
         for r in g.get("rules") or []:
             name = str(r.get("alert") or r.get("record"))
@@ -796,7 +847,7 @@ def rule_expressions(path_or_text) -> list[tuple[str, str]]:
     return out
 
 
-def lint_rules(path_or_text, *, version: str = "v1") -> list[Finding]:
+def lint_rules(path_or_text: PathOrText, *, version: str = "v1") -> list[Finding]:
     """Lint every ``expr`` of a Prometheus rule file (a path, or the YAML text).
 
     The file is first checked as Prometheus loads one (:func:`load_rule_file`): what
@@ -826,7 +877,8 @@ _GRAFANA_INTERVALS = {"__rate_interval": "1m", "__interval": "15s", "__range": "
 _VARIABLE = re.compile(r"\$\{(\w+)(?::\w+)?\}|\[\[(\w+)\]\]|\$(\w+)")
 
 
-def dashboard_expressions(path_or_text, variables: dict | None = None) -> list[tuple[str, str]]:
+def dashboard_expressions(path_or_text: PathOrText,
+                          variables: Mapping[str, str] | None = None) -> list[tuple[str, str]]:
     """``(panel title, expr)`` of every Prometheus target of a Grafana dashboard (JSON),
     with its template variables filled in: ``variables`` first, then each variable's
     current value in the dashboard (``All``: its ``allValue``, else ``.*``), then Grafana's
@@ -842,6 +894,22 @@ def dashboard_expressions(path_or_text, variables: dict | None = None) -> list[t
         doc = doc["dashboard"]                         # the HTTP API's envelope
     if not isinstance(doc, dict) or not isinstance(doc.get("panels"), list):
         raise KvsimError(f"{where} has no 'panels' list: expected {expected}")
+    values = _dashboard_variables(doc)
+    values.update(variables or {})
+
+    def fill(m: re.Match[str]) -> str:
+        key = m.group(1) or m.group(2) or m.group(3)
+        if key not in values:
+            raise KvsimError(f"dashboard variable ${key} has no value: pass it as "
+                             f"--var {key}=VALUE")
+        return values[key]
+
+    return _panel_queries(doc["panels"], where, fill)
+
+
+def _dashboard_variables(doc: dict[str, object]) -> dict[str, str]:
+    """Grafana's interval variables, then each template variable's current value in the
+    dashboard (``All``: its ``allValue``, else ``.*``)."""
     values = dict(_GRAFANA_INTERVALS)
     templating = doc.get("templating")
     for var in (templating.get("list") if isinstance(templating, dict) else None) or []:
@@ -856,17 +924,15 @@ def dashboard_expressions(path_or_text, variables: dict | None = None) -> list[t
             current = all_value if isinstance(all_value, str) and all_value else ".*"
         if isinstance(current, str) and isinstance(var.get("name"), str) and var["name"]:
             values[var["name"]] = current
-    values.update(variables or {})
+    return values
 
-    def fill(m):
-        key = m.group(1) or m.group(2) or m.group(3)
-        if key not in values:
-            raise KvsimError(f"dashboard variable ${key} has no value: pass it as "
-                             f"--var {key}=VALUE")
-        return values[key]
 
-    out = []
-    panels = [(f"panels[{i}]", p) for i, p in enumerate(doc["panels"])]
+def _panel_queries(top: list[object], where: str,
+                   fill: Callable[[re.Match[str]], str]) -> list[tuple[str, str]]:
+    """``(panel title, expr)`` of every non-blank Prometheus query of the panels (rows'
+    panels after the row's own), each variable replaced by ``fill``, in panel order."""
+    out: list[tuple[str, str]] = []
+    panels = [(f"panels[{i}]", p) for i, p in enumerate(top)]
     while panels:
         at, p = panels.pop(0)
         if not isinstance(p, dict):
@@ -901,8 +967,8 @@ def dashboard_expressions(path_or_text, variables: dict | None = None) -> list[t
     return out
 
 
-def lint_dashboard(path_or_text, *, version: str = "v1",
-                   variables: dict | None = None) -> list[Finding]:
+def lint_dashboard(path_or_text: PathOrText, *, version: str = "v1",
+                   variables: Mapping[str, str] | None = None) -> list[Finding]:
     """Lint every Prometheus query of a Grafana dashboard (JSON); ``rule`` is the panel
     (a finding repeated by a panel's several queries is reported once)."""
     out: list[Finding] = []

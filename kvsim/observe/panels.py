@@ -33,7 +33,8 @@ the longest pause between two tokens of any stream in the window.
 """
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -42,48 +43,60 @@ from kvsim.errors import KvsimError, check_float
 
 from .catalogue import ITL_BUCKETS, REQUEST_NUM_PREEMPTIONS_BUCKETS, le_label
 
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike, NDArray
+
+    _Floats = NDArray[np.float64]     # one value per scrape or evaluation
+    _Flags = NDArray[np.bool_]        # one condition per scrape or evaluation
+
 __all__ = ["histogram_quantile", "increase", "prometheus_increase", "finished_increase", "avg_over_time", "min_over_time", "deriv",
            "histogram_quantile_over", "mean_over", "firing", "onset", "longest_gap_over",
            "dashboard_rows", "book_rules"]
 
 
-def _times(tab: Table) -> np.ndarray:
+def _times(tab: Table) -> _Floats:
     if "t_s" not in tab:
         raise KvsimError("the table has no t_s column: expected kvsim.observe.metrics.scrape(...)")
     return np.asarray(tab["t_s"], dtype=float)
 
 
-def _column(tab: Table, name: str) -> np.ndarray:
+def _column(tab: Table, name: str) -> _Floats:
     if name not in tab:
         raise KvsimError(f"series {name!r} is not in the scrape: expected one of "
                          f"{', '.join(c for c in tab.columns if 'bucket' not in c)}")
     return np.asarray(tab[name], dtype=float)
 
 
-def _lag(t: np.ndarray, window_s: float) -> np.ndarray:
+def _lag(t: _Floats, window_s: float) -> NDArray[np.intp]:
     """Index of the sample ``window_s`` before each sample (clipped at the first)."""
     window_s = check_float("window_s", window_s, min=0.0, min_open=True)
-    return np.clip(np.searchsorted(t, t - window_s - 1e-9, side="left"), 0, len(t) - 1)
+    lag: NDArray[np.intp] = np.clip(np.searchsorted(t, t - window_s - 1e-9, side="left"), 0,
+                                    len(t) - 1)
+    return lag
 
 
-def finished_increase(tab: Table, window_s: float) -> np.ndarray:
+def finished_increase(tab: Table, window_s: float) -> _Floats:
     """``sum(increase(vllm:request_success_total[window]))`` over every ``finished_reason``
     the scrape holds (five in current V1, three in older versions)."""
     series = [c for c in tab.columns if c.startswith("vllm:request_success_total{")]
     if not series:
         raise KvsimError("tab has no vllm:request_success_total series: expected "
                          "kvsim.observe.metrics.scrape(...) of a run")
-    return sum(increase(tab, c, window_s) for c in series)
+    total = increase(tab, series[0], window_s)
+    for name in series[1:]:
+        total = total + increase(tab, name, window_s)
+    return total
 
 
-def increase(tab: Table, counter: str, window_s: float) -> np.ndarray:
+def increase(tab: Table, counter: str, window_s: float) -> _Floats:
     """``increase(counter[window])`` at every scrape (the first samples see a shorter window)."""
     t = _times(tab)
     values = _column(tab, counter)
     return values - values[_lag(t, window_s)]
 
 
-def prometheus_increase(t, values, window_s: float, at) -> np.ndarray:
+def prometheus_increase(t: ArrayLike, values: ArrayLike, window_s: float,
+                        at: ArrayLike) -> _Floats:
     """PromQL's ``increase(counter[window])`` at each evaluation time in ``at`` (seconds),
     as Prometheus 2.42 computes it from the samples ``(t, values)``; NaN where it returns
     nothing (fewer than two samples in the window).
@@ -107,7 +120,7 @@ def prometheus_increase(t, values, window_s: float, at) -> np.ndarray:
     lo = np.searchsorted(t_ms, at_ms - w_ms, side="left")
     hi = np.searchsorted(t_ms, at_ms, side="right")
     out = np.full(len(at_ms), np.nan)
-    for k, (a, b) in enumerate(zip(lo, hi)):
+    for k, (a, b) in enumerate(zip(lo, hi, strict=True)):
         if b - a < 2:
             continue
         s = v[a:b]
@@ -125,24 +138,25 @@ def prometheus_increase(t, values, window_s: float, at) -> np.ndarray:
     return out
 
 
-def _over(tab: Table, gauge: str, window_s: float, reduce) -> np.ndarray:
+def _over(tab: Table, gauge: str, window_s: float,
+          reduce: Callable[[_Floats], np.floating[Any]]) -> _Floats:
     t = _times(tab)
     values = _column(tab, gauge)
     lag = _lag(t, window_s)
     return np.array([reduce(values[lag[i]:i + 1]) for i in range(len(t))])
 
 
-def avg_over_time(tab: Table, gauge: str, window_s: float) -> np.ndarray:
+def avg_over_time(tab: Table, gauge: str, window_s: float) -> _Floats:
     """``avg_over_time(gauge[window])``: the mean of the samples in the window."""
     return _over(tab, gauge, window_s, np.mean)
 
 
-def min_over_time(tab: Table, gauge: str, window_s: float) -> np.ndarray:
+def min_over_time(tab: Table, gauge: str, window_s: float) -> _Floats:
     """``min_over_time(gauge[window])``."""
     return _over(tab, gauge, window_s, np.min)
 
 
-def deriv(tab: Table, gauge: str, window_s: float) -> np.ndarray:
+def deriv(tab: Table, gauge: str, window_s: float) -> _Floats:
     """``deriv(gauge[window])``: the least-squares slope of the samples in the window (per s)."""
     t = _times(tab)
     values = _column(tab, gauge)
@@ -156,7 +170,7 @@ def deriv(tab: Table, gauge: str, window_s: float) -> np.ndarray:
     return out
 
 
-def histogram_quantile(q: float, edges, counts) -> float:
+def histogram_quantile(q: float, edges: Iterable[float], counts: Iterable[float]) -> float:
     """PromQL's ``histogram_quantile`` over classic buckets (linear inside a bucket).
 
     ``edges`` are the finite upper bounds, ``counts`` the cumulative counts for
@@ -165,8 +179,10 @@ def histogram_quantile(q: float, edges, counts) -> float:
     the first bucket interpolates from 0 (for positive edges).
     """
     q = check_float("q", q, min=0, max=1)
-    edges = [float(e) for e in edges]
-    counts = [float(c) for c in counts]
+    return _quantile(q, [float(e) for e in edges], [float(c) for c in counts])
+
+
+def _quantile(q: float, edges: list[float], counts: list[float]) -> float:
     if len(counts) != len(edges) + 1:
         raise KvsimError(f"counts has {len(counts)} values: expected {len(edges) + 1} "
                          "(one per edge and +Inf)")
@@ -188,7 +204,7 @@ def histogram_quantile(q: float, edges, counts) -> float:
 
 
 def histogram_quantile_over(tab: Table, histogram: str, q: float, window_s: float,
-                            edges: Sequence[float] = ITL_BUCKETS) -> np.ndarray:
+                            edges: Sequence[float] = ITL_BUCKETS) -> _Floats:
     """``histogram_quantile(q, rate(histogram_bucket[window]))`` at every scrape (NaN when
     the window saw no observation)."""
     t = _times(tab)
@@ -200,7 +216,7 @@ def histogram_quantile_over(tab: Table, histogram: str, q: float, window_s: floa
     return np.array([histogram_quantile(q, edges, delta[:, i]) for i in range(len(t))])
 
 
-def mean_over(tab: Table, histogram: str, window_s: float) -> np.ndarray:
+def mean_over(tab: Table, histogram: str, window_s: float) -> _Floats:
     """``rate(h_sum[window]) / rate(h_count[window])``: the mean a dashboard plots."""
     d_sum = increase(tab, histogram + "_sum", window_s)
     d_count = increase(tab, histogram + "_count", window_s)
@@ -208,44 +224,43 @@ def mean_over(tab: Table, histogram: str, window_s: float) -> np.ndarray:
         return np.where(d_count > 0, d_sum / np.where(d_count > 0, d_count, 1), np.nan)
 
 
-def firing(t: np.ndarray, condition: np.ndarray, for_s: float) -> np.ndarray:
+def firing(t: ArrayLike, condition: ArrayLike, for_s: float) -> _Flags:
     """Whether an alert fires at each evaluation: ``condition`` has been true at every
     evaluation for at least ``for_s`` seconds (``for: 0`` fires at once)."""
-    t = np.asarray(t, dtype=float)
-    condition = np.asarray(condition, dtype=bool)
+    times = np.asarray(t, dtype=float)
     for_s = check_float("for_s", for_s, min=0.0)
-    out = np.zeros(len(t), dtype=bool)
+    out = np.zeros(len(times), dtype=bool)
     since = None
-    for i, ok in enumerate(condition):
+    for i, ok in enumerate(np.asarray(condition, dtype=bool)):
         if not ok:
             since = None
             continue
-        since = t[i] if since is None else since
-        out[i] = t[i] - since >= for_s
+        since = times[i] if since is None else since
+        out[i] = times[i] - since >= for_s
     return out
 
 
-def onset(t: np.ndarray, fires: np.ndarray) -> float | None:
+def onset(t: ArrayLike, fires: ArrayLike) -> float | None:
     """The first evaluation time at which an alert fires, or None."""
     idx = np.flatnonzero(np.asarray(fires, dtype=bool))
     return float(np.asarray(t, dtype=float)[idx[0]]) if idx.size else None
 
 
-def longest_gap_over(result: SimResult, t: np.ndarray, window_s: float) -> np.ndarray:
+def longest_gap_over(result: SimResult, t: ArrayLike, window_s: float) -> _Floats:
     """The longest pause between two tokens of one stream that ended in each window
     (seconds; 0 with none): what users felt, which no vLLM metric reports."""
     if not isinstance(result, SimResult):
         raise KvsimError(f"result={type(result).__name__} is not supported: expected a "
                          "kvsim.SimResult")
-    t = np.asarray(t, dtype=float)
+    times = np.asarray(t, dtype=float)
     window_s = check_float("window_s", window_s, min=0.0, min_open=True)
     pauses = result.pauses
     end = np.asarray(pauses["end_s"], dtype=float)
     length = end - np.asarray(pauses["start_s"], dtype=float)
     ok = ~np.isnan(end)
     end, length = end[ok], length[ok]
-    out = np.zeros(len(t))
-    for i, now in enumerate(t):
+    out = np.zeros(len(times))
+    for i, now in enumerate(times):
         inside = (end > now - window_s) & (end <= now)
         if inside.any():
             out[i] = float(length[inside].max())
@@ -253,7 +268,7 @@ def longest_gap_over(result: SimResult, t: np.ndarray, window_s: float) -> np.nd
 
 
 def dashboard_rows(result: SimResult, tab: Table, *, run: str, window_s: float = 300.0,
-                   rate_window_s: float = 600.0) -> list[dict]:
+                   rate_window_s: float = 600.0) -> list[dict[str, object]]:
     """One row per scrape with chapter 4's panels (rounded for a compact chart).
 
     ``kv_pct`` (``vllm:kv_cache_usage_perc`` x 100), ``waiting``, ``running``,
@@ -272,7 +287,7 @@ def dashboard_rows(result: SimResult, tab: Table, *, run: str, window_s: float =
     waiting = _column(tab, "vllm:num_requests_waiting")
     running = _column(tab, "vllm:num_requests_running")
 
-    def r(x, nd=1):
+    def r(x: float, nd: int = 1) -> float | None:
         return None if np.isnan(x) else round(float(x), nd)
 
     return [{"run": run, "t_min": round(float(t[i]) / 60.0, 3), "kv_pct": r(100 * kv[i]),
@@ -287,7 +302,7 @@ _GUARDED = ("vllm:num_preemptions_total", "vllm:kv_cache_usage_perc", "vllm:num_
             "vllm:request_num_preemptions_bucket")
 
 
-def book_rules(tab: Table) -> dict[str, tuple[np.ndarray, float]]:
+def book_rules(tab: Table) -> dict[str, tuple[_Flags, float]]:
     """Every alert of ``book/alerts/kvsim-preemption.rules.yml`` as ``{name: (condition at
     each scrape, for_s)}``, the expressions written with this module's functions.
 

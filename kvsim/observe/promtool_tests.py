@@ -9,7 +9,9 @@ Explained in chapter 4, *Detecting preemption* (*Rules that fire in time*).
 """
 from __future__ import annotations
 
-from typing import Any
+import os
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 
 import yaml
 
@@ -17,6 +19,11 @@ from kvsim.errors import KvsimError, check_float
 
 from .catalogue import series_name
 from .series import as_run_metrics, scrape_times
+
+if TYPE_CHECKING:
+    from kvsim.engine.result import SimResult
+
+    from .series import RunMetrics
 
 __all__ = ["promtool_input_series", "promtool_test"]
 
@@ -27,9 +34,10 @@ def _fmt(v: float) -> str:
     return repr(float(v))
 
 
-def promtool_input_series(result, *, interval_s: float = 15.0, version: str = "v1",
-                          model_name: str | None = None, until_s: float | None = None,
-                          extra_labels: dict | None = None) -> list[dict]:
+def promtool_input_series(result: SimResult | RunMetrics, *, interval_s: float = 15.0,
+                          version: str = "v1", model_name: str | None = None,
+                          until_s: float | None = None,
+                          extra_labels: Mapping[str, str] | None = None) -> list[dict[str, str]]:
     """``input_series`` entries of a ``promtool test rules`` file: one per scraped series.
 
     ``extra_labels`` (e.g. ``{"job": "vllm", "instance": "gpu-0"}``) are added
@@ -38,7 +46,7 @@ def promtool_input_series(result, *, interval_s: float = 15.0, version: str = "v
     rm = as_run_metrics(result, version, model_name)
     times = scrape_times(rm.end_s, interval_s, until_s)
     base = dict(rm.labels, **(extra_labels or {}))
-    out = []
+    out: list[dict[str, str]] = []
     for key, values in rm.sample_columns(times).items():
         name, _, rest = key.partition("{")
         labels = dict(base)
@@ -51,11 +59,13 @@ def promtool_input_series(result, *, interval_s: float = 15.0, version: str = "v
     return out
 
 
-def promtool_test(result, *, rule_files: list[str], alert_tests: list[dict] | None = None,
-                  promql_tests: list[dict] | None = None, interval_s: float = 15.0,
-                  evaluation_interval_s: float | None = None, version: str = "v1",
-                  model_name: str | None = None, until_s: float | None = None,
-                  extra_labels: dict | None = None) -> str:
+def promtool_test(result: SimResult | RunMetrics, *, rule_files: Sequence[str | os.PathLike[str]],
+                  alert_tests: Sequence[Mapping[str, object]] | None = None,
+                  promql_tests: Sequence[Mapping[str, object]] | None = None,
+                  interval_s: float = 15.0, evaluation_interval_s: float | None = None,
+                  version: str = "v1", model_name: str | None = None,
+                  until_s: float | None = None,
+                  extra_labels: Mapping[str, str] | None = None) -> str:
     """A complete ``promtool test rules`` file (YAML text) whose input is this run.
 
     ``alert_tests`` are promtool's ``alert_rule_test`` entries (``eval_time``,
@@ -64,7 +74,7 @@ def promtool_test(result, *, rule_files: list[str], alert_tests: list[dict] | No
     if not rule_files:
         raise KvsimError("rule_files=[] is empty: expected at least one rule file path")
     interval_s = check_float("interval_s", interval_s, min=0.1, max=3600)
-    test: dict[str, Any] = {
+    test: dict[str, object] = {
         "interval": f"{_fmt(interval_s)}s",
         "input_series": promtool_input_series(result, interval_s=interval_s, version=version,
                                               model_name=model_name, until_s=until_s,

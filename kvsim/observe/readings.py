@@ -37,9 +37,13 @@ expected.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from itertools import pairwise
 from pathlib import Path
+from typing import NamedTuple
 
+from prometheus_client.metrics_core import Metric
 from prometheus_client.openmetrics.parser import (
     text_string_to_metric_families as _parse_openmetrics,
 )
@@ -51,10 +55,22 @@ from kvsim.files import parse_json, read_text_file
 from .lint import CLIENT_TRAP
 
 __all__ = ["Reading", "Window", "read_scrape", "read_scrape_text", "read_prometheus_json",
-           "read_source", "since_start", "between", "Key", "CUMULATIVE_SUFFIXES"]
+           "read_source", "since_start", "between", "Key", "Series", "Histogram",
+           "CUMULATIVE_SUFFIXES"]
 
 #: A series: its sample name and its labels, sorted.
 Key = tuple[str, tuple[tuple[str, str], ...]]
+#: Each series' value (or its increase over a window).
+Series = dict[Key, float]
+
+
+class Histogram(NamedTuple):
+    """A histogram's growth over a window, summed over engines and models."""
+
+    edges: list[float]          # ascending, ``inf`` last
+    cumulative: list[float]     # the cumulative count at each edge
+    observations: float         # the ``_count`` growth
+    observed_sum: float         # the ``_sum`` growth
 
 #: Sample-name endings of cumulative series (they only grow while the process lives).
 CUMULATIVE_SUFFIXES = ("_total", "_bucket", "_count", "_sum")
@@ -62,7 +78,7 @@ CUMULATIVE_SUFFIXES = ("_total", "_bucket", "_count", "_sum")
 MAX_BYTES = 64 * 2**20
 
 
-def _key(name: str, labels: dict) -> Key:
+def _key(name: str, labels: Mapping[str, object]) -> Key:
     return name, tuple(sorted((str(k), str(v)) for k, v in labels.items()))
 
 
@@ -75,8 +91,8 @@ class Reading:
     when the source says (Prometheus' answers, sample timestamps), else None.
     """
 
-    values: dict
-    types: dict
+    values: Series
+    types: dict[str, str]
     where: str
     at_unix_s: float | None = None
     notes: tuple[str, ...] = ()
@@ -106,9 +122,9 @@ class Window:
     the window's length, None when unknown; ``kind``: what it was read from.
     """
 
-    increases: dict
-    end: dict
-    start: dict | None
+    increases: Series
+    end: Series
+    start: Series | None
     seconds: float | None
     kind: str
     where: str
@@ -142,7 +158,7 @@ class Window:
         """The label sets of an info series (``vllm:cache_config_info``), one per engine."""
         return [dict(labels) for (n, labels), v in sorted(self.end.items()) if n == name]
 
-    def histogram(self, family: str):
+    def histogram(self, family: str) -> Histogram | None:
         """``(edges, cumulative counts, count, sum)`` of a histogram's growth in the window,
         summed over engines and models (edges ascending, ``inf`` last); None without it."""
         per_le: dict[float, float] = {}
@@ -160,7 +176,7 @@ class Window:
         if not per_le or count is None or total is None:
             return None
         edges = sorted(per_le)
-        return edges, [per_le[e] for e in edges], count, total
+        return Histogram(edges, [per_le[e] for e in edges], count, total)
 
 
 # --- parsing -------------------------------------------------------------------------------
@@ -183,10 +199,11 @@ def read_scrape_text(text: str, where: str = "the scrape") -> Reading:
                          "a /metrics scrape")
     if not text.strip():
         raise KvsimError(f"{where} is empty: expected the text of a vLLM server's /metrics")
-    families = None
+    families: list[Metric] | None = None
     if any(line.strip() == "# EOF" for line in text.splitlines()[-3:]):
         try:
-            families = list(_parse_openmetrics(text))
+            # prometheus_client's OpenMetrics parser carries no annotations
+            families = list(_parse_openmetrics(text))  # type: ignore[no-untyped-call]
         except ValueError:
             families = None      # the vllm_ trap breaks the strict parser; read it leniently
     if families is None:
@@ -198,8 +215,8 @@ def read_scrape_text(text: str, where: str = "the scrape") -> Reading:
             raise KvsimError(f"{where} is not Prometheus exposition text ({e}; first sample "
                              f"line {first[:60]!r}): expected the text of a vLLM server's "
                              "/metrics") from None
-    values: dict = {}
-    types: dict = {}
+    values: Series = {}
+    types: dict[str, str] = {}
     stamps: list[float] = []
     renamed = False
     for fam in families:
@@ -220,32 +237,44 @@ def read_scrape_text(text: str, where: str = "the scrape") -> Reading:
     return Reading(values, types, where, max(stamps) if stamps else None, notes)
 
 
-def _reading_from_result(result: dict, where: str) -> dict:
+def _series_key(result: Mapping[str, object], where: str) -> Key:
     metric = result.get("metric")
     if not isinstance(metric, dict) or "__name__" not in metric:
         raise KvsimError(f"{where}: a result has no metric.__name__: expected the JSON of "
                          "Prometheus' /api/v1/query or /api/v1/query_range")
     labels = {k: v for k, v in metric.items() if k != "__name__"}
-    return {"name": _normalised(str(metric["__name__"])), "labels": labels}
+    return _key(_normalised(str(metric["__name__"])), labels)
 
 
-def _points(pairs, where: str) -> list[tuple[float, float]]:
-    out = []
+def _number(value: object) -> float:
+    """A JSON scalar as a float; ValueError for anything else (a list, an object, null)."""
+    if not isinstance(value, int | float | str):
+        raise ValueError(f"{value!r} is not a number")
+    return float(value)
+
+
+def _points(pairs: object, where: str) -> list[tuple[float, float]]:
+    """``[[time, "value"], ...]`` as floats, or a one-line error naming ``where``."""
+    out: list[tuple[float, float]] = []
     try:
-        for t, v in pairs:
-            out.append((float(t), float(v)))
-    except (TypeError, ValueError):
+        if not isinstance(pairs, list | tuple):
+            raise ValueError(f"{pairs!r} is not a list of pairs")
+        for pair in pairs:
+            if not isinstance(pair, list | tuple) or len(pair) != 2:
+                raise ValueError(f"{pair!r} is not a pair")
+            out.append((_number(pair[0]), _number(pair[1])))
+    except ValueError:
         raise KvsimError(f"{where}: a value is not a [time, \"number\"] pair: expected the "
                          "JSON of Prometheus' /api/v1/query or /api/v1/query_range") from None
     return out
 
 
-def read_prometheus_json(obj, where: str = "the export") -> Window | Reading:
+def read_prometheus_json(obj: object, where: str = "the export") -> Window | Reading:
     """A Prometheus API answer (one, or a list of them, as JSON values): a matrix gives a
     :class:`Window` (each series' increase over its points), a vector a :class:`Reading`."""
     answers = obj if isinstance(obj, list) else [obj]
-    series: list[tuple[dict, list[tuple[float, float]]]] = []
-    kinds = set()
+    series: list[tuple[Key, list[tuple[float, float]]]] = []
+    kinds: set[str] = set()
     for a in answers:
         data = a.get("data") if isinstance(a, dict) else None
         if not isinstance(data, dict) or data.get("resultType") not in ("matrix", "vector"):
@@ -260,27 +289,28 @@ def read_prometheus_json(obj, where: str = "the export") -> Window | Reading:
             pts = _points(r.get("values") if data["resultType"] == "matrix"
                           else [r.get("value") or ()], where)
             if pts:
-                series.append((_reading_from_result(r, where), pts))
+                series.append((_series_key(r, where), pts))
     if not series:
         raise KvsimError(f"{where} is a Prometheus answer with no series: expected the "
                          "series of a vLLM server (query e.g. {__name__=~\"vllm:.*\"})")
     if kinds == {"vector"}:
-        values = {_key(s["name"], s["labels"]): pts[-1][1] for s, pts in series}
+        values = {key: pts[-1][1] for key, pts in series}
         at = max(pts[-1][0] for _, pts in series)
         return Reading(values, {}, where, at)
     if kinds != {"matrix"}:
         raise KvsimError(f"{where} mixes vector and matrix answers: expected one kind")
-    increases, end, start = {}, {}, {}
+    increases: Series = {}
+    end: Series = {}
+    start: Series = {}
     resets = 0
     t0 = min(pts[0][0] for _, pts in series)
     t1 = max(pts[-1][0] for _, pts in series)
-    for s, pts in series:
-        key = _key(s["name"], s["labels"])
+    for key, pts in series:
         pts.sort()
         start[key], end[key] = pts[0][1], pts[-1][1]
-        if s["name"].endswith(CUMULATIVE_SUFFIXES):
+        if key[0].endswith(CUMULATIVE_SUFFIXES):
             grew = 0.0
-            for (_, a), (_, b) in zip(pts, pts[1:]):
+            for (_, a), (_, b) in pairwise(pts):
                 if b < a:             # a counter reset: Prometheus' increase() counts b itself
                     resets += 1
                     grew += b
@@ -321,7 +351,7 @@ def read_scrape(path: str | Path) -> Reading:
 
 # --- windows -------------------------------------------------------------------------------
 
-def _need_vllm(values: dict, where: str) -> None:
+def _need_vllm(values: Series, where: str) -> None:
     names = sorted({n for n, _ in values})
     if not any(n.startswith("vllm:") for n in names):
         shown = ", ".join(names[:2]) or "none"
@@ -329,8 +359,8 @@ def _need_vllm(values: dict, where: str) -> None:
                          f" names, e.g. {shown}): expected a vLLM server's /metrics")
 
 
-def _cumulative(reading: Reading) -> dict:
-    out = {}
+def _cumulative(reading: Reading) -> Series:
+    out: Series = {}
     for key, v in reading.values.items():
         name = key[0]
         if name.endswith("_created"):
@@ -380,7 +410,7 @@ def between(first: Reading, second: Reading, seconds: float | None = None) -> Wi
         seconds, whence = second.at_unix_s - first.at_unix_s, "the scrapes' timestamps"
     seconds = check_float("seconds", seconds, min=0, min_open=True, max=10**9)
     a, b = _cumulative(first), _cumulative(second)
-    increases = {}
+    increases: Series = {}
     for key, vb in b.items():
         va = a.get(key, 0.0)
         if vb < va - 1e-9 * max(1.0, abs(va)):

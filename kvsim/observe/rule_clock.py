@@ -28,7 +28,7 @@ import promql_parser as pq
 
 from kvsim.errors import KvsimError, check_float
 
-from .lint import load_rule_file, read_rule_text
+from .lint import PathOrText, load_rule_file, read_rule_text
 
 __all__ = ["rules_at_speed", "MAX_SPEED", "MIN_RANGE_MS", "parse_duration_ms",
            "format_duration_ms"]
@@ -54,7 +54,7 @@ _PER_SECOND = ("rate", "irate", "deriv")
 _COMPARISONS = (">", "<", ">=", "<=", "==", "!=")
 
 
-def _head(node):
+def _head(node: pq.Expr) -> str | None:
     """The function at the top of ``node`` once parentheses and aggregations are looked
     through (``sum by (x) (rate(...))`` is ``rate``), or None."""
     while isinstance(node, (pq.ParenExpr, pq.AggregateExpr)):
@@ -62,15 +62,16 @@ def _head(node):
     return node.func.name if isinstance(node, pq.Call) else None
 
 
-def _rate_against_threshold(node):
+def _rate_against_threshold(node: pq.Expr) -> tuple[str, float] | None:
     """``(function, number)`` for the first comparison of a per-second function with a number
     other than 0 anywhere in ``node`` (None: there is none)."""
     if isinstance(node, pq.BinaryExpr):
         if str(node.op) in _COMPARISONS:
             for fn_side, number in ((node.lhs, node.rhs), (node.rhs, node.lhs)):
+                head = _head(fn_side)
                 if isinstance(number, pq.NumberLiteral) and number.val != 0 and \
-                        _head(fn_side) in _PER_SECOND:
-                    return _head(fn_side), number.val
+                        head is not None and head in _PER_SECOND:
+                    return head, number.val
         return _rate_against_threshold(node.lhs) or _rate_against_threshold(node.rhs)
     if isinstance(node, (pq.ParenExpr, pq.AggregateExpr)):
         return _rate_against_threshold(node.expr)
@@ -94,7 +95,7 @@ def format_duration_ms(ms: int) -> str:
     """Milliseconds as a Prometheus duration: ``6000`` is ``6s``, ``4500`` is ``4s500ms``."""
     if ms == 0:
         return "0s"
-    out = []
+    out: list[str] = []
     for unit in ("h", "m", "s", "ms"):
         n, ms = divmod(ms, _UNITS_MS[unit])
         if n:
@@ -102,7 +103,7 @@ def format_duration_ms(ms: int) -> str:
     return "".join(out)
 
 
-def rules_at_speed(path_or_text, speed, *, source: str = "the rule file") -> str:
+def rules_at_speed(path_or_text: PathOrText, speed: float, *, source: str = "the rule file") -> str:
     """A Prometheus rule file (a path, or its text) with every evaluation duration divided by
     ``speed``; read as the linter reads one (a regular file of at most 4 MiB).
 

@@ -28,6 +28,7 @@ evaluation with the real ``promtool``.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -36,6 +37,9 @@ from kvsim.errors import KvsimError, check_choice, check_float
 
 from .panels import firing, prometheus_increase
 from .series import scrape
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
 
 __all__ = ["RuleShape", "RULES", "Episode", "AlertTiming", "promql_duration", "rule_expr",
            "rule_values", "alert_timing"]
@@ -125,12 +129,12 @@ def _shape(rule: str) -> RuleShape:
     return RULES[check_choice("rule", rule, list(RULES))]
 
 
-def _threshold(shape: RuleShape, threshold) -> float:
+def _threshold(shape: RuleShape, threshold: float) -> float:
     return check_float("threshold", threshold, min=0.0, max=shape.max_threshold,
                        why=f"for the {shape.name} rule")
 
 
-def _window(window_s) -> float:
+def _window(window_s: float) -> float:
     window_s = check_float("window_s", window_s, min=1.0, max=MAX_DURATION_S)
     if not window_s.is_integer():
         raise KvsimError(f"window_s={window_s} is not a whole number of seconds: expected "
@@ -218,7 +222,7 @@ def _episodes(t: np.ndarray, holds: np.ndarray, fires: np.ndarray) -> list[Episo
 def alert_timing(result: SimResult | None, rule: str, *, threshold: float, window_s: float,
                  for_s: float, tab: Table | None = None, interval_s: float = 15.0,
                  evaluation_interval_s: float | None = None,
-                 preemptions_s=None) -> AlertTiming:
+                 preemptions_s: ArrayLike | None = None) -> AlertTiming:
     """When the rule ``expr > threshold`` with ``for: for_s`` goes pending, fires and
     resolves on a run (see the module's notes for the Prometheus semantics).
 

@@ -32,7 +32,9 @@ Explained in chapter 4, *Detecting preemption* (*An incident, as Prometheus saw 
 """
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -40,8 +42,11 @@ from kvsim.engine.result import SimResult, Table
 from kvsim.errors import KvsimError, check_choice, check_float, check_int
 from kvsim.units import MAX_SIMULATED_S
 
-from .catalogue import VERSIONS, le_label, metric_defs, series_name
+from .catalogue import VERSIONS, MetricDef, le_label, metric_defs, series_name
 from .text_format import Family
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike, NDArray
 
 __all__ = ["RunMetrics", "run_metrics", "as_run_metrics", "scrape_times", "scrape",
            "cache_config_labels", "CACHE_CONFIG_FIELDS"]
@@ -51,45 +56,49 @@ __all__ = ["RunMetrics", "run_metrics", "as_run_metrics", "scrape_times", "scrap
 class _Steps:
     """A piecewise-constant function of time: ``values[i]`` from ``times[i]`` on (0 before)."""
 
-    def __init__(self, times, values):
+    def __init__(self, times: ArrayLike, values: ArrayLike) -> None:
         self.times = np.asarray(times, dtype=float)
         self.values = np.asarray(values)
 
-    def at(self, t) -> np.ndarray:
-        t = np.atleast_1d(np.asarray(t, dtype=float))
-        i = np.searchsorted(self.times, t, side="right") - 1
+    def at(self, t: ArrayLike) -> NDArray[Any]:
+        times = np.atleast_1d(np.asarray(t, dtype=float))
+        i = np.searchsorted(self.times, times, side="right") - 1
         zero = np.zeros(1, dtype=self.values.dtype)
         vals = np.concatenate([zero, self.values]) if self.values.size else zero
-        return vals[i + 1]
+        picked: NDArray[Any] = vals[i + 1]
+        return picked
 
 
-def _cumulative(times, weights) -> _Steps:
-    times = np.asarray(times, dtype=float)
-    weights = np.asarray(weights)
-    keep = ~np.isnan(times)
-    times, weights = times[keep], weights[keep]
-    order = np.argsort(times, kind="stable")
-    return _Steps(times[order], np.cumsum(weights[order]))
+def _cumulative(times: ArrayLike, weights: ArrayLike) -> _Steps:
+    time_array = np.asarray(times, dtype=float)
+    weight_array = np.asarray(weights)
+    keep = ~np.isnan(time_array)
+    time_array, weight_array = time_array[keep], weight_array[keep]
+    order = np.argsort(time_array, kind="stable")
+    return _Steps(time_array[order], np.cumsum(weight_array[order]))
 
 
 class _Hist:
     """Observations (time, value, weight) of one histogram, cumulative per bucket."""
 
-    def __init__(self, edges, times, values, weights=None):
+    def __init__(self, edges: Iterable[float], times: ArrayLike, values: ArrayLike,
+                 weights: ArrayLike | None = None) -> None:
         self.edges = tuple(float(e) for e in edges)
-        times = np.asarray(times, dtype=float)
-        values = np.asarray(values, dtype=float)
-        weights = np.ones(times.size) if weights is None else np.asarray(weights, dtype=float)
-        keep = ~np.isnan(times) & (weights > 0)
-        times, values, weights = times[keep], values[keep], weights[keep]
+        time_array = np.asarray(times, dtype=float)
+        value_array = np.asarray(values, dtype=float)
+        weight_array = (np.ones(time_array.size) if weights is None
+                        else np.asarray(weights, dtype=float))
+        keep = ~np.isnan(time_array) & (weight_array > 0)
+        time_array, value_array, weight_array = (time_array[keep], value_array[keep],
+                                                 weight_array[keep])
         # bucket i holds value <= edges[i] (Prometheus "le"); the last is +Inf
-        idx = np.searchsorted(np.asarray(self.edges), values, side="left")
-        self.count = _cumulative(times, weights)
-        self.sum = _cumulative(times, values * weights)
-        self.per_bucket = [_cumulative(times[idx <= b], weights[idx <= b])
+        idx = np.searchsorted(np.asarray(self.edges), value_array, side="left")
+        self.count = _cumulative(time_array, weight_array)
+        self.sum = _cumulative(time_array, value_array * weight_array)
+        self.per_bucket = [_cumulative(time_array[idx <= b], weight_array[idx <= b])
                            for b in range(len(self.edges))]
 
-    def at(self, t):
+    def at(self, t: ArrayLike) -> tuple[list[NDArray[Any]], NDArray[Any], NDArray[Any]]:
         """(cumulative counts per edge, count, sum) at times ``t`` (arrays)."""
         return ([b.at(t) for b in self.per_bucket], self.count.at(t), self.sum.at(t))
 
@@ -100,19 +109,19 @@ class RunMetrics:
 
     result: SimResult
     version: str
-    labels: dict
-    defs: list
-    gauges: dict
-    counters: dict
-    hists: dict
-    info_labels: dict
+    labels: dict[str, str]
+    defs: list[MetricDef]
+    gauges: dict[str, _Steps]
+    counters: dict[str, _Steps]
+    hists: dict[str, _Hist]
+    info_labels: dict[str, str]
     start_unix_s: float
     end_s: float
 
-    def change_times(self) -> np.ndarray:
+    def change_times(self) -> NDArray[np.float64]:
         """Every instant at which some series changes (sorted, unique): between two of them
         the exposition is the same, whatever the time (the series are step functions)."""
-        cached = self.__dict__.get("_change_times")
+        cached: NDArray[np.float64] | None = self.__dict__.get("_change_times")
         if cached is None:
             parts = [s.times for s in (*self.gauges.values(), *self.counters.values())]
             for h in self.hists.values():
@@ -126,7 +135,7 @@ class RunMetrics:
         the same exposition (:meth:`change_times`)."""
         return int(np.searchsorted(self.change_times(), float(t), side="right"))
 
-    def value(self, source: str, t):
+    def value(self, source: str, t: ArrayLike) -> NDArray[Any]:
         """The value(s) of a gauge or counter source at time(s) ``t``."""
         if source in self.gauges:
             return self.gauges[source].at(t)
@@ -159,7 +168,7 @@ class RunMetrics:
             else:
                 fam = Family(d.name, d.doc, "histogram")
                 counts, count, total = self.hists[d.source].at(t)
-                for edge, c in zip(d.buckets, counts):
+                for edge, c in zip(d.buckets, counts, strict=True):
                     fam.add(d.name + "_bucket", dict(lab, le=le_label(edge)), float(c[0]))
                 fam.add(d.name + "_bucket", dict(lab, le="+Inf"), float(count[0]))
                 fam.add(d.name + "_count", dict(lab), float(count[0]))
@@ -169,11 +178,11 @@ class RunMetrics:
             out.append(fam)
         return out
 
-    def sample_columns(self, times) -> dict[str, np.ndarray]:
+    def sample_columns(self, times: ArrayLike) -> dict[str, NDArray[np.float64]]:
         """Every scraped series (but ``_created`` and info) at ``times``; keys are series names
         without the constant ``model_name``/``engine`` labels."""
         times = np.asarray(times, dtype=float)
-        cols: dict[str, np.ndarray] = {}
+        cols: dict[str, NDArray[np.float64]] = {}
         for d in self.defs:
             if d.kind == "gauge":
                 for extra, source in d.sources():
@@ -185,7 +194,7 @@ class RunMetrics:
                         self.counters[source].at(times).astype(float)
             elif d.kind == "histogram":
                 counts, count, total = self.hists[d.source].at(times)
-                for edge, c in zip(d.buckets, counts):
+                for edge, c in zip(d.buckets, counts, strict=True):
                     cols[series_name(d.name + "_bucket", {"le": le_label(edge)})] = c.astype(float)
                 cols[series_name(d.name + "_bucket", {"le": "+Inf"})] = count.astype(float)
                 cols[d.name + "_count"] = count.astype(float)
@@ -211,7 +220,7 @@ CACHE_CONFIG_FIELDS = (
     "_block_size_resolved")
 
 
-def cache_config_labels(cfg: dict, version: str, total_blocks: int) -> dict[str, str]:
+def cache_config_labels(cfg: Mapping[str, Any], version: str, total_blocks: int) -> dict[str, str]:
     """The labels of ``vllm:cache_config_info`` (V0: ``vllm:cache_config``) for a run's config.
 
     Current V1: every field of :data:`CACHE_CONFIG_FIELDS`, from the run where
@@ -321,9 +330,10 @@ def run_metrics(result: SimResult, *, version: str = "v1", model_name: str | Non
         "success:abort": never, "success:error": never, "success:repetition": never,
     }
     by_source = {d.source: d for d in defs}
-    hists = {}
+    hists: dict[str, _Hist] = {}
 
-    def add(source, times, values, weights=None):
+    def add(source: str, times: ArrayLike, values: ArrayLike,
+            weights: ArrayLike | None = None) -> None:
         if source in by_source:
             hists[source] = _Hist(by_source[source].buckets, times, values, weights)
 
@@ -339,8 +349,9 @@ def run_metrics(result: SimResult, *, version: str = "v1", model_name: str | Non
     step_of_first = np.searchsorted(t_s, first[~np.isnan(first)])
     started = ~np.isnan(first)
 
-    def per_step(weights):
-        return np.bincount(step_of_first, weights=weights[started], minlength=len(t_s))
+    def per_step(weights: NDArray[np.float64]) -> NDArray[np.float64]:
+        return np.bincount(step_of_first, weights=weights[started],
+                           minlength=len(t_s)).astype(np.float64, copy=False)
 
     emitted = tl["emitted_tokens"].astype(float)
     add("step_tokens", t_s, per_step((prompt - hit).astype(float)) + emitted)
@@ -373,7 +384,8 @@ def run_metrics(result: SimResult, *, version: str = "v1", model_name: str | Non
                       start_unix_s, result.simulated_s)
 
 
-def as_run_metrics(result, version: str = "v1", model_name: str | None = None) -> RunMetrics:
+def as_run_metrics(result: SimResult | RunMetrics, version: str = "v1",
+                   model_name: str | None = None) -> RunMetrics:
     """``result`` itself if it is a :class:`RunMetrics`, else :func:`run_metrics` of it: what
     every function that samples a run (a :class:`~kvsim.SimResult` or its metrics) starts from."""
     if isinstance(result, RunMetrics):
@@ -381,7 +393,7 @@ def as_run_metrics(result, version: str = "v1", model_name: str | None = None) -
     return run_metrics(result, version=version, model_name=model_name)
 
 
-def scrape_times(end_s: float, interval_s: float, until_s: float | None) -> np.ndarray:
+def scrape_times(end_s: float, interval_s: float, until_s: float | None) -> NDArray[np.floating[Any]]:
     """The scrape instants ``0, interval_s, ...`` up to ``until_s`` (default ``end_s``), checked."""
     interval_s = check_float("interval_s", interval_s, min=0.1, max=3600)
     stop = end_s if until_s is None else check_float("until_s", until_s, min=0, max=MAX_SIMULATED_S)
@@ -392,7 +404,7 @@ def scrape_times(end_s: float, interval_s: float, until_s: float | None) -> np.n
     return np.arange(n) * interval_s
 
 
-def scrape(result, *, interval_s: float = 15.0, version: str = "v1",
+def scrape(result: SimResult | RunMetrics, *, interval_s: float = 15.0, version: str = "v1",
            model_name: str | None = None, until_s: float | None = None) -> Table:
     """The series as Prometheus stores them, one row per scrape at ``0, interval_s, ...``.
 

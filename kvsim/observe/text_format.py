@@ -35,8 +35,9 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Iterable, NamedTuple
+from typing import NamedTuple
 
 from kvsim.errors import KvsimError
 
@@ -53,7 +54,7 @@ class Sample(NamedTuple):
     """One sample line: its name (the family's, or with a suffix), labels and value."""
 
     name: str
-    labels: dict
+    labels: dict[str, str]
     value: float
 
 
@@ -67,7 +68,7 @@ class Family:
     type: str
     samples: list[Sample] = field(default_factory=list)
 
-    def add(self, name: str, labels: dict, value: float) -> None:
+    def add(self, name: str, labels: dict[str, str], value: float) -> None:
         """Append a sample."""
         self.samples.append(Sample(name, labels, float(value)))
 

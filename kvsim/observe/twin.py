@@ -67,9 +67,10 @@ Explained in chapter 4, *Detecting preemption* (*A twin of your own server*).
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from statistics import NormalDist
+from typing import TYPE_CHECKING, TypedDict
 
 import numpy as np
 
@@ -78,17 +79,23 @@ from kvsim.errors import KvsimError, check_float, check_int
 from kvsim.model.hardware import list_gpus
 from kvsim.model.memory import kv_budget, kv_bytes_per_token
 from kvsim.model.presets import get_model, list_models
+from kvsim.model.spec import ModelSpec
 from kvsim.traffic.lengths import MAX_LENGTH, Fixed, Geometric, LengthDist, LogNormal
 from kvsim.traffic.workload import Workload
 
 from .catalogue import VERSIONS, metric_defs
 from .panels import histogram_quantile
-from .readings import Window
+from .readings import Histogram, Window
 from .series import run_metrics
+
+if TYPE_CHECKING:
+    from numpy.typing import NDArray
+
+    from kvsim.engine.result import SimResult
 
 __all__ = ["Finding", "Twin", "build_twin", "what_ifs", "fit_lengths", "match_model",
            "detect_version", "with_seed", "DEFAULT_GPU", "DEFAULT_MODEL", "WHAT_IF_COLUMNS",
-           "WORKLOAD_INPUTS", "CORE_INPUTS"]
+           "WORKLOAD_INPUTS", "CORE_INPUTS", "TwinOptions", "Observed", "StepFit"]
 
 #: What the twin assumes when the scrape names no GPU (vLLM exports none) and no preset fits.
 DEFAULT_GPU = "h100-80gb"
@@ -112,6 +119,44 @@ _KV_USAGE = ("vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc")
 _SUCCESS = "vllm:request_success_total"
 
 
+class TwinOptions(TypedDict, total=False):
+    """The engine options a twin sets (:func:`kvsim.simulate`'s names); the rest stay
+    kvsim's defaults."""
+
+    engine: str
+    block_size: int
+    kv_dtype: str
+    enable_prefix_caching: bool
+    max_model_len: int
+    num_gpu_blocks: int
+    gpu_memory_utilization: float
+    max_tokens: int
+    step_time_scale: float
+
+
+class Observed(TypedDict, total=False):
+    """What the server showed, per engine, to compare the twin with (each when readable)."""
+
+    requests: float
+    window_s: float | None
+    prompt_mean: float
+    output_mean: float
+    preemptions_per_1k: float
+    ttft_mean_s: float
+    itl_mean_s: float
+    itl_p50_s: float
+    kv_usage_at_end: float
+
+
+class StepFit(TypedDict, total=False):
+    """The step-time fit: the server's median inter-token latency, the twin's at the scale
+    kept, and how many runs the fit took."""
+
+    target_p50_s: float
+    twin_p50_s: float
+    runs: int
+
+
 @dataclass(frozen=True)
 class Finding:
     """One figure of the twin: what, its value, the series it came from, and whether it was
@@ -123,7 +168,7 @@ class Finding:
     inferred: bool
     why: str = ""
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, str | bool]:
         return dict(what=self.what, value=self.value, source=self.source,
                     inferred=self.inferred, why=self.why)
 
@@ -139,7 +184,7 @@ class Twin:
 
     model: str
     gpu: str
-    options: dict
+    options: TwinOptions
     rate_per_s: float
     prompt: LengthDist
     output: LengthDist
@@ -149,8 +194,8 @@ class Twin:
     version: str
     window: str
     findings: list[Finding] = field(default_factory=list)
-    observed: dict = field(default_factory=dict)
-    fit: dict = field(default_factory=dict)
+    observed: Observed = field(default_factory=Observed)
+    fit: StepFit = field(default_factory=StepFit)
 
     def defaulted(self) -> list[str]:
         """What the twin could not read and took a default for (each finding's ``what``)."""
@@ -187,19 +232,20 @@ class Twin:
                                 prompt=self.prompt, output=self.output,
                                 seed=self.seed if seed is None else seed)
 
-    def simulate_kwargs(self, **changes) -> dict:
+    def simulate_kwargs(self, **changes: object) -> dict[str, object]:
         """Everything :func:`kvsim.simulate` takes but the workload, ``changes`` applied."""
-        opts = dict(self.options, warmup_s=self.warmup_s, until_s=self.warmup_s + self.duration_s,
-                    seed=self.seed)
+        opts: dict[str, object] = {**self.options, "warmup_s": self.warmup_s,
+                                   "until_s": self.warmup_s + self.duration_s, "seed": self.seed}
         opts.update(changes)
-        return dict(model=self.model, gpu=self.gpu, **opts)
+        return {"model": self.model, "gpu": self.gpu, **opts}
 
-    def run(self, seed: int | None = None, **changes):
+    def run(self, seed: int | None = None, **changes: object) -> SimResult:
         """Run the twin (a :class:`~kvsim.SimResult`), engine options ``changes`` applied."""
         kwargs = self.simulate_kwargs(**changes)
         if seed is not None:
             kwargs["seed"] = seed
-        return simulate(self.workload(seed), **kwargs)
+        del kwargs["model"], kwargs["gpu"]        # passed as the typed fields below
+        return simulate(self.workload(seed), model=self.model, gpu=self.gpu, **kwargs)
 
     def command(self, trace: str = "twin-trace.csv") -> str:
         """The ``kvsim simulate`` command line that runs the twin, its traffic saved at ``trace``
@@ -213,7 +259,7 @@ class Twin:
             parts.append(f"--set {k}={_cli_value(v)}")
         return " ".join(parts)
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, object]:
         return dict(model=self.model, gpu=self.gpu, options=dict(self.options),
                     rate_per_s=self.rate_per_s, prompt=self.prompt.describe(),
                     output=self.output.describe(), prompt_mean=self.prompt.mean,
@@ -225,7 +271,7 @@ class Twin:
                     illustrative=self.illustrative, weak_inputs=self.weak_inputs())
 
 
-def _cli_value(v) -> str:
+def _cli_value(v: object) -> str:
     if isinstance(v, bool):
         return "true" if v else "false"
     if v is None:
@@ -264,7 +310,7 @@ def _norm(name: str) -> str:
     return base
 
 
-def match_model(names) -> tuple[str | None, str | None]:
+def match_model(names: Iterable[str]) -> tuple[str | None, str | None]:
     """The kvsim preset a ``model_name`` label names: ``(preset, the label matched)``, or
     ``(None, None)``. Matched by the preset's name or its Hugging Face id, case-insensitively,
     with ``-Instruct``/``-chat``/``-hf``/``-it`` dropped."""
@@ -278,7 +324,7 @@ def match_model(names) -> tuple[str | None, str | None]:
     return None, None
 
 
-def _int_label(labels: dict, key: str) -> int | None:
+def _int_label(labels: dict[str, str], key: str) -> int | None:
     try:
         v = int(float(labels.get(key, "")))
     except (TypeError, ValueError):
@@ -286,7 +332,7 @@ def _int_label(labels: dict, key: str) -> int | None:
     return v if v > 0 else None
 
 
-def _float_label(labels: dict, key: str) -> float | None:
+def _float_label(labels: dict[str, str], key: str) -> float | None:
     try:
         v = float(labels.get(key, ""))
     except (TypeError, ValueError):
@@ -294,7 +340,7 @@ def _float_label(labels: dict, key: str) -> float | None:
     return v if math.isfinite(v) and v > 0 else None
 
 
-def _cdf(dist: LengthDist, edges: np.ndarray) -> np.ndarray:
+def _cdf(dist: LengthDist, edges: NDArray[np.float64]) -> NDArray[np.float64]:
     """P(L <= e) at integer-valued edges ``e`` (exact for each family's integer law)."""
     e = np.floor(edges)
     if isinstance(dist, Fixed):
@@ -309,7 +355,8 @@ def _cdf(dist: LengthDist, edges: np.ndarray) -> np.ndarray:
                      for x in e])
 
 
-def fit_lengths(edges, cumulative, count: float, total: float) -> tuple[LengthDist, float]:
+def fit_lengths(edges: Sequence[float], cumulative: Sequence[float], count: float,
+                total: float) -> tuple[LengthDist, float]:
     """The length distribution a histogram's buckets and ``_sum / _count`` imply.
 
     Every candidate has the histogram's mean exactly (``total / count``); of a
@@ -319,9 +366,13 @@ def fit_lengths(edges, cumulative, count: float, total: float) -> tuple[LengthDi
     0.01 of the best. Returns ``(distribution, that distance)``.
     """
     count = check_float("count", count, min=0, min_open=True)
+    if len(edges) != len(cumulative):
+        raise KvsimError(f"cumulative has {len(cumulative)} counts for {len(edges)} edges: expected "
+                         "one count per bucket edge")
     mean = check_float("mean length", total / count, min=1, max=MAX_LENGTH)
     e = np.array([x for x in edges if math.isfinite(x)], dtype=float)
-    c = np.array([y for x, y in zip(edges, cumulative) if math.isfinite(x)], dtype=float)
+    c = np.array([y for x, y in zip(edges, cumulative, strict=True) if math.isfinite(x)],
+                 dtype=float)
     observed = c / count
     cands: list[LengthDist] = [Fixed(int(round(mean))), Geometric(mean)]
     cands += [LogNormal.from_mean_sigma(mean, float(s)) for s in np.geomspace(0.03, 3.0, 80)]
@@ -335,7 +386,7 @@ def fit_lengths(edges, cumulative, count: float, total: float) -> tuple[LengthDi
     raise AssertionError("unreachable: one candidate is the best")
 
 
-def _missing(window: Window, names) -> str:
+def _missing(window: Window, names: Iterable[str]) -> str:
     """Why no histogram of ``names`` is usable: absent, incomplete, or empty in the window."""
     for n in names:
         if window.has(n + "_bucket") or window.has(n + "_count") or window.has(n + "_sum"):
@@ -345,10 +396,10 @@ def _missing(window: Window, names) -> str:
     return "no " + " or ".join(names)
 
 
-def _histogram(window: Window, names) -> tuple[str, tuple] | tuple[None, None]:
+def _histogram(window: Window, names: Iterable[str]) -> tuple[str, Histogram] | tuple[None, None]:
     for n in names:
         h = window.histogram(n)
-        if h is not None and h[2] > 0:
+        if h is not None and h.observations > 0:
             return n, h
     return None, None
 
@@ -401,7 +452,7 @@ class _CacheConfig:
     """What ``vllm:cache_config_info`` says (or its defaults): the pool's settings."""
 
     present: bool
-    options: dict
+    options: TwinOptions
     block_size: int
     kv_dtype: str | None
     util: float | None
@@ -441,12 +492,12 @@ def _infer_model(window: Window, model: str | None, log: _Log) -> str:
     return DEFAULT_MODEL
 
 
-def _infer_cache_config(window: Window, spec, engine: str, log: _Log) -> _CacheConfig:
+def _infer_cache_config(window: Window, spec: ModelSpec, engine: str, log: _Log) -> _CacheConfig:
     """Block size, KV dtype, prefix caching, utilisation and max_model_len from
     ``vllm:cache_config_info``."""
     info = window.info("vllm:cache_config_info")
     labels = info[0] if info else {}
-    opts: dict = {"engine": engine}
+    opts = TwinOptions(engine=engine)
     block_size = _int_label(labels, "block_size")
     if block_size:
         opts["block_size"] = block_size
@@ -484,7 +535,8 @@ def _infer_cache_config(window: Window, spec, engine: str, log: _Log) -> _CacheC
                         _int_label(labels, "num_gpu_blocks"))
 
 
-def _infer_max_model_len(labels: dict, spec, opts: dict, log: _Log) -> None:
+def _infer_max_model_len(labels: dict[str, str], spec: ModelSpec, opts: TwinOptions,
+                         log: _Log) -> None:
     """``kv_cache_size_tokens / kv_cache_max_concurrency``, when both are there and fit."""
     size_tokens = _float_label(labels, "kv_cache_size_tokens")
     concurrency = _float_label(labels, "kv_cache_max_concurrency")
@@ -555,7 +607,7 @@ def _in_flight(window: Window, at: str) -> float:
                                                     "vllm:num_requests_waiting"))
 
 
-def _infer_rate(window: Window, n_engines: int, observed: dict, log: _Log) -> float:
+def _infer_rate(window: Window, n_engines: int, observed: Observed, log: _Log) -> float:
     """Requests per second per engine: finished plus the change in flight over the window's
     seconds; else Little's law at one instant; else 1 req/s, said so."""
     seconds = window.seconds
@@ -573,8 +625,8 @@ def _infer_rate(window: Window, n_engines: int, observed: dict, log: _Log) -> fl
         e2e = window.histogram("vllm:e2e_request_latency_seconds")
         why = ("no " + _SUCCESS) if finished is None else \
             "the window's length is unknown (one scrape: give --uptime S)"
-        if e2e is not None and e2e[2] > 0 and in_flight_end > 0:
-            rate = in_flight_end / (e2e[3] / e2e[2]) / n_engines
+        if e2e is not None and e2e.observations > 0 and in_flight_end > 0:
+            rate = in_flight_end / (e2e.observed_sum / e2e.observations) / n_engines
             log.said("arrival rate", f"{rate:.4g} req/s (rough)",
                      "Little's law: num_requests_running + _waiting at the scrape over the mean "
                      "of vllm:e2e_request_latency_seconds (one instant)", True, why)
@@ -590,14 +642,14 @@ def _infer_rate(window: Window, n_engines: int, observed: dict, log: _Log) -> fl
     return rate
 
 
-def _infer_lengths(window: Window, observed: dict, log: _Log) -> dict[str, LengthDist]:
+def _infer_lengths(window: Window, observed: Observed, log: _Log) -> dict[str, LengthDist]:
     """Prompt and answer lengths: the family closest to each histogram, at its exact mean."""
     finished = window.total(_SUCCESS)
     lengths: dict[str, LengthDist] = {}
     for what, fam, default in (("prompt", "vllm:request_prompt_tokens", Fixed(850)),
                                ("output", "vllm:request_generation_tokens", Geometric(250))):
         h = window.histogram(fam)
-        if h is None or not h[2] > 0:
+        if h is None or not h.observations > 0:
             lengths[what] = default
             log.said(f"{what} lengths", default.describe(), "", False, _missing(window, [fam]))
             continue
@@ -611,16 +663,19 @@ def _infer_lengths(window: Window, observed: dict, log: _Log) -> dict[str, Lengt
             # only the answers short enough to have finished
             total, count = tokens, finished
             mean_from = f"vllm:generation_tokens_total / {_SUCCESS}"
-        dist, ks = fit_lengths(edges, [c * count / h[2] for c in cum], count, total)
+        dist, ks = fit_lengths(edges, [c * count / h.observations for c in cum], count, total)
         lengths[what] = dist
-        observed[f"{what}_mean"] = total / count
+        if what == "prompt":
+            observed["prompt_mean"] = total / count
+        else:
+            observed["output_mean"] = total / count
         log.said(f"{what} lengths", f"{dist.describe()} (CDF within {ks:.3f} of the buckets)",
                  f"{fam} (the buckets), mean {mean_from}")
     return lengths
 
 
-def _infer_max_tokens(window: Window, lengths: dict, observed: dict, opts: dict,
-                      log: _Log) -> None:
+def _infer_max_tokens(window: Window, lengths: dict[str, LengthDist], observed: Observed,
+                      opts: TwinOptions, log: _Log) -> None:
     """The ``max_tokens`` cap that cuts the share of answers ``finished_reason="length"`` counts
     (the answers then geometric before the cap)."""
     finished = window.total(_SUCCESS)
@@ -645,23 +700,26 @@ def _infer_max_tokens(window: Window, lengths: dict, observed: dict, opts: dict,
                  "countable here")
 
 
-def _observe_server(window: Window, n_engines: int, observed: dict):
+def _observe_server(window: Window, n_engines: int,
+                    observed: Observed) -> tuple[str, Histogram] | tuple[None, None]:
     """What the server showed, to compare the twin with; returns the inter-token histogram
     ``(its name, (edges, cumulative, count, sum))`` or ``(None, None)``."""
     preemptions = window.total("vllm:num_preemptions_total")
-    if preemptions is not None and observed.get("requests"):
-        observed["preemptions_per_1k"] = 1000 * preemptions / n_engines / observed["requests"]
+    requests = observed.get("requests")
+    if preemptions is not None and requests:
+        observed["preemptions_per_1k"] = 1000 * preemptions / n_engines / requests
     ttft = window.histogram("vllm:time_to_first_token_seconds")
-    if ttft is not None and ttft[2] > 0:
-        observed["ttft_mean_s"] = ttft[3] / ttft[2]
-    itl_name, itl = _histogram(window, _ITL)
+    if ttft is not None and ttft.observations > 0:
+        observed["ttft_mean_s"] = ttft.observed_sum / ttft.observations
+    found = _histogram(window, _ITL)
+    itl = found[1]
     if itl is not None:
-        observed["itl_mean_s"] = itl[3] / itl[2]
+        observed["itl_mean_s"] = itl.observed_sum / itl.observations
         observed["itl_p50_s"] = _p50(itl)
     kv = next((window.gauge(n) for n in _KV_USAGE if window.gauge(n) is not None), None)
     if kv is not None:
         observed["kv_usage_at_end"] = kv / n_engines
-    return itl_name, itl
+    return found
 
 
 def _run_span(window: Window, duration_s: float | None) -> tuple[float, float]:
@@ -682,13 +740,14 @@ def _check_runs(twin: Twin) -> None:
         raise KvsimError(f"the twin's configuration is not valid: {e}") from None
 
 
-def _infer_step_scale(twin: Twin, window: Window, itl_name: str | None, itl, fit_scale: bool,
+def _infer_step_scale(twin: Twin, window: Window, itl_name: str | None, itl: Histogram | None,
+                      fit_scale: bool,
                       log: _Log, progress: Progress) -> None:
     """``step_time_scale`` fitted so that the twin's median inter-token latency is the
     server's (1 when not fitted, said why)."""
     target = twin.observed.get("itl_p50_s", math.nan)
     if itl is not None and fit_scale and math.isfinite(target):
-        twin.options["step_time_scale"] = _fit_scale(twin, itl[0], target, progress)
+        twin.options["step_time_scale"] = _fit_scale(twin, itl.edges, target, progress)
         fit = twin.fit
         log.said("step-time scale", f"{twin.options['step_time_scale']:.4g} (the twin's median "
                  f"inter-token latency {1000 * fit['twin_p50_s']:.4g} ms vs the server's "
@@ -720,7 +779,7 @@ def build_twin(window: Window, *, model: str | None = None, gpu: str | None = No
     progress = progress or _no_progress
     progress("reading the series")
     log = _Log()
-    observed: dict = {}
+    observed = Observed()
     version, engine, n_engines = _infer_engine(window, log)
     model_name = _infer_model(window, model, log)
     cache = _infer_cache_config(window, get_model(model_name), engine, log)
@@ -740,16 +799,15 @@ def build_twin(window: Window, *, model: str | None = None, gpu: str | None = No
     return twin
 
 
-def _p50(hist) -> float:
-    """The median of a histogram ``(edges, cumulative, count, sum)``, as PromQL's
-    ``histogram_quantile(0.5, ...)`` computes it."""
-    edges, cum = hist[0], hist[1]
+def _p50(hist: Histogram) -> float:
+    """The median of a histogram, as PromQL's ``histogram_quantile(0.5, ...)`` computes it."""
+    edges, cum = hist.edges, hist.cumulative
     finite = [e for e in edges if math.isfinite(e)]
-    counts = [c for e, c in zip(edges, cum) if math.isfinite(e)] + [cum[-1]]
+    counts = [c for e, c in zip(edges, cum, strict=True) if math.isfinite(e)] + [cum[-1]]
     return histogram_quantile(0.5, finite, counts)
 
 
-def _itl_p50(twin: Twin, result, edges) -> float:
+def _itl_p50(twin: Twin, result: SimResult, edges: Sequence[float]) -> float:
     """The median inter-token latency of the twin's measured window, on the server's buckets."""
     rm = run_metrics(result)
     t0, t1 = twin.warmup_s, result.simulated_s
@@ -762,16 +820,17 @@ def _itl_p50(twin: Twin, result, edges) -> float:
     if any(math.isnan(x) for x in at):
         at = [float(np.interp(e, own[:-1], cum[:-1])) if math.isfinite(e) else cum[-1]
               for e in edges]
-    return _p50((list(edges), at, at[-1], 0.0))
+    return _p50(Histogram(list(edges), at, at[-1], 0.0))
 
 
-def _fit_scale(twin: Twin, edges, target: float, progress: Progress = _no_progress) -> float:
+def _fit_scale(twin: Twin, edges: Sequence[float], target: float, progress: Progress = _no_progress) -> float:
     """The step_time_scale at which the twin's median inter-token latency is ``target``
     (both on the server's buckets): a ratio iteration from 1 on the same seeded traffic (at
     most 8 runs, within 0.5 %). The median, not the mean: a preemption's pause is one long
     sample that moves the mean by as much as the step time does, and the twin's preemptions
     are not the server's."""
-    scale, best = 1.0, None
+    scale = 1.0
+    best: tuple[float, float, float] | None = None
     runs = 0
     for attempt in range(1, 9):
         progress(f"fitting the step-time scale (run {attempt}, at most 8)")
@@ -786,15 +845,16 @@ def _fit_scale(twin: Twin, edges, target: float, progress: Progress = _no_progre
             break
         scale = min(max(scale * target / p50, 0.01), 100.0)
     if best is None:
-        twin.fit = dict(target_p50_s=target, twin_p50_s=math.nan, runs=runs)
+        twin.fit = StepFit(target_p50_s=target, twin_p50_s=math.nan, runs=runs)
         return 1.0
-    twin.fit = dict(target_p50_s=target, twin_p50_s=best[2], runs=runs)
+    twin.fit = StepFit(target_p50_s=target, twin_p50_s=best[2], runs=runs)
     return round(best[1], 6)
 
 
 # --- what-ifs ------------------------------------------------------------------------------
 
-def what_ifs(twin: Twin, seed: int | None = None, progress: Progress | None = None) -> list[dict]:
+def what_ifs(twin: Twin, seed: int | None = None,
+             progress: Progress | None = None) -> list[dict[str, object]]:
     """The twin and the what-ifs of chapters 2-5, one row each: ``case``, ``change`` (the
     engine options changed) and the summary columns :data:`WHAT_IF_COLUMNS`.
 
@@ -811,8 +871,8 @@ def what_ifs(twin: Twin, seed: int | None = None, progress: Progress | None = No
     o = twin.options
     blocks, bs = int(o["num_gpu_blocks"]), int(o.get("block_size", 16))
     util = o.get("gpu_memory_utilization")
-    cases: list[tuple[str, dict]] = [("twin (baseline)", {})]
-    more = None
+    cases: list[tuple[str, dict[str, object]]] = [("twin (baseline)", {})]
+    more: tuple[str, dict[str, object]] | None = None
     if util is not None and util < 0.95:
         up = min(util + 0.1, 0.95)
         try:
@@ -836,7 +896,7 @@ def what_ifs(twin: Twin, seed: int | None = None, progress: Progress | None = No
     cap = max(1, blocks * bs // per_request)
     cases.append((f"max_num_seqs {cap} (the pool at the mean length)", {"max_num_seqs": cap}))
     cases.append(("watermark 0.05", {"watermark": 0.05}))
-    rows = []
+    rows: list[dict[str, object]] = []
     progress = progress or _no_progress
     for number, (case, change) in enumerate(cases, 1):
         progress(f"what-if {number} of {len(cases)}: {case}")
