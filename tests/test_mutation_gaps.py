@@ -484,7 +484,7 @@ def test_tensor_parallelism_follows_vllms_three_rules_everywhere():
 
 
 # =============================================================================================
-# A shared prefix that is not a whole number of blocks (kvsim/engine/blocks.py)
+# A shared prefix that is not a whole number of blocks (kvsim/engine/blocks/manager.py)
 #
 # vLLM V1 caches full blocks only: a block is found by the hash of its 16 tokens and of every
 # token before it. A 40-token system prompt fills blocks 0 and 1 (tokens 0-31); block 2
