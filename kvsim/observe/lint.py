@@ -35,7 +35,7 @@ from __future__ import annotations
 import difflib
 import os
 import re
-from collections.abc import Callable, Hashable, Iterator, Mapping
+from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TypedDict, cast
 
@@ -730,13 +730,7 @@ def load_rule_file(path_or_text: PathOrText) -> RuleFile:
 def _check_group(g: object, at: str, where: str, names: set[str]) -> str:
     """Check a group's own fields (not its rules) and add its name to ``names``; returns
     how to name the group in a message."""
-    if not isinstance(g, dict):
-            raise KvsimError(f"{at} is a {type(g).__name__}: expected a group (name: ..., "
-                         f"rules: [...])")
-    extra = [k for k in g if k not in _GROUP_FIELDS]
-    if extra:
-        raise KvsimError(f"{at} has a field {_short(extra[0])} Prometheus does not know: "
-                         f"expected {', '.join(_GROUP_FIELDS)}")
+    g = _known_fields(g, at, "a group (name: ..., rules: [...])", _GROUP_FIELDS)
     name = g.get("name")
     if not _scalar(name) or str(name) == "":
         raise KvsimError(f"{at} has no name: expected a non-empty, unique group name")
@@ -757,14 +751,21 @@ def _check_group(g: object, at: str, where: str, names: set[str]) -> str:
     return at
 
 
-def _check_rule(r: object, at: str) -> None:
-    if not isinstance(r, dict):
-        raise KvsimError(f"{at} is a {type(r).__name__}: expected a rule (alert: or record:, "
-                         f"expr: ...)")
-    extra = [k for k in r if k not in _RULE_FIELDS]
+def _known_fields(value: object, at: str, expected: str,
+                  fields: Sequence[str]) -> dict[str, object]:
+    """``value`` as a mapping whose every field Prometheus knows (``fields``); a one-line error
+    names what ``at`` is instead, or its first unknown field."""
+    if not isinstance(value, dict):
+        raise KvsimError(f"{at} is a {type(value).__name__}: expected {expected}")
+    extra = [k for k in value if k not in fields]
     if extra:
         raise KvsimError(f"{at} has a field {_short(extra[0])} Prometheus does not know: "
-                         f"expected {', '.join(_RULE_FIELDS)}")
+                         f"expected {', '.join(fields)}")
+    return value
+
+
+def _check_rule(r: object, at: str) -> None:
+    r = _known_fields(r, at, "a rule (alert: or record:, expr: ...)", _RULE_FIELDS)
     record, alert = r.get("record"), r.get("alert")
     has_record = _scalar(record) and str(record) != ""
     has_alert = _scalar(alert) and str(alert) != ""

@@ -31,6 +31,8 @@ from __future__ import annotations
 from collections import OrderedDict
 from collections.abc import Hashable, Sequence
 
+from kvsim.units import cdiv
+
 __all__ = ["HostTier", "PAGE_BYTES", "host_tier_blocks"]
 
 #: The page a CPU block is rounded up to (``mmap.PAGESIZE`` on the x86 and Arm servers vLLM
@@ -40,7 +42,7 @@ PAGE_BYTES = 4096
 
 def host_tier_blocks(size_bytes: int, block_bytes: int) -> tuple[int, int]:
     """``(blocks, bytes per block)`` of a tier of ``size_bytes``: each block page-aligned."""
-    per_block = -(-block_bytes // PAGE_BYTES) * PAGE_BYTES
+    per_block = cdiv(block_bytes, PAGE_BYTES) * PAGE_BYTES
     return size_bytes // per_block, per_block
 
 
