@@ -754,7 +754,7 @@ def test_sglang_plans_on_max_tokens_for_running_and_new_requests_alike():
     with 3 blocks, not with 2."""
     from kvsim.engine.blocks import Hit
 
-    no_hit = Hit((), None, 0)
+    no_hit = Hit(())
     assert not _sglang_policy(100, 13).admits(1, 1, no_hit, 0)
     assert _sglang_policy(100, 14).admits(1, 1, no_hit, 0)
     assert not _sglang_policy(None, 2).admits(1, 1, no_hit, 0)

@@ -157,18 +157,22 @@ def _pool(pool: BlockPool, problems: list[str]) -> None:
         if hasattr(entry, "refs"):
             queued += 1
             if entry.refs:
-                # an entry with refs is a GroupBlock (mypy's hasattr narrowing keeps _Run too)
+                # an entry with refs is a GroupBlock (mypy's hasattr narrowing keeps StreamRun too)
                 problems.append(f"shared-prefix block {(entry.group, entry.index)} is free and "  # type: ignore[union-attr]
                                 f"held by {entry.refs} requests")
         else:
-            queued += entry.hi - entry.lo
-            if entry.hi <= entry.lo:
-                problems.append(f"an empty cached run {entry.lo}..{entry.hi} is queued")
+            queued += entry.size
+            if entry.size <= 0 or entry.hi < entry.lo or entry.dead < 0:
+                problems.append(f"a cached run {entry.lo}..{entry.hi} (+{entry.dead} dead) is "
+                                "queued")
     if queued != pool.cached_free:
         problems.append(f"cached_free={pool.cached_free} but the free queue holds {queued} blocks")
-    for key, run in pool.runs.items():
-        if run.key != key or pool.queue.get(run.eid) is not run:
-            problems.append(f"the index's run for stream {key} is not in the free queue")
+    for key, runs in pool.runs.items():
+        for lo, run in runs.items():
+            if run.key != key or run.lo != lo or run.hi <= lo or pool.queue.get(run.eid) is not run:
+                problems.append(f"the index's run {lo}.. of stream {key} is not in the free queue")
+        if not runs:
+            problems.append(f"stream {key} is indexed with no run")
     for (group, index), block in pool.group_index.items():
         if (block.group, block.index) != (group, index) or not block.indexed:
             problems.append(f"the index's block {(group, index)} is not itself")

@@ -12,7 +12,7 @@ from collections.abc import Callable
 
 from .counting import blocks_for
 from .decode_group import IN_DECODE_GROUP, DecodeGroup
-from .pool import NO_HIT, BlockPool, GroupBlock, Hit
+from .pool import NO_HIT, BlockPool, GroupBlock, Hit, StreamRun
 
 __all__ = ["KVCacheManager"]
 
@@ -112,13 +112,18 @@ class KVCacheManager:
         for i in range(in_prefix):
             b = index.get((group, i))
             if b is None:
-                return Hit(blocks, None, 0) if blocks else NO_HIT
+                return Hit(blocks) if blocks else NO_HIT
             blocks.append(b)
-        run = self.pool.runs.get(key)
         first = prefix_tokens // bs if group >= 0 else 0
-        if run is None or run.lo != first or max_blocks <= first:
-            return Hit(blocks, None, 0) if blocks else NO_HIT
-        return Hit(blocks, run, min(run.hi, max_blocks) - run.lo)
+        runs = self.pool.runs.get(key)
+        if runs is None or max_blocks <= first:
+            return Hit(blocks) if blocks else NO_HIT
+        stream: list[tuple[StreamRun, int]] = []
+        start = first          # a stream's blocks are found run after run, from its first
+        while start < max_blocks and (run := runs.get(start)) is not None:
+            stream.append((run, min(run.hi, max_blocks)))
+            start = run.hi
+        return Hit(blocks, stream) if stream or blocks else NO_HIT
 
     def block_keys(self, rid: int, first: int, last: int) -> list[tuple[int, int, int]]:
         """Names of ``rid``'s blocks ``first .. last - 1`` by content, as the prefix cache names
@@ -145,8 +150,8 @@ class KVCacheManager:
             pool.touch_group_block(b)
             refs.append(b)
         held = hit.blocks
-        if hit.run is not None:
-            pool.touch_run(hit.run, hit.run.lo + hit.run_blocks)
+        for run, upto in hit.stream:
+            pool.touch_run(run, upto)
         self.held[rid] = held
         self.grow(rid, tokens)
 

@@ -32,14 +32,22 @@ prefix, else ``(stream_key, i)`` — the same equality a hash chain gives.
 Shared-prefix blocks are kept one by one (:class:`GroupBlock`, with a
 reference count: many running requests hold them at once); a stream's blocks
 are only ever held by one request at a time, so a freed run of them is one
-entry (:class:`_Run`) that loses blocks from its end as they are evicted.
+entry (:class:`StreamRun`) that loses blocks from its end as they are evicted. A
+hit on the start of a run takes those blocks out of the queue and leaves the
+rest where they were, still cached and findable, as vLLM leaves every cached
+block until its own block is reused: a stream's cached blocks may be several
+runs, and a lookup follows them from the stream's first block for as long as
+each run starts where the last one ended.
 
 NOTE(duplicate-cached-blocks), a deliberate simplification: vLLM may hold two cached copies of the
 same block (two requests compute the same prefix block at once, or a request
 recomputes a block whose copy is still cached); both stay in its hash map and
 lookups return the first one inserted (``get_one_block``), the older copy.
-kvsim indexes only that older copy: a duplicate is never found, not even
-after the older copy is evicted (vLLM would then find the newer one).
+kvsim indexes one copy: for a shared-prefix block the older one, and a
+duplicate is never found, not even after the older copy is evicted (vLLM would
+then find the newer one); for a stream's blocks the newer run, the older run's
+blocks above it staying findable (its copies below stay in the queue, counted
+as cached, until they are reused).
 """
 from __future__ import annotations
 
@@ -47,12 +55,14 @@ from collections import OrderedDict
 from collections.abc import Sequence
 from typing import final
 
-__all__ = ["BlockPool", "Hit"]
+__all__ = ["BlockPool", "Hit", "GroupBlock", "StreamRun"]
 
 
 @final
-class _Run:
-    """Cached-free blocks ``lo .. hi-1`` of one stream, in the free queue; evicted from ``hi`` down.
+class StreamRun:
+    """One free-queue entry of a stream's cached-free blocks: ``lo .. hi-1``, findable, and
+    ``dead`` more below them that nobody can find (copies another run of the stream indexes,
+    NOTE(duplicate-cached-blocks)); evicted from ``hi`` down, the dead ones last.
 
     ``key`` is None for a run nobody can hit again (a finished request's own
     content): it still occupies the queue and counts as cached, but is not
@@ -62,12 +72,18 @@ class _Run:
     key: int | None
     lo: int
     hi: int
+    dead: int
     eid: int
 
-    __slots__ = ("key", "lo", "hi", "eid")
+    __slots__ = ("key", "lo", "hi", "dead", "eid")
 
     def __init__(self, key: int | None, lo: int, hi: int) -> None:
-        self.key, self.lo, self.hi, self.eid = key, lo, hi, -1
+        self.key, self.lo, self.hi, self.dead, self.eid = key, lo, hi, 0, -1
+
+    @property
+    def size(self) -> int:
+        """Blocks the entry holds in the free queue."""
+        return self.hi - self.lo + self.dead
 
 
 @final
@@ -92,23 +108,26 @@ class GroupBlock:
 
 
 class Hit:
-    """A prefix-cache lookup: shared-prefix blocks, a stream run, and how many are free."""
+    """A prefix-cache lookup: shared-prefix blocks, then the stream's runs it reaches, each with
+    the block it is hit up to (``(run, upto)``), and how many blocks are free."""
 
     group_blocks: Sequence[GroupBlock]
-    run: _Run | None
+    stream: Sequence[tuple[StreamRun, int]]
     run_blocks: int
     blocks: int
     evictable: int
 
-    __slots__ = ("group_blocks", "run", "run_blocks", "blocks", "evictable")
+    __slots__ = ("group_blocks", "stream", "run_blocks", "blocks", "evictable")
 
-    def __init__(self, group_blocks: Sequence[GroupBlock], run: _Run | None, run_blocks: int) -> None:
-        self.group_blocks, self.run, self.run_blocks = group_blocks, run, run_blocks
+    def __init__(self, group_blocks: Sequence[GroupBlock],
+                 stream: Sequence[tuple[StreamRun, int]] = ()) -> None:
+        self.group_blocks, self.stream = group_blocks, stream
+        self.run_blocks = run_blocks = sum(upto - run.lo for run, upto in stream)
         self.blocks = len(group_blocks) + run_blocks
         self.evictable = sum(1 for b in group_blocks if b.refs == 0) + run_blocks
 
 
-NO_HIT = Hit((), None, 0)
+NO_HIT = Hit(())
 
 
 class BlockPool:
@@ -122,14 +141,14 @@ class BlockPool:
     def __init__(self, num_blocks: int) -> None:
         self.num_blocks = num_blocks
         self.blank = num_blocks
-        self.queue: OrderedDict[int, _Run | GroupBlock] = OrderedDict()
+        self.queue: OrderedDict[int, StreamRun | GroupBlock] = OrderedDict()
         self.cached_free = 0
-        self.runs: dict[int, _Run] = {}      # stream key -> its _Run in the queue
+        self.runs: dict[int, dict[int, StreamRun]] = {}   # stream key -> {first block: its StreamRun}
         self.group_index: dict[tuple[int, int], GroupBlock] = {}   # (group, index) -> GroupBlock
         self.evicted = 0                     # cached blocks reused for new data
         self.extra_refs = 0                  # holders of shared-prefix blocks beyond the first
         self._next_eid = 0
-        self._dead_tail: _Run | None = None  # the last unreachable run, if at the queue's tail
+        self._dead_tail: StreamRun | None = None  # the last unreachable run, if at the queue's tail
 
     @property
     def free(self) -> int:
@@ -147,15 +166,19 @@ class BlockPool:
         queue = self.queue
         while n:
             eid, entry = next(iter(queue.items()))
-            if type(entry) is _Run:
-                size = entry.hi - entry.lo
-                if size > n:
+            if type(entry) is StreamRun:
+                live = entry.hi - entry.lo
+                if n < live:                    # the run's last blocks
                     entry.hi -= n
                     return
+                if entry.key is not None:       # nothing of it is findable any more
+                    self._unindex(entry)
+                if n < live + entry.dead:       # and some of the copies below it
+                    entry.hi = entry.lo
+                    entry.dead -= n - live
+                    return
                 del queue[eid]
-                if entry.key is not None:
-                    del self.runs[entry.key]
-                n -= size
+                n -= live + entry.dead
             else:
                 del queue[eid]
                 entry.eid = -1
@@ -163,7 +186,16 @@ class BlockPool:
                     del self.group_index[(entry.group, entry.index)]
                 n -= 1
 
-    def _enqueue(self, entry: _Run | GroupBlock) -> None:
+    def _unindex(self, run: StreamRun) -> None:
+        """Lookups stop finding ``run`` (its blocks stay in the queue)."""
+        assert run.key is not None
+        of_key = self.runs[run.key]
+        del of_key[run.lo]
+        if not of_key:
+            del self.runs[run.key]
+        run.key = None
+
+    def _enqueue(self, entry: StreamRun | GroupBlock) -> None:
         entry.eid = self._next_eid
         self._next_eid += 1
         self.queue[entry.eid] = entry
@@ -181,24 +213,43 @@ class BlockPool:
             tail.hi += hi - lo
             self.cached_free += hi - lo
             return
-        run = _Run(key, lo, hi)
+        run = StreamRun(key, lo, hi)
         if key is None:
             self._dead_tail = run
-        if key is not None:
-            old = self.runs.get(key)
-            if old is not None:         # NOTE(duplicate-cached-blocks): keep the newer copy only
-                old.key = None
-            self.runs[key] = run
+        else:
+            of_key = self.runs.setdefault(key, {})
+            for old in [old for old in of_key.values() if old.lo < hi and old.hi > lo]:
+                # NOTE(duplicate-cached-blocks): the newer copy is found; an older run's
+                # blocks above it stay findable, its copies below it are dead
+                del of_key[old.lo]
+                found = max(old.lo, min(old.hi, hi))
+                old.dead += found - old.lo
+                old.lo = found
+                if old.lo < old.hi:
+                    of_key[old.lo] = old
+                else:
+                    old.key = None
+            of_key[lo] = run
         self._enqueue(run)
         self.cached_free += hi - lo
 
-    def touch_run(self, run: _Run, upto: int) -> None:
-        """A hit on ``run``'s blocks below ``upto``: they leave the free queue; the rest is forgotten."""
-        # a run that lookup() found is indexed, so its key is not None
-        del self.runs[run.key]  # type: ignore[arg-type]
-        del self.queue[run.eid]
-        self.cached_free -= run.hi - run.lo
-        self.blank += run.hi - min(run.hi, upto)
+    def touch_run(self, run: StreamRun, upto: int) -> None:
+        """A hit on ``run``'s blocks below ``upto``: they leave the free queue; the rest stays
+        where it was, findable from ``upto`` on (vLLM's ``touch`` of each hit block)."""
+        assert run.key is not None     # a run that lookup() found is indexed
+        taken = min(upto, run.hi) - run.lo
+        self.cached_free -= taken
+        of_key = self.runs[run.key]
+        del of_key[run.lo]
+        run.lo += taken
+        if run.lo < run.hi:
+            of_key[run.lo] = run
+        else:
+            if not of_key:
+                del self.runs[run.key]
+            run.key = None
+            if not run.dead:
+                del self.queue[run.eid]
 
     def touch_group_block(self, block: GroupBlock) -> None:
         if block.refs == 0:
