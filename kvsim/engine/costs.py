@@ -193,6 +193,7 @@ class StepTime:
     prefill_attention_s: float    #: prefill chunks' attention
     swap_s: float                 #: blocking PCIe copies (V0 swap)
     overlapped: bool              #: asynchronous scheduling: the CPU term overlaps the GPU's
+    host_load_s: float = 0.0      #: SGLang HiCache's loads, overlapped layer by layer with the rest
 
     @property
     def fixed_gpu_s(self) -> float:
@@ -208,12 +209,15 @@ class StepTime:
     @property
     def total_s(self) -> float:
         """The step's duration: the sum of every term, or with ``overlapped`` the larger of
-        the CPU's and the GPU's (swap copies are V0's, which never overlaps)."""
+        the CPU's and the GPU's (swap copies are V0's, which never overlaps); at least as
+        long as the step's host loads (:meth:`StepCost.plan_s`)."""
         if self.overlapped:
             gpu = self.gpu_s
-            return gpu if gpu >= self.cpu_s else self.cpu_s
-        return (self.cpu_s + self.fixed_gpu_s + self.decode_attention_s + self.prefill_attention_s
-                + self.swap_s)
+            total = gpu if gpu >= self.cpu_s else self.cpu_s
+        else:
+            total = (self.cpu_s + self.fixed_gpu_s + self.decode_attention_s
+                     + self.prefill_attention_s + self.swap_s)
+        return total if total >= self.host_load_s else self.host_load_s
 
 
 def attention_pairs(context_before: int, chunk: int) -> int:
@@ -452,14 +456,25 @@ class StepCost:
         """
         if plan.kind == EVICTED:
             return self.swap_s(plan.swap_out_bytes, plan.swap_copies)
-        return self.step_s(*_step_terms(plan))
+        step = self.step_s(*_step_terms(plan))
+        if plan.host_load_bytes:
+            # NOTE(hicache-load-overlap): SGLang copies a loaded prefix layer by layer while
+            # the forward pass runs (each layer's attention waits for its copy); kvsim's step
+            # lasts the larger of the two, with no per-layer wait
+            load = self.transfer_s(plan.host_load_bytes)
+            if load > step:
+                return load
+        return step
 
     def plan_parts(self, plan: StepPlan) -> StepTime:
         """:meth:`plan_s` as named terms: what each part of the planned step costs."""
         if plan.kind == EVICTED:
             return StepTime(0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0,
                             self.swap_s(plan.swap_out_bytes, plan.swap_copies), False)
-        return self.step_parts(*_step_terms(plan))
+        parts = self.step_parts(*_step_terms(plan))
+        if plan.host_load_bytes:
+            return replace(parts, host_load_s=self.transfer_s(plan.host_load_bytes))
+        return parts
 
     def prefill_s(self, tokens: int, context_before: int = 0) -> float:
         """One step that only prefills ``tokens`` tokens of one sequence after ``context_before``."""

@@ -25,6 +25,8 @@ option                                ``engine="v1"`` (default)   ``engine="v0"`
                                       earlier: False)
 ``step_overhead_s``/``seq_overhead_s`` V1's CPU overhead          V0's
 ``kv_offloading_size`` (GiB)          None: no host tier          (not available)
+``enable_hierarchical_cache``         False (SGLang's HiCache,    (not available)
+                                      with ``admission="sglang"``)
 ====================================  ==========================  ===============
 
 ``vllm_version`` names the release; it decides the defaults that differ between
@@ -66,7 +68,7 @@ from kvsim.model.vllm_defaults import (
 )
 from kvsim.units import GiB
 
-from .blocks.host_tier import host_tier_blocks
+from .blocks.host_tier import hicache_blocks, host_tier_blocks
 from .costs import CostModel
 
 if TYPE_CHECKING:
@@ -287,6 +289,16 @@ class EngineConfig:
         min=0, min_open=True, max=1_000_000, why="GiB of host memory for the KV tier"),
         optional=True)
     kv_offloading_backend: str = option("native", _one_of("native", "lmcache"))
+    # SGLang's HiCache: --enable-hierarchical-cache, --hicache-ratio, --hicache-size (GB),
+    # --hicache-write-policy
+    enable_hierarchical_cache: bool = option(False, _boolean)
+    hicache_ratio: float = option(2.0, _floats(
+        min=0, min_open=True, max=1000, why="host tokens per token of the GPU pool"))
+    hicache_size: int = option(0, _ints(
+        min=0, max=1_000_000, why="GB (10**9 bytes) of host memory per GPU; 0: hicache_ratio "
+                                  "sizes the tier"))
+    hicache_write_policy: str = option("write_through", _one_of(
+        "write_through", "write_through_selective", "write_back"))
     unfit_requests: str = option("reject", _one_of("reject", "error"))
     scheduling_policy: str = option("fcfs", _one_of("fcfs", "priority"))
     max_tokens: int | None = option(None, _ints(min=1), optional=True)
@@ -309,6 +321,14 @@ class EngineConfig:
     swap_space_blocks: int = field()
     host_tier_blocks: int = field()     # 0: no host tier
     host_block_bytes: int = field()     # a block's bytes on the host (page-aligned)
+
+    @property
+    def host_tier(self) -> str | None:
+        """Which engine's host-memory KV tier runs: ``"vllm"`` (``kv_offloading_size``),
+        ``"sglang"`` (``enable_hierarchical_cache``) or None."""
+        if self.kv_offloading_size is not None:
+            return "vllm"
+        return "sglang" if self.enable_hierarchical_cache else None
 
     @property
     def reserves_answers(self) -> bool:
@@ -372,9 +392,12 @@ def resolve_options(model: ModelLike, gpu: GPULike, options: Mapping[str, Any]) 
         raise KvsimError(f"scheduler_reserve_full_isl=True is not available with vllm_version="
                          f"{version!r}: vLLM added it in 0.19; expected vllm_version >= 0.19 or "
                          f"scheduler_reserve_full_isl=False")
-    s.settle("kv_offloading_size", "kv_offloading_backend")
+    s.settle("kv_offloading_size", "kv_offloading_backend", "enable_hierarchical_cache",
+             "hicache_ratio", "hicache_size", "hicache_write_policy")
     if o["kv_offloading_size"] is not None:
         _check_host_tier(o)
+    if o["enable_hierarchical_cache"]:
+        _check_hicache(o)
     s.settle("async_scheduling")
     if o["async_scheduling"] and o["engine"] == "v0":
         raise KvsimError("async_scheduling=True is not available with engine='v0': V0 schedules "
@@ -403,8 +426,7 @@ def resolve_options(model: ModelLike, gpu: GPULike, options: Mapping[str, Any]) 
         o["weight_bytes"] = (budget.weight_bytes if o["num_gpu_blocks"] is None
                              else model_spec.weight_bytes)
     block_bytes = budget.kv_bytes_per_token * budget.block_size
-    host_blocks, host_block_bytes = (0, 0) if o["kv_offloading_size"] is None else \
-        host_tier_blocks(int(o["kv_offloading_size"] * GiB), block_bytes)
+    host_blocks, host_block_bytes = _host_tier_size(o, block_bytes, budget.kv_bytes_per_token)
     o.update(watermark_blocks=int(o["watermark"] * o["num_gpu_blocks"]),
              kv_bytes_per_token=budget.kv_bytes_per_token, block_bytes=block_bytes,
              swap_space_blocks=o["swap_space_bytes"] // block_bytes,
@@ -432,6 +454,31 @@ def _check_host_tier(o: dict[str, Any]) -> None:
         raise KvsimError(f"kv_offloading_size with vllm_version={o['vllm_version']!r} is not "
                          "modelled: kvsim models the tier of 0.23 and later (prompt blocks only); "
                          "expected vllm_version 0.23 to 0.34")
+
+
+def _check_hicache(o: dict[str, Any]) -> None:
+    """HiCache is SGLang's, with its radix cache, as its default write policy runs it."""
+    if o["admission"] != "sglang":
+        raise KvsimError(f"enable_hierarchical_cache=True with admission={o['admission']!r} is "
+                         "not modelled: it is SGLang's host tier; expected admission='sglang'")
+    if o["engine"] != "v1" or not o["enable_prefix_caching"]:
+        raise KvsimError("enable_hierarchical_cache=True needs the prefix cache (SGLang's radix "
+                         "cache): expected engine='v1' and enable_prefix_caching=True")
+    if o["hicache_write_policy"] != "write_through":
+        raise KvsimError(f"hicache_write_policy={o['hicache_write_policy']!r} is not modelled: "
+                         "expected 'write_through' (SGLang's default)")
+
+
+def _host_tier_size(o: dict[str, Any], block_bytes: int, kv_bytes_per_token: int) \
+        -> tuple[int, int]:
+    """``(blocks, bytes per block)`` of the host tier the options ask for (``(0, 0)``: none)."""
+    if o["kv_offloading_size"] is not None:
+        return host_tier_blocks(int(o["kv_offloading_size"] * GiB), block_bytes)
+    if o["enable_hierarchical_cache"]:
+        per_gpu = kv_bytes_per_token // o["tensor_parallel_size"]
+        return hicache_blocks(o["num_gpu_blocks"] * o["block_size"], o["hicache_ratio"],
+                              o["hicache_size"], per_gpu, o["block_size"]), block_bytes
+    return 0, 0
 
 
 def _pool(model: ModelSpec, gpu: GPUSpec, o: dict[str, Any]) -> KVBudget:

@@ -46,7 +46,8 @@ class StepPlan:
     ``chunks`` are prefill chunks ``(request, first token, tokens)``;
     ``context_tokens`` is the KV the step's decodes attend to. ``preempted``
     lists the requests evicted while planning, ``(request, mode)`` in order;
-    ``swap_*`` is the step's PCIe transfer. ``max_steps`` (``DECODE_RUN``
+    ``swap_*`` is the step's PCIe transfer, ``host_load_bytes`` what the step loads from
+    SGLang's host tier (overlapped with its compute). ``max_steps`` (``DECODE_RUN``
     only) is how many identical steps the blocks, the next finish and the
     policy allow.
     """
@@ -65,21 +66,24 @@ class StepPlan:
     swap_in_bytes: int
     swap_copies: int
     wait_until_s: float
+    host_load_bytes: int
 
     __slots__ = ("kind", "n_group", "chunks", "solo", "resumed", "context_tokens", "preempted",
-                 "max_steps", "swap_out_bytes", "swap_in_bytes", "swap_copies", "wait_until_s")
+                 "max_steps", "swap_out_bytes", "swap_in_bytes", "swap_copies", "wait_until_s",
+                 "host_load_bytes")
 
     def __init__(self, kind: PlanKind, n_group: int = 0, chunks: Sequence[Chunk] = (),
                  solo: Sequence[int] = (), resumed: Sequence[int] = (), context_tokens: int = 0,
                  preempted: tuple[tuple[int, int], ...] = (), max_steps: int = 1,
                  swap_out_bytes: int = 0, swap_in_bytes: int = 0, swap_copies: int = 0,
-                 wait_until_s: float = 0.0) -> None:
+                 wait_until_s: float = 0.0, host_load_bytes: int = 0) -> None:
         self.kind, self.n_group, self.max_steps = kind, n_group, max_steps
         self.chunks, self.solo, self.resumed = chunks, solo, resumed
         self.context_tokens, self.preempted = context_tokens, preempted
         self.swap_out_bytes, self.swap_in_bytes, self.swap_copies = \
             swap_out_bytes, swap_in_bytes, swap_copies
         self.wait_until_s = wait_until_s
+        self.host_load_bytes = host_load_bytes
 
     @property
     def decode_seqs(self) -> int:

@@ -323,7 +323,8 @@ def build_result(reqs: RequestTable, rec: Recorder, config: dict[str, Any],
         "first_scheduled_s": reqs.column("first_scheduled", float),
         "rejected": ints("rejected"),
     }
-    if config.get("kv_offloading_size") is not None:     # the host tier's column, when it runs
+    if config.get("kv_offloading_size") is not None or config.get("enable_hierarchical_cache"):
+        # the host tier's column, when one runs
         requests["loaded_tokens"] = ints("loaded")
     return SimResult(Table(requests), Table(tl), Table(rec.pause_table()),
                      Table(rec.event_table()), config, counters)

@@ -52,7 +52,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple, TypeAlias
 from kvsim.units import UNLIMITED
 
 from .blocks import IN_DECODE_GROUP, KVCacheManager, block_position, blocks_for
-from .blocks.host_tier import HostTier
+from .blocks.host_tier import HICACHE_LOAD_BACK_THRESHOLD, HostTier
 from .blocks.pool import NO_HIT
 from .costs import transfer_copies
 from .fit import check_requests_fit, unfit_reasons
@@ -128,10 +128,13 @@ class Scheduler:
                               transfer_copies(1, model.kv_layers, model.kv_tensors),
                               cfg.swap_space_full)
         self.swapped = self.swap.queue
-        # vLLM V1's host tier (kv_offloading_size): loads run in the background, the request
-        # waiting (vLLM's WAITING_FOR_REMOTE_KVS) and holding its blocks until the copy is done
+        # A host tier: vLLM V1's (kv_offloading_size) loads in the background, the request
+        # waiting (vLLM's WAITING_FOR_REMOTE_KVS) and holding its blocks until the copy is done;
+        # SGLang's HiCache (enable_hierarchical_cache) loads in the step that admits it
         self.tier = HostTier(cfg.host_tier_blocks, cfg.host_block_bytes) \
-            if cfg.kv_offloading_size is not None else None
+            if cfg.host_tier is not None else None
+        self._loads_in_step = cfg.host_tier == "sglang"
+        self.host_load_bytes = 0                # what this step loads from SGLang's tier
         self.transfer_s = transfer_s            # seconds a copy of n bytes over PCIe takes
         self.loading: dict[int, float] = {}     # rid -> when its load is done (s), in order
         self.loaded: set[int] = set()           # back in the waiting queue, its loaded blocks held
@@ -303,6 +306,8 @@ class Scheduler:
         """
         if self.victims:
             self.victims = []
+        if self.host_load_bytes:
+            self.host_load_bytes = 0
         if self._swapping:
             self.swap.new_step()
         if self.policy.acts_before_step:
@@ -401,7 +406,8 @@ class Scheduler:
         if resumed:
             context += sum(reqs.prompt[r] + reqs.generated[r] for r in resumed)
         self.last_plan = StepPlan(BATCH, n_group, chunks, solo, resumed, context, victims, 1,
-                                  swap.out_bytes, swap.in_bytes, swap.copies)
+                                  swap.out_bytes, swap.in_bytes, swap.copies,
+                                  host_load_bytes=self.host_load_bytes)
         return self.last_plan
 
     # ---------------------------------------------- 1. the running requests
@@ -567,27 +573,28 @@ class Scheduler:
                 continue
             hit = kv.lookup(rid, tokens)
             hit_tokens = hit.blocks * self.block_size
-            c = tokens - hit_tokens
+            host = self._host_hit(rid, tokens, hit.blocks) if self.tier is not None else 0
+            # SGLang loads its host hit in this step, so its prefill starts after it
+            start = hit_tokens + host * self.block_size if self._loads_in_step else hit_tokens
+            c = tokens - start
             if 0 < thr < c:
                 c = thr
             if not cfg.enable_chunked_prefill and c > budget:
                 break
             c = min(c, budget)
-            upto = tokens if cfg.whole_prompt_allocation else hit_tokens + c
+            upto = tokens if cfg.whole_prompt_allocation else start + c
             # the blocks the gate asks for: V1 the whole prompt (scheduler_reserve_full_isl)
             gate = tokens if cfg.scheduler_reserve_full_isl else upto
             new_blocks = kv.blocks_for(gate) - hit.blocks
-            if self.tier is not None:
-                host = self._host_hit(rid, tokens, hit.blocks)
-                if host:                           # a load, in the background: vLLM's
-                    loaded_to = (hit.blocks + host) * self.block_size   # WAITING_FOR_REMOTE_KVS
-                    gate = tokens if cfg.scheduler_reserve_full_isl else loaded_to
-                    if not self.policy.admits(rid, kv.blocks_for(gate) - hit.blocks, hit,
-                                              kv.admission_headroom(bool(self.running))):
-                        break
-                    waiting.pop_head()
-                    self._start_load(rid, tokens, hit, host)
-                    continue                       # it schedules nothing now; the next may
+            if host and not self._loads_in_step:   # vLLM: a load in the background, the
+                loaded_to = (hit.blocks + host) * self.block_size   # WAITING_FOR_REMOTE_KVS
+                gate = tokens if cfg.scheduler_reserve_full_isl else loaded_to
+                if not self.policy.admits(rid, kv.blocks_for(gate) - hit.blocks, hit,
+                                          kv.admission_headroom(bool(self.running))):
+                    break
+                waiting.pop_head()
+                self._start_load(rid, tokens, hit, host)
+                continue                           # it schedules nothing now; the next may
             if not self.policy.admits(rid, new_blocks, hit, kv.admission_headroom(bool(self.running))):
                 break
             waiting.pop_head()
@@ -595,11 +602,13 @@ class Scheduler:
                 reqs.first_scheduled[rid] = self.now_s
             kv.admit(rid, hit, upto)
             self._count_lookup(rid, tokens, hit_tokens)
-            reqs.computed[rid] = hit_tokens
-            kv.cache_prefix(rid, hit_tokens + c)
+            if host:                               # SGLang's load, in this step
+                self._load_in_step(rid, hit.blocks, host)
+            reqs.computed[rid] = start
+            kv.cache_prefix(rid, start + c)
             self.running[rid] = None
             self.prefilling[rid] = None
-            chunks.append((rid, hit_tokens, c))
+            chunks.append((rid, start, c))
             self.policy.admitted(rid)
             budget -= c
             admitted = True
@@ -617,17 +626,29 @@ class Scheduler:
         elif self.cfg.enable_prefix_caching:
             reqs.lookup_tokens[rid], reqs.hit_tokens[rid] = tokens, hit_tokens
 
-    # ------------------------------------------------ the host tier (vLLM V1's connector)
+    # ------------------------------- the host tier (vLLM V1's connector, SGLang's HiCache)
     def _host_hit(self, rid: int, tokens: int, gpu_hit: int) -> int:
         """Blocks of ``rid`` ready on the host right after its ``gpu_hit`` blocks (the longest
-        run; at most the blocks before its last token, as a GPU hit)."""
+        run; at most the blocks before its last token, as a GPU hit; SGLang: none when they
+        hold fewer than :data:`HICACHE_LOAD_BACK_THRESHOLD` tokens, which it recomputes)."""
         assert self.tier is not None
         # NOTE(host-tier-last-token): at most the blocks before the last token load, as a GPU
         # hit; vLLM's connector may load a prompt's every full block
         last = self.kv.full_blocks(tokens - 1)
         if last <= gpu_hit:
             return 0
-        return self.tier.lookup(self.kv.block_keys(rid, gpu_hit, last))
+        host = self.tier.lookup(self.kv.block_keys(rid, gpu_hit, last))
+        if self._loads_in_step and host * self.block_size < HICACHE_LOAD_BACK_THRESHOLD:
+            return 0
+        return host
+
+    def _load_in_step(self, rid: int, gpu_hit: int, host: int) -> None:
+        """SGLang: ``rid``'s ``host`` blocks after its GPU hit load in this step, overlapped with
+        its forward pass (the step's ``host_load_bytes``); its prefill starts after them."""
+        assert self.tier is not None
+        self.tier.load(self.kv.block_keys(rid, gpu_hit, gpu_hit + host))
+        self.requests.loaded[rid] += host * self.block_size
+        self.host_load_bytes += host * self.cfg.block_bytes
 
     def _start_load(self, rid: int, tokens: int, hit: Hit, host: int) -> None:
         """``rid`` takes blocks for its GPU hit and ``host`` blocks loaded from the host tier,
@@ -748,10 +769,22 @@ class Scheduler:
         reqs.finish[rid] = t1
         del self.running[rid]
         self.policy.released(rid)
+        stored = reqs.prompt[rid] + reqs.generated[rid] - 1
         if self.tier is not None:
+            if self._loads_in_step:                # SGLang caches the whole sequence
+                self._store_finished(rid, stored)
             self.tier.forget(rid)
         reachable = self.arrivals.finished(rid, t1)
-        self.kv.release(rid, reqs.prompt[rid] + reqs.generated[rid] - 1, reachable=reachable)
+        self.kv.release(rid, stored, reachable=reachable)
+
+    def _store_finished(self, rid: int, stored: int) -> None:
+        """SGLang: a finished request's full blocks join its radix cache, generated tokens
+        included, and write-through copies what its prompt's stores did not."""
+        tier, kv = self.tier, self.kv
+        assert tier is not None
+        offered, full = tier.offered.get(rid, 0), kv.full_blocks(stored)
+        if full > offered:
+            tier.offer(rid, kv.block_keys(rid, offered, full))
 
     # ------------------------------------------------- applying a priced plan
     def apply(self, plan: StepPlan, dt: float) -> None:

@@ -23,6 +23,12 @@ of computing them again. What is modelled, as vLLM 0.23 and later do it:
   prefix hit; the scheduler loads them asynchronously (the request waits, holding its
   blocks, until the copy is done: :mod:`kvsim.engine.scheduler`).
 
+The same tier is SGLang's HiCache (``enable_hierarchical_cache``, python/sglang/srt/mem_cache
+in 0.5.23, its default ``write_through`` policy): sized in tokens (:func:`hicache_blocks`),
+storing what SGLang's radix cache takes (each prefill chunk's blocks, and a finished
+request's whole sequence), and loading a hit in the step that admits the request (the
+scheduler; at least :data:`HICACHE_LOAD_BACK_THRESHOLD` tokens).
+
 Keys name a block by its content, as the prefix cache does (:mod:`.manager`,
 :meth:`KVCacheManager.block_keys`).
 """
@@ -33,7 +39,8 @@ from collections.abc import Hashable, Sequence
 
 from kvsim.units import cdiv
 
-__all__ = ["HostTier", "PAGE_BYTES", "host_tier_blocks"]
+__all__ = ["HostTier", "PAGE_BYTES", "host_tier_blocks", "hicache_blocks",
+           "HICACHE_LOAD_BACK_THRESHOLD"]
 
 #: The page a CPU block is rounded up to (``mmap.PAGESIZE`` on the x86 and Arm servers vLLM
 #: runs on: vllm/v1/kv_offload/cpu/shared_offload_region.py aligns each block to it).
@@ -44,6 +51,22 @@ def host_tier_blocks(size_bytes: int, block_bytes: int) -> tuple[int, int]:
     """``(blocks, bytes per block)`` of a tier of ``size_bytes``: each block page-aligned."""
     per_block = cdiv(block_bytes, PAGE_BYTES) * PAGE_BYTES
     return size_bytes // per_block, per_block
+
+
+#: SGLang does not load a host hit shorter than this many tokens (it recomputes them):
+#: ``UnifiedRadixCache.load_back_threshold`` (python/sglang/srt/mem_cache/unified_radix_cache.py,
+#: 0.5.23).
+HICACHE_LOAD_BACK_THRESHOLD = 10
+
+
+def hicache_blocks(device_tokens: int, ratio: float, size_gb: int, bytes_per_token: int,
+                   block_size: int) -> int:
+    """Blocks of SGLang's HiCache host pool (python/sglang/srt/mem_cache/pool_host/base.py,
+    0.5.23): ``size_gb x 10**9 // bytes_per_token`` tokens (the GPU's own bytes per token) when
+    ``--hicache-size`` is set, else ``ratio x`` the GPU pool's tokens; then whole pages (kvsim's
+    blocks) plus one spare page, as SGLang sizes an independent pool."""
+    tokens = size_gb * 10**9 // bytes_per_token if size_gb > 0 else int(device_tokens * ratio)
+    return tokens // block_size + 1
 
 
 class HostTier:
@@ -82,7 +105,9 @@ class HostTier:
             return
         short = self.used + len(new) - self.capacity
         # NOTE(host-tier-loads-unpinned): vLLM does not evict a block while a load reads it;
-        # kvsim's loads copy at admission in its books, so any ready block may be evicted
+        # kvsim's loads copy at admission in its books, so any ready block may be evicted.
+        # NOTE(hicache-host-eviction): SGLang evicts only host-only leaves of its tree (blocks
+        # the GPU no longer holds); kvsim evicts the least recently used, whichever they are
         if short > 0:
             if short > len(ready):            # not enough whose copy is done to evict
                 self.allocation_failures += 1
