@@ -38,7 +38,7 @@ from .costs import StepCost
 from .invariants import check_finished, check_invariants
 from .options import ENGINE_DEFAULTS, resolve_options
 from .plan import DECODE_RUN, LOAD_WAIT, StepPlan
-from .result import SimResult, build_result
+from .result import SimResult, build_result, host_tier_table
 from .scheduler import Scheduler, SchedulerSnapshot
 from .timeline import Recorder
 
@@ -166,7 +166,9 @@ class Engine:
             check_finished(sched)
         sched.end_run()
         config = dict(self.cfg.to_dict(), model=self.model.name, gpu=self.gpu.name)
-        return build_result(sched.requests, sched.rec, config, sched.counters())
+        tier = None if sched.tier is None else host_tier_table(
+            sched.tier_log, self.cfg.block_bytes, self.cost.pcie_bytes_per_s)
+        return build_result(sched.requests, sched.rec, config, sched.counters(), tier)
 
     def _time_decode_run(self, plan: StepPlan) -> tuple[list[float], list[float]]:
         """End times and durations of the decode steps that run: at most ``plan.max_steps``,

@@ -174,7 +174,17 @@ class SimResult:
             ``prefix_cache_hits`` (fresh requests' tokens looked up and found),
             ``prefix_cache_resumed_queries``, ``prefix_cache_resumed_hits``
             (the same for requests resumed after a preemption) and
-            ``prefix_cache_evicted_blocks``.
+            ``prefix_cache_evicted_blocks``; with a host tier its totals,
+            ``kv_offload_*``.
+        host_tier: with a host tier (``kv_offloading_size``,
+            ``enable_hierarchical_cache``), what it did, a row each (None
+            without one): ``t_s``, ``request``, ``op``
+            (:class:`kvsim.engine.blocks.host_tier.TierOp`: 0 a store's copy to
+            the host done, one per request and step; 1 a load's copy back, logged
+            when it is done (SGLang's, which overlaps the step that admits the
+            request, at that step's start); 2 a store dropped for lack of room),
+            ``blocks``, ``bytes`` (the GPU blocks' bytes) and ``seconds`` (the
+            copy's time on the PCIe link; 0 for a dropped store).
     """
 
     requests: Table
@@ -183,6 +193,7 @@ class SimResult:
     events: Table
     config: dict[str, Any] = field(default_factory=dict)
     counters: dict[str, Any] = field(default_factory=dict)
+    host_tier: Table | None = None
 
     @property
     def simulated_s(self) -> float:
@@ -295,11 +306,24 @@ class SimResult:
                 f"{self.timeline.num_rows} steps)")
 
 
+def host_tier_table(log: Sequence[tuple[float, int, int, int]], block_bytes: int,
+                    pcie_bytes_per_s: float) -> Table:
+    """``result.host_tier`` from the scheduler's log of ``(t_s, request, op, blocks)``."""
+    columns = list(zip(*log, strict=True)) if log else [(), (), (), ()]
+    blocks = np.asarray(columns[3], dtype=np.int64)
+    op = np.asarray(columns[2], dtype=np.int64)
+    nbytes = blocks * block_bytes
+    return Table({"t_s": np.asarray(columns[0], dtype=float),
+                  "request": np.asarray(columns[1], dtype=np.int64), "op": op,
+                  "blocks": blocks, "bytes": nbytes,
+                  "seconds": np.where(op == 2, 0.0, nbytes / pcie_bytes_per_s)})
+
+
 def build_result(reqs: RequestTable, rec: Recorder, config: dict[str, Any],
-                 counters: dict[str, Any]) -> SimResult:
+                 counters: dict[str, Any], host_tier: Table | None = None) -> SimResult:
     """Assemble a :class:`SimResult` from a finished run's request table
     (:class:`kvsim.engine.requests.RequestTable`), recorder
-    (:class:`kvsim.engine.timeline.Recorder`), settings and counters."""
+    (:class:`kvsim.engine.timeline.Recorder`), settings, counters and host-tier log."""
     tl = rec.timeline()
     n = reqs.count
     max_gap = np.maximum(reqs.column("max_gap", float), rec.longest_stint_gaps(tl["gap_s"], n))
@@ -327,4 +351,4 @@ def build_result(reqs: RequestTable, rec: Recorder, config: dict[str, Any],
         # the host tier's column, when one runs
         requests["loaded_tokens"] = ints("loaded")
     return SimResult(Table(requests), Table(tl), Table(rec.pause_table()),
-                     Table(rec.event_table()), config, counters)
+                     Table(rec.event_table()), config, counters, host_tier)

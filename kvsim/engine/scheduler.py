@@ -52,7 +52,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple, TypeAlias
 from kvsim.units import UNLIMITED
 
 from .blocks import IN_DECODE_GROUP, KVCacheManager, block_position, blocks_for
-from .blocks.host_tier import HICACHE_LOAD_BACK_THRESHOLD, HostTier
+from .blocks.host_tier import HICACHE_LOAD_BACK_THRESHOLD, HostTier, TierOp
 from .blocks.pool import NO_HIT
 from .costs import transfer_copies
 from .fit import check_requests_fit, unfit_reasons
@@ -135,6 +135,8 @@ class Scheduler:
             if cfg.host_tier is not None else None
         self._loads_in_step = cfg.host_tier == "sglang"
         self.host_load_bytes = 0                # what this step loads from SGLang's tier
+        #: what the tier did, ``(t_s, request, TierOp, blocks)`` (``result.host_tier``)
+        self.tier_log: list[tuple[float, int, int, int]] = []
         self.transfer_s = transfer_s            # seconds a copy of n bytes over PCIe takes
         self.loading: dict[int, float] = {}     # rid -> when its load is done (s), in order
         self.loaded: set[int] = set()           # back in the waiting queue, its loaded blocks held
@@ -271,7 +273,8 @@ class Scheduler:
         self.policy.released(rid)
         reqs.preemptions[rid] += 1
         if self.tier is not None:          # its stores are finished first (vLLM PR #29870)
-            self.tier.flush(rid)
+            for blocks in self.tier.flush(rid):
+                self.tier_log.append((self.now_s, rid, TierOp.STORE, blocks))
             self.tier.forget(rid)
         if self.cfg.preemption_mode == "swap" and decoding \
                 and self.swap.swap_out(rid, self.kv.held[rid], self.now_s):
@@ -649,6 +652,8 @@ class Scheduler:
         self.tier.load(self.kv.block_keys(rid, gpu_hit, gpu_hit + host))
         self.requests.loaded[rid] += host * self.block_size
         self.host_load_bytes += host * self.cfg.block_bytes
+        # logged at the step's start: its end is not known while it is planned
+        self.tier_log.append((self.now_s, rid, TierOp.LOAD, host))
 
     def _start_load(self, rid: int, tokens: int, hit: Hit, host: int) -> None:
         """``rid`` takes blocks for its GPU hit and ``host`` blocks loaded from the host tier,
@@ -661,7 +666,8 @@ class Scheduler:
         self._count_lookup(rid, tokens, hit.blocks * bs)
         reqs.loaded[rid] += host * bs
         reqs.computed[rid] = loaded_to
-        self.loading[rid] = self.now_s + self.transfer_s(host * self.cfg.block_bytes)
+        self.loading[rid] = ready_s = self.now_s + self.transfer_s(host * self.cfg.block_bytes)
+        self.tier_log.append((ready_s, rid, TierOp.LOAD, host))
 
     def _admit_loaded(self, rid: int, tokens: int, chunks: list[Chunk], budget: int) -> bool:
         """Admit ``rid``, whose load is done: it computes the rest from where its blocks end
@@ -700,9 +706,22 @@ class Scheduler:
             full = kv.full_blocks(min(start + c, prompt[rid]))
             offered = tier.offered.get(rid, 0)
             if full > offered:
-                tier.offer(rid, kv.block_keys(rid, offered, full))
+                self._offer(rid, kv.block_keys(rid, offered, full))
                 tier.offered[rid] = full
-        tier.end_step()
+        self._end_tier_step(self.now_s)
+
+    def _offer(self, rid: int, keys: list[tuple[int, int, int]]) -> None:
+        """Offer ``rid``'s blocks to the tier; a store dropped for lack of room is logged."""
+        assert self.tier is not None
+        dropped = self.tier.offer(rid, keys)
+        if dropped:
+            self.tier_log.append((self.now_s, rid, TierOp.DROP, dropped))
+
+    def _end_tier_step(self, t: float) -> None:
+        """The tier's step ends at ``t``: the stores copied in it are done (logged)."""
+        assert self.tier is not None
+        for rid, blocks in self.tier.end_step():
+            self.tier_log.append((t, rid, TierOp.STORE, blocks))
 
     # ---------------------------------------- after a step: its tokens
     def _recomputed(self, rid: int, start: int, c: int) -> int:
@@ -784,7 +803,7 @@ class Scheduler:
         assert tier is not None
         offered, full = tier.offered.get(rid, 0), kv.full_blocks(stored)
         if full > offered:
-            tier.offer(rid, kv.block_keys(rid, offered, full))
+            self._offer(rid, kv.block_keys(rid, offered, full))
 
     # ------------------------------------------------- applying a priced plan
     def apply(self, plan: StepPlan, dt: float) -> None:
@@ -838,7 +857,7 @@ class Scheduler:
     def _apply_evicted(self, plan: StepPlan, t1: float, dt: float) -> None:
         """A step that computed nothing (its requests were evicted) ended at ``t1``."""
         if self.tier is not None:
-            self.tier.end_step()
+            self._end_tier_step(t1)
         self._requeue_stalled()
         self._record(plan, t1, dt, dt, 0, 0, 0, 0, 0)
 
@@ -857,8 +876,8 @@ class Scheduler:
         if self.policy.counts_steps:
             self.policy.stepped(k)
         if self.tier is not None:                # its stores are done within two steps
-            for _ in range(min(k, 2)):
-                self.tier.end_step()
+            for i in range(min(k, 2)):
+                self._end_tier_step(ends[i])
         waiting, swapped = len(self.waiting) + len(self.loading), len(self.swapped)
         if group.next_finish_step() <= T + k - 1:
             self._finish_decoders(T + k - 1, t1)

@@ -59,7 +59,7 @@ __all__ = ["VERSIONS", "VersionSpec", "MetricDef", "metric_defs", "series_name",
            "V0_TTFT_BUCKETS", "V0_TPOT_BUCKETS", "V0_E2E_BUCKETS", "one_two_five_buckets",
            "ITERATION_TOKENS_BUCKETS", "REQUEST_PARAMS_N_BUCKETS", "PREFILL_TOKEN_TIME_BUCKETS",
            "FINISHED_REASONS", "FINISHED_REASONS_V010", "WAITING_REASONS", "SLEEP_STATES",
-           "PROMPT_SOURCES"]
+           "PROMPT_SOURCES", "KV_OFFLOAD_SIZE_BUCKETS", "TRANSFER_TYPES", "kv_offload_defs"]
 
 # --- buckets, as vLLM's source has them ---------------------------------------------------
 
@@ -100,6 +100,12 @@ ITERATION_TOKENS_BUCKETS = (1, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8
 REQUEST_PARAMS_N_BUCKETS = (1, 2, 5, 10, 20)
 #: loggers.py at 005a810 (0.10): ``vllm:time_per_prefill_token_request_seconds``.
 PREFILL_TOKEN_TIME_BUCKETS = (0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0)
+
+#: vllm/distributed/kv_transfer/kv_connector/v1/offloading/metrics.py (0.34.0)
+#: ``TRANSFER_SIZE_BUCKETS``: bytes per copy of the host tier.
+KV_OFFLOAD_SIZE_BUCKETS = (1e6, 5e6, 10e6, 20e6, 40e6, 60e6, 80e6, 100e6, 150e6, 200e6)
+#: ``transfer_type`` values of the host tier's deprecated families (``_TransferType.ALL``).
+TRANSFER_TYPES = ("CPU_to_GPU", "GPU_to_CPU")
 
 #: ``finished_reason`` values of ``vllm:request_success`` (vllm/v1/engine/__init__.py,
 #: ``FINISH_REASON_STRINGS``): current V1 has five, the 0.10 series three.
@@ -290,6 +296,50 @@ def _v1_defs(max_model_len: int, *, v010: bool) -> list[MetricDef]:
     return d
 
 
+def kv_offload_defs() -> list[MetricDef]:
+    """The host tier's families (vLLM's native ``OffloadingConnector``, ``kv_offloading_size``),
+    as 0.34.0 registers them before every other family (``KVConnectorPromMetrics``, created
+    first in loggers.py): the deprecated families by ``transfer_type``, then the flat ones
+    (vllm/distributed/kv_transfer/kv_connector/v1/offloading/metrics.py).
+
+    NOTE(metrics-export): the connector's lookup-delay histograms (the time its Python lookup
+    takes), the CPU-space gauges and allocation-size histogram of the CPU spec and
+    ``vllm:kv_offload_config_info`` are left out.
+    """
+    flat = "use vllm:kv_offload_load_* / vllm:kv_offload_store_*"
+    return [
+        MetricDef("vllm:kv_offload_total_bytes", "counter",
+                  "Number of bytes offloaded by KV connector", "offload_bytes",
+                  deprecated=flat, label="transfer_type", values=TRANSFER_TYPES),
+        MetricDef("vllm:kv_offload_total_time", "counter",
+                  "Total time measured by all KV offloading operations", "offload_time",
+                  deprecated=flat, label="transfer_type", values=TRANSFER_TYPES),
+        MetricDef("vllm:kv_offload_size", "histogram",
+                  "Histogram of KV offload transfer size, in bytes.", "offload_size",
+                  KV_OFFLOAD_SIZE_BUCKETS, deprecated=flat, label="transfer_type",
+                  values=TRANSFER_TYPES),
+        MetricDef("vllm:kv_offload_load_bytes", "counter",
+                  "Total bytes loaded from offload storage to GPU.", "offload_bytes:CPU_to_GPU"),
+        MetricDef("vllm:kv_offload_load_time", "counter",
+                  "Total load time from offload storage to GPU, in seconds.",
+                  "offload_time:CPU_to_GPU"),
+        MetricDef("vllm:kv_offload_load_size", "histogram",
+                  "Histogram of KV offload load operation size, in bytes.",
+                  "offload_size:CPU_to_GPU", KV_OFFLOAD_SIZE_BUCKETS),
+        MetricDef("vllm:kv_offload_store_bytes", "counter",
+                  "Total bytes stored from GPU to offload storage.", "offload_bytes:GPU_to_CPU"),
+        MetricDef("vllm:kv_offload_store_time", "counter",
+                  "Total store time from GPU to offload storage, in seconds.",
+                  "offload_time:GPU_to_CPU"),
+        MetricDef("vllm:kv_offload_store_size", "histogram",
+                  "Histogram of KV offload store operation size, in bytes.",
+                  "offload_size:GPU_to_CPU", KV_OFFLOAD_SIZE_BUCKETS),
+        MetricDef("vllm:kv_offload_allocation_failure", "counter",
+                  "Number of KV offload store allocation attempts that failed.",
+                  "offload_dropped"),
+    ]
+
+
 def _v0_defs(max_model_len: int) -> list[MetricDef]:
     tok = one_two_five_buckets(max_model_len)
     return [
@@ -345,13 +395,16 @@ VERSIONS: dict[str, VersionSpec] = {
 }
 
 
-def metric_defs(version: str = "v1", max_model_len: int = 4096) -> list[MetricDef]:
-    """The metric families of ``version`` (see :data:`VERSIONS`)."""
+def metric_defs(version: str = "v1", max_model_len: int = 4096, *,
+                host_tier: bool = False) -> list[MetricDef]:
+    """The metric families of ``version`` (see :data:`VERSIONS`); with ``host_tier`` (current V1
+    only) the host tier's first (:func:`kv_offload_defs`)."""
     version = check_choice("version", version, list(VERSIONS))
     max_model_len = check_int("max_model_len", max_model_len, min=1, max=10**8)
     if version == "v0":
         return _v0_defs(max_model_len)
-    return _v1_defs(max_model_len, v010=(version == "v1-0.10"))
+    defs = _v1_defs(max_model_len, v010=(version == "v1-0.10"))
+    return kv_offload_defs() + defs if host_tier and version == "v1" else defs
 
 
 def series_name(name: str, labels: Mapping[str, str] | None = None) -> str:

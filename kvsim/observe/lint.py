@@ -123,7 +123,7 @@ _CACHE: dict[str, _Version] = {}
 
 def _version(version: str) -> _Version:
     if version not in _CACHE:
-        defs = {d.name: d for d in metric_defs(version, 8192)}
+        defs = {d.name: d for d in metric_defs(version, 8192, host_tier=True)}
         scraped = {s: d for d in defs.values() for s in d.scraped_names}
         # every label some vLLM version puts on some family: a matcher on one of them that
         # this family lacks matches nothing (target labels -- job, instance, pod -- are not)

@@ -27,17 +27,23 @@ NOTE(metrics-export), where kvsim differs from a real server:
   requests, not swapped blocks, per step);
 * vLLM V1 serves ``/metrics`` in prometheus_client's multiprocess mode when it
   runs several API-server processes; that mode emits no ``_created`` samples.
+* with vLLM's host tier (``kv_offloading_size``) the connector's transfer
+  families are written (:func:`kvsim.observe.catalogue.kv_offload_defs`), but
+  ``vllm:external_prefix_cache_*`` and ``prompt_tokens_by_source{source=
+  "external_kv_transfer"}`` stay 0: kvsim does not log each admission's connector
+  lookup, and the tier's loads show in ``vllm:kv_offload_load_*``.
 
 Explained in chapter 4, *Detecting preemption* (*An incident, as Prometheus saw it*).
 """
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from kvsim.engine.blocks.host_tier import TierOp
 from kvsim.engine.result import SimResult, Table
 from kvsim.errors import KvsimError, check_choice, check_float, check_int
 from kvsim.units import MAX_SIMULATED_S
@@ -167,14 +173,16 @@ class RunMetrics:
                         fam.add(d.name + "_created", labels, created)
             else:
                 fam = Family(d.name, d.doc, "histogram")
-                counts, count, total = self.hists[d.source].at(t)
-                for edge, c in zip(d.buckets, counts, strict=True):
-                    fam.add(d.name + "_bucket", dict(lab, le=le_label(edge)), float(c[0]))
-                fam.add(d.name + "_bucket", dict(lab, le="+Inf"), float(count[0]))
-                fam.add(d.name + "_count", dict(lab), float(count[0]))
-                fam.add(d.name + "_sum", dict(lab), float(total[0]))
-                if with_created:
-                    fam.add(d.name + "_created", dict(lab), created)
+                for extra, source in d.sources():
+                    labels = dict(lab, **extra)
+                    counts, count, total = self.hists[source].at(t)
+                    for edge, c in zip(d.buckets, counts, strict=True):
+                        fam.add(d.name + "_bucket", dict(labels, le=le_label(edge)), float(c[0]))
+                    fam.add(d.name + "_bucket", dict(labels, le="+Inf"), float(count[0]))
+                    fam.add(d.name + "_count", labels, float(count[0]))
+                    fam.add(d.name + "_sum", labels, float(total[0]))
+                    if with_created:
+                        fam.add(d.name + "_created", labels, created)
             out.append(fam)
         return out
 
@@ -193,12 +201,15 @@ class RunMetrics:
                     cols[series_name(d.name + "_total", extra)] = \
                         self.counters[source].at(times).astype(float)
             elif d.kind == "histogram":
-                counts, count, total = self.hists[d.source].at(times)
-                for edge, c in zip(d.buckets, counts, strict=True):
-                    cols[series_name(d.name + "_bucket", {"le": le_label(edge)})] = c.astype(float)
-                cols[series_name(d.name + "_bucket", {"le": "+Inf"})] = count.astype(float)
-                cols[d.name + "_count"] = count.astype(float)
-                cols[d.name + "_sum"] = total.astype(float)
+                for extra, source in d.sources():
+                    counts, count, total = self.hists[source].at(times)
+                    for edge, c in zip(d.buckets, counts, strict=True):
+                        cols[series_name(d.name + "_bucket", dict(extra, le=le_label(edge)))] = \
+                            c.astype(float)
+                    cols[series_name(d.name + "_bucket", dict(extra, le="+Inf"))] = \
+                        count.astype(float)
+                    cols[series_name(d.name + "_count", extra)] = count.astype(float)
+                    cols[series_name(d.name + "_sum", extra)] = total.astype(float)
         return cols
 
 
@@ -243,6 +254,7 @@ def cache_config_labels(cfg: Mapping[str, Any], version: str, total_blocks: int)
         "enable_prefix_caching": caching, "num_gpu_blocks": str(total_blocks),
         "effective_attention_block_size": str(bs), "kv_cache_size_tokens": str(tokens),
         "kv_cache_max_concurrency": str(tokens / max_model_len),
+        "kv_offloading_size": str(cfg.get("kv_offloading_size")),
     }
     defaults = {"prefix_caching_hash_algo": "sha256", "prefix_cache_retention_interval": "0",
                 "kv_cache_dtype_skip_layers": "[]", "mamba_cache_dtype": "auto",
@@ -274,7 +286,9 @@ def run_metrics(result: SimResult, *, version: str = "v1", model_name: str | Non
     if not model_name or "\n" in model_name:
         raise KvsimError(f"model_name={model_name!r} is not valid: expected a non-empty "
                          "single-line name")
-    defs = metric_defs(version, int(cfg.get("max_model_len") or 4096))
+    # the host tier's families: vLLM's connector (SGLang's HiCache is not vLLM's)
+    offloading = result.host_tier is not None and cfg.get("kv_offloading_size") is not None
+    defs = metric_defs(version, int(cfg.get("max_model_len") or 4096), host_tier=offloading)
     labels = {"model_name": model_name}
     if "engine" in VERSIONS[version]["labels"]:
         labels["engine"] = str(engine_index)
@@ -377,11 +391,29 @@ def run_metrics(result: SimResult, *, version: str = "v1", model_name: str | Non
     add("req_prompt_tokens", fin_t, prompt)
     add("req_generation_tokens", fin_t, generated)
 
+    if offloading and result.host_tier is not None:
+        _add_host_tier(result.host_tier, counters, add)
+
     info = cache_config_labels(cfg, version, total_blocks)
     if "engine" in labels:
         info["engine"] = labels["engine"]
     return RunMetrics(result, version, labels, defs, gauges, counters, hists, info,
                       start_unix_s, result.simulated_s)
+
+
+def _add_host_tier(log: Table, counters: dict[str, _Steps],
+                   add: Callable[[str, ArrayLike, ArrayLike], None]) -> None:
+    """The host tier's series from ``result.host_tier``: each copy counted when it is done,
+    as vLLM's worker reports a finished job (load: host to GPU, ``CPU_to_GPU``)."""
+    t_s, op = log["t_s"], log["op"]
+    for kind, transfer_type in ((TierOp.LOAD, "CPU_to_GPU"), (TierOp.STORE, "GPU_to_CPU")):
+        done = op == kind
+        counters[f"offload_bytes:{transfer_type}"] = _cumulative(t_s[done], log["bytes"][done])
+        counters[f"offload_time:{transfer_type}"] = _cumulative(t_s[done], log["seconds"][done])
+        add(f"offload_size:{transfer_type}", t_s[done], log["bytes"][done])
+    dropped = op == TierOp.DROP
+    counters["offload_dropped"] = _cumulative(t_s[dropped], np.ones(int(dropped.sum()),
+                                                                    dtype=np.int64))
 
 
 def as_run_metrics(result: SimResult | RunMetrics, version: str = "v1",

@@ -36,10 +36,11 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Hashable, Sequence
+from enum import IntEnum
 
 from kvsim.units import cdiv
 
-__all__ = ["HostTier", "PAGE_BYTES", "host_tier_blocks", "hicache_blocks",
+__all__ = ["HostTier", "TierOp", "PAGE_BYTES", "host_tier_blocks", "hicache_blocks",
            "HICACHE_LOAD_BACK_THRESHOLD"]
 
 #: The page a CPU block is rounded up to (``mmap.PAGESIZE`` on the x86 and Arm servers vLLM
@@ -51,6 +52,17 @@ def host_tier_blocks(size_bytes: int, block_bytes: int) -> tuple[int, int]:
     """``(blocks, bytes per block)`` of a tier of ``size_bytes``: each block page-aligned."""
     per_block = cdiv(block_bytes, PAGE_BYTES) * PAGE_BYTES
     return size_bytes // per_block, per_block
+
+
+class TierOp(IntEnum):
+    """What the tier's log records (``result.host_tier``'s ``op``)."""
+
+    #: a store's copy to the host is done (one per request and step)
+    STORE = 0
+    #: a load's copy back to the GPU is done (one per admission that loads)
+    LOAD = 1
+    #: a store found no room and was dropped (vLLM's allocation failure)
+    DROP = 2
 
 
 #: SGLang does not load a host hit shorter than this many tokens (it recomputes them):
@@ -93,16 +105,17 @@ class HostTier:
         return len(self.ready) + len(self.pending)
 
     # ------------------------------------------------------------------ stores
-    def offer(self, rid: int, keys: Sequence[Hashable]) -> None:
+    def offer(self, rid: int, keys: Sequence[Hashable]) -> int:
         """``rid``'s newly filled blocks: the missing ones are stored (copied in the next step),
-        present ones become recent; with no room for all of them, none is stored."""
+        present ones become recent; with no room for all of them, none is stored. Returns how
+        many blocks a dropped store asked for (0: nothing was dropped)."""
         ready, pending = self.ready, self.pending
         new = [k for k in keys if k not in ready and k not in pending]
         for k in keys:
             if k in ready:
                 ready.move_to_end(k)
         if not new:
-            return
+            return 0
         short = self.used + len(new) - self.capacity
         # NOTE(host-tier-loads-unpinned): vLLM does not evict a block while a load reads it;
         # kvsim's loads copy at admission in its books, so any ready block may be evicted.
@@ -111,28 +124,37 @@ class HostTier:
         if short > 0:
             if short > len(ready):            # not enough whose copy is done to evict
                 self.allocation_failures += 1
-                return
+                return len(new)
             for _ in range(short):
                 ready.popitem(last=False)
         self.issued.setdefault(rid, []).extend(new)
         pending.update(new)
+        return 0
 
-    def end_step(self) -> None:
-        """A step ended: the copies it made are done, the stores it issued start copying."""
+    def end_step(self) -> list[tuple[int, int]]:
+        """A step ended: the copies it made are done, the stores it issued start copying.
+        Returns the copies done, ``(request, blocks)``: one per request, as vLLM's worker
+        runs one store job per request and step."""
         # NOTE(host-tier-store-in-a-step): a store's copy is done within the step after it is
         # issued, whatever its size; vLLM's copy can take longer (its completion is reported)
+        done = [(rid, len(keys)) for rid, keys in self.in_flight.items()]
         for rid, keys in self.in_flight.items():
             self._make_ready(rid, keys)
         self.in_flight, self.issued = self.issued, {}
+        return done
 
-    def flush(self, rid: int) -> None:
-        """``rid`` is preempted: its stores are finished before its GPU blocks are reused."""
+    def flush(self, rid: int) -> list[int]:
+        """``rid`` is preempted: its stores are finished before its GPU blocks are reused.
+        Returns the blocks of each store it finished."""
         # NOTE(host-tier-free-flush): vLLM's worker blocks until those copies are done (a few
         # blocks' copy time in that step); kvsim finishes them at no cost
+        done = []
         for queue in (self.in_flight, self.issued):
             keys = queue.pop(rid, None)
             if keys:
                 self._make_ready(rid, keys)
+                done.append(len(keys))
+        return done
 
     def _make_ready(self, rid: int, keys: list[Hashable]) -> None:
         ready = self.ready
