@@ -122,3 +122,15 @@ def test_the_scrape_parses_and_a_rule_on_the_families_lints_clean():
     assert lint_promql("rate(vllm:kv_offload_load_bytes_total[5m])") == []
     found = lint_promql("rate(vllm:kv_offload_total_bytes_total[5m])")
     assert [f.kind for f in found] == ["deprecated-name"]
+
+
+def test_the_cli_summary_says_what_the_tier_did():
+    from kvsim.cli.simulate import summary_text
+    r = long_day()
+    line = summary_text(r).splitlines()[2]
+    assert line == (f"# host tier: vLLM's kv_offloading_size=0.5 GiB, 64 blocks; "
+                    f"{int(r.requests['loaded_tokens'].sum()):,} tokens loaded back, "
+                    f"{r.counters['kv_offload_stored_blocks']:,} blocks stored, "
+                    f"{r.counters['kv_offload_allocation_failures']:,} stores dropped for room "
+                    "(over the whole run)")
+    assert "host tier" not in summary_text(long_day(None))

@@ -89,8 +89,26 @@ def summary_text(result) -> str:
             f"{'on' if config['enable_prefix_caching'] else 'off'}\n"
             f"# measured from t = {config['warmup_s']:g} s to the end of the run "
             f"(times in seconds, fractions in 0..1)\n")
-    note = load_note(result)
-    return head + (f"# note: {note}\n" if note else "") + table(dict(result.summary()))
+    note, tier = load_note(result), tier_line(result)
+    return (head + (f"# {tier}\n" if tier else "") + (f"# note: {note}\n" if note else "")
+            + table(dict(result.summary())))
+
+
+def tier_line(result) -> str | None:
+    """One line on the host tier, when one ran: its size and what it loaded, stored, dropped."""
+    config, counters = result.config, result.counters
+    if result.host_tier is None:
+        return None
+    which = (f"vLLM's kv_offloading_size={config['kv_offloading_size']:g} GiB"
+             if config.get("kv_offloading_size") is not None else
+             f"SGLang's HiCache (hicache_size={config['hicache_size']} GB)"
+             if config["hicache_size"] else
+             f"SGLang's HiCache (hicache_ratio={config['hicache_ratio']:g})")
+    loaded = int(result.requests["loaded_tokens"].sum())
+    return (f"host tier: {which}, {counters['kv_offload_capacity_blocks']:,} blocks; "
+            f"{loaded:,} tokens loaded back, {counters['kv_offload_stored_blocks']:,} blocks "
+            f"stored, {counters['kv_offload_allocation_failures']:,} stores dropped for room "
+            f"(over the whole run)")
 
 
 def load_note(result) -> str | None:
