@@ -128,7 +128,7 @@ MAX_SWEEP_RUNS = 100_000
 _clock = time.perf_counter
 
 #: One point of a grid: option name to its value there.
-GridPoint: TypeAlias = dict[str, Any]
+GridPoint: TypeAlias = dict[str, object]
 #: One task of :func:`run_batch`, whatever its caller makes of it (a sweep's run, a plan's).
 Task = TypeVar("Task")
 
