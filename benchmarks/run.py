@@ -23,6 +23,7 @@ For scale: a well-known research simulator takes ~1.9 s in its loop for the
 from __future__ import annotations
 
 import argparse
+import functools
 import http.client
 import logging
 import os
@@ -141,8 +142,9 @@ def sweep_on_dask(rep: int) -> None:
             kvsim.sweep(base, grid, seeds=seeds, executor=counted, chunk_size=chunk,
                         progress=False)                               # warm the workers
             tasks[chunk] = counted.tasks
-            times[chunk] = median_time(lambda: kvsim.sweep(base, grid, seeds=seeds, executor=ex,
-                                                           chunk_size=chunk, progress=False),
+            times[chunk] = median_time(functools.partial(kvsim.sweep, base, grid, seeds=seeds,
+                                                         executor=ex, chunk_size=chunk,
+                                                         progress=False),
                                        max(5, rep // 2))
     print(f"  per task ({n} trivial tasks at once)  {wall * 1e3:7.2f} ms wall   "
           f"{cpu * 1e3:7.2f} ms CPU of the scheduler + client process")
@@ -206,7 +208,8 @@ def exporter_load(bursts: int = 3, clients: int = 200, idle: int = 300) -> None:
             for _ in range(bursts):
                 start = threading.Barrier(clients)
                 t0 = time.perf_counter()
-                results = list(pool.map(lambda _: _scrape(port, start), range(clients)))
+                scrapes = [pool.submit(_scrape, port, start) for _ in range(clients)]
+                results = [scrape.result() for scrape in scrapes]
                 walls.append(time.perf_counter() - t0)
                 times += [t for t, _ in results]
                 failures += [f for _, f in results if f is not None]
@@ -278,7 +281,8 @@ def host_tier(rep: int) -> None:
         r = kvsim.run_scenario("belgavi-long", **opts)
         q, s = r.requests, r.summary()
         loaded = int(q["loaded_tokens"].sum()) if "loaded_tokens" in q else 0
-        took = median_time(lambda: kvsim.run_scenario("belgavi-long", **opts), max(3, rep // 3))
+        took = median_time(functools.partial(kvsim.run_scenario, "belgavi-long", **opts),
+                           max(3, rep // 3))
         prefilled = int(r.timeline["prefill_tokens"].sum())
         print(f"  {'off' if size is None else f'{size:g} GiB':>8} {int(q['recomputed_tokens'].sum()):>12,} "
               f"{loaded:>12,} {prefilled:>12,} {s['ttft_p99_s']:>9.1f}s {s['goodput_tok_s']:>10,.0f} "
@@ -402,7 +406,7 @@ def main(argv=None) -> int:
     row("Belgavi 2 min with jumps, check=True", jumps_checked, extra=f"[{jumps_checked / jumps:.2f} x unchecked]")
     for u in (40, 120):
         row(f"scenario load-test-{u} (closed loop, 10 min)",
-            median_time(lambda: kvsim.run_scenario(f"load-test-{u}"), max(3, rep // 3)))
+            median_time(functools.partial(kvsim.run_scenario, f"load-test-{u}"), max(3, rep // 3)))
 
     if TRACE.exists():
         trace = Workload.from_trace(TRACE)
@@ -421,7 +425,7 @@ def main(argv=None) -> int:
     per = {}
     for n in sizes:
         wl = Workload.poisson(5.0, n / 5.0, prompt=1000, output=Geometric(200), seed=1)
-        t = median_time(lambda: kvsim.simulate(wl, model="llama-3.1-8b", gpu="h100-80gb"),
+        t = median_time(functools.partial(kvsim.simulate, wl, model="llama-3.1-8b", gpu="h100-80gb"),
                         3 if n < 100_000 else 1)
         per[n] = t / len(wl)
         print(f"  {len(wl):>8,} requests  {t * 1e3:10.1f} ms   {per[n] * 1e6:7.1f} us/request")
@@ -457,7 +461,7 @@ def main(argv=None) -> int:
         missions.score(n, m.start)
         first = time.perf_counter() - t0
         expert = missions.expert_settings(n)
-        later = median_time(lambda: missions.score(n, expert), rep)
+        later = median_time(functools.partial(missions.score, n, expert), rep)
         row(f"  mission {n}: first attempt of a session", first)
         row(f"  mission {n}: a later attempt", later, extra=f"[{m.resource}="
             f"{expert[m.resource]}]")

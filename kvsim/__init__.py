@@ -68,7 +68,12 @@ _MODULES = {
     "missions": "lab.missions", "mission_progress": "lab.progress",
 }
 
-__all__ = sorted(_EXPORTS) + ["__version__"]
+# (built from _EXPORTS, so that the two never disagree: a computed __all__, which PLE0605 flags)
+__all__ = sorted(_EXPORTS) + ["__version__"]  # noqa: PLE0605
+
+#: The installed distribution's version: set by __getattr__ on first use (a declaration only,
+#: so that the lookup happens).
+__version__: str
 
 
 def _version() -> str:
@@ -81,21 +86,21 @@ def _version() -> str:
         return "0+unknown"
 
 
-def __getattr__(name: str):
+def __getattr__(name: str) -> object:
+    """The name's value, imported on first use and then kept as a module global."""
+    value: object
     if name == "__version__":        # read on first use: `import kvsim` stays fast
-        globals()[name] = value = _version()
-        return value
-    if name in _MODULES:
+        value = _version()
+    elif name in _MODULES:
         value = importlib.import_module(f".{_MODULES[name]}", __name__)
-        globals()[name] = value
-        return value
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'kvsim' has no attribute {name!r}")
-    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    else:
+        module = _EXPORTS.get(name)
+        if module is None:
+            raise AttributeError(f"module 'kvsim' has no attribute {name!r}")
+        value = getattr(importlib.import_module(f".{module}", __name__), name)
     globals()[name] = value
     return value
 
 
-def __dir__():
+def __dir__() -> list[str]:
     return __all__ + sorted(_MODULES)

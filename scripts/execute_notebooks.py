@@ -51,7 +51,7 @@ import nbformat
 from nbclient import NotebookClient
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "book" / "_ext"))
-from kvbook_workshop import toc_docnames  # noqa: E402  (the book's one reader of _toc.yml)
+from kvbook_workshop import toc_docnames  # the book's one reader of _toc.yml
 
 ROOT = Path(__file__).resolve().parents[1]
 KERNEL = "python3"

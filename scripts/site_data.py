@@ -20,7 +20,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from kvsim.book import checks_site, lab_site  # noqa: E402
+from kvsim.book import checks_site, lab_site
 
 FILES = {"lab": lab_site, "checks": checks_site}
 

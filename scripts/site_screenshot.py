@@ -21,7 +21,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 
-from browser_helpers import CHROMIUM, CHROMIUM_ARGS, SITE, serve  # noqa: E402
+from browser_helpers import CHROMIUM, CHROMIUM_ARGS, SITE, serve
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 VIEWPORT = {"width": 1200, "height": 760}

@@ -31,7 +31,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
-from conftest import DURATIONS_FILE, SLOW_BUDGET_S  # noqa: E402  (the one budget)
+from conftest import DURATIONS_FILE, SLOW_BUDGET_S  # the one budget
 
 #: What ``make unit`` never runs, whatever the durations say (the Makefile's UNIT_MARKERS,
 #: without ``slow``).

@@ -454,7 +454,7 @@ class Engine:
         self.closed = wl.is_closed_loop
         self.source = (ClosedSource if self.closed else OpenSource)(wl, cfg, self.until)
         if not self.closed and cfg.unfit_requests == "error":
-            self._check_fit(list(zip(self.source.prompt, self.source.output)))
+            self._check_fit(list(zip(self.source.prompt, self.source.output, strict=True)))
 
     # ------------------------------------------------------------------ arrivals
     def _unfit(self, p: int, o: int) -> int:
@@ -770,76 +770,20 @@ class Engine:
         return self.result()
 
     def step(self) -> None:
-        cfg, pool, bs = self.cfg, self.pool, self.bs
         t0 = self.t
         st = {"preemptions": 0, "swap_out_bytes": 0, "copies": 0}
 
         # 1. SGLang: retract until every decode of this step has its block.
-        if cfg.admission == "sglang":
-            retracted = False
-            while sum(_blocks_for(r.P + r.G, bs) - len(r.table)
-                      for r in self.running if not r.prefilling) > pool.n_free:
-                self._preempt(self._fewest_generated(), st)
-                retracted = True
-            if retracted:
-                self._retract_estimate()
+        if self.cfg.admission == "sglang":
+            self._retract_for_decodes(st)
 
         # 2. running requests, one at a time
-        budget = cfg.max_num_batched_tokens
-        thr = cfg.long_prefill_token_threshold
-        if self.v0:
-            order = ([r for r in self.running if not r.prefilling]
-                     + [r for r in self.running if r.prefilling])
-        else:
-            order = list(self.running)
         at_start = list(self.running)
-        scheduled: dict[Req, int] = {}
-        pass_preempted = False
-        cut = False
-        copies0 = pool.over_free
-        late_decoder_take = False      # a decode took a block after a copy over a free one
-        # TensorRT-LLM's STATIC_BATCH: no prefill chunk while anyone generates
-        hold = cfg.admission == "static_batch" and any(not r.prefilling for r in self.running)
-        for r in order:
-            if budget <= 0:
-                break
-            if r.state != "running":
-                continue                              # an earlier victim
-            if hold and r.prefilling:
-                continue
-            if r.prefilling:
-                full = r.target - r.computed
-                if 0 < thr < full:
-                    full = thr
-                c = min(full, budget)
-                cut = cut or c < full
-            else:
-                c = 1
-            tokens = r.stored + c
-            stop = False
-            while self._short(r, tokens):
-                victim = self._victim(r)
-                self._preempt(victim, st)
-                pass_preempted = True
-                if victim is r:
-                    stop = True
-                    break
-                budget += scheduled.pop(victim, 0)
-            if stop:
-                break
-            if (not r.prefilling and pool.over_free > copies0
-                    and _blocks_for(tokens, bs) > len(r.table)):
-                late_decoder_take = True
-            self._grow(r, tokens)
-            if r.prefilling:
-                self._cache_prefix(r, tokens)
-            scheduled[r] = c
-            budget -= c
+        scheduled, budget, whole_pass, late_decoder_take = self._schedule_running(st)
         stalled = [r for r in self.running if not r.prefilling and r not in scheduled]
         # READING: the order of this step's finishes (see 5. effects) depends on whether
         # every running request got its whole share in this pass.
-        everyone = (not pass_preempted and not cut
-                    and all(r in scheduled for r in at_start))
+        everyone = whole_pass and all(r in scheduled for r in at_start)
         if everyone and late_decoder_take:
             self.stats["decode_take_after_copy"] += 1
 
@@ -847,98 +791,19 @@ class Engine:
         chunks = [(r, r.computed, c) for r, c in scheduled.items() if r.prefilling]
 
         # 3. admission, only if nothing was preempted in this step
-        resumed = []
+        resumed: list[Req] = []
         swap_in_bytes = 0
         self.round_chunks, self.round_reserved = chunks, None
         if st["preemptions"] == 0:
             # V0: swapped requests come back first
-            while self.swapped and len(self.running) < cfg.max_num_seqs and budget >= 1:
-                r = self.swapped[0]
-                need = _blocks_for(r.P + r.G, bs)
-                if need + cfg.watermark_blocks > pool.n_free:
-                    break
-                self.swapped.popleft()
-                self.swap_used -= r.swap_blocks
-                swap_in_bytes += r.swap_blocks * cfg.block_bytes
-                st["copies"] += r.swap_blocks * self.copies_per_block
-                self._grow(r, r.P + r.G)
-                self._admit_running(r)
-                resumed.append(r)
-                budget -= 1
-            self.round_room = self.round_free = pool.n_free      # TensorRT-LLM's round
-            # MAX_UTILIZATION: a prompt in prefill has all its blocks in TensorRT-LLM
-            self.round_room -= sum(max(0, _blocks_for(x.target, bs) - len(x.table))
-                                   for x in self.running if x.prefilling)
-            self.round_running = list(self.running)
-            while (self.waiting and not self.swapped and len(self.running) < cfg.max_num_seqs
-                   and budget > 0):
-                r = self.waiting[0]
-                tokens = r.target
-                hit = self._lookup(r, tokens)
-                H = len(hit) * bs
-                c = tokens - H
-                if 0 < thr < c:
-                    c = thr
-                if not cfg.enable_chunked_prefill and c > budget:
-                    break
-                c = min(c, budget)
-                upto = tokens if self.v0 else H + c
-                if cfg.scheduler_reserve_full_isl and not self.v0:
-                    new_blocks = _blocks_for(tokens, bs) - len(hit)
-                else:
-                    new_blocks = _blocks_for(upto, bs) - len(hit)
-                evictable = sum(1 for b in hit if b.ref == 0)
-                headroom = cfg.watermark_blocks if self.v0 or self.running else 0
-                if not self._admits(r, new_blocks, evictable, headroom, len(hit)):
-                    break
-                self.waiting.pop(0)
-                if math.isnan(r.first_scheduled):
-                    r.first_scheduled = self.t
-                self.stats["hit_blocks"] += len(hit)
-                for b in hit:
-                    pool.touch(b)
-                r.table = list(hit)
-                r.shared = min(len(hit), r.prefix_blocks)
-                self._grow(r, upto)
-                resumed_req = r.preemptions > 0
-                if self.caching:
-                    self.queries[resumed_req] += tokens
-                    self.hits[resumed_req] += H
-                if resumed_req:
-                    r.rescued += min(H, r.high)
-                elif self.caching:
-                    r.lookup_tokens, r.hit_tokens = tokens, H
-                r.computed = H
-                r.prefilling = True
-                self._cache_prefix(r, H + c)
-                self._admit_running(r)
-                chunks.append((r, H, c))
-                budget -= c
-                self.round_room -= _blocks_for(r.target, bs)
-                if cfg.admission == "sglang":
-                    if self.round_reserved is None:      # the idle server's first admission
-                        self.round_reserved = self._reservations(chunks)
-                    elif H + c >= r.target:
-                        self.round_reserved += self._answer_left(r)
-                    if pool.n_free * bs - self.round_reserved <= 0:
-                        self.batch_is_full = True
+            budget, swap_in_bytes = self._swap_in(st, budget, resumed)
+            self._admit_waiting(budget, chunks)
 
         # 4. duration
         decode_seqs = len(solo) + len(resumed)
         if not chunks and not decode_seqs:
             if st["preemptions"]:
-                # Nothing computes: the step lasts as long as its swap copies. READING:
-                # the decoders the pass did not reach stall as in any step; SGLang's
-                # ratio does not decay (no batch ran).
-                dt = self.cost.swap_s(st["swap_out_bytes"], st["copies"])
-                t1 = t0 + dt
-                self.t = t1
-                self.stats["empty_steps"] += 1
-                self.stats["empty_steps_with_stalls"] += bool(stalled)
-                self.stats["stalls"] += len(stalled)
-                for r in stalled:
-                    self._open_pause(r, STALL)
-                self._record(t1, dt, dt, 0, 0, 0, 0, st, 0, 0)
+                self._empty_step(t0, st, stalled)
                 return
             raise RuntimeError(f"reference engine made no progress at t={t0}")
         context = sum(r.P + r.G for r in solo) + sum(r.P + r.G for r in resumed)
@@ -954,25 +819,227 @@ class Engine:
         self.t = t1
 
         # 5. effects
-        emitted = decode_seqs
-        regular = 0
         done: list[Req] = []
-
-        def decode(r):
-            nonlocal regular
-            if not self._emit(r, t1):
-                regular += 1
-            if r.G >= r.O:
-                done.append(r)
-
         for r in resumed:
             self._emit(r, t1)
             if r.G >= r.O:
                 done.append(r)
+        regular = 0
         if not everyone:
-            for r in solo:
-                decode(r)
-        recomputed = 0
+            regular += sum(self._decode(r, t1, done) for r in solo)
+        recomputed, prefilled = self._end_chunks(chunks, t1, done)
+        if everyone:
+            # READING (order of finishes in a step, which the spec leaves open): kvsim's
+            # decode group finishes after the prefills, in request-id order.
+            regular += sum(self._decode(r, t1, done) for r in sorted(solo, key=lambda x: x.rid))
+        for r in done:
+            self._finish(r, t1)
+        self.stats["stalls"] += len(stalled)
+        for r in stalled:
+            self._open_pause(r, STALL)
+        self.steps_since_reset += 1
+        self._record(t1, dt, t1 - t0, regular, prefill_tokens, decode_seqs,
+                     decode_seqs + prefilled, st, swap_in_bytes, recomputed)
+
+    def _retract_for_decodes(self, st: dict) -> None:
+        """SGLang: retract the fewest-generated request until every decode has its block."""
+        pool, bs = self.pool, self.bs
+        retracted = False
+        while sum(_blocks_for(r.P + r.G, bs) - len(r.table)
+                  for r in self.running if not r.prefilling) > pool.n_free:
+            self._preempt(self._fewest_generated(), st)
+            retracted = True
+        if retracted:
+            self._retract_estimate()
+
+    def _schedule_running(self, st: dict) -> tuple[dict[Req, int], int, bool, bool]:
+        """The running requests' tokens this step, one request at a time (preempting where
+        one is short of blocks): ``(scheduled, budget left, whole pass, late decoder take)``;
+        a whole pass preempted no one and cut no prefill."""
+        cfg, pool, bs = self.cfg, self.pool, self.bs
+        budget = cfg.max_num_batched_tokens
+        if self.v0:
+            order = ([r for r in self.running if not r.prefilling]
+                     + [r for r in self.running if r.prefilling])
+        else:
+            order = list(self.running)
+        scheduled: dict[Req, int] = {}
+        pass_preempted = False
+        cut = False
+        copies0 = pool.over_free
+        late_decoder_take = False      # a decode took a block after a copy over a free one
+        # TensorRT-LLM's STATIC_BATCH: no prefill chunk while anyone generates
+        hold = cfg.admission == "static_batch" and any(not r.prefilling for r in self.running)
+        for r in order:
+            if budget <= 0:
+                break
+            if r.state != "running":
+                continue                              # an earlier victim
+            if hold and r.prefilling:
+                continue
+            c, chunk_cut = self._pass_tokens(r, budget)
+            cut = cut or chunk_cut
+            tokens = r.stored + c
+            if self._short(r, tokens):
+                pass_preempted = True
+                preempted_itself, regained = self._make_room(r, tokens, st, scheduled)
+                budget += regained
+                if preempted_itself:
+                    break
+            if (not r.prefilling and pool.over_free > copies0
+                    and _blocks_for(tokens, bs) > len(r.table)):
+                late_decoder_take = True
+            self._grow(r, tokens)
+            if r.prefilling:
+                self._cache_prefix(r, tokens)
+            scheduled[r] = c
+            budget -= c
+        return scheduled, budget, not pass_preempted and not cut, late_decoder_take
+
+    def _pass_tokens(self, r: Req, budget: int) -> tuple[int, bool]:
+        """``(tokens, cut)``: a decoder's one token, or a prefill's chunk within the long-prefill
+        threshold and ``budget`` (``cut``: the budget cut it short)."""
+        if not r.prefilling:
+            return 1, False
+        full = r.target - r.computed
+        thr = self.cfg.long_prefill_token_threshold
+        if 0 < thr < full:
+            full = thr
+        c = min(full, budget)
+        return c, c < full
+
+    def _make_room(self, r: Req, tokens: int, st: dict, scheduled: dict[Req, int]
+                   ) -> tuple[bool, int]:
+        """Preempt victims until ``r`` has blocks for ``tokens``: ``(r itself was preempted,
+        the budget the victims scheduled earlier in the pass give back)``."""
+        regained = 0
+        while self._short(r, tokens):
+            victim = self._victim(r)
+            self._preempt(victim, st)
+            if victim is r:
+                return True, regained
+            regained += scheduled.pop(victim, 0)
+        return False, regained
+
+    def _swap_in(self, st: dict, budget: int, resumed: list[Req]) -> tuple[int, int]:
+        """V0: swapped requests come back first, while they fit above the watermark:
+        ``(budget left, bytes swapped in)``; they join ``resumed``."""
+        cfg, pool, bs = self.cfg, self.pool, self.bs
+        swap_in_bytes = 0
+        while self.swapped and len(self.running) < cfg.max_num_seqs and budget >= 1:
+            r = self.swapped[0]
+            need = _blocks_for(r.P + r.G, bs)
+            if need + cfg.watermark_blocks > pool.n_free:
+                break
+            self.swapped.popleft()
+            self.swap_used -= r.swap_blocks
+            swap_in_bytes += r.swap_blocks * cfg.block_bytes
+            st["copies"] += r.swap_blocks * self.copies_per_block
+            self._grow(r, r.P + r.G)
+            self._admit_running(r)
+            resumed.append(r)
+            budget -= 1
+        return budget, swap_in_bytes
+
+    def _admit_waiting(self, budget: int, chunks: list) -> None:
+        """Admit waiting requests in order while they fit (their first chunks join
+        ``chunks``); TensorRT-LLM's and SGLang's rounds are kept on the engine."""
+        cfg, pool, bs = self.cfg, self.pool, self.bs
+        thr = cfg.long_prefill_token_threshold
+        self.round_room = self.round_free = pool.n_free      # TensorRT-LLM's round
+        # MAX_UTILIZATION: a prompt in prefill has all its blocks in TensorRT-LLM
+        self.round_room -= sum(max(0, _blocks_for(x.target, bs) - len(x.table))
+                               for x in self.running if x.prefilling)
+        self.round_running = list(self.running)
+        while (self.waiting and not self.swapped and len(self.running) < cfg.max_num_seqs
+               and budget > 0):
+            r = self.waiting[0]
+            tokens = r.target
+            hit = self._lookup(r, tokens)
+            H = len(hit) * bs
+            c = tokens - H
+            if 0 < thr < c:
+                c = thr
+            if not cfg.enable_chunked_prefill and c > budget:
+                break
+            c = min(c, budget)
+            upto = tokens if self.v0 else H + c
+            if cfg.scheduler_reserve_full_isl and not self.v0:
+                new_blocks = _blocks_for(tokens, bs) - len(hit)
+            else:
+                new_blocks = _blocks_for(upto, bs) - len(hit)
+            evictable = sum(1 for b in hit if b.ref == 0)
+            headroom = cfg.watermark_blocks if self.v0 or self.running else 0
+            if not self._admits(r, new_blocks, evictable, headroom, len(hit)):
+                break
+            self._start_prefill(r, hit, tokens, c, upto)
+            chunks.append((r, H, c))
+            budget -= c
+            self.round_room -= _blocks_for(r.target, bs)
+            if cfg.admission == "sglang":
+                self._sglang_reserve(r, H + c, chunks)
+
+    def _start_prefill(self, r: Req, hit: list[Block], tokens: int, c: int, upto: int) -> None:
+        """The head of the queue admitted: its prefix hit, its blocks up to ``upto`` tokens,
+        its first chunk of ``c`` tokens cached as it fills."""
+        H = len(hit) * self.bs
+        self.waiting.pop(0)
+        if math.isnan(r.first_scheduled):
+            r.first_scheduled = self.t
+        self.stats["hit_blocks"] += len(hit)
+        for b in hit:
+            self.pool.touch(b)
+        r.table = list(hit)
+        r.shared = min(len(hit), r.prefix_blocks)
+        self._grow(r, upto)
+        resumed_req = r.preemptions > 0
+        if self.caching:
+            self.queries[resumed_req] += tokens
+            self.hits[resumed_req] += H
+        if resumed_req:
+            r.rescued += min(H, r.high)
+        elif self.caching:
+            r.lookup_tokens, r.hit_tokens = tokens, H
+        r.computed = H
+        r.prefilling = True
+        self._cache_prefix(r, H + c)
+        self._admit_running(r)
+
+    def _sglang_reserve(self, r: Req, upto: int, chunks: list) -> None:
+        """SGLang's round: the answers' reservation grows with each admission; the batch is
+        full once it covers the free pool."""
+        if self.round_reserved is None:      # the idle server's first admission
+            self.round_reserved = self._reservations(chunks)
+        elif upto >= r.target:
+            self.round_reserved += self._answer_left(r)
+        if self.pool.n_free * self.bs - self.round_reserved <= 0:
+            self.batch_is_full = True
+
+    def _empty_step(self, t0: float, st: dict, stalled: list[Req]) -> None:
+        """Nothing computes: the step lasts as long as its swap copies. READING: the decoders
+        the pass did not reach stall as in any step; SGLang's ratio does not decay (no batch
+        ran)."""
+        dt = self.cost.swap_s(st["swap_out_bytes"], st["copies"])
+        t1 = t0 + dt
+        self.t = t1
+        self.stats["empty_steps"] += 1
+        self.stats["empty_steps_with_stalls"] += bool(stalled)
+        self.stats["stalls"] += len(stalled)
+        for r in stalled:
+            self._open_pause(r, STALL)
+        self._record(t1, dt, dt, 0, 0, 0, 0, st, 0, 0)
+
+    def _decode(self, r: Req, t1: float, done: list[Req]) -> int:
+        """``r``'s token of this step: 1 when it was a regular one (not after a pause)."""
+        regular = 0 if self._emit(r, t1) else 1
+        if r.G >= r.O:
+            done.append(r)
+        return regular
+
+    def _end_chunks(self, chunks: list, t1: float, done: list[Req]) -> tuple[int, int]:
+        """The step's prefill chunks computed: ``(tokens computed again, prefills that
+        ended)``; an ended prefill emits its first token."""
+        recomputed = prefilled = 0
         for r, start, c in chunks:
             end = start + c
             if r.high > start:
@@ -981,23 +1048,11 @@ class Engine:
             r.computed = end
             if r.computed >= r.target:
                 r.prefilling = False
-                emitted += 1
+                prefilled += 1
                 self._emit(r, t1)
                 if r.G >= r.O:
                     done.append(r)
-        if everyone:
-            # READING (order of finishes in a step, which the spec leaves open): kvsim's
-            # decode group finishes after the prefills, in request-id order.
-            for r in sorted(solo, key=lambda x: x.rid):
-                decode(r)
-        for r in done:
-            self._finish(r, t1)
-        self.stats["stalls"] += len(stalled)
-        for r in stalled:
-            self._open_pause(r, STALL)
-        self.steps_since_reset += 1
-        self._record(t1, dt, t1 - t0, regular, prefill_tokens, decode_seqs, emitted, st,
-                     swap_in_bytes, recomputed)
+        return recomputed, prefilled
 
     def _admit_running(self, r: Req) -> None:
         r.state = "running"
@@ -1048,8 +1103,8 @@ class Engine:
     # ------------------------------------------------------------------ result
     def result(self) -> SimResult:
         rq = self.reqs
-        f = lambda vals: np.array(vals, dtype=np.float64)         # noqa: E731
-        i = lambda vals: np.array(vals, dtype=np.int64)           # noqa: E731
+        f = lambda vals: np.array(vals, dtype=np.float64)
+        i = lambda vals: np.array(vals, dtype=np.int64)
         arrival = f([r.arrival for r in rq])
         first = f([r.first_token for r in rq])
         requests = {

@@ -22,7 +22,7 @@ import time
 import urllib.parse
 import urllib.request
 from contextlib import contextmanager
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 import numpy as np
@@ -63,7 +63,7 @@ def need(tool: str) -> str:
     return path
 
 
-@lru_cache(maxsize=None)
+@cache
 def run(kind: str):
     if kind == "storm":           # Belgavi traffic with 350-token answers: a sustained storm
         return kvsim.run_scenario("mission-1-storm", duration_s=1500)

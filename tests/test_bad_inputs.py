@@ -444,7 +444,7 @@ def test_the_rules_are_in_the_help(capsys):
 
 pytest.importorskip("ipywidgets")
 
-from kvsim.book.lab_panel import lab_panel  # noqa: E402  (needs ipywidgets at call time)
+from kvsim.book.lab_panel import lab_panel  # needs ipywidgets at call time
 
 WIDGET_ARGS = [
     (widgets.capacity_calculator, dict(gpu_memory_utilization=1.5),
@@ -598,13 +598,13 @@ def test_a_text_file_that_cannot_be_read_is_one_line_naming_it(tmp_path, content
 # ---------------------------------------------------------------------------------------------
 # Issue 30: hostile files through every door, endless inputs, and writes that replace nothing
 
-import json  # noqa: E402
-import os  # noqa: E402
-import stat  # noqa: E402
-import threading  # noqa: E402
-from pathlib import Path  # noqa: E402
+import json
+import os
+import stat
+import threading
+from pathlib import Path
 
-from kvsim.lab import progress as mp  # noqa: E402
+from kvsim.lab import progress as mp
 
 SCRAPE = Path(__file__).resolve().parents[1] / "book" / "data" / "scrapes" / \
     "vllm-0.11.0-issue-28924.prom"

@@ -146,7 +146,7 @@ def test_charts_are_static_site_ready(path):
     for i, cell in enumerate(_code_cells(nb)):
         for out in cell.outputs:
             data = out.get("data", {})
-            vega_only = [k for k in data if k.startswith("application/vnd.vegalite") or k.startswith("application/vnd.vega.")]
+            vega_only = [k for k in data if k.startswith(("application/vnd.vegalite", "application/vnd.vega."))]
             assert not vega_only or "text/html" in data, (
                 f"{path.name}: cell {i} shows a chart only as {vega_only[0]}, which the static site "
                 "cannot draw; call kvsim.book.notebook.setup() first"

@@ -197,6 +197,16 @@ def test_the_static_stepper_opens_before_the_first_step():
         stepper.scheduler_frames(stepper.toy_requests(), include_start="yes")
 
 
+def test_the_stepper_shows_a_closed_loop_and_refuses_a_step_0_for_it():
+    # A closed loop's requests exist only once the engine issues them: the frames come, but a
+    # step-0 frame (who waits before the first step) is a one-line error, not a TypeError.
+    users = kvsim.Workload.closed_loop(3, 5.0, prompt=40, output=30, seed=0)
+    frames = stepper.scheduler_frames(users, num_gpu_blocks=20, max_frames=3)
+    assert [f["step"] for f in frames] == [1, 2, 3]
+    with pytest.raises(KvsimError, match=r"^include_start=True needs an open-loop workload"):
+        stepper.scheduler_frames(users, num_gpu_blocks=20, max_frames=3, include_start=True)
+
+
 # --- the seed article's claims (seed 003), with kvsim's verdicts --------------------------
 
 @pytest.fixture(scope="module")

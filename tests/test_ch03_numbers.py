@@ -108,7 +108,7 @@ def test_no_exercise_answer_is_printed_before_its_question():
         assert all(abs(v - x) > 0.05 * x for x in shown), ex_id
     # three preemptions' extra cost is not three times a difference the table already shows
     v = exercises.expected("ch03-whatif-three-preemptions")
-    assert all(abs(v - 3 * (a - b)) > 0.05 * v for a, b in zip(shown[::2], shown[1::2]))
+    assert all(abs(v - 3 * (a - b)) > 0.05 * v for a, b in zip(shown[::2], shown[1::2], strict=True))
 
 
 def test_block_size_study_honest_ratios():
@@ -142,7 +142,7 @@ def test_the_prefix_cache_holds_over_half_of_the_resume_work():
     before their owner returns)."""
     shares = sorted(ch03.rescued_shares())
     assert len(shares) == len(ch03.SEEDS)
-    assert 0.5 < shares[len(shares) // 2] and shares[-1] < 1
+    assert shares[len(shares) // 2] > 0.5 and shares[-1] < 1
 
 
 # --- the committed notebook ------------------------------------------------------------

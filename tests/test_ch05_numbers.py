@@ -107,7 +107,7 @@ def test_seed000_600_token_answers_hundreds_per_1000_and_over_a_tenth_paused(day
     window = 720.0                               # the scenario's 120 s warm-up and 600 s
     assert mu < 1.5
     assert med(long, "ttft_p50_s") > 60 and med(long, "max_waiting") > (1.5 - mu) * window / 2
-    finished = [f / a for f, a in zip(long["requests_finished"], long["requests_arrived"])]
+    finished = [f / a for f, a in zip(long["requests_finished"], long["requests_arrived"], strict=True)]
     assert max(finished) < mu / 1.5
 
 
@@ -211,12 +211,12 @@ def test_the_twin_holds_the_panels_runs_and_prints_their_numbers():
     tests/test_lab_twin.py compares the committed twin with fresh runs, bin for bin."""
     d = lab.LAB_DEFAULTS
     today = (d["watermark"], f"{d['engine']}-{d['preemption_mode']}", d["seed"])
-    for name, value in zip(("watermark", "preemption", "seed"), today):
+    for name, value in zip(("watermark", "preemption", "seed"), today, strict=True):
         assert value in lab.TWIN_GRID[name]
     assert {ch05.LAB_UTIL, 0.70} <= set(lab.TWIN_GRID["gpu_memory_utilization"])
     assert {ch05.LAB_ANSWER, 250} <= set(lab.TWIN_GRID["output_mean"])
     point = (ch05.LAB_UTIL, ch05.LAB_ANSWER) + today
-    grid = dict(zip(lab.TWIN_GRID, ((v,) for v in point)))
+    grid = dict(zip(lab.TWIN_GRID, ((v,) for v in point), strict=True))
     runs = lab.twin_runs(grid=grid)
     corner = runs[point]
     assert corner.summary() == lab.run_lab(gpu_memory_utilization=ch05.LAB_UTIL,

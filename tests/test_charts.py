@@ -239,7 +239,7 @@ def _collect(spec, pick) -> list:
 
 
 def _widths(spec) -> list:
-    return _collect(spec, lambda d: d["width"] if "width" in d else None)
+    return _collect(spec, lambda d: d.get("width"))
 
 
 def test_chapter_1_and_4_charts_follow_the_page_and_a_fixed_width_still_holds(incident):

@@ -66,9 +66,8 @@ def test_chapter_2s_engines_keep_their_signs_with_every_step_10_percent_off(scal
     """Chapter 2's engines on Belgavi: guaranteed admission runs fewer requests, queues longer
     and pauses no stream; SGLang never preempts but starts newcomers later than vLLM."""
     def summary(adm):
-        t = kvsim.sweep({"scenario": "belgavi", "max_tokens": ch02.MAX_TOKENS, "admission": adm,
-                         "step_time_scale": scale}, None, seeds=ch02.SEEDS, progress=False)
-        return t
+        return kvsim.sweep({"scenario": "belgavi", "max_tokens": ch02.MAX_TOKENS, "admission": adm,
+                            "step_time_scale": scale}, None, seeds=ch02.SEEDS, progress=False)
     opt, gua, sgl = (summary(a) for a in ("optimistic", "guaranteed", "sglang"))
     assert max(gua["preemptions"]) == 0 and max(sgl["preemptions"]) == 0
     assert _med(opt, "preemptions_per_1k") > 0

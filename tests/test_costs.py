@@ -6,6 +6,8 @@ Recompute"; the PagedAttention paper is Kwon et al., SOSP 2023 (its block-size s
 """
 from __future__ import annotations
 
+import itertools
+
 import pytest
 
 import kvsim
@@ -265,7 +267,7 @@ def test_paged_attention_block_size_study_keeps_its_shape():
     depend on the block size, and the two are comparable at 16-64."""
     recompute, swap = _block_size_study()
     sizes = sorted(swap)
-    assert all(swap[a] > swap[b] for a, b in zip(sizes, sizes[1:]))
+    assert all(swap[a] > swap[b] for a, b in itertools.pairwise(sizes))
     assert swap[1] > 4 * recompute and swap[2] > 2 * recompute
     for bs in (16, 32, 64):
         assert recompute / 2 < swap[bs] < recompute
@@ -297,7 +299,7 @@ def test_the_engine_charges_a_lone_prefill_exactly_the_formula():
 
 # ----------------------------------------------------------------------------- chapter 3: the crossover
 
-from kvsim.engine.costs import crossover_tokens, swap_round_trip_s  # noqa: E402
+from kvsim.engine.costs import crossover_tokens, swap_round_trip_s
 
 
 def test_swap_round_trip_is_twice_swap_time_with_the_copies():

@@ -78,8 +78,8 @@ from kvsim.errors import KvsimError
 from kvsim.traffic.lengths import Fixed, Uniform
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import reference_engine as ref_engine  # noqa: E402
-from reference_engine import simulate_reference  # noqa: E402
+import reference_engine as ref_engine
+from reference_engine import simulate_reference
 
 MODEL = "llama-2-7b"
 GPU = "l40s-48gb"
@@ -191,6 +191,19 @@ def workloads(draw, kinds=("open", "crowded", "closed", "conversation"), prefix_
     return wl, p_max, o_max, max_model_len
 
 
+def _drawn_budget(draw, chunked: bool, longest: int, max_num_seqs: int,
+                  refusals: bool) -> int | None:
+    """``max_num_batched_tokens`` for :func:`configs` (None: the engine's default)."""
+    if chunked:
+        # Small budgets make prefills span several steps (and get preempted).
+        budget = draw(st.sampled_from([None, 8, 16, 24, 64, 256]))
+        return max(budget, max_num_seqs) if budget is not None else None
+    budget = max(longest, max_num_seqs) + draw(st.sampled_from([0, 0, 50]))
+    if refusals and longest > max_num_seqs:   # the longest prefills exceed the budget
+        budget = draw(st.integers(max_num_seqs, longest - 1))
+    return budget
+
+
 @st.composite
 def configs(draw, workload_strategy=None, engines=("v1", "v0", "v1"), caching=None,
             block_sizes=(1, 2, 4, 8, 16, 32), swap=None):
@@ -215,11 +228,8 @@ def configs(draw, workload_strategy=None, engines=("v1", "v0", "v1"), caching=No
     # must fit prompt + max_tokens (or the answer).
     longest = p_max + o_max - 1 if max_model_len is None else max_model_len - 1
     fit = -(-longest // bs)
-    need = fit
-    if admission in ("guaranteed", "static_batch"):
-        resv_out = max_tokens if max_tokens is not None else o_max
-        top_prompt = p_max if max_model_len is None else max_model_len - 1
-        need = max(need, -(-(top_prompt + resv_out) // bs))
+    need = _blocks_needed(admission, fit, p_max, max_model_len,
+                          max_tokens if max_tokens is not None else o_max, bs)
     # Tight pools most of the time (preemption is what is being tested), roomy ones sometimes.
     total = need + draw(st.one_of(st.integers(0, 3), st.integers(0, need),
                                   st.integers(0, 3 * need + 4)))
@@ -229,15 +239,7 @@ def configs(draw, workload_strategy=None, engines=("v1", "v0", "v1"), caching=No
     if refusals and fit > 1:
         total = draw(st.integers(1, fit - 1))    # the longest ones never fit the pool
     max_num_seqs = draw(st.sampled_from([4, 8, 2, 3, 1]) | st.integers(1, 8))
-    if chunked:
-        # Small budgets make prefills span several steps (and get preempted).
-        budget = draw(st.sampled_from([None, 8, 16, 24, 64, 256]))
-        if budget is not None:
-            budget = max(budget, max_num_seqs)
-    else:
-        budget = max(longest, max_num_seqs) + draw(st.sampled_from([0, 0, 50]))
-        if refusals and longest > max_num_seqs:   # the longest prefills exceed the budget
-            budget = draw(st.integers(max_num_seqs, longest - 1))
+    budget = _drawn_budget(draw, chunked, longest, max_num_seqs, refusals)
     opts = dict(engine=engine, num_gpu_blocks=total, block_size=bs, watermark=watermark,
                 admission=admission, max_tokens=max_tokens, enable_chunked_prefill=chunked,
                 max_num_seqs=max_num_seqs,
@@ -338,10 +340,7 @@ def random_config(rng: random.Random, *, prefix_heavy: bool = False, engine=None
         o_max = min(o_max, max_tokens)
     longest = p_max + o_max - 1 if max_model_len is None else max_model_len - 1
     fit = -(-longest // bs)
-    need = fit
-    if admission in ("guaranteed", "static_batch"):
-        top_prompt = p_max if max_model_len is None else max_model_len - 1
-        need = max(need, -(-(top_prompt + (max_tokens or o_max)) // bs))
+    need = _blocks_needed(admission, fit, p_max, max_model_len, max_tokens or o_max, bs)
     total = need + rng.choice([0, 1, 2, 3, rng.randint(0, need), rng.randint(0, 3 * need + 4)])
     while total - int(watermark * total) < fit:
         total += 1
@@ -350,21 +349,10 @@ def random_config(rng: random.Random, *, prefix_heavy: bool = False, engine=None
     # context too short for the longest prompts (1), or, without chunking, a budget below
     # the longest prefill (4).
     refusals = rng.random() < REFUSAL_CHANCE
-    if refusals and need > fit and rng.random() < 0.5:
-        total = rng.randint(fit, need - 1)      # guaranteed admission can never reserve (3)
-    elif refusals and fit > 1 and rng.random() < 0.6:
-        total = rng.randint(1, fit - 1)
-    if refusals and max_model_len is None and p_max > 2 and rng.random() < 0.4:
-        max_model_len = rng.randint(2, p_max)
+    if refusals:
+        total, max_model_len = _refusing(rng, total, fit, need, max_model_len, p_max)
     max_num_seqs = rng.randint(1, 8)
-    if chunked:     # None: the engine's default; small budgets split prefills over steps
-        budget = rng.choice([None, 4, 8, 16, 24, 64, 256])
-        if budget is not None:
-            budget = max(budget, max_num_seqs)
-    else:
-        budget = max(longest, max_num_seqs) + rng.choice([0, 0, 50])
-        if refusals and longest > max_num_seqs and rng.random() < 0.5:
-            budget = rng.randint(max_num_seqs, longest - 1)
+    budget = _random_budget(rng, chunked, longest, max_num_seqs, refusals)
     opts = dict(engine=engine, num_gpu_blocks=total, block_size=bs, watermark=watermark,
                 admission=admission, max_tokens=max_tokens, enable_chunked_prefill=chunked,
                 max_num_seqs=max_num_seqs,
@@ -376,6 +364,47 @@ def random_config(rng: random.Random, *, prefix_heavy: bool = False, engine=None
         opts["max_model_len"] = max_model_len
     if engine == "v1":
         opts["scheduler_reserve_full_isl"] = rng.random() < 0.6
+    _add_random_memory_options(rng, opts, engine, swap, prefix_heavy, bs)
+    return wl, opts
+
+
+def _blocks_needed(admission: str, fit: int, p_max: int, max_model_len: int | None,
+                   answer_most: int, bs: int) -> int:
+    """Blocks the pool needs for every request to run: ``fit`` blocks for the longest
+    resume, or guaranteed admission's reservation of prompt and answer if more."""
+    if admission not in ("guaranteed", "static_batch"):
+        return fit
+    top_prompt = p_max if max_model_len is None else max_model_len - 1
+    return max(fit, -(-(top_prompt + answer_most) // bs))
+
+
+def _refusing(rng: random.Random, total: int, fit: int, need: int, max_model_len: int | None,
+              p_max: int) -> tuple[int, int | None]:
+    """``(total, max_model_len)`` made small enough, sometimes, that some requests never run."""
+    if need > fit and rng.random() < 0.5:
+        total = rng.randint(fit, need - 1)      # guaranteed admission can never reserve (3)
+    elif fit > 1 and rng.random() < 0.6:
+        total = rng.randint(1, fit - 1)
+    if max_model_len is None and p_max > 2 and rng.random() < 0.4:
+        max_model_len = rng.randint(2, p_max)
+    return total, max_model_len
+
+
+def _random_budget(rng: random.Random, chunked: bool, longest: int, max_num_seqs: int,
+                   refusals: bool) -> int | None:
+    """``max_num_batched_tokens`` (None: the engine's default)."""
+    if chunked:     # None: the engine's default; small budgets split prefills over steps
+        budget = rng.choice([None, 4, 8, 16, 24, 64, 256])
+        return max(budget, max_num_seqs) if budget is not None else None
+    budget = max(longest, max_num_seqs) + rng.choice([0, 0, 50])
+    if refusals and longest > max_num_seqs and rng.random() < 0.5:
+        budget = rng.randint(max_num_seqs, longest - 1)
+    return budget
+
+
+def _add_random_memory_options(rng: random.Random, opts: dict, engine: str, swap: bool | None,
+                               prefix_heavy: bool, bs: int) -> None:
+    """Swap or recompute, the prefix cache, SGLang's ratios and the rare options, drawn."""
     if swap is None:
         swap = engine == "v0" and not prefix_heavy and rng.random() < 0.5
     if swap:
@@ -385,7 +414,7 @@ def random_config(rng: random.Random, *, prefix_heavy: bool = False, engine=None
     else:
         opts["enable_prefix_caching"] = prefix_heavy or rng.random() < (0.85 if engine == "v1"
                                                                           else 0.4)
-    if admission == "sglang":
+    if opts["admission"] == "sglang":
         opts["init_new_token_ratio"] = rng.choice([0.0, 0.3, 0.7])
         opts["min_new_token_ratio"] = min(opts["init_new_token_ratio"], 0.1)
         opts["new_token_ratio_decay"] = rng.choice([None, 0.0, 0.05])
@@ -394,7 +423,6 @@ def random_config(rng: random.Random, *, prefix_heavy: bool = False, engine=None
     if rng.random() < 0.15:
         opts["step_overhead_s"] = 0.0
         opts["swap_copy_overhead_s"] = 1e-4
-    return wl, opts
 
 
 def _describe(wl, opts) -> str:
@@ -506,14 +534,24 @@ def warmup_set(r) -> bool:
 
 
 def check_invariants(workload, opts, r):
-    tl, rq, pz, ev = r.timeline, r.requests, r.pauses, r.events
-    cfg, counters = r.config, r.counters
-    total = opts["num_gpu_blocks"]
-    until = opts.get("until_s")
-    drained = until is None
-    caching = cfg["enable_prefix_caching"]
-    bs = cfg["block_size"]
+    """Every invariant of a finished run, group by group."""
+    _check_blocks(opts, r)
+    _check_no_request_lost(workload, opts, r)
+    _check_the_books_balance(opts, r)
+    _check_swap_space(opts, r)
+    _check_preemptions(opts, r)
+    _check_prefix_cache(r)
+    _check_time(r)
+    _check_pauses(opts, r)
+    _check_tokens(opts, r)
+    _check_summary(r)
 
+
+def _check_blocks(opts, r):
+    tl = r.timeline
+    cfg = r.config
+    total = opts["num_gpu_blocks"]
+    caching = cfg["enable_prefix_caching"]
     # Blocks: never more than the pool, never negative; cached-free blocks are free.
     used, cached = tl["kv_blocks_used"], tl["kv_blocks_cached"]
     assert (used >= 0).all() and (used <= total).all(), (used.min(), used.max(), total)
@@ -528,6 +566,13 @@ def check_invariants(workload, opts, r):
     assert (tl["prefill_tokens"] + tl["decode_tokens"] <= budget).all()
     assert (tl["decoding"] <= tl["decode_tokens"]).all()
 
+
+def _check_no_request_lost(workload, opts, r):
+    tl = r.timeline
+    rq = r.requests
+    cfg = r.config
+    counters = r.counters
+    until = opts.get("until_s")
     # No request lost: one row per arrival (open loop: those before until_s).
     if not workload.is_closed_loop:
         arrivals = workload.arrival_s.tolist()
@@ -564,12 +609,19 @@ def check_invariants(workload, opts, r):
             assert refused_n < workload.max_errors + workload.users
     if not workload.is_closed_loop:
         assert counters["load_stopped_s"] is None and counters["load_stop_reason"] is None
+
+
+def _check_the_books_balance(opts, r):
+    tl = r.timeline
+    rq = r.requests
+    cfg = r.config
+    drained = opts.get("until_s") is None
     fin = ~np.isnan(rq["finish_s"])
     # A refused request is untouched: no token, no block, no step; every other one fits.
     refused = rq["rejected"] > 0
     if refused.any():
         # Its reason is the first rule it breaks (kvsim.engine.fit), here recomputed.
-        p, o = rq["prompt_tokens"][refused], rq["output_tokens"][refused]
+        p = rq["prompt_tokens"][refused]
         reasons = rq["rejected"][refused]
         assert ((reasons != 1) | (p >= cfg["max_model_len"])).all()
         assert ((reasons != 4) | ~np.array(cfg["enable_chunked_prefill"])).all()
@@ -593,6 +645,13 @@ def check_invariants(workload, opts, r):
     if opts["max_tokens"] is not None:
         assert (rq["output_tokens"] <= opts["max_tokens"]).all()
 
+
+def _check_swap_space(opts, r):
+    tl = r.timeline
+    rq = r.requests
+    cfg = r.config
+    total = opts["num_gpu_blocks"]
+    used = tl["kv_blocks_used"]
     # Swap space: net bytes on the CPU side never exceed swap_space_bytes.
     net = np.cumsum(tl["swap_out_bytes"] - tl["swap_in_bytes"])
     assert (net >= 0).all() and (net <= cfg["swap_space_bytes"]).all()
@@ -604,6 +663,11 @@ def check_invariants(workload, opts, r):
         assert (used[tl["swap_in_bytes"] > 0] <= total - cfg["watermark_blocks"]).all()
     assert r.summary()["swapped_out_bytes"] == int(tl["swap_out_bytes"].sum())
 
+
+def _check_preemptions(opts, r):
+    tl = r.timeline
+    rq = r.requests
+    ev = r.events
     # Preemptions: events, per-request counts and the timeline agree.
     assert ev.num_rows == int(tl["preemptions"].sum()) == int(rq["preemptions"].sum())
     if ev.num_rows:
@@ -623,6 +687,13 @@ def check_invariants(workload, opts, r):
     assert not rq["recomputed_tokens"][rq["preemptions"] == rq["swaps"]].any()
     assert not rq["rescued_tokens"][rq["preemptions"] == rq["swaps"]].any()
 
+
+def _check_prefix_cache(r):
+    rq = r.requests
+    cfg = r.config
+    counters = r.counters
+    caching = cfg["enable_prefix_caching"]
+    bs = cfg["block_size"]
     # The prefix cache: a hit is whole blocks and at most all tokens but one, counted
     # at first admission only; the counters' totals are the columns' sums.
     look, hit = rq["prefix_lookup_tokens"], rq["prefix_hit_tokens"]
@@ -636,6 +707,12 @@ def check_invariants(workload, opts, r):
     assert counters["prefix_cache_hits"] == int(hit.sum())
     assert counters["prefix_cache_resumed_hits"] <= counters["prefix_cache_resumed_queries"]
 
+
+def _check_time(r):
+    tl = r.timeline
+    rq = r.requests
+    fin = ~np.isnan(rq["finish_s"])
+    started = ~np.isnan(rq["first_token_s"])
     # Time moves forward.
     t, dt = tl["t_s"], tl["dt_s"]
     assert (dt >= 0).all()
@@ -647,6 +724,12 @@ def check_invariants(workload, opts, r):
     assert (rq["finish_s"][fin] >= rq["first_token_s"][fin]).all()
     assert not (fin & ~started).any()
 
+
+def _check_pauses(opts, r):
+    rq = r.requests
+    pz = r.pauses
+    drained = opts.get("until_s") is None
+    fin = ~np.isnan(rq["finish_s"])
     # Pauses: at most one per preemption (modes 0 recompute, 1 swap) plus the stalls (2).
     if pz.num_rows:
         ended = ~np.isnan(pz["end_s"])
@@ -667,6 +750,17 @@ def check_invariants(workload, opts, r):
             assert (rq["paused_s"][fin] <= rq["finish_s"][fin] - rq["first_token_s"][fin]
                     + 1e-9).all()
 
+
+def _check_tokens(opts, r):
+    tl = r.timeline
+    rq = r.requests
+    ev = r.events
+    cfg = r.config
+    counters = r.counters
+    drained = opts.get("until_s") is None
+    refused = rq["rejected"] > 0
+    caching = cfg["enable_prefix_caching"]
+    used = tl["kv_blocks_used"]
     # Tokens: every delivered token was emitted by some step; prefill work is the
     # prompts, plus what recomputation dropped, plus one fed-back token per resume,
     # less what the prefix cache found.
@@ -683,6 +777,13 @@ def check_invariants(workload, opts, r):
     # No running request: no block in use (swapped-out KV lives on the CPU).
     assert not used[tl["running"] == 0].any()
 
+
+def _check_summary(r):
+    tl = r.timeline
+    rq = r.requests
+    ev = r.events
+    fin = ~np.isnan(rq["finish_s"])
+    t = tl["t_s"]
     # The summary: exactly the contract's keys, fractions in [0, 1].
     s = r.summary()
     assert tuple(s) == SUMMARY_KEYS

@@ -59,6 +59,7 @@ def preemptions(text):
     for f in text_string_to_metric_families(text):
         if f.name == "vllm:num_preemptions":
             return next(s.value for s in f.samples if s.name.endswith("_total"))
+    return None
 
 
 def test_replays_at_speed_and_stops_at_the_end(served):

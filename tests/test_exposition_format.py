@@ -10,7 +10,7 @@ against the newest release).
 """
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 from importlib.metadata import version as installed_version
 
 import pytest
@@ -31,7 +31,7 @@ CLIENT = tuple(int(part) for part in installed_version("prometheus_client").spli
 CLIENT_TRAP_FROM = (0, 23)
 
 
-@lru_cache(maxsize=None)
+@cache
 def storm():
     return kvsim.run_scenario("mission-1-storm")
 

@@ -92,7 +92,7 @@ def test_the_fuzz_reaches_refusals_stops_and_tight_pools(fuzzed):
 
 
 def test_the_books_balance_whatever_the_last_event(fuzzed):
-    for wl, opts, r in fuzzed:
+    for _wl, opts, r in fuzzed:
         if not isinstance(r, kvsim.SimResult):
             continue
         rq, tl, s = r.requests, r.timeline, r.summary()

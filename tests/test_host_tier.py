@@ -148,8 +148,7 @@ def test_the_tier_holds_no_more_than_its_capacity_and_a_small_one_loads_less():
         wl, model, gpu = kw.pop("workload"), kw.pop("model"), kw.pop("gpu")
         engine = build_engine(wl, model, gpu, dict(kw, kv_offloading_size=size))
         tier = engine.scheduler.tier
-        r = engine.run(lambda _e: used.append((tier.capacity, tier.used)))
-        return r
+        return engine.run(lambda _e: used.append((tier.capacity, tier.used)))
 
     small, big = run(0.5), run(64.0)
     assert all(n <= cap for cap, n in used)

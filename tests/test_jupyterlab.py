@@ -73,7 +73,7 @@ except ImportError:  # pragma: no cover - depends on the machine
     skip_or_fail("playwright is not installed: pip install -r requirements.txt")
 
 sys.path.insert(0, str(ROOT / "book" / "_ext"))
-from kvbook_workshop import toc_docnames  # noqa: E402  (the book's one reader of _toc.yml)
+from kvbook_workshop import toc_docnames  # the book's one reader of _toc.yml
 
 CHAPTERS = [ROOT / (d + ".ipynb") for d in toc_docnames(ROOT)
             if re.search(r"/ch\d\d-", d) and (ROOT / (d + ".ipynb")).exists()]
@@ -134,31 +134,30 @@ def lab(tmp_path_factory):
     # As Binder's postBuild does: the chapters become learner copies, signed (trusted).
     subprocess.run([sys.executable, "-m", "kvsim.book.learner", "--in-place", "--book", str(home / "book")],
                    env=env, check=True, capture_output=True)
-    log = open(home / "jupyterlab.log", "w")
-    server = subprocess.Popen(
-        [str(Path(sys.executable).parent / "jupyter-lab"), "--no-browser", "--allow-root",
-         "--ServerApp.ip=127.0.0.1", f"--ServerApp.port={port}", "--ServerApp.port_retries=0",
-         f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={home / 'book'}"],
-        stdout=log, stderr=subprocess.STDOUT, env=env)
-    base = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 120
-    while True:
+    with open(home / "jupyterlab.log", "w") as log:    # closed however the fixture ends
+        server = subprocess.Popen(
+            [str(Path(sys.executable).parent / "jupyter-lab"), "--no-browser", "--allow-root",
+             "--ServerApp.ip=127.0.0.1", f"--ServerApp.port={port}", "--ServerApp.port_retries=0",
+             f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={home / 'book'}"],
+            stdout=log, stderr=subprocess.STDOUT, env=env)
+        base = f"http://127.0.0.1:{port}"
+        deadline = time.monotonic() + 120
+        while True:
+            try:
+                urllib.request.urlopen(f"{base}/api/status?token={token}", timeout=2)
+                break
+            except OSError:
+                if server.poll() is not None or time.monotonic() > deadline:
+                    server.kill()
+                    pytest.fail(f"JupyterLab did not start: see {home / 'jupyterlab.log'}:\n"
+                                + (home / "jupyterlab.log").read_text()[-2000:], pytrace=False)
+                time.sleep(0.5)
+        yield {"base": base, "token": token, "log": home / "jupyterlab.log", "root": home / "book"}
+        server.terminate()
         try:
-            urllib.request.urlopen(f"{base}/api/status?token={token}", timeout=2)
-            break
-        except OSError:
-            if server.poll() is not None or time.monotonic() > deadline:
-                server.kill()
-                pytest.fail(f"JupyterLab did not start: see {home / 'jupyterlab.log'}:\n"
-                            + (home / "jupyterlab.log").read_text()[-2000:], pytrace=False)
-            time.sleep(0.5)
-    yield {"base": base, "token": token, "log": home / "jupyterlab.log", "root": home / "book"}
-    server.terminate()
-    try:
-        server.wait(20)
-    except subprocess.TimeoutExpired:
-        server.kill()
-    log.close()
+            server.wait(20)
+        except subprocess.TimeoutExpired:
+            server.kill()
 
 
 @pytest.fixture(scope="module")
@@ -247,7 +246,7 @@ def _hidden_code_cells(notebook: Path) -> list[bool]:
 
 def _done(prompts: list[str], hidden: list[bool]) -> bool:
     return len(prompts) == len(hidden) and all(
-        h or re.fullmatch(r"\[\d+\]:", p) for p, h in zip(prompts, hidden))
+        h or re.fullmatch(r"\[\d+\]:", p) for p, h in zip(prompts, hidden, strict=True))
 
 
 def _wait_until_run(page, notebook: Path, seconds: int = 300) -> None:

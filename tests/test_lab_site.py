@@ -42,7 +42,7 @@ def test_the_file_is_the_missions_grids_in_order(data):
     for md in data["missions"]:
         m = missions.get_mission(md["number"])
         assert [lv["name"] for lv in md["levers"]] == [lv.name for lv in m.levers]
-        for lv, mine in zip(m.levers, md["levers"]):
+        for lv, mine in zip(m.levers, md["levers"], strict=True):
             assert mine["values"] == list(lv.grid), f"mission {m.number} {lv.name}: {REGENERATE}"
         want = [list(p) for p in itertools.product(*(lv.grid for lv in m.levers))]
         assert [r["settings"] for r in md["rows"]] == want, f"mission {m.number}: {REGENERATE}"
@@ -53,10 +53,10 @@ def test_lever_values_are_written_as_completion_codes_write_them(data):
     for md in data["missions"]:
         m = missions.get_mission(md["number"])
         for row in md["rows"][::7]:
-            settings = dict(zip((lv.name for lv in m.levers), row["settings"]))
+            settings = dict(zip((lv.name for lv in m.levers), row["settings"], strict=True))
             code = codes.completion_code(m, 1, settings, None, name=None, room_key=None)
             mine = [lv["codes"][lv["values"].index(v)] for lv, v in zip(md["levers"],
-                                                                        row["settings"])]
+                                                                        row["settings"], strict=True)]
             assert code.split("/")[2] == ",".join(mine)
 
 
@@ -76,7 +76,7 @@ def test_a_sample_of_grid_points_rescores_to_the_committed_rows(data, number):
     assert p["causes"] == md["right_causes"], REGENERATE
     assert [list(b) for b in p["bands"]] == md["right_bands"], REGENERATE
     for i in _sample(md):
-        settings = dict(zip((lv.name for lv in m.levers), md["rows"][i]["settings"]))
+        settings = dict(zip((lv.name for lv in m.levers), md["rows"][i]["settings"], strict=True))
         again = json.loads(json.dumps(lab_site.row_for(m, settings, p["right"], p["wrong"])))
         assert again == md["rows"][i], f"mission {number} {settings}: {REGENERATE}"
 

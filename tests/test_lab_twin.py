@@ -45,7 +45,7 @@ def reference_bins(result, dt: float) -> dict:
     out = {}
     for name, col in (("kv", "kv_blocks_used"), ("waiting", "waiting"), ("swapped", "swapped")):
         peak = [None] * n
-        for x, v in zip(t, result.timeline[col]):
+        for x, v in zip(t, result.timeline[col], strict=True):
             b = bin_of(x)
             peak[b] = int(v) if peak[b] is None else max(peak[b], int(v))
         last = 0
@@ -95,7 +95,8 @@ def test_the_committed_twin_holds_every_point_of_the_grid_and_binds_each_lever(c
     assert set(rows) == set(itertools.product(*lab.TWIN_GRID.values()))
     assert len(lab.TWIN_GRID["seed"]) >= 3                      # several days, not one
     params = {p["name"]: p for p in spec["params"]}
-    for name, grid in zip(("util", "answers", "headroom", "mode", "seed"), lab.TWIN_GRID.values()):
+    for name, grid in zip(("util", "answers", "headroom", "mode", "seed"), lab.TWIN_GRID.values(),
+                          strict=True):
         assert params[name]["bind"]["input"] == "select", name
         assert params[name]["bind"]["options"] == list(grid), name
     assert params["mode"]["bind"]["labels"] == [lab_charts.TWIN_MODE_LABELS[m]
@@ -124,7 +125,7 @@ def test_the_committed_twin_is_kvsims_run_bin_for_bin(committed, point):
         got = _ints(row[name]) or [0] * n           # an empty swapped column: no swap at all
         assert got == want, f"{point}: {name} differs from a fresh kvsim run"
     assert row["pool"] == fresh.total_blocks
-    ticks = dict(zip(_ints(row["tick_bin"]), _ints(row["tick_n"])))
+    ticks = dict(zip(_ints(row["tick_bin"]), _ints(row["tick_n"]), strict=True))
     assert ticks == ref["ticks"]
     assert sum(ticks.values()) == fresh.events.num_rows == int(sum(fresh.timeline["preemptions"]))
     # the printed numbers are the run's on-call numbers, wrapped
@@ -143,7 +144,7 @@ def test_twin_run_keeps_the_bins_and_the_pager_numbers_of_a_run():
     k = lab_charts.twin_run(r)
     ref = reference_bins(r, lab_charts.TWIN_BIN_S)
     assert (k["kv"], k["waiting"], k["swapped"]) == (ref["kv"], ref["waiting"], ref["swapped"])
-    assert dict(zip(k["tick_bin"], k["tick_n"])) == ref["ticks"]
+    assert dict(zip(k["tick_bin"], k["tick_n"], strict=True)) == ref["ticks"]
     assert k["oncall"] == lab.oncall_numbers(r) and k["pool"] == r.total_blocks
     assert k["warmup_s"] == lab.LAB_BASE["warmup_s"]
     # the same through a sub-grid of twin_runs, with the reduction where the run was made
@@ -226,9 +227,9 @@ def test_mission_3s_committed_chart_passes_the_answer_under_fp8_and_not_fp16():
     assert expert["kv_dtype"] == "fp8"
     answer = expert["gpu_memory_utilization"]
     guess = {"guess_3": answer, "reveal_3": True}
-    assert "your guess {:.2f} passes on every day".format(answer) in _vega_text(
+    assert f"your guess {answer:.2f} passes on every day" in _vega_text(
         spec, view_3="fp8", **guess)
-    assert "your guess {:.2f} fails on some day".format(answer) in _vega_text(
+    assert f"your guess {answer:.2f} fails on some day" in _vega_text(
         spec, view_3="fp16", **guess)
     # before the box is ticked, no verdict and no band
     texts = _vega_text(spec, view_3="fp8", guess_3=answer)

@@ -84,7 +84,7 @@ def test_a_copy_blanks_the_regions_and_keeps_everything_else(copies):
     for name, (nb, copy) in copies.items():
         regions = {j for _, region in predict_regions(nb["cells"]) for j in region}
         assert len(copy["cells"]) == len(nb["cells"])
-        for j, (old, new) in enumerate(zip(nb["cells"], copy["cells"])):
+        for j, (old, new) in enumerate(zip(nb["cells"], copy["cells"], strict=True)):
             if j in regions and new["cell_type"] == "code":
                 assert new["outputs"] == [] and new["execution_count"] is None, (name, j)
             elif j in regions:

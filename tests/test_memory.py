@@ -78,8 +78,8 @@ def test_seed000_the_seeds_own_arithmetic_reproduces_exactly(seed_belgavi):
     assert b.weight_bytes == 6_738_415_616 * 2 == pytest.approx(13.5 * GB, rel=0.01)
     assert b.kv_bytes == 28_800_000_000 - 6_738_415_616 * 2 - 2 * GB == 13_323_168_768
     decimal_tokens = b.kv_bytes / 500_000
-    assert 26_600 == pytest.approx(decimal_tokens, rel=0.01)
-    assert 1_700 == pytest.approx(decimal_tokens / 16, rel=0.03)
+    assert pytest.approx(decimal_tokens, rel=0.01) == 26_600
+    assert pytest.approx(decimal_tokens / 16, rel=0.03) == 1_700
     assert int(13.3 * GB / 500_000) // 1100 == 24
     # kvsim's exact reading of the same bytes: 0.5 MiB per token, whole blocks
     assert b.blocks == 13_323_168_768 // (8 * MiB) == 1_588 and b.max_concurrent(1100) == 23

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import ast
 import importlib
-from functools import lru_cache
+from functools import cache
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -27,7 +28,7 @@ from kvsim.observe.promtool_tests import promtool_input_series, promtool_test
 from kvsim.observe.series import run_metrics, scrape
 
 
-@lru_cache(maxsize=None)
+@cache
 def storm():
     return kvsim.run_scenario("mission-1-storm")
 
@@ -237,7 +238,7 @@ def test_kvsim_observe_metrics_is_a_facade_over_the_modules_that_do_the_work():
                         getattr(importlib.import_module(f"kvsim.observe.{m}"), name, None) is value)
         assert home != "kvsim.observe.metrics", name
         assert getattr(importlib.import_module(home), name) is value, name
-    tree = ast.parse(open(metrics.__file__, encoding="utf-8").read())
+    tree = ast.parse(Path(metrics.__file__).read_text(encoding="utf-8"))
     logic = [type(n).__name__ for n in tree.body
              if not isinstance(n, (ast.ImportFrom, ast.Import, ast.Expr, ast.Assign))]
     assert not logic, f"kvsim/observe/metrics.py is a facade only: {logic}"

@@ -13,7 +13,7 @@ the prompt tokens, the waiting reasons to the waiting gauge.
 """
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 
 import numpy as np
 import pytest
@@ -66,7 +66,7 @@ V1_FAMILIES = [
 ]
 
 
-@lru_cache(maxsize=None)
+@cache
 def storm():
     return kvsim.run_scenario("mission-1-storm")
 

@@ -41,7 +41,7 @@ def test_the_panel_shows_scores_numbers_for_the_chosen_day():
     # the controls are the mission's levers on their grids, and its days
     levers = M.get_mission(1).levers
     controls, seed = panel.children[:len(levers)], panel.children[len(levers)]
-    for lever, lv in zip(controls, levers):
+    for lever, lv in zip(controls, levers, strict=True):
         assert lever.description == lv.name
         assert [v for _, v in lever.options] == list(lv.grid)
     assert list(seed.options) == list(M.SEEDS)
@@ -77,7 +77,7 @@ def test_the_mission_panel_commits_scores_every_day_and_gives_a_code_that_verifi
     panel = lab_panel(mission=1, progress_file=path,
                       **{k: v for k, v in expert.items() if k in {lv.name for lv in m.levers}})
     parts = panel.score_parts
-    text = lambda: parts["output"].outputs[0]["data"]["text/plain"]        # noqa: E731
+    text = lambda: parts["output"].outputs[0]["data"]["text/plain"]
     parts["commit"]()                                 # nothing picked: said, nothing written
     assert text() == "Pick a prediction first." and not path.exists()
     (cause,) = parts["picks"]

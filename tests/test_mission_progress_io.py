@@ -92,7 +92,7 @@ def test_export_to_a_named_file_or_folder_and_of_empty_progress(tmp_path):
         mp.export_progress(other, path=a)
     assert other.read_text() == "my notes"
     empty = mp.export_progress(tmp_path / "empty.json", path=tmp_path / "none.json")
-    assert json.loads(open(empty).read())["progress"] == {"version": 2, "name": None,
+    assert json.loads(Path(empty).read_text())["progress"] == {"version": 2, "name": None,
                                                         "missions": {}}
     assert not (tmp_path / "none.json").exists()                # exporting only reads
     assert mp.import_progress(empty, path=a) == {n: "unchanged" for n in M.MISSIONS}

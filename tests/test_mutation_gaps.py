@@ -93,7 +93,7 @@ OUTPUT_COUNTS = [1, 2, 4, 6, 9, 11, 14, 16, 19, 20, 20, 20]
 
 @pytest.fixture(scope="module")
 def edge_run():
-    reqs = [kvsim.Request(0.05 * i, p, o) for i, (p, o) in enumerate(zip(PROMPTS, OUTPUTS))]
+    reqs = [kvsim.Request(0.05 * i, p, o) for i, (p, o) in enumerate(zip(PROMPTS, OUTPUTS, strict=True))]
     r = kvsim.simulate(reqs, model="llama-2-7b", gpu="a40-48gb", num_gpu_blocks=4000)
     rq = r.requests
     assert rq["prompt_tokens"].tolist() == PROMPTS
@@ -148,7 +148,7 @@ def test_scraped_bucket_series_count_an_observation_on_an_edge_in_that_bucket(ed
     series = {e["series"]: e["values"].split()[-1]
               for e in promtool_input_series(edge_run, interval_s=1.0, until_s=math.ceil(end))}
     labels = {"engine": "0", "model_name": "llama-2-7b"}
-    for le, c in zip((*TOKEN_EDGES, "+Inf"), counts):
+    for le, c in zip((*TOKEN_EDGES, "+Inf"), counts, strict=True):
         assert series[series_name(family + "_bucket", dict(labels, le=le))] == str(c)
 
 
@@ -229,7 +229,7 @@ def test_cli_one_seed_is_one_row_per_point(capsys):
     lines = out.splitlines()
     header = lines[0].split(",")
     assert header[:2] == ["output_mean", "seed"]
-    rows = [dict(zip(header, line.split(","))) for line in lines[1:]]
+    rows = [dict(zip(header, line.split(","), strict=True)) for line in lines[1:]]
     assert [(r["output_mean"], r["seed"]) for r in rows] == [("250", "3"), ("600", "3")]
     direct = kvsim.run_scenario("belgavi", seed=3, output_mean=250, **SHORT_KW).summary()
     assert int(rows[0]["requests_arrived"]) == direct["requests_arrived"]
@@ -509,7 +509,7 @@ def test_a_40_token_shared_prefix_shares_only_its_two_full_blocks(caching):
     assert rq["prefix_hit_tokens"].tolist() == hits
     assert rq["prefix_lookup_tokens"].tolist() == (prompts if caching else [0] * 7)
     p = r.timeline["prefill_tokens"]
-    assert p[p > 0].tolist() == [a - b for a, b in zip(prompts, hits)]
+    assert p[p > 0].tolist() == [a - b for a, b in zip(prompts, hits, strict=True)]
     assert np.array_equal(rq["generated_tokens"], rq["output_tokens"])
     if caching:
         assert r.summary()["prefix_cache_hit_rate"] == pytest.approx(sum(hits) / sum(prompts))

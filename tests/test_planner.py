@@ -46,7 +46,7 @@ def test_the_search_brackets_the_threshold_a_dense_scan_finds(serial):
     traffic = GeneratedTraffic(Fixed(850), Geometric(250))
     for config in serial.configs:
         assert config.rate_per_s == min(config.seed_rates) > 0
-        for seed, low, high in zip(SHORT["seeds"], config.seed_rates, config.seed_failing_rates):
+        for seed, low, high in zip(SHORT["seeds"], config.seed_rates, config.seed_failing_rates, strict=True):
             assert high - low <= SHORT["rel_tol"] * low
             # the dense scan, same seed and settings: rates in steps of 0.05 up to the first miss
             last_pass = first_fail = None
@@ -159,7 +159,7 @@ def test_the_search_arithmetic_on_known_thresholds(monkeypatch):
     monkeypatch.setattr(planner, "_run_planned", _engine_with_thresholds({0: 2.7, 1: 4.1}))
     plan = kvsim.plan(BASE, None, slo={"ttft_p99_s": 1.0}, seeds=[0, 1], rel_tol=0.01)
     (config,) = plan.configs
-    for threshold, low, high in zip((2.7, 4.1), config.seed_rates, config.seed_failing_rates):
+    for threshold, low, high in zip((2.7, 4.1), config.seed_rates, config.seed_failing_rates, strict=True):
         assert low <= threshold < high and high - low <= 0.01 * low
     # seed 0: 1, 2 pass, 4 fails; bisections 3, 2.5, 2.75, 2.625, 2.6875, 2.71875, 2.703125
     assert config.seed_rates[0] == 2.6875 and config.seed_failing_rates[0] == 2.703125

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import multiprocessing
+from pathlib import Path
 
 import pytest
 
@@ -34,9 +35,10 @@ def _writer(path: str, who: int, out) -> None:
             mp.attempt(n, None, path=path)
             if i % 5 == 0:
                 mp.commit_prediction(3, {"cause": "answers-longer"}, path=path)
-            json.loads(open(path, encoding="utf-8").read())    # readable after every save
+            json.loads(Path(path).read_text(encoding="utf-8"))  # readable after every save
         out.put(None)
-    except BaseException as e:                   # reported to the test, not lost in a child
+    # everything (an exit too) is reported to the test, not lost in a child
+    except BaseException as e:  # noqa: BLE001
         out.put(f"{type(e).__name__}: {e}")
 
 

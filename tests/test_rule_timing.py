@@ -143,7 +143,7 @@ def test_promtool_agrees_at_every_evaluation(incident, rule, threshold, window_s
     assert timing.fired and fires.sum() > 3 and (~fires).sum() > 3   # both kinds of evaluation
     assert timing.firing_s == t[np.argmax(fires)]
     tests = [{"eval_time": f"{int(x)}s", "alertname": "Explorer",
-              "exp_alerts": [{"exp_labels": LABELS}] if f else []} for x, f in zip(t, fires)]
+              "exp_alerts": [{"exp_labels": LABELS}] if f else []} for x, f in zip(t, fires, strict=True)]
     test = promtool_test(run, rule_files=["explorer.yml"], interval_s=15, extra_labels=EXTRA,
                          alert_tests=tests)
     ok, out = A.run_promtool_test(test, {"explorer.yml": yaml.safe_dump(rules)})

@@ -121,7 +121,7 @@ def test_seed000_belgavi_about_21_running(belgavi_600s_runs, belgavi_600s, belga
     # the request table also counts each request's last step, which the timeline (state after
     # a step) does not: about rate x one decode step (~0.06 requests).
     step = decode_step_s("llama-2-7b", "a40-48gb", round(expected), prompt + answer)
-    for r, s in zip(belgavi_600s_runs, belgavi_600s):
+    for r, s in zip(belgavi_600s_runs, belgavi_600s, strict=True):
         rq, w, end = r.requests, r.config["warmup_s"], r.simulated_s
         began = ~np.isnan(rq["first_scheduled_s"])
         stop = np.where(np.isnan(rq["finish_s"]), end, rq["finish_s"])[began]
@@ -144,7 +144,7 @@ def test_seed000_belgavi_about_21_running(belgavi_600s_runs, belgavi_600s, belga
     # KV usage is the running count times the blocks each holds (size-biased geometric
     # answers, engine_expectations.mean_blocks_held): within the +-1/2 block of the last one.
     held = [s["kv_usage_mean"] * r.total_blocks / s["mean_running"]
-            for r, s in zip(belgavi_600s_runs, belgavi_600s)]
+            for r, s in zip(belgavi_600s_runs, belgavi_600s, strict=True)]
     assert abs(statistics.median(held) - mean_blocks_held(prompt, answer)) < 0.5, held
     # The cache is mostly full but not pinned: pinned is belgavi-long, where the queue never
     # empties.
@@ -248,7 +248,7 @@ def test_seed000_longer_answers_hundreds_of_preemptions_and_pauses(long_answers)
     comes once every 1/mu seconds (engine_expectations.service_rate), so the longest pause of a
     day is longer than that."""
     pre = col(long_answers, "preemptions_per_1k")
-    assert (100.0 <= pre).all() and (pre < 1000.0).all(), "not 'in the hundreds' per 1,000"
+    assert (pre >= 100.0).all() and (pre < 1000.0).all(), "not 'in the hundreds' per 1,000"
     assert col(long_answers, "share_paused_over_1s").min() > 0.10
     mu, _ = service_rate(belgavi_budget(), prompt=850, answer=600)
     assert col(long_answers, "max_gap_s").min() > 1 / mu
@@ -447,7 +447,7 @@ def test_seed001_swap_does_not_reduce_preemption(long_base):
     assert abs(ratio - 1) < noise, (ratio, noise)
     assert col(recompute, "swapped_out_bytes").max() == 0
     budget = belgavi_budget(engine="v0")
-    for r, s in zip(swap_runs, swap):
+    for r, s in zip(swap_runs, swap, strict=True):
         ev = r.events
         swaps = int(((ev["mode"] == 1) & (ev["t_s"] > r.config["warmup_s"])).sum())
         assert swaps > 0
@@ -486,7 +486,7 @@ def test_seed000_mission2_swap_on_slow_pcie_freezes_every_stream():
         # the transfer was not charged in full), a little more at most (a swap-in returns a
         # request, which may come with other admissions)
         assert 0.9 < np.median(rest) / ordinary < 1.25, (np.median(rest), ordinary)
-    assert all(a["itl_p99_s"] >= b["itl_p99_s"] for a, b in zip(swap, fast))
+    assert all(a["itl_p99_s"] >= b["itl_p99_s"] for a, b in zip(swap, fast, strict=True))
     assert med(swap, "itl_p99_s") > med(fast, "itl_p99_s")
     # a draw: a 1,300-token victim's transfer out and back at 4 GB/s and its re-prefill on the
     # A40 are within a factor of 1.5 of each other, and so are the two modes' p99s
@@ -570,7 +570,7 @@ def test_seed003_collapse_claim_is_not_reproduced_by_roofline(load_tests):
     (design §7)."""
     r80, r120 = load_tests[80], load_tests[120]
     assert med(r120, "goodput_tok_s") > med(r80, "goodput_tok_s")
-    for a, b in zip(r80, r120):                       # seed by seed, too
+    for a, b in zip(r80, r120, strict=True):                       # seed by seed, too
         assert b["goodput_tok_s"] > a["goodput_tok_s"]
     capped = runs("load-test-120", max_num_seqs=68)
     assert col(capped, "preemptions").max() == 0

@@ -69,7 +69,7 @@ except ImportError:  # pragma: no cover - depends on the machine
 # --------------------------------------------------------------------------
 # What each page should show, from the notebooks' saved outputs.
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def expectations(page: str) -> dict:
     """Charts and bound range sliders the page must show.
 
@@ -589,7 +589,7 @@ def test_every_exercise_has_an_answer_box_that_judges_as_the_kernel(open_page, p
             shown = _answer(page, exercise_id, text)
             assert shown == exercises.evaluate(exercise_id, _kernel_value(text)).message, (exercise_id, text)
         assert _answer(page, exercise_id, answers[0]).startswith("Right: ")
-        for (_, hint), text in zip(entry["traps"], answers[1:]):
+        for (_, hint), text in zip(entry["traps"], answers[1:], strict=True):
             assert hint in _answer(page, exercise_id, text), (exercise_id, text, hint)
     assert not log.unexpected_errors(), log.unexpected_errors()
 
@@ -1133,7 +1133,7 @@ def test_plumbing_cells_are_folded_with_their_output_shown(browser, base_url, pa
         nb = nbformat.read(ROOT / Path(page_path).with_suffix(".ipynb"), as_version=4)
         folded = _folded_cells(page_path)
         assert len(cells) == len(folded), (page_path, cells)
-        for i, cell in zip(folded, cells):
+        for i, cell in zip(folded, cells, strict=True):
             assert cell["fold"] and cell["open"] is False, (page_path, i, cell)
             assert not cell["input_shown"], (page_path, i, "the code shows before the reader asks")
             if _shows_output(nb.cells[i]):

@@ -112,14 +112,16 @@ def test_the_browser_judges_every_exercise_as_the_kernel_does(node, tmp_path, da
             expected.append(exercises.evaluate(ex_id, answer))
     got = run_in_node(node, tmp_path, data, cases)
     mismatches = [(c["id"], c["text"], e.message, g["message"])
-                  for c, e, g in zip(cases, expected, got) if (e.status, e.message) != (g["status"], g["message"])]
+                  for c, e, g in zip(cases, expected, got, strict=True)
+                  if (e.status, e.message) != (g["status"], g["message"])]
     assert not mismatches, "\n".join(map(str, mismatches[:10]))
     statuses = {g["status"] for g in got}
     assert statuses == {"right", "wrong"}, statuses          # both verdicts were exercised
     # every trap that can fire fired in the browser with its own hint
     for ex_id, entry in data["exercises"].items():
-        for trap, hint in entry["traps"]:
-            assert any(c["id"] == ex_id and hint in g["message"] for c, g in zip(cases, got)), (ex_id, hint)
+        for _trap, hint in entry["traps"]:
+            assert any(c["id"] == ex_id and hint in g["message"]
+                       for c, g in zip(cases, got, strict=True)), (ex_id, hint)
 
 
 def test_the_browser_gives_a_prediction_the_kernels_sentence(node, tmp_path, data):
@@ -132,7 +134,8 @@ def test_the_browser_gives_a_prediction_the_kernels_sentence(node, tmp_path, dat
             expected.append(exercises.judge_prediction(p_id, as_kernel_value(text)))
     got = run_in_node(node, tmp_path, data, cases)
     mismatches = [(c["id"], c["text"], e.message, g["message"])
-                  for c, e, g in zip(cases, expected, got) if (e.status, e.message) != (g["status"], g["message"])]
+                  for c, e, g in zip(cases, expected, got, strict=True)
+                  if (e.status, e.message) != (g["status"], g["message"])]
     assert not mismatches, "\n".join(map(str, mismatches[:10]))
     assert {g["status"] for g in got} == {"close", "off"}
 
@@ -150,7 +153,7 @@ def test_numbers_print_as_the_kernel_prints_them(node, tmp_path):
     cases += [{"kind": "plain", "x": i, "isInt": True} for i in ints]
     got = run_in_node(node, tmp_path, {}, cases)
     want = [plain(float(x)) for x in xs] + [plain(i) for i in ints]
-    mismatches = [(c["x"], w, g) for c, w, g in zip(cases, want, got) if w != g]
+    mismatches = [(c["x"], w, g) for c, w, g in zip(cases, want, got, strict=True) if w != g]
     assert not mismatches, mismatches[:10]
     assert all(math.isfinite(x) for x in xs)
 

@@ -6,6 +6,7 @@ test says they are (speed itself is measured in benchmarks/run.py).
 """
 from __future__ import annotations
 
+import itertools
 import json
 import subprocess
 import sys
@@ -197,7 +198,7 @@ def test_progress_advances_by_chunk(capsys):
     kvsim.sweep(BASE, GRID, seeds=SEEDS, executor=_Counting(), chunk_size=3, progress=True)
     err = capsys.readouterr().err
     done = [int(s.split()[1].split("/")[0]) for s in err.strip().split("\r") if s]
-    steps = sorted(b - a for a, b in zip([0, *done], done))     # chunks finish in any order
+    steps = sorted(b - a for a, b in itertools.pairwise([0, *done]))     # chunks finish in any order
     assert steps == [2, 3, 3] and done[-1] == 8
 
 

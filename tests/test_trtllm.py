@@ -90,7 +90,7 @@ def finishes(r):
 
 def pauses(r):
     """``(victim, step)`` of every preemption, in order."""
-    return [(int(v), started(r, t)) for v, t in zip(r.events["request"], r.events["t_s"])]
+    return [(int(v), started(r, t)) for v, t in zip(r.events["request"], r.events["t_s"], strict=True)]
 
 
 # --- translated from capacitySchedulerTest.cpp ---------------------------------------------

@@ -190,7 +190,7 @@ def test_piecewise_produces_the_burst_and_the_quiet_spell():
     w = Workload.piecewise(segs, seed=2)
     edges = np.cumsum([0] + [d for d, _ in segs])
     counts = np.histogram(w.arrival_s, bins=edges)[0]
-    for (d, r), n in zip(segs, counts):
+    for (d, r), n in zip(segs, counts, strict=True):
         lam = d * r
         assert abs(n - lam) <= 5 * math.sqrt(lam), (d, r, n)
     assert counts[2] == 0                             # nothing arrives at rate 0
@@ -247,7 +247,7 @@ def test_next_lengths_does_not_depend_on_chunking_or_order():
     got = {int(k): shuffled.next_lengths(int(k)) for k in order}
     assert [got[k] for k in range(n)] == seq
     p, o = closed().lengths_for(n)
-    assert list(zip(p.tolist(), o.tolist())) == seq
+    assert list(zip(p.tolist(), o.tolist(), strict=True)) == seq
     # asking for a far request first, then an early one, on a fresh workload
     fresh = closed()
     assert fresh.next_lengths(n - 1) == seq[-1] and fresh.next_lengths(5) == seq[5]

@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import html
 import importlib.util
+import itertools
 import json
 import re
 import sys
@@ -33,6 +34,12 @@ def _load():
 W = _load()
 CHAPTERS = [d for d in W.toc_docnames(ROOT) if re.match(r"book/ch\d\d-", d)]
 TIMINGS = W.chapter_timings(ROOT)
+
+
+def _longest_stretch(blocks: list[int], cut: tuple[int, ...]) -> int:
+    """The longest run of minutes between breaks placed after the blocks numbered ``cut``."""
+    bounds = (0, *cut, len(blocks))
+    return max(sum(blocks[i:j]) for i, j in itertools.pairwise(bounds))
 
 
 def test_every_chapter_states_its_timings():
@@ -100,7 +107,7 @@ def _check_plan(slots, chapters, session_minutes=180, break_after=75):
         mine = [s for s in slots if s.session == session]
         assert mine[0].kind == "setup" and mine[-1].kind == "wrap-up"
         assert mine[0].start == 0 and sum(s.minutes for s in mine) == session_minutes
-        assert all(a.start + a.minutes == b.start for a, b in zip(mine, mine[1:])), "gap or overlap"
+        assert all(a.start + a.minutes == b.start for a, b in itertools.pairwise(mine)), "gap or overlap"
         assert _stretches(mine) <= break_after, [(s.start, s.kind) for s in mine]
         assert sum(s.kind == "break" for s in mine) >= 1
     placed = [(s.docname, s.kind) for s in slots if s.docname]
@@ -187,17 +194,14 @@ def test_breaks_are_as_few_and_as_evenly_spaced_as_the_blocks_allow(name):
         if k:
             assert min(got) >= 30, (n, got)         # no two breaks close together
             # no placement of k breaks at the block boundaries is more even
-            def worst(cut):
-                b = (0, *cut, len(blocks))
-                return max(sum(blocks[i:j]) for i, j in zip(b, b[1:]))
-            assert max(got) == min(worst(c) for c in
+            assert max(got) == min(_longest_stretch(blocks, cut) for cut in
                                    itertools.combinations(range(1, len(blocks)), k)), (n, got)
             assert max(got) - min(got) <= 30, (n, got)
             # one break fewer (its minutes going to the wrap-up) would leave a stretch too long
             longer = blocks[:-1] + [blocks[-1] + opts["break_minutes"]]
             for c in itertools.combinations(range(1, len(longer)), k - 1):
                 b = (0, *c, len(longer))
-                assert max(sum(longer[i:j]) for i, j in zip(b, b[1:])) > opts["break_after"]
+                assert max(sum(longer[i:j]) for i, j in itertools.pairwise(b)) > opts["break_after"]
 
 
 def _session_sums(slots):
@@ -212,7 +216,7 @@ def test_every_plan_adds_up_with_set_up_breaks_and_wrap_up(name):
     for n in {s.session for s in slots}:
         mine = [s for s in slots if s.session == n]
         assert mine[0].start == 0 and mine[0].kind == "setup" and mine[-1].kind == "wrap-up"
-        assert all(a.start + a.minutes == b.start for a, b in zip(mine, mine[1:])), "gap or overlap"
+        assert all(a.start + a.minutes == b.start for a, b in itertools.pairwise(mine)), "gap or overlap"
         assert _stretches(mine) <= opts["break_after"]
     # every break tells a Binder room to save first (a session idle ~10 minutes is deleted)
     assert all("On Binder, save first" in s.title and "--export" in s.title
@@ -376,7 +380,7 @@ def test_the_built_pages_show_the_front_matter_minutes():
     notes = (SITE / "book" / "instructor-notes" / (Path(t.docname).name[:4] + ".html")).read_text()
     assert f"Total: {t.total_minutes} min" in notes
     start = 0
-    for title, minutes in t.parts:
+    for _title, minutes in t.parts:
         assert f"{start}-{start + minutes}" in notes
         start += minutes
 
@@ -404,7 +408,7 @@ def test_each_chapters_notes_carry_its_answer_key_from_the_checks(timing):
                              "\n".join("".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "code"))
     ex_rows, pr_rows = ak.chapter_key_rows(data, list(timing.exercise_titles), predictions)
     assert len(ex_rows) == len(timing.exercise_titles) >= 5 and len(pr_rows) == len(predictions) >= 1
-    for (ex_id, title), row in zip(timing.exercise_titles, ex_rows):
+    for (ex_id, title), row in zip(timing.exercise_titles, ex_rows, strict=True):
         entry = data["exercises"][ex_id]
         assert title in row[0] and row[2] == entry["why"]
         assert all(hint in row[3] for _, hint in entry["traps"])

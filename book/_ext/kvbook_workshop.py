@@ -39,6 +39,7 @@ directives read them:
     section the notes leave out, stops the build.
 
 So the overview, the plan and the notes cannot disagree: they are all drawn
+import itertools
 from the same numbers (``tests/test_workshop.py`` checks the metadata against
 the chapters' headings).
 """
@@ -129,57 +130,11 @@ def read_timing(path: Path, docname: str | None = None) -> ChapterTiming | None:
             or not all(isinstance(p, dict) and set(p) == {"section", "minutes"} for p in parts)):
         raise ExtensionError(f"{where}.teaching = {parts!r}: expected a list of "
                              f'{{"section": title, "minutes": n}} in the order of the chapter')
-    teaching = {}
-    for i, part in enumerate(parts):
-        title = str(part["section"])
-        if title in teaching:
-            raise ExtensionError(f"{where}.teaching[{i}]: section {title!r} is listed twice")
-        teaching[title] = _positive(part["minutes"], f"{where}.teaching[{i}].minutes")
+    teaching = _teaching(parts, where)
     exercises = _positive(block.get("exercises"), f"{where}.exercises")
-    short, short_exercises, short_set, closing = (), 0, (), False
-    if "short" in block:
-        spec = block["short"]
-        if not isinstance(spec, dict) or not isinstance(spec.get("sections"), list) \
-                or not spec["sections"]:
-            raise ExtensionError(f"{where}.short = {spec!r}: expected "
-                                 '{"sections": [titles from teaching], "exercises": n}')
-        unknown = [t for t in spec["sections"] if t not in teaching]
-        if unknown:
-            raise ExtensionError(f"{where}.short: section {unknown[0]!r} is not in teaching: "
-                                 f"expected one of {', '.join(teaching)}")
-        unknown_keys = sorted(set(spec) - {"sections", "exercises", "set", "closing_mission"})
-        if unknown_keys:
-            raise ExtensionError(f"{where}.short: unknown field {unknown_keys[0]!r}: expected "
-                                 "sections, exercises, set, closing_mission")
-        short = tuple(str(t) for t in spec["sections"])
-        short_exercises = spec.get("exercises", 0)
-        if short_exercises:
-            short_exercises = _positive(short_exercises, f"{where}.short.exercises")
-        short_set = tuple(spec.get("set", ()))
-        if bool(short_set) != bool(short_exercises):
-            raise ExtensionError(f"{where}.short: exercises = {short_exercises!r} with set = "
-                                 f"{list(short_set)!r}: expected minutes exactly when the set "
-                                 f"names exercises")
-        closing = spec.get("closing_mission", False)
-        if not isinstance(closing, bool):
-            raise ExtensionError(f"{where}.short.closing_mission = {closing!r}: expected true "
-                                 f"or false")
-    lab = ()
-    if "missions" in block:
-        spec = block["missions"]
-        if not isinstance(spec, list) or not spec or not all(
-                isinstance(p, dict) and set(p) == {"part", "minutes"} for p in spec):
-            raise ExtensionError(f"{where}.missions = {spec!r}: expected a list of "
-                                 '{"part": what, "minutes": n} (the lab hour, in order)')
-        lab = tuple((str(p["part"]), _positive(p["minutes"], f"{where}.missions[{i}].minutes"))
-                    for i, p in enumerate(spec))
-    title = ""
-    for cell in nb.get("cells", []):
-        if cell.get("cell_type") == "markdown":
-            m = re.search(r"^# (.+)$", "".join(cell.get("source", "")), re.M)
-            if m:
-                title = m.group(1).strip()
-                break
+    short, short_exercises, short_set, closing = _short_part(block, teaching, where)
+    lab = _lab_hour(block, where)
+    title = _chapter_title(nb)
     order = tuple(t for t in section_titles(path) if t in teaching or t == "Exercises")
     titles = exercise_titles(path)
     missing = [x for x in short_set if x not in dict(titles)]
@@ -188,6 +143,75 @@ def read_timing(path: Path, docname: str | None = None) -> ChapterTiming | None:
                              f"chapter: expected one of {', '.join(x for x, _ in titles)}")
     return ChapterTiming(docname or str(path.with_suffix("")), title, teaching, exercises, order,
                          short, short_exercises, short_set, closing, lab, titles)
+
+
+def _teaching(parts: list, where: str) -> dict[str, int]:
+    """The teaching sections' minutes by title, in the chapter's order."""
+    teaching = {}
+    for i, part in enumerate(parts):
+        title = str(part["section"])
+        if title in teaching:
+            raise ExtensionError(f"{where}.teaching[{i}]: section {title!r} is listed twice")
+        teaching[title] = _positive(part["minutes"], f"{where}.teaching[{i}].minutes")
+    return teaching
+
+
+def _short_part(block: dict, teaching: dict[str, int], where: str
+                ) -> tuple[tuple, int, tuple, bool]:
+    """``(sections, exercise minutes, exercise set, closing mission)`` of the short version
+    (empty, 0, empty and False when the chapter has none)."""
+    if "short" not in block:
+        return (), 0, (), False
+    spec = block["short"]
+    if not isinstance(spec, dict) or not isinstance(spec.get("sections"), list) \
+            or not spec["sections"]:
+        raise ExtensionError(f"{where}.short = {spec!r}: expected "
+                             '{"sections": [titles from teaching], "exercises": n}')
+    unknown = [t for t in spec["sections"] if t not in teaching]
+    if unknown:
+        raise ExtensionError(f"{where}.short: section {unknown[0]!r} is not in teaching: "
+                             f"expected one of {', '.join(teaching)}")
+    unknown_keys = sorted(set(spec) - {"sections", "exercises", "set", "closing_mission"})
+    if unknown_keys:
+        raise ExtensionError(f"{where}.short: unknown field {unknown_keys[0]!r}: expected "
+                             "sections, exercises, set, closing_mission")
+    short = tuple(str(t) for t in spec["sections"])
+    short_exercises = spec.get("exercises", 0)
+    if short_exercises:
+        short_exercises = _positive(short_exercises, f"{where}.short.exercises")
+    short_set = tuple(spec.get("set", ()))
+    if bool(short_set) != bool(short_exercises):
+        raise ExtensionError(f"{where}.short: exercises = {short_exercises!r} with set = "
+                             f"{list(short_set)!r}: expected minutes exactly when the set "
+                             f"names exercises")
+    closing = spec.get("closing_mission", False)
+    if not isinstance(closing, bool):
+        raise ExtensionError(f"{where}.short.closing_mission = {closing!r}: expected true "
+                             f"or false")
+    return short, short_exercises, short_set, closing
+
+
+def _lab_hour(block: dict, where: str) -> tuple:
+    """The missions' lab hour, ``((part, minutes), ...)`` (empty when the chapter has none)."""
+    if "missions" not in block:
+        return ()
+    spec = block["missions"]
+    if not isinstance(spec, list) or not spec or not all(
+            isinstance(p, dict) and set(p) == {"part", "minutes"} for p in spec):
+        raise ExtensionError(f"{where}.missions = {spec!r}: expected a list of "
+                             '{"part": what, "minutes": n} (the lab hour, in order)')
+    return tuple((str(p["part"]), _positive(p["minutes"], f"{where}.missions[{i}].minutes"))
+                 for i, p in enumerate(spec))
+
+
+def _chapter_title(nb: dict) -> str:
+    """The notebook's first level-1 heading ("" when it has none)."""
+    for cell in nb.get("cells", []):
+        if cell.get("cell_type") == "markdown":
+            m = re.search(r"^# (.+)$", "".join(cell.get("source", "")), re.M)
+            if m:
+                return m.group(1).strip()
+    return ""
 
 
 def exercise_titles(path: Path) -> tuple:
@@ -331,7 +355,7 @@ def _even_breaks(items: list[Slot], k: int, break_minutes: int) -> list[Slot]:
 
     def stretches(cut):
         bounds = (0, *cut, len(sizes))
-        return [sum(sizes[a:b]) for a, b in zip(bounds, bounds[1:])]
+        return [sum(sizes[a:b]) for a, b in itertools.pairwise(bounds)]
     best = min(itertools.combinations(range(1, len(sizes)), k),
                key=lambda cut: (max(stretches(cut)), -min(stretches(cut))))
     out, clock = [], 0
@@ -372,68 +396,49 @@ def workshop_plan(chapters: list[ChapterTiming], *, session_minutes: int = 180,
     if only:
         chapters = [c for c in chapters if c.number in only]
     recap = setup_minutes if recap_minutes is None else recap_minutes
-    slots: list[Slot] = []
-    session, clock, since_break = 1, 0, 0
-    used: set[str] = set()
-
-    def add(kind: str, title: str, minutes: int, docname: str | None = None) -> None:
-        nonlocal clock, since_break
-        slots.append(Slot(session, clock, minutes, kind, title, docname))
-        clock += minutes
-        since_break = 0 if kind == "break" else since_break + minutes
-
-    def need_break(minutes: int) -> bool:
-        return since_break > 0 and since_break + minutes > break_after
-
-    def fits(minutes: list[int]) -> bool:
-        """Would these blocks (with the breaks they need) and the wrap-up fit this session?"""
-        c, since = clock, since_break
-        for m in minutes:
-            if since > 0 and since + m > break_after:
-                c, since = c + break_minutes, 0
-            c, since = c + m, since + m
-        if since > 0 and since + wrap_up_minutes > break_after:
-            c += break_minutes
-        return c + wrap_up_minutes <= session_minutes
-
-    def place(kind: str, title: str, minutes: int, docname: str | None = None) -> None:
-        if need_break(minutes):
-            add("break", "Break", break_minutes)
-        add(kind, title, minutes, docname)
-
-    def close_session(tail: tuple = ()) -> None:
-        """Fill what is left (keeping room for the ``tail`` parts and a break), then the
-        ``tail`` parts, then the wrap-up."""
-        nonlocal session, clock, since_break
-        need = sum(m for _, m, *_ in tail)
-        reserve = need + break_minutes if tail else 0
-        for kind, title, most in FILLS:
-            if title in used:       # each fill once in a plan: the lab is not repeated
-                continue
-            left = session_minutes - clock - wrap_up_minutes - reserve
-            minutes = min(most, left)
-            last = minutes == left and not tail
-            if need_break(minutes + (wrap_up_minutes if last else 0)):
-                if left - break_minutes < SHORTEST:
-                    break
-                add("break", "Break", break_minutes)
-                minutes = min(most, left - break_minutes)
-            if minutes < (lab_minutes if kind == "lab" else SHORTEST):
-                continue
-            add(kind, title, minutes)
-            used.add(title)
-        for kind, minutes, title, docname in tail:
-            place(kind, title, minutes, docname)
-        rest = session_minutes - clock
-        if need_break(rest) and rest - break_minutes >= wrap_up_minutes:
-            add("break", "Break", break_minutes)    # the wrap-up counts as time without one
-        add("wrap-up", "Questions and wrap-up: key points, what each learner takes home",
-            session_minutes - clock)
-        session, clock, since_break = session + 1, 0, 0
-
+    packer = _Packer(session_minutes=session_minutes, break_after=break_after,
+                     break_minutes=break_minutes, wrap_up_minutes=wrap_up_minutes,
+                     lab_minutes=lab_minutes)
     first = chapters[0].number if chapters else 1
-    add("setup", f"Set-up check: everyone runs the first cell of chapter {first}", setup_minutes)
-    units, tail = [], ()        # a chapter's teaching and exercises stay in one session
+    packer.add("setup", f"Set-up check: everyone runs the first cell of chapter {first}",
+               setup_minutes)
+    units, tail = _chapter_units(chapters, short=short, core=core, missions=missions,
+                                 lab_skip=lab_skip)
+    if missions and not short and not tail:
+        raise ExtensionError("missions: no chapter's front matter has a 'missions' lab hour")
+    for ch, parts in units:
+        for kind, minutes in parts:
+            if minutes > break_after:
+                raise ExtensionError(f"{ch.docname}: {minutes} minutes of {kind} in one block "
+                                     f"exceed break_after={break_after}: split the chapter")
+        if not packer.fits([m for _, m in parts]):
+            packer.close_session()
+            packer.add("setup", "Recap of the last session", recap)
+        for kind, minutes in parts:
+            packer.place(kind, ch.title, minutes, ch.docname)
+    if tail and not packer.fits([m for _, m, *_ in tail]):
+        packer.close_session()
+        packer.add("setup", "Recap of the last session", recap)
+    packer.close_session(tail)
+    if final_session:
+        packer.add("setup", "Recap of the last session", recap)
+        for kind, title, minutes in final_session:
+            packer.used.add(title)
+            packer.place(kind, title, minutes)
+        packer.close_session()
+    out = []
+    for n in sorted({s.session for s in packer.slots}):
+        mine = [s for s in packer.slots if s.session == n]
+        rest = [s for s in mine if s.kind != "break"]
+        out += _even_breaks(rest, len(mine) - len(rest), break_minutes)
+    return out
+
+
+def _chapter_units(chapters: list[ChapterTiming], *, short: bool, core: bool, missions: bool,
+                   lab_skip: tuple) -> tuple[list, tuple]:
+    """``(units, tail)``: each chapter's ``(chapter, [(kind, minutes), ...])`` blocks that stay
+    in one session, and the parts that close the plan (a closing mission, the lab hour)."""
+    units, tail = [], ()
     for ch in chapters:
         if short and ch.short and ch.closing:
             tail = (("mission", ch.short_teaching_minutes, closing_title(ch), ch.docname),)
@@ -453,34 +458,78 @@ def workshop_plan(chapters: list[ChapterTiming], *, session_minutes: int = 180,
         if missions and not short and ch.lab:
             tail = tuple(("lab", m, f"{MISSIONS_TITLE}: {part}", None) for part, m in ch.lab
                          if not part.startswith(lab_skip or ("\0",)))
-    if missions and not short and not tail:
-        raise ExtensionError("missions: no chapter's front matter has a 'missions' lab hour")
-    for ch, parts in units:
-        for kind, minutes in parts:
-            if minutes > break_after:
-                raise ExtensionError(f"{ch.docname}: {minutes} minutes of {kind} in one block "
-                                     f"exceed break_after={break_after}: split the chapter")
-        if not fits([m for _, m in parts]):
-            close_session()
-            add("setup", "Recap of the last session", recap)
-        for kind, minutes in parts:
-            place(kind, ch.title, minutes, ch.docname)
-    if tail and not fits([m for _, m, *_ in tail]):
-        close_session()
-        add("setup", "Recap of the last session", recap)
-    close_session(tail)
-    if final_session:
-        add("setup", "Recap of the last session", recap)
-        for kind, title, minutes in final_session:
-            used.add(title)
-            place(kind, title, minutes)
-        close_session()
-    out = []
-    for n in sorted({s.session for s in slots}):
-        mine = [s for s in slots if s.session == n]
-        rest = [s for s in mine if s.kind != "break"]
-        out += _even_breaks(rest, len(mine) - len(rest), break_minutes)
-    return out
+    return units, tail
+
+
+class _Packer:
+    """The plan's slots as they are laid, session by session: the clock of the session, the
+    minutes since its last break, and the fills already used (each once in a plan)."""
+
+    def __init__(self, *, session_minutes: int, break_after: int, break_minutes: int,
+                 wrap_up_minutes: int, lab_minutes: int) -> None:
+        self.session_minutes, self.break_after = session_minutes, break_after
+        self.break_minutes, self.wrap_up_minutes = break_minutes, wrap_up_minutes
+        self.lab_minutes = lab_minutes
+        self.slots: list[Slot] = []
+        self.session, self.clock, self.since_break = 1, 0, 0
+        self.used: set[str] = set()
+
+    def add(self, kind: str, title: str, minutes: int, docname: str | None = None) -> None:
+        self.slots.append(Slot(self.session, self.clock, minutes, kind, title, docname))
+        self.clock += minutes
+        self.since_break = 0 if kind == "break" else self.since_break + minutes
+
+    def need_break(self, minutes: int) -> bool:
+        return self.since_break > 0 and self.since_break + minutes > self.break_after
+
+    def fits(self, minutes: list[int]) -> bool:
+        """Would these blocks (with the breaks they need) and the wrap-up fit this session?"""
+        c, since = self.clock, self.since_break
+        for m in minutes:
+            if since > 0 and since + m > self.break_after:
+                c, since = c + self.break_minutes, 0
+            c, since = c + m, since + m
+        if since > 0 and since + self.wrap_up_minutes > self.break_after:
+            c += self.break_minutes
+        return c + self.wrap_up_minutes <= self.session_minutes
+
+    def place(self, kind: str, title: str, minutes: int, docname: str | None = None) -> None:
+        if self.need_break(minutes):
+            self.add("break", "Break", self.break_minutes)
+        self.add(kind, title, minutes, docname)
+
+    def _fill(self, reserve: int, last_part: bool) -> None:
+        """The :data:`FILLS` not yet used, in what is left of the session but ``reserve``
+        minutes; ``last_part``: nothing but the wrap-up follows them."""
+        for kind, title, most in FILLS:
+            if title in self.used:       # each fill once in a plan: the lab is not repeated
+                continue
+            left = self.session_minutes - self.clock - self.wrap_up_minutes - reserve
+            minutes = min(most, left)
+            last = minutes == left and last_part
+            if self.need_break(minutes + (self.wrap_up_minutes if last else 0)):
+                if left - self.break_minutes < SHORTEST:
+                    break
+                self.add("break", "Break", self.break_minutes)
+                minutes = min(most, left - self.break_minutes)
+            if minutes < (self.lab_minutes if kind == "lab" else SHORTEST):
+                continue
+            self.add(kind, title, minutes)
+            self.used.add(title)
+
+    def close_session(self, tail: tuple = ()) -> None:
+        """Fill what is left (keeping room for the ``tail`` parts and a break), then the
+        ``tail`` parts, then the wrap-up."""
+        need = sum(m for _, m, *_ in tail)
+        self._fill(need + self.break_minutes if tail else 0, not tail)
+        for kind, minutes, title, docname in tail:
+            self.place(kind, title, minutes, docname)
+        rest = self.session_minutes - self.clock
+        if self.need_break(rest) and rest - self.break_minutes >= self.wrap_up_minutes:
+            self.add("break", "Break", self.break_minutes)  # the wrap-up counts as time without one
+        self.add("wrap-up", "Questions and wrap-up: key points, what each learner takes home",
+                 self.session_minutes - self.clock)
+        self.session, self.clock, self.since_break = self.session + 1, 0, 0
 
 
 def plan(name: str, chapters: list[ChapterTiming]) -> list[Slot]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 import textwrap
 from collections.abc import Callable, Sequence
-from typing import Any, NoReturn
+from typing import NoReturn, TypeAlias, TypeVar
 
 from kvsim.errors import (
     KvsimError,
@@ -20,7 +20,8 @@ from kvsim.errors import (
     check_num_gpu_blocks,
 )
 
-__all__ = ["CLI_RULES", "UsageError", "Parser", "VersionAction", "add_subcommand", "checked",
+__all__ = ["CLI_RULES", "UsageError", "Parser", "VersionAction", "Subcommands", "add_subcommand",
+           "checked",
            "positive_float", "add_quiet_flag",
            "add_pool_flags", "metric_set", "utilization", "block_size", "seq_len", "tensor_parallel"]
 
@@ -33,6 +34,12 @@ CLI_RULES = (
     "Model and GPU names are the presets' lower-case names (another case works, with a "
     "note on stderr). A bad value exits 2 with one line naming it and the valid range."
 )
+
+
+#: What ``add_subparsers()`` returns: each subcommand module registers its parser on it.
+Subcommands: TypeAlias = "argparse._SubParsersAction[Parser]"
+#: What a checked flag's value is (an int, a float, a name ...).
+Value = TypeVar("Value")
 
 
 class UsageError(Exception):
@@ -51,17 +58,18 @@ class Parser(argparse.ArgumentParser):
 class VersionAction(argparse.Action):
     """``kvsim --version``: ``kvsim X.Y.Z`` from the installed distribution's metadata."""
 
-    def __init__(self, option_strings, dest=argparse.SUPPRESS, default=argparse.SUPPRESS,
-                 help=None):
+    def __init__(self, option_strings: Sequence[str], dest: str = argparse.SUPPRESS,
+                 default: str = argparse.SUPPRESS, help: str | None = None) -> None:
         super().__init__(option_strings, dest=dest, default=default, nargs=0, help=help)
 
-    def __call__(self, parser, namespace, values, option_string=None):
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+                 values: object, option_string: str | None = None) -> NoReturn:
         from kvsim import __version__  # looked up only when asked for
         print(f"kvsim {__version__}")
         parser.exit()
 
 
-def add_subcommand(subparsers, name: str, *, help: str, examples: Sequence[str],
+def add_subcommand(subparsers: Subcommands, name: str, *, help: str, examples: Sequence[str],
                    description: str | None = None, rules: bool = False) -> argparse.ArgumentParser:
     """A subcommand's parser with the conventions every one keeps: ``--version`` prints
     kvsim's version, and the help ends with ``examples`` (real command lines, kept as
@@ -83,9 +91,9 @@ def add_quiet_flag(parser: argparse.ArgumentParser) -> None:
                         help="no progress line on stderr (shown only on a terminal)")
 
 
-def checked(check: Callable[[str], Any]) -> Callable[[str], Any]:
+def checked(check: Callable[[str], Value]) -> Callable[[str], Value]:
     """Wrap a kvsim validator as an argparse ``type`` whose message is kvsim's."""
-    def convert(text: str):
+    def convert(text: str) -> Value:
         try:
             return check(text)
         except KvsimError as exc:
@@ -94,7 +102,7 @@ def checked(check: Callable[[str], Any]) -> Callable[[str], Any]:
     return convert
 
 
-def positive_float(name: str) -> Callable[[str], Any]:
+def positive_float(name: str) -> Callable[[str], float]:
     """An argparse type for a float above 0, named ``name`` in its error."""
     return checked(lambda v: check_float(name, v, min=0, min_open=True))
 

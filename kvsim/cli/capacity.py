@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 
 from .arguments import (
+    Subcommands,
     UsageError,
     add_pool_flags,
     add_subcommand,
@@ -16,7 +17,7 @@ from .arguments import (
     tensor_parallel,
     utilization,
 )
-from .names import canonical_args, model_arg
+from .names import canonical_args, named_model
 from .output import dump
 
 __all__ = ["add_parser", "run", "EXAMPLES"]
@@ -29,7 +30,7 @@ EXAMPLES = (
 )
 
 
-def add_parser(subparsers) -> argparse.ArgumentParser:
+def add_parser(subparsers: Subcommands) -> argparse.ArgumentParser:
     """Register ``capacity`` and its flags."""
     parser = add_subcommand(subparsers, "capacity", examples=EXAMPLES, rules=True,
                             help="KV bytes per token, pool, blocks, tokens, concurrency")
@@ -59,7 +60,7 @@ def run(args: argparse.Namespace) -> str:
     from kvsim.model.presets import get_model
 
     canonical_args(args)
-    model = get_model(model_arg(args))
+    model = get_model(named_model(args))
     if args.seq_len is not None:
         model.check_seq_len(args.seq_len, "--seq-len")
     engine = args.engine or "v1"

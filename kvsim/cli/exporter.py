@@ -5,7 +5,7 @@ import argparse
 
 from kvsim.errors import check_float, check_int
 
-from .arguments import add_subcommand, checked, metric_set
+from .arguments import Subcommands, add_subcommand, checked, metric_set
 from .names import canonical_options
 from .values import parse_sets
 
@@ -39,7 +39,7 @@ _DESCRIPTION = (
     "--speed 1 the rates and the book's alert rules mean what they say.")
 
 
-def add_parser(subparsers) -> argparse.ArgumentParser:
+def add_parser(subparsers: Subcommands) -> argparse.ArgumentParser:
     """Register ``exporter`` and its flags."""
     parser = add_subcommand(subparsers, "exporter", examples=EXAMPLES, description=_DESCRIPTION,
                             help="replay a scenario as a live vLLM /metrics endpoint")
@@ -67,9 +67,9 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 
 def run(args: argparse.Namespace) -> str:
     """Run the scenario and serve it until stopped; nothing more to print."""
-    import kvsim
     from kvsim.observe.exporter import serve
-    result = kvsim.run_scenario(args.scenario, **canonical_options(parse_sets(args.set), "--set"))
+    from kvsim.runs.scenarios import run_scenario
+    result = run_scenario(args.scenario, **canonical_options(parse_sets(args.set), "--set"))
     serve(result, speed=args.speed, host=args.host, port=args.port,
           version=args.metrics_version, model_name=args.model_name)
     return ""

@@ -7,11 +7,15 @@ series, and ``--at-speed`` rewrites a rule file for a fast replay.
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
 
 from kvsim.errors import KvsimError
 
-from .arguments import add_subcommand, metric_set
+from .arguments import Subcommands, add_subcommand, metric_set
 from .output import dump
+
+if TYPE_CHECKING:         # imported when run: `kvsim --help` stays fast
+    from kvsim.observe.lint import Finding
 
 __all__ = ["add_parser", "run", "EXAMPLES"]
 
@@ -24,7 +28,7 @@ EXAMPLES = (
 )
 
 
-def add_parser(subparsers) -> argparse.ArgumentParser:
+def add_parser(subparsers: Subcommands) -> argparse.ArgumentParser:
     """Register ``lint-rules`` and its flags."""
     parser = add_subcommand(subparsers, "lint-rules", examples=EXAMPLES,
                             help="find the classic mistakes in a Prometheus rule file or a "
@@ -66,7 +70,7 @@ def _dashboard_variables(items: list[str]) -> dict[str, str]:
     return variables
 
 
-def _findings(args: argparse.Namespace, variables: dict[str, str]) -> list:
+def _findings(args: argparse.Namespace, variables: dict[str, str]) -> list[Finding]:
     from kvsim.observe.alerts import lint_dashboard, lint_promql, lint_rules
     if args.expr is not None:
         return lint_promql(args.expr, version=args.metrics_version)
@@ -75,7 +79,7 @@ def _findings(args: argparse.Namespace, variables: dict[str, str]) -> list:
     return lint_rules(args.file, version=args.metrics_version)
 
 
-def _firing_times(args: argparse.Namespace) -> dict | None:
+def _firing_times(args: argparse.Namespace) -> dict[str, list[float]] | None:
     if args.against is None:
         return None
     if args.file is None:

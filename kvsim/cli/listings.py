@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import argparse
 
-from .arguments import add_subcommand
+from .arguments import Subcommands, add_subcommand
 from .output import dump
 
 __all__ = ["add_parsers", "scenarios", "models", "gpus"]
@@ -59,7 +59,7 @@ def gpus(args: argparse.Namespace) -> str:
     return "\n".join(lines)
 
 
-def add_parsers(subparsers) -> None:
+def add_parsers(subparsers: Subcommands) -> None:
     """Register the three listings (each takes --json)."""
     for name, text, run in (("scenarios", "list the scenarios", scenarios),
                             ("models", "list the model presets", models),

@@ -11,7 +11,7 @@ import sys
 
 from kvsim.errors import KvsimError
 
-from .arguments import add_quiet_flag, add_subcommand
+from .arguments import Subcommands, add_quiet_flag, add_subcommand
 from .output import dump, one_line
 from .progress import ProgressLine
 
@@ -29,7 +29,7 @@ EXAMPLES = (
 LEADERBOARD_MAX_BYTES = 2**20
 
 
-def add_parser(subparsers) -> argparse.ArgumentParser:
+def add_parser(subparsers: Subcommands) -> argparse.ArgumentParser:
     """Register ``missions`` and its flags (one action at a time)."""
     parser = add_subcommand(subparsers, "missions", examples=EXAMPLES,
                             help="the lab's missions: progress, tickets, completion codes, a "
@@ -90,7 +90,11 @@ def _leaderboard(args: argparse.Namespace) -> str:
             rows = mp.leaderboard(text.splitlines(), progress=progress)
     except KvsimError as e:
         raise KvsimError(f"{where}: {e}") from None
-    why = [w for row in rows for w in row["why"]]
+    why: list[str] = []
+    for row in rows:
+        reasons = row["why"]          # one line per rejected code of this learner
+        if isinstance(reasons, list):
+            why += [str(reason) for reason in reasons]
     if why:                       # the table still prints; the rejections go to stderr
         args.exit_status = 1
         for reason in why:
@@ -109,8 +113,10 @@ def _import(args: argparse.Namespace) -> str:
         return dump({"imported_from": args.import_file, "progress_file": where,
                      "missions": {str(n): v for n, v in summary.items()}})
     now = mp.load(args.progress_file)["missions"]
-    lines = [f"mission {n}: {v} ({(now.get(str(n)) or {}).get('stars', 0)} star(s) now)"
-             for n, v in summary.items()]
+    lines = []
+    for n, v in summary.items():
+        record = now.get(str(n))
+        lines.append(f"mission {n}: {v} ({record['stars'] if record else 0} star(s) now)")
     return "\n".join(lines + [f"progress in {where} (merged from {args.import_file})"])
 
 

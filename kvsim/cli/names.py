@@ -3,18 +3,34 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import TypeVar
 
-__all__ = ["model_arg", "canonical", "canonical_args", "canonical_options"]
+from .arguments import UsageError
+from .values import SetValue
+
+__all__ = ["model_arg", "named_model", "canonical", "canonical_args", "canonical_options"]
 
 
-def model_arg(args: argparse.Namespace) -> Any:
+#: ``--set`` values (one per option) or ``--grid`` values (a list per option).
+Options = TypeVar("Options", SetValue, list[SetValue])
+
+
+def model_arg(args: argparse.Namespace) -> str | None:
     """What ``--config`` or ``--model`` names (the config file wins: they exclude each other)."""
-    return args.config if args.config is not None else args.model
+    named: str | None = args.config if args.config is not None else args.model
+    return named
 
 
-def canonical(flag: str, value: Any, names: Sequence[str]) -> Any:
+def named_model(args: argparse.Namespace) -> str:
+    """:func:`model_arg` where the parser requires ``--model`` or ``--config``."""
+    named = model_arg(args)
+    if named is None:
+        raise UsageError("kvsim: error: no model: expected --model NAME or --config PATH")
+    return named
+
+
+def canonical(flag: str, value: SetValue, names: Sequence[str]) -> SetValue:
     """A preset name in its canonical spelling; another case is read with a note on stderr."""
     if not isinstance(value, str) or value in names:
         return value
@@ -36,7 +52,7 @@ def canonical_args(args: argparse.Namespace) -> None:
         args.gpu = canonical("--gpu", args.gpu, list_gpus())
 
 
-def canonical_options(options: dict, flag: str) -> dict:
+def canonical_options(options: Mapping[str, Options], flag: str) -> dict[str, Options]:
     """``model=`` and ``gpu=`` in ``--set``/``--grid`` values, canonically spelt."""
     from kvsim.model.hardware import list_gpus
     from kvsim.model.presets import list_models

@@ -3,12 +3,12 @@ from __future__ import annotations
 
 import json
 import math
-from typing import Any
+from collections.abc import Mapping
 
 __all__ = ["plain", "dump", "format_value", "table", "one_line"]
 
 
-def plain(value: Any) -> Any:
+def plain(value: object) -> object:
     """JSON-safe plain Python values (numpy scalars and arrays, NaN -> null)."""
     if isinstance(value, dict):
         return {str(k): plain(v) for k, v in value.items()}
@@ -21,12 +21,12 @@ def plain(value: Any) -> Any:
     return value
 
 
-def dump(obj: Any) -> str:
+def dump(obj: object) -> str:
     """``obj`` as indented JSON (see :func:`plain`)."""
     return json.dumps(plain(obj), indent=2, allow_nan=False)
 
 
-def format_value(value: Any) -> str:
+def format_value(value: object) -> str:
     """A value as a table cell: thousands separators, four significant digits."""
     value = plain(value)
     if isinstance(value, bool) or value is None:
@@ -38,7 +38,7 @@ def format_value(value: Any) -> str:
     return str(value)
 
 
-def table(rows: dict) -> str:
+def table(rows: Mapping[str, object]) -> str:
     """A dict as two aligned columns, name and value."""
     width = max((len(k) for k in rows), default=0)
     return "\n".join(f"{k:<{width}}  {format_value(v)}" for k, v in rows.items())

@@ -8,15 +8,20 @@ prices as ``--price gpu=dollars``; it prints :func:`kvsim.runs.planner_report.fo
 from __future__ import annotations
 
 import argparse
+from concurrent.futures import Executor
 from dataclasses import asdict
+from typing import TYPE_CHECKING
 
 from kvsim.errors import KvsimError, check_float, check_int
 
-from .arguments import add_quiet_flag, add_subcommand, checked, positive_float
+from .arguments import Subcommands, add_quiet_flag, add_subcommand, checked, positive_float
 from .names import canonical_options
 from .output import dump, plain
 from .progress import progress_wanted
-from .values import parse_grid, parse_seeds, parse_sets
+from .values import SetValue, parse_grid, parse_seeds, parse_sets
+
+if TYPE_CHECKING:
+    from kvsim.runs.planner import Plan
 
 __all__ = ["add_parser", "run", "EXAMPLES", "parse_limits"]
 
@@ -45,7 +50,7 @@ def parse_limits(items: list[str] | None, flag: str) -> dict[str, str]:
     return out
 
 
-def add_parser(subparsers) -> argparse.ArgumentParser:
+def add_parser(subparsers: Subcommands) -> argparse.ArgumentParser:
     """Register ``plan`` and its flags."""
     parser = add_subcommand(subparsers, "plan", examples=EXAMPLES,
                             help="the highest request rate each configuration holds under an SLO")
@@ -93,9 +98,22 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     return parser
 
 
+def _plan(args: argparse.Namespace, fixed: dict[str, SetValue], grid: dict[str, list[SetValue]],
+          slo: dict[str, str], prices: dict[str, str] | None, executor: Executor | None) -> Plan:
+    """:func:`kvsim.plan` with the flags' settings, on ``executor`` (None: here)."""
+    from kvsim.runs.planner import plan
+    from kvsim.traffic.lengths import Geometric
+
+    return plan(fixed, grid, slo=slo, seeds=args.seeds, trace=args.trace,
+                prompt=args.prompt or 850, output=Geometric(args.output_mean or 250.0),
+                duration_s=args.duration, warmup_s=args.warmup, rel_tol=args.rel_tol,
+                start_rate_per_s=args.start_rate, min_rate_per_s=args.min_rate,
+                max_rate_per_s=args.max_rate, prices=prices, executor=executor,
+                progress=progress_wanted(args.quiet))
+
+
 def run(args: argparse.Namespace) -> str:
     """The plan as text (:func:`~kvsim.runs.planner_report.format_plan`) or JSON."""
-    import kvsim
     from kvsim.runs.planner_report import format_plan
 
     grid = canonical_options(parse_grid(args.grid), "--grid")
@@ -118,18 +136,12 @@ def run(args: argparse.Namespace) -> str:
     if args.trace is not None and (args.prompt is not None or args.output_mean is not None):
         raise KvsimError("--trace and --prompt/--output-mean are both given: expected a trace "
                          "or the lengths of Poisson traffic")
-    traffic = dict(trace=args.trace, prompt=args.prompt or 850,
-                   output=kvsim.Geometric(args.output_mean or 250.0))
-    options = dict(slo=slo, seeds=args.seeds, duration_s=args.duration, warmup_s=args.warmup,
-                   rel_tol=args.rel_tol, start_rate_per_s=args.start_rate,
-                   min_rate_per_s=args.min_rate, max_rate_per_s=args.max_rate, prices=prices,
-                   progress=progress_wanted(args.quiet), **traffic)
     if args.workers > 1:
         from concurrent.futures import ProcessPoolExecutor
         with ProcessPoolExecutor(args.workers) as pool:
-            result = kvsim.plan(fixed, grid, executor=pool, **options)
+            result = _plan(args, fixed, grid, slo, prices, pool)
     else:
-        result = kvsim.plan(fixed, grid, **options)
+        result = _plan(args, fixed, grid, slo, prices, None)
     if not args.json:
         return format_plan(result, args.target)
     table = result.table()

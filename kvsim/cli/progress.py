@@ -28,7 +28,7 @@ class ProgressLine:
     """
 
     def __init__(self, label: str, *, quiet: bool = False, stream: TextIO | None = None,
-                 enabled: bool | None = None):
+                 enabled: bool | None = None) -> None:
         self.label = label
         self.stream = sys.stderr if stream is None else stream
         self.enabled = progress_wanted(quiet, self.stream) if enabled is None else enabled
@@ -52,5 +52,5 @@ class ProgressLine:
     def __enter__(self) -> ProgressLine:
         return self
 
-    def __exit__(self, *exc_info) -> None:
+    def __exit__(self, *exc_info: object) -> None:
         self.close()

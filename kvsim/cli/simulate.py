@@ -9,13 +9,17 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import TYPE_CHECKING
 
 from kvsim.errors import KvsimError, check_float, check_int
 
-from .arguments import UsageError, add_pool_flags, add_subcommand, checked, utilization
-from .names import canonical_args, canonical_options, model_arg
+from .arguments import Subcommands, UsageError, add_pool_flags, add_subcommand, checked, utilization
+from .names import canonical_args, canonical_options, model_arg, named_model
 from .output import dump, table
-from .values import parse_sets
+from .values import SetValue, parse_sets
+
+if TYPE_CHECKING:
+    from kvsim.engine.result import SimResult
 
 __all__ = ["add_parser", "run", "summary_text", "load_note", "TIME_SCALE_MIN", "TIME_SCALE_MAX",
            "EXAMPLES"]
@@ -37,7 +41,7 @@ TIME_SCALE_MIN, TIME_SCALE_MAX = 0.001, 1000
 _TRACE_FLAGS = ("time_scale", "start_s", "duration_s", "limit")
 
 
-def add_parser(subparsers) -> argparse.ArgumentParser:
+def add_parser(subparsers: Subcommands) -> argparse.ArgumentParser:
     """Register ``simulate`` and its flags."""
     parser = add_subcommand(subparsers, "simulate", examples=EXAMPLES, rules=True,
                             help="run a scenario or replay a trace; print the summary")
@@ -74,7 +78,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     return parser
 
 
-def summary_text(result) -> str:
+def summary_text(result: SimResult) -> str:
     """The summary as a table, under two lines that say what was simulated."""
     from kvsim.units import format_bytes
     config = result.config
@@ -111,7 +115,7 @@ def tier_line(result) -> str | None:
             f"(over the whole run)")
 
 
-def load_note(result) -> str | None:
+def load_note(result: SimResult) -> str | None:
     """One line when a closed-loop load test stopped sending early (``max_errors``)."""
     stopped = result.counters.get("load_stopped_s")
     if stopped is None:
@@ -120,7 +124,7 @@ def load_note(result) -> str | None:
             f"{result.counters.get('load_stop_reason')}")
 
 
-def _engine_options(args: argparse.Namespace) -> dict:
+def _engine_options(args: argparse.Namespace) -> dict[str, SetValue]:
     """``--set`` and the pool/engine flags as one dict of engine options (each named once)."""
     sets = canonical_options(parse_sets(args.set), "--set")
     if args.util is not None and (args.num_gpu_blocks is not None
@@ -137,8 +141,8 @@ def _engine_options(args: argparse.Namespace) -> dict:
     return sets
 
 
-def _run_scenario(args: argparse.Namespace, sets: dict):
-    import kvsim
+def _run_scenario(args: argparse.Namespace, sets: dict[str, SetValue]) -> SimResult:
+    from kvsim.runs.scenarios import run_scenario
     for flag in _TRACE_FLAGS:
         if getattr(args, flag) is not None:
             raise UsageError(f"kvsim simulate: error: --{flag.replace('_', '-')} needs "
@@ -148,11 +152,13 @@ def _run_scenario(args: argparse.Namespace, sets: dict):
         overrides["model"] = model_arg(args)
     if args.gpu is not None:
         overrides["gpu"] = args.gpu
-    return kvsim.run_scenario(args.scenario, **overrides)
+    return run_scenario(args.scenario, **overrides)
 
 
-def _replay_trace(args: argparse.Namespace, sets: dict):
-    import kvsim
+def _replay_trace(args: argparse.Namespace, sets: dict[str, SetValue]) -> SimResult:
+    from kvsim.engine.loop import simulate
+    from kvsim.model.presets import get_model
+    from kvsim.traffic.workload import Workload
     missing = [flag for flag, v in (("--model or --config", model_arg(args)),
                                     ("--gpu", args.gpu)) if v is None]
     if missing:
@@ -168,9 +174,8 @@ def _replay_trace(args: argparse.Namespace, sets: dict):
                          "expected e.g. --util 0.9; kvsim does not guess your server's "
                          "gpu_memory_utilization")
     trace_options = {k: getattr(args, k) for k in _TRACE_FLAGS if getattr(args, k) is not None}
-    workload = kvsim.Workload.from_trace(args.trace, **trace_options)
-    return kvsim.simulate(workload, model=kvsim.get_model(model_arg(args)), gpu=args.gpu,
-                          **dict(sets))
+    workload = Workload.from_trace(args.trace, **trace_options)
+    return simulate(workload, model=get_model(named_model(args)), gpu=args.gpu, **dict(sets))
 
 
 def run(args: argparse.Namespace) -> str:

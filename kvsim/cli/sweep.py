@@ -5,7 +5,7 @@ import argparse
 
 from kvsim.errors import KvsimError, check_int
 
-from .arguments import add_quiet_flag, add_subcommand, checked
+from .arguments import Subcommands, add_quiet_flag, add_subcommand, checked
 from .names import canonical_options
 from .output import dump, format_value, plain
 from .progress import progress_wanted
@@ -25,7 +25,7 @@ TEXT_COLUMNS = ("preemptions_per_1k", "mean_running", "ttft_p95_s", "itl_p99_s",
                  "share_paused_over_1s", "goodput_tok_s")
 
 
-def add_parser(subparsers) -> argparse.ArgumentParser:
+def add_parser(subparsers: Subcommands) -> argparse.ArgumentParser:
     """Register ``sweep`` and its flags."""
     parser = add_subcommand(subparsers, "sweep", examples=EXAMPLES, rules=True,
                             help="run a scenario over a grid of settings and seeds")
@@ -53,7 +53,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     return parser
 
 
-def _as_csv(rows: list[dict], names: list[str]) -> str:
+def _as_csv(rows: list[dict[str, object]], names: list[str]) -> str:
     import csv
     import io
     buf = io.StringIO()
@@ -65,7 +65,7 @@ def _as_csv(rows: list[dict], names: list[str]) -> str:
 
 def run(args: argparse.Namespace) -> str:
     """The sweep's table: the grid's columns, the seed and :data:`TEXT_COLUMNS` (or all)."""
-    import kvsim
+    from kvsim.runs.sweeps import sweep
     grid = canonical_options(parse_grid(args.grid), "--grid")
     fixed = canonical_options(parse_sets(args.set), "--set")
     both = sorted(set(grid) & set(fixed))
@@ -76,10 +76,10 @@ def run(args: argparse.Namespace) -> str:
     if args.workers > 1:
         from concurrent.futures import ProcessPoolExecutor
         with ProcessPoolExecutor(args.workers) as pool:
-            results = kvsim.sweep(base, grid, seeds=args.seeds, executor=pool,
+            results = sweep(base, grid, seeds=args.seeds, executor=pool,
                                   chunk_size=args.chunk_size, progress=show)
     else:
-        results = kvsim.sweep(base, grid, seeds=args.seeds, progress=show)
+        results = sweep(base, grid, seeds=args.seeds, progress=show)
     names = results.columns
     rows = [{k: plain(results[k][i]) for k in names} for i in range(results.num_rows)]
     if args.json:

@@ -10,13 +10,18 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import TYPE_CHECKING
 
 from kvsim.errors import KvsimError, check_int
 
-from .arguments import UsageError, add_quiet_flag, add_subcommand, checked, positive_float
+from .arguments import Subcommands, UsageError, add_quiet_flag, add_subcommand, checked, positive_float
 from .names import canonical_args
 from .output import dump, format_value
 from .progress import ProgressLine
+
+if TYPE_CHECKING:         # imported when run: `kvsim --help` stays fast
+    from kvsim.observe.readings import Window
+    from kvsim.observe.twin import Twin
 
 __all__ = ["add_parser", "run", "EXAMPLES"]
 
@@ -44,7 +49,7 @@ _DESCRIPTION = (
     "defaulted it prints no what-ifs (exit 2) unless --allow-defaults is given.")
 
 
-def add_parser(subparsers) -> argparse.ArgumentParser:
+def add_parser(subparsers: Subcommands) -> argparse.ArgumentParser:
     """Register ``twin`` and its flags."""
     parser = add_subcommand(subparsers, "twin", examples=EXAMPLES, description=_DESCRIPTION,
                             help="a kvsim twin of a real vLLM server from its /metrics, and "
@@ -79,7 +84,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     return parser
 
 
-def _window(args: argparse.Namespace):
+def _window(args: argparse.Namespace) -> Window:
     """The measured window: one scrape since start, two scrapes apart, or a range export."""
     from kvsim.observe.readings import Reading, between, read_source, since_start
     if len(args.files) > 2:
@@ -103,7 +108,7 @@ def _window(args: argparse.Namespace):
     return got[0]
 
 
-def _write_trace(twin, path: str) -> None:
+def _write_trace(twin: Twin, path: str) -> None:
     try:
         twin.workload().to_csv(path)
     except OSError as e:
@@ -111,7 +116,7 @@ def _write_trace(twin, path: str) -> None:
                          f"({e.strerror}): expected a writable path") from None
 
 
-def _what_if_table(twin, rows: list[dict]) -> list[str]:
+def _what_if_table(twin: Twin, rows: list[dict[str, object]]) -> list[str]:
     from kvsim.observe.twin import WHAT_IF_COLUMNS
     lines = [f"\nwhat-ifs (the twin, seed {twin.seed}, {twin.duration_s:,.6g} s measured"
              + (f" after {twin.warmup_s:g} s of warm-up" if twin.warmup_s else
@@ -120,7 +125,7 @@ def _what_if_table(twin, rows: list[dict]) -> list[str]:
         lines.append(f"  ILLUSTRATIVE: built on kvsim's defaults for {', '.join(twin.weak_inputs())}, "
                      f"not on this server's figures")
     columns = ["case"] + list(WHAT_IF_COLUMNS)
-    cells = [columns] + [[row["case"]] + [format_value(row[c]) for c in WHAT_IF_COLUMNS]
+    cells = [columns] + [[str(row["case"])] + [format_value(row[c]) for c in WHAT_IF_COLUMNS]
                          for row in rows]
     widths = [max(len(row[i]) for row in cells) for i in range(len(columns))]
     lines += ["  " + "  ".join(c.ljust(w) if i == 0 else c.rjust(w)
@@ -129,7 +134,8 @@ def _what_if_table(twin, rows: list[dict]) -> list[str]:
     return lines
 
 
-def _text(args: argparse.Namespace, window, twin, rows: list[dict], trace: str) -> str:
+def _text(args: argparse.Namespace, window: Window, twin: Twin, rows: list[dict[str, object]],
+          trace: str) -> str:
     lines = [f"kvsim twin of {twin.window}" + (f", {window.seconds:,.6g} s"
                                                if window.seconds else ", length unknown")]
     lines += [f"note: {n}" for n in window.notes]
@@ -152,7 +158,7 @@ def _text(args: argparse.Namespace, window, twin, rows: list[dict], trace: str) 
     return "\n".join(lines)
 
 
-def _report_inputs(twin) -> None:
+def _report_inputs(twin: Twin) -> None:
     """Two or three lines on stderr: what was read from the metrics, given, and defaulted."""
     given = twin.given()
     read = [f.what for f in twin.findings if f.inferred and f.what not in given]
@@ -163,7 +169,7 @@ def _report_inputs(twin) -> None:
     print("\n".join(lines), file=sys.stderr)
 
 
-def _refuse_a_table_of_defaults(args: argparse.Namespace, twin) -> None:
+def _refuse_a_table_of_defaults(args: argparse.Namespace, twin: Twin) -> None:
     if args.no_what_ifs or args.allow_defaults or not twin.mostly_defaults:
         return
     raise KvsimError(f"{', '.join(args.files)}: the model, the KV pool and the arrival rate are "

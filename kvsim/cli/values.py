@@ -9,11 +9,15 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Sequence
-from typing import Any
+from typing import TypeAlias
 
 from kvsim.errors import KvsimError
 
-__all__ = ["parse_set_value", "parse_sets", "parse_seeds", "parse_grid", "GRID_VALUES_MAX"]
+__all__ = ["parse_set_value", "parse_sets", "parse_seeds", "parse_grid", "GRID_VALUES_MAX",
+           "SetValue"]
+
+#: A value read from the command line: an int, a float, true/false, none, or the text itself.
+SetValue: TypeAlias = bool | int | float | str | None
 
 #: The most values one ``--grid`` key takes (kvsim.runs.sweeps.MAX_GRID_VALUES, not imported
 #: here so that `kvsim --help` stays fast; a test checks they agree).
@@ -26,7 +30,7 @@ _INT = re.compile(r"^[+-]?\d[\d_]*$")
 _TEXT_OPTIONS = frozenset({"vllm_version"})
 
 
-def parse_set_value(text: str) -> Any:
+def parse_set_value(text: str) -> SetValue:
     """Read a ``--set`` value: int, float, true/false, none, or the string itself."""
     stripped = text.strip()
     low = stripped.lower()
@@ -46,9 +50,9 @@ def parse_set_value(text: str) -> Any:
     return number
 
 
-def parse_sets(items: Sequence[str] | None) -> dict[str, Any]:
+def parse_sets(items: Sequence[str] | None) -> dict[str, SetValue]:
     """Turn ``["key=value", ...]`` into a dict; a malformed or repeated item is a KvsimError."""
-    out: dict[str, Any] = {}
+    out: dict[str, SetValue] = {}
     for item in items or ():
         key, sep, value = item.partition("=")
         key = key.strip()
@@ -78,9 +82,9 @@ def parse_seeds(text: str) -> list[int]:
     return [int(part) for part in parts]
 
 
-def parse_grid(items: Sequence[str] | None) -> dict[str, list]:
+def parse_grid(items: Sequence[str] | None) -> dict[str, list[SetValue]]:
     """Turn ``["key=v1,v2", ...]`` into a grid; values are read as by ``--set``."""
-    grid: dict[str, list] = {}
+    grid: dict[str, list[SetValue]] = {}
     for item in items or ():
         key, sep, values = item.partition("=")
         key = key.strip()

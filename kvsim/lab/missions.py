@@ -89,6 +89,16 @@ RunRow = dict[str, LeverValue]
 Prediction = Mapping[str, object]
 
 
+def _scenario_number(params: Mapping[str, object], key: str, default: float | None = None) -> float:
+    """A mission's scenario parameter ``key`` (its default, or the mission's fixed value) as a
+    float; ``default`` when the scenario has no such parameter (None: it must have one)."""
+    value = params.get(key, default)
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise KvsimError(f"{key}={value!r} is not a number: expected a scenario parameter's "
+                         f"number")
+    return float(value)
+
+
 def row_number(row: Mapping[str, LeverValue], key: str) -> float:
     """A run's number ``key`` (a summary's metric, a row's lever or seed) as a float."""
     value = row[key]
@@ -557,8 +567,9 @@ def mission_day(mission: MissionLike) -> dict[str, float]:
     """The scored day: ``warmup_s`` (a warm-up of the same traffic that is not scored) and
     ``duration_s`` (the scored window), as the mission sets them (:data:`WARM_DAY`)."""
     m = get_mission(mission)
-    params = dict(scenario_parameters(m.scenario), **m.fixed)
-    return {"warmup_s": float(params["warmup_s"]), "duration_s": float(params["duration_s"])}
+    params = {**scenario_parameters(m.scenario), **m.fixed}
+    return {"warmup_s": _scenario_number(params, "warmup_s"),
+            "duration_s": _scenario_number(params, "duration_s")}
 
 
 #: A day's overrides (``warmup_s``, ``duration_s``) and a setting, as hashable cache keys.
@@ -1012,14 +1023,15 @@ def debrief(mission: MissionLike) -> str:
 
 def _story(m: Mission) -> dict[str, object]:
     """The scenario's facts a ticket's text names (answer length, rate, link, window)."""
-    p = dict(scenario_parameters(m.scenario), **m.fixed)
+    p = {**scenario_parameters(m.scenario), **m.fixed}
     opts = get_scenario(m.scenario, **m.fixed)
     return dict(output_mean=p.get("output_mean"), rate_per_s=p.get("rate_per_s"),
                 pcie_gb_s=float(opts.get("pcie_bytes_per_s", 0.0)) / 1e9,
                 minutes=mission_day(m)["duration_s"] / 60,
                 ttft_slo=m.slo.ttft_p95_s or 0.0,
-                burst_x=float(p.get("burst_rate_per_s", 0.0)) / float(p.get("base_rate_per_s", 1.0)),
-                burst_s=float(p.get("burst_s", 0.0)))
+                burst_x=_scenario_number(p, "burst_rate_per_s", 0.0)
+                / _scenario_number(p, "base_rate_per_s", 1.0),
+                burst_s=_scenario_number(p, "burst_s", 0.0))
 
 
 def complaint(mission: MissionLike) -> str:
@@ -1136,8 +1148,8 @@ def ticket_facts(mission: MissionLike) -> TicketFacts:
                        f"{100 * r['kv_usage']:.1f}%")
     pager = m.pager.format(preemptions_per_1k=summary["preemptions_per_1k"],
                            minutes=mission_day(m)["duration_s"] / 60,
-                           itl_p99_ms=1e3 * summary["itl_p99_s"],
-                           paused_pct=100 * summary["share_paused_over_1s"])
+                           itl_p99_ms=1e3 * row_number(summary, "itl_p99_s"),
+                           paused_pct=100 * row_number(summary, "share_paused_over_1s"))
     return dict(summary=summary, peak=peak, log=log, seed=seed, pager=pager)
 
 

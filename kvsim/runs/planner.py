@@ -58,21 +58,35 @@ runs the search used, ``Plan.runs_made`` those not read back.
 from __future__ import annotations
 
 import math
+import os
 import statistics
 from collections import Counter
 from collections.abc import Iterable, Mapping
+from concurrent.futures import Executor
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple, TypeAlias
+
+from numpy.typing import NDArray
 
 from kvsim.engine.loop import simulate
 from kvsim.engine.options import resolve_options
 from kvsim.engine.result import Table
 from kvsim.errors import KvsimError, check_float
+from kvsim.traffic.workload import LengthsLike, Workload
 
 from .planner_costs import Replicas, check_prices, gpu_hours_per_million, pareto_front, replicas_for
 from .planner_traffic import GeneratedTraffic, ReplayedTraffic, as_traffic
-from .summary_cache import run_key
-from .sweeps import check_chunk_size, check_seeds, column, run_batch, run_cache, sweep_points
+from .scenarios import SimulateKwargs
+from .summary_cache import Summary, SummaryCache, SummaryValue, run_key
+from .sweeps import (
+    GridPoint,
+    check_chunk_size,
+    column,
+    run_batch,
+    run_cache,
+    seed_values,
+    sweep_points,
+)
 
 __all__ = ["plan", "Plan", "ConfigPlan", "SLO_UPPER_LIMITS", "SLO_LOWER_LIMITS",
            "INFEASIBLE_REASONS", "GROWTH"]
@@ -100,8 +114,35 @@ REL_TOL_RANGE = (1e-4, 1.0)
 #: The cache key's name for the planner's runs (the run cache's "scenario").
 CACHE_NAME = "kvsim.plan"
 
+#: The traffic a plan's runs replay at each rate.
+Traffic: TypeAlias = GeneratedTraffic | ReplayedTraffic
+#: One run the search asks for: ``(configuration index, seed, rate)``.
+RunPoint: TypeAlias = tuple[int, int, float]
+#: One configuration: its grid point and every setting :func:`kvsim.simulate` gets.
+Configuration: TypeAlias = tuple[GridPoint, SimulateKwargs]
 
-def _run_planned(task: tuple) -> dict:
+
+class _PlannedRun(NamedTuple):
+    """One run of the search, as :func:`_run_planned` takes it (picklable)."""
+
+    settings: SimulateKwargs
+    traffic: Traffic
+    rate: float
+    seed: int
+    duration_s: float
+    warmup_s: float
+
+
+def _measure(summary: Mapping[str, SummaryValue], key: str) -> float:
+    """A number of ``summary`` (a count or a measure; every key the planner reads is one)."""
+    value = summary[key]
+    if isinstance(value, str):
+        raise KvsimError(f"summary[{key!r}] = {value!r:.40} is a name: expected a summary key "
+                         f"that holds a number")
+    return value
+
+
+def _run_planned(task: _PlannedRun) -> Summary:
     """One run of the search (module-level: an executor pickles it): the summary, plus
     ``offered_output_tok_s`` and ``goodput_fraction``."""
     settings, traffic, rate, seed, duration_s, warmup_s = task
@@ -112,20 +153,21 @@ def _run_planned(task: tuple) -> dict:
     # measurement window: it is measured whole (it held whatever it was sent).
     start = warmup_s if result.simulated_s > warmup_s else 0.0
     summary = result.summary(warmup_s=start)
-    window = summary["simulated_s"] - start
-    offered = int(workload.output_tokens[workload.arrival_s >= start].sum())
-    delivered = summary["goodput_tok_s"] * window
+    window = _measure(summary, "simulated_s") - start
+    columns = workload.open_columns("the planner's traffic")
+    offered = int(columns.output_tokens[columns.arrival_s >= start].sum())
+    delivered = _measure(summary, "goodput_tok_s") * window
     summary["offered_output_tok_s"] = offered / window if window > 0 else 0.0
     summary["goodput_fraction"] = min(1.0, delivered / offered) if offered else 1.0
     return summary
 
 
-def misses(summary: Mapping[str, Any], slo: Mapping[str, float]) -> list[str]:
+def misses(summary: Mapping[str, SummaryValue], slo: Mapping[str, float]) -> list[str]:
     """The SLO keys ``summary`` fails, in the SLO's order (``requests_rejected`` first when the
     engine refused a request)."""
-    out = ["requests_rejected"] if summary["requests_rejected"] > 0 else []
+    out = ["requests_rejected"] if _measure(summary, "requests_rejected") > 0 else []
     for key, limit in slo.items():
-        value = summary[key]
+        value = _measure(summary, key)
         if (value < limit) if key in SLO_LOWER_LIMITS else (value > limit):
             out.append(key)
     return out
@@ -183,8 +225,8 @@ class ConfigPlan:
     its searches used.
     """
 
-    point: dict
-    settings: dict
+    point: GridPoint
+    settings: SimulateKwargs
     rate_per_s: float
     failing_rate_per_s: float | None
     seed_rates: tuple[float, ...]
@@ -196,7 +238,7 @@ class ConfigPlan:
     runs: int
     gpu: str
     gpus_per_replica: int
-    at_rate: dict = field(default_factory=dict)
+    at_rate: dict[str, float] = field(default_factory=dict)
     failing_seeds: tuple[int, ...] = ()
 
     @property
@@ -221,13 +263,13 @@ class Plan:
     """
 
     configs: tuple[ConfigPlan, ...]
-    slo: dict
+    slo: dict[str, float]
     seeds: tuple[int, ...]
     rel_tol: float
     runs: int
     runs_made: int
     rounds: int
-    prices: dict | None = None
+    prices: dict[str, float] | None = None
 
     def dollars_per_million(self, index: int) -> float | None:
         """Dollars per million requests for configuration ``index`` at its rate (``None``
@@ -263,7 +305,7 @@ class Plan:
         prices) or ``"ttft"`` (p99 TTFT at the rate, median over seeds); by rising rate."""
         if against not in ("cost", "ttft"):
             raise KvsimError(f"against={against!r} is not known: expected 'cost' or 'ttft'")
-        points = []
+        points: list[tuple[int, float, float]] = []
         for i, c in enumerate(self.configs):
             if c.rate_per_s <= 0:
                 continue
@@ -280,7 +322,7 @@ class Plan:
         spread, why it is infeasible, runs, the metrics at the rate and its cost."""
         rows = self.configs
         nan = math.nan
-        cols: dict[str, Any] = {}
+        cols: dict[str, NDArray[Any]] = {}
         for name in rows[0].point:
             cols[name] = column([c.point[name] for c in rows])
         spreads = [c.spread for c in rows]
@@ -314,7 +356,7 @@ def _reported_keys(slo: Mapping[str, float]) -> list[str]:
     return keys
 
 
-def _check_slo(slo) -> dict[str, float]:
+def _check_slo(slo: object) -> dict[str, float]:
     if not isinstance(slo, Mapping) or not slo:
         raise KvsimError(f"slo={slo!r:.60}: expected a non-empty mapping of summary key to "
                          f"limit, e.g. {{'ttft_p99_s': 2.0, 'preemptions_per_1k': 10}}")
@@ -333,12 +375,12 @@ def _check_slo(slo) -> dict[str, float]:
     return out
 
 
-def _check_rate(name: str, value) -> float:
+def _check_rate(name: str, value: object) -> float:
     return check_float(name, value, min=RATE_RANGE[0], max=RATE_RANGE[1],
                        why="requests per second")
 
 
-def _configurations(base, grid) -> list[tuple[dict, dict]]:
+def _configurations(base: object, grid: object) -> list[Configuration]:
     """``(grid point, full settings)`` per configuration, each validated as the engine would."""
     if base is None:
         base = {}
@@ -348,7 +390,7 @@ def _configurations(base, grid) -> list[tuple[dict, dict]]:
     points = sweep_points(grid)
     out = []
     for point in points:
-        settings = {**base, **point}
+        settings: SimulateKwargs = {**base, **point}
         owned = [k for k in settings if k in PLANNER_SETTINGS]
         if owned:
             raise KvsimError(f"plan: {owned[0]!r} is set by the planner: expected it out of base "
@@ -364,15 +406,18 @@ def _configurations(base, grid) -> list[tuple[dict, dict]]:
     return out
 
 
-def _gpu_name(gpu) -> str:
+def _gpu_name(gpu: object) -> str:
     return gpu if isinstance(gpu, str) else str(getattr(gpu, "name", gpu))
 
 
-def plan(base=None, grid: Mapping[str, Iterable] | None = None, *, slo: Mapping[str, float],
-         seeds: Iterable[int] | int = (0, 1, 2), prompt=850, output=250, trace=None,
+def plan(base: Mapping[str, object] | None = None, grid: Mapping[str, Iterable[object]] | None = None,
+         *, slo: Mapping[str, float | str], seeds: Iterable[int] | int = (0, 1, 2),
+         prompt: LengthsLike = 850, output: LengthsLike = 250,
+         trace: Workload | str | os.PathLike[str] | None = None,
          duration_s: float = 120.0, warmup_s: float = 30.0, start_rate_per_s: float = 1.0,
          min_rate_per_s: float = 0.05, max_rate_per_s: float = 200.0, rel_tol: float = 0.05,
-         prices: Mapping[str, float] | None = None, executor=None, chunk_size: int | None = None,
+         prices: Mapping[str, float | str] | None = None, executor: Executor | None = None,
+         chunk_size: int | None = None,
          progress: bool | None = None, cache: bool | None = None) -> Plan:
     """The highest sustainable rate of every configuration of ``grid`` (see the module docstring).
 
@@ -388,8 +433,10 @@ def plan(base=None, grid: Mapping[str, Iterable] | None = None, *, slo: Mapping[
     ``cache``: as :func:`kvsim.sweep` takes them.
     """
     slo = _check_slo(slo)
-    seed_list = check_seeds(seeds, "plan")
-    if seed_list == [None] or len(seed_list) > MAX_SEEDS:
+    if seeds is None:
+        raise KvsimError(f"plan: seeds = {seeds!r:.60}: expected 1 to {MAX_SEEDS:,} seeds")
+    seed_list = seed_values(seeds, "plan")
+    if len(seed_list) > MAX_SEEDS:
         raise KvsimError(f"plan: seeds = {seeds!r:.60}: expected 1 to {MAX_SEEDS:,} seeds")
     duration_s = check_float("duration_s", duration_s, min=0, max=10**7, min_open=True,
                              why="measured seconds per run")
@@ -407,10 +454,10 @@ def plan(base=None, grid: Mapping[str, Iterable] | None = None, *, slo: Mapping[
     traffic = as_traffic(trace, prompt, output)
     configs = _configurations(base, grid)
     gpus = [_gpu_name(settings["gpu"]) for _, settings in configs]
-    prices = check_prices(prices, gpus)
+    checked_prices = check_prices(prices, gpus)
 
     searcher = _Searcher(configs, traffic, slo, seed_list, duration_s, warmup_s, store,
-                         dict(executor=executor, chunk_size=chunk_size, progress=progress))
+                         _BatchOptions(executor, chunk_size, progress))
     searches = [_Search(i, seed, start) for i in range(len(configs)) for seed in seed_list]
     seeds_of = [searches[i * len(seed_list):(i + 1) * len(seed_list)] for i in range(len(configs))]
     while True:
@@ -418,7 +465,7 @@ def plan(base=None, grid: Mapping[str, Iterable] | None = None, *, slo: Mapping[
         if not live:
             break
         outcomes = searcher.evaluate([(s.config, s.seed, s.rate) for s in live])
-        for s, summary in zip(live, outcomes):
+        for s, summary in zip(live, outcomes, strict=True):
             if s.done:           # ended by another seed's refused request in this round
                 continue
             failed = misses(summary, slo)
@@ -430,24 +477,33 @@ def plan(base=None, grid: Mapping[str, Iterable] | None = None, *, slo: Mapping[
             s.record(not failed, failed, (lowest, highest), rel_tol)
     results = searcher.conclude(searches, gpus, (lowest, highest))
     return Plan(tuple(results), dict(slo), tuple(seed_list), rel_tol, len(searcher.memo),
-                searcher.made, searcher.batches, prices)
+                searcher.made, searcher.batches, checked_prices)
+
+
+class _BatchOptions(NamedTuple):
+    """How :func:`kvsim.runs.sweeps.run_batch` runs a round: as :func:`plan` was told."""
+
+    executor: Executor | None
+    chunk_size: int | None
+    progress: bool | None
 
 
 class _Searcher:
     """Runs the searches' rates in batches, each distinct run once (memo), through the cache."""
 
-    def __init__(self, configs, traffic: GeneratedTraffic | ReplayedTraffic, slo, seeds,
-                 duration_s, warmup_s, store, batch_options):
+    def __init__(self, configs: list[Configuration], traffic: Traffic, slo: dict[str, float],
+                 seeds: list[int], duration_s: float, warmup_s: float, store: SummaryCache | None,
+                 batch_options: _BatchOptions) -> None:
         self.configs, self.traffic, self.slo, self.seeds = configs, traffic, slo, seeds
         self.duration_s, self.warmup_s, self.store = duration_s, warmup_s, store
         self.batch_options = batch_options
         self.digest = traffic.digest()
         # (config, seed, rate) -> the summary's keys the verdicts read (a study of 10^4
         # configurations holds some 250,000 of them: not whole summaries)
-        self.memo: dict[tuple[int, int, float], dict] = {}
+        self.memo: dict[RunPoint, dict[str, SummaryValue]] = {}
         self.made = 0
         self.batches = 0                   # rounds that ran (or read back) something
-        self.refused: dict[int, tuple[float, int, dict]] = {}
+        self.refused: dict[int, tuple[float, int, dict[str, SummaryValue]]] = {}
 
     def _key(self, config: int, seed: int, rate: float) -> str | None:
         if self.store is None:
@@ -456,22 +512,25 @@ class _Searcher:
                     "warmup_s": self.warmup_s, "traffic": self.digest}
         return run_key(CACHE_NAME, settings, seed)
 
-    def evaluate(self, wanted: list[tuple[int, int, float]]) -> list[dict]:
+    def evaluate(self, wanted: list[RunPoint]) -> list[dict[str, SummaryValue]]:
         """The summaries of the ``(config, seed, rate)`` runs, running only those not yet run
         (in one batch: a round)."""
         new = sorted({w for w in wanted if w not in self.memo})
         if new:
             self.batches += 1
             label = f"plan round {self.batches}"
-            tasks = [(self.configs[c][1], self.traffic, rate, seed, self.duration_s,
-                      self.warmup_s) for c, seed, rate in new]
+            tasks = [_PlannedRun(self.configs[c][1], self.traffic, rate, seed, self.duration_s,
+                                 self.warmup_s) for c, seed, rate in new]
             keys = [self._key(c, seed, rate) for c, seed, rate in new]
             stats: dict[str, int] = {}
-            summaries = run_batch(_run_planned, tasks, keys, store=self.store, label=label,
-                                  stats=stats, **self.batch_options)
+            options = self.batch_options
+            summaries = run_batch(_run_planned, tasks, keys, executor=options.executor,
+                                  chunk_size=options.chunk_size, progress=options.progress,
+                                  store=self.store, label=label, stats=stats)
             self.made += stats["made"]
             kept = ["requests_rejected", *_reported_keys(self.slo)]
-            self.memo.update((w, {k: s[k] for k in kept}) for w, s in zip(new, summaries))
+            for run, summary in zip(new, summaries, strict=True):
+                self.memo[run] = {k: summary[k] for k in kept}
         return [self.memo[w] for w in wanted]
 
     def conclude(self, searches: list[_Search], gpus: list[str],
@@ -496,7 +555,7 @@ class _Searcher:
                 there = [self.memo[(i, seed, rate)] for seed in self.seeds]
                 at_rate = {k: float(statistics.median(float(s[k]) for s in there))
                            for k in _reported_keys(self.slo)}
-                failing = tuple(seed for seed, s in zip(self.seeds, there)
+                failing = tuple(seed for seed, s in zip(self.seeds, there, strict=True)
                                 if misses(s, self.slo))
             infeasible, reason = self._why_not(i, setter, rate, bounds)
             if failing:
@@ -529,11 +588,12 @@ class _Searcher:
                               f"seed (the rate is a lower bound)")
             return None, (f"{rate:g} req/s on every seed; {setter.high:g} req/s fails "
                           f"{setter.limited_by} (seed {setter.seed})")
+        assert setter.high is not None, "a search that never passed failed at some rate"
         summary = self.memo[(config, setter.seed, setter.high)]
         key = misses(summary, self.slo)[0]
         limit = self.slo[key]
         side = "<" if key in SLO_LOWER_LIMITS else ">"
-        preempted = summary["preemptions_per_1k"]
+        preempted = _measure(summary, "preemptions_per_1k")
         kind = "preemption" if preempted > 0 else "queueing"
         with_what = ("" if key == "preemptions_per_1k" else
                      f" with {preempted:.0f} preemptions per 1,000" if preempted > 0

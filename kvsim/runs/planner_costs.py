@@ -34,7 +34,7 @@ def gpu_hours_per_million(rate_per_s: float, gpus_per_replica: int) -> float:
     return gpus_per_replica * 1e6 / (3600.0 * rate_per_s)
 
 
-def check_prices(prices, gpus: Sequence[str]) -> dict[str, float] | None:
+def check_prices(prices: object, gpus: Sequence[str]) -> dict[str, float] | None:
     """``prices`` as ``{gpu: dollars per hour}``, covering every GPU in ``gpus``; or ``None``."""
     if prices is None:
         return None

@@ -35,7 +35,7 @@ def format_plan(plan: Plan, target_rate_per_s: float | None = None) -> str:
                      str(config.runs), _number(config.at_rate.get("ttft_p99_s", float("nan"))),
                      _number(cost) if config.rate_per_s > 0 else "-"])
     widths = [max(len(row[j]) for row in rows) for j in range(len(header))]
-    lines = ["  ".join(cell.rjust(w) for cell, w in zip(row, widths)) for row in rows]
+    lines = ["  ".join(cell.rjust(w) for cell, w in zip(row, widths, strict=True)) for row in rows]
     slo = ", ".join(f"{k} {'>=' if k == 'goodput_fraction' else '<='} {v:g}"
                     for k, v in plan.slo.items())
     lines.append("")

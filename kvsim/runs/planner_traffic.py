@@ -24,6 +24,7 @@ import dataclasses
 import hashlib
 import json
 import math
+import os
 from dataclasses import dataclass
 
 import numpy as np
@@ -38,6 +39,10 @@ __all__ = ["GeneratedTraffic", "ReplayedTraffic", "as_traffic"]
 def _plain_dist(dist: LengthDist) -> object:
     """A length distribution as JSON-ready data: its class and every field (nested ones too)."""
     out: dict[str, object] = {"class": type(dist).__name__}
+    if not dataclasses.is_dataclass(dist):
+        raise KvsimError(f"the length distribution {dist!r:.60} is a {type(dist).__name__}, not a "
+                         f"dataclass: expected one of kvsim's (Fixed, Geometric, LogNormal, ...), "
+                         f"whose fields key the planner's run cache")
     for f in dataclasses.fields(dist):
         if not f.init:
             continue
@@ -79,7 +84,7 @@ class ReplayedTraffic:
     source: str
 
     @classmethod
-    def from_workload(cls, workload: Workload) -> ReplayedTraffic:
+    def from_workload(cls, workload: object) -> ReplayedTraffic:
         if not isinstance(workload, Workload) or workload.is_closed_loop:
             raise KvsimError(f"trace={workload!r:.80} is not an open-loop workload: expected a "
                              f"Workload read by kvsim.Workload.from_trace (or a trace file path)")
@@ -88,8 +93,9 @@ class ReplayedTraffic:
         if n == 0 or not period > 0:
             raise KvsimError(f"trace {workload.source!r} has {n} requests over {period:g} s: "
                              f"expected at least one request and a span > 0 s to rescale")
-        return cls(workload.arrival_s, workload.prompt_tokens, workload.output_tokens,
-                   workload.priority, period, workload.source)
+        columns = workload.open_columns("the planner's trace")
+        return cls(columns.arrival_s, columns.prompt_tokens, columns.output_tokens,
+                   columns.priority, period, workload.source)
 
     @property
     def trace_rate_per_s(self) -> float:
@@ -130,11 +136,11 @@ class ReplayedTraffic:
         return float(self.output_tokens.mean())
 
 
-def as_traffic(trace, prompt, output) -> GeneratedTraffic | ReplayedTraffic:
+def as_traffic(trace: object, prompt: object, output: object) -> GeneratedTraffic | ReplayedTraffic:
     """The traffic :func:`kvsim.plan` was given: a trace (a Workload or a trace file's path),
     else Poisson arrivals with ``prompt`` and ``output`` lengths."""
     if trace is None:
         return GeneratedTraffic(as_lengths(prompt, "prompt"), as_lengths(output, "output"))
-    if isinstance(trace, (str, bytes)) or hasattr(trace, "__fspath__"):
-        trace = Workload.from_trace(trace)
+    if isinstance(trace, (str, os.PathLike)):
+        return ReplayedTraffic.from_workload(Workload.from_trace(trace))
     return ReplayedTraffic.from_workload(trace)

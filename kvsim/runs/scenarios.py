@@ -14,31 +14,43 @@ explains the Belgavi scenarios and the four missions; chapter 2 the load tests.
 """
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Any, TypeAlias
 
 from kvsim.engine.costs import CostModel
 from kvsim.engine.loop import simulate
 from kvsim.engine.options import ENGINE_DEFAULTS
+from kvsim.engine.result import SimResult
 from kvsim.errors import KvsimError, check_float, check_int
 from kvsim.traffic.lengths import MAX_LENGTH, Geometric, LogNormal
 from kvsim.traffic.workload import Workload
 
 __all__ = ["get_scenario", "run_scenario", "list_scenarios", "describe_scenario",
-           "scenario_parameters", "check_scenario_params"]
+           "scenario_parameters", "check_scenario_params", "SimulateKwargs", "ScenarioParams"]
+
+#: The keyword arguments of :func:`kvsim.simulate` (``workload``, ``model``, ``gpu``, engine
+#: options), or some of them. Their values are whatever the caller gave: the engine's
+#: ``resolve_options`` checks them (``simulate`` takes them as ``**engine_options: Any``).
+SimulateKwargs: TypeAlias = dict[str, Any]
+#: A scenario's own parameters (rates, lengths, spans, the seed) and their defaults.
+ScenarioParams: TypeAlias = dict[str, float]
+#: The bounds one scenario parameter is checked against (check_int's or check_float's keywords).
+_Bounds: TypeAlias = dict[str, object]
 
 
 @dataclass(frozen=True)
 class _Scenario:
     name: str
     summary: str
-    params: dict
-    build: Callable[..., dict]
+    params: ScenarioParams
+    build: Callable[..., SimulateKwargs]
     doc: str = ""
-    engine: dict = field(default_factory=dict)
+    engine: dict[str, object] = field(default_factory=dict)
 
 
-def _belgavi(*, rate_per_s, prompt_tokens, output_mean, duration_s, warmup_s, seed):
+def _belgavi(*, rate_per_s: float, prompt_tokens: int, output_mean: float, duration_s: float,
+             warmup_s: float, seed: int) -> SimulateKwargs:
     """Belgavi's Book Store, the worked case of the article "KV Cache Preemption
     in vLLM": a 7B assistant (Llama-2-7B, MHA, FP16)
     on one 48 GB card shared with an embedding service, so the server gets 60 %
@@ -69,8 +81,9 @@ _BELGAVI = dict(rate_per_s=1.5, prompt_tokens=850, output_mean=250, duration_s=6
                 warmup_s=120.0, seed=5)
 
 
-def _mission_burst(*, base_rate_per_s, burst_rate_per_s, burst_start_s, burst_s, duration_s,
-                   prompt_tokens, output_mean, seed, warmup_s=0.0):
+def _mission_burst(*, base_rate_per_s: float, burst_rate_per_s: float, burst_start_s: float,
+                   burst_s: float, duration_s: float, prompt_tokens: int, output_mean: float,
+                   seed: int, warmup_s: float = 0.0) -> SimulateKwargs:
     """Mission 4 (Belgavi's Book Store, the article "KV Cache Preemption in vLLM"):
     memory stays fixed on the shared GPU (60 %) while a
     burst of traffic arrives; the knob is the admission headroom (``watermark``,
@@ -97,8 +110,9 @@ def _mission_burst(*, base_rate_per_s, burst_rate_per_s, burst_start_s, burst_s,
     return out
 
 
-def _load_test(*, users, duration_s, prompt_median, prompt_p95, output_median, output_p95,
-               output_max, ramp_s, seed):
+def _load_test(*, users: int, duration_s: float, prompt_median: float, prompt_p95: float,
+               output_median: float, output_p95: float, output_max: int, ramp_s: float,
+               seed: int) -> SimulateKwargs:
     """The closed-loop load test of the article "Your Load Test Looks Fine at 40
     Concurrent Requests" (chapter 2's source): Llama-3.1-8B (BF16) on an 80 GB GPU at
     ``gpu_memory_utilization=0.90`` with the article's ``max_num_seqs=256`` (the
@@ -124,7 +138,8 @@ _LOAD = dict(duration_s=600.0, prompt_median=1700, prompt_p95=2000, output_media
              output_p95=4000, output_max=8192, ramp_s=10.0, seed=0)
 
 
-def _thrash(*, rate_per_s, prompt_tokens, output_tokens, duration_s, seed):
+def _thrash(*, rate_per_s: float, prompt_tokens: int, output_tokens: int, duration_s: float,
+            seed: int) -> SimulateKwargs:
     """The thrash loop (issue reports against vLLM V1 with chunked prefill): long
     prompts on a pool that holds only two of them, with neither of V1's two
     defences. Without the full-prompt admission gate
@@ -148,8 +163,8 @@ def _thrash(*, rate_per_s, prompt_tokens, output_tokens, duration_s, seed):
                 until_s=duration_s, seed=seed)
 
 
-def _incident(*, base_rate_per_s, storm_rate_per_s, healthy_s, storm_s, recovery_s,
-              output_mean, seed):
+def _incident(*, base_rate_per_s: float, storm_rate_per_s: float, healthy_s: float,
+              storm_s: float, recovery_s: float, output_mean: float, seed: int) -> SimulateKwargs:
     """Chapter 4's incident, long enough for alert rules with 10-minute windows:
     Belgavi's set-up (Llama-2-7B on 60 % of an A40, 850-token prompts,
     geometric answers) at a comfortable ``base_rate_per_s``, then
@@ -169,11 +184,11 @@ def _incident(*, base_rate_per_s, storm_rate_per_s, healthy_s, storm_s, recovery
 #: What each scenario parameter accepts, checked under the name the user typed before
 #: anything is built (so ``rate_per_s=0`` is named as ``rate_per_s``, not as the empty
 #: run it would make, and ``output_mean`` is not reported as ``Geometric``'s ``mean``).
-_RATE = dict(min=0, max=10**6, min_open=True, why="requests per second; traffic needs a rate > 0")
-_QUIET_RATE = dict(min=0, max=10**6, why="requests per second; 0 is a quiet spell")
-_LENGTH = dict(min=1, max=MAX_LENGTH, why="tokens")
-_SPAN = dict(min=0, max=10**7, min_open=True, why="seconds")
-_PARAM_CHECKS: dict[str, tuple[Callable[..., object], dict]] = {
+_RATE: _Bounds = dict(min=0, max=10**6, min_open=True, why="requests per second; traffic needs a rate > 0")
+_QUIET_RATE: _Bounds = dict(min=0, max=10**6, why="requests per second; 0 is a quiet spell")
+_LENGTH: _Bounds = dict(min=1, max=MAX_LENGTH, why="tokens")
+_SPAN: _Bounds = dict(min=0, max=10**7, min_open=True, why="seconds")
+_PARAM_CHECKS: dict[str, tuple[Callable[..., object], _Bounds]] = {
     "rate_per_s": (check_float, _RATE),
     "base_rate_per_s": (check_float, _QUIET_RATE),
     "burst_rate_per_s": (check_float, _RATE),
@@ -199,7 +214,7 @@ _PARAM_CHECKS: dict[str, tuple[Callable[..., object], dict]] = {
 }
 
 
-def check_scenario_params(name: str, params: dict) -> dict:
+def check_scenario_params(name: str, params: Mapping[str, object]) -> dict[str, object]:
     """``params`` with every known scenario parameter checked under its own name."""
     out = dict(params)
     for key, value in params.items():
@@ -212,7 +227,7 @@ def check_scenario_params(name: str, params: dict) -> dict:
     return out
 
 
-def _with(base: dict, **changes) -> dict:
+def _with(base: ScenarioParams, **changes: float) -> ScenarioParams:
     d = dict(base)
     d.update(changes)
     return d
@@ -221,7 +236,8 @@ def _with(base: dict, **changes) -> dict:
 _SCENARIOS: dict[str, _Scenario] = {}
 
 
-def _register(name, summary, params, build, **engine):
+def _register(name: str, summary: str, params: ScenarioParams,
+              build: Callable[..., SimulateKwargs], **engine: object) -> None:
     _SCENARIOS[name] = _Scenario(name, summary, params, build, (build.__doc__ or "").strip(), engine)
 
 
@@ -273,13 +289,13 @@ def list_scenarios() -> list[str]:
     return list(_SCENARIOS)
 
 
-def _get(name) -> _Scenario:
+def _get(name: object) -> _Scenario:
     if not isinstance(name, str) or name not in _SCENARIOS:
         raise KvsimError(f"scenario={name!r} is not known: expected one of {', '.join(_SCENARIOS)}")
     return _SCENARIOS[name]
 
 
-def scenario_parameters(name: str) -> dict:
+def scenario_parameters(name: str) -> ScenarioParams:
     """The scenario's own parameters and their defaults (each may be overridden)."""
     return dict(_get(name).params)
 
@@ -295,7 +311,7 @@ def describe_scenario(name: str) -> str:
     return "\n".join(lines)
 
 
-def get_scenario(name: str, **overrides) -> dict:
+def get_scenario(name: str, **overrides: object) -> SimulateKwargs:
     """Everything :func:`kvsim.simulate` needs for scenario ``name``.
 
     ``overrides`` may change the scenario's parameters or any engine option;
@@ -309,11 +325,10 @@ def get_scenario(name: str, **overrides) -> dict:
     if unknown:
         raise KvsimError(f"override {unknown[0]!r} is not known for scenario {name!r}: expected a "
                          f"scenario parameter ({', '.join(sc.params)}) or an engine option")
-    params = dict(sc.params)
+    params: dict[str, object] = dict(sc.params)
     params.update({k: v for k, v in overrides.items() if k in sc.params})
-    params = check_scenario_params(name, params)
     try:
-        kwargs = sc.build(**params)
+        kwargs = sc.build(**check_scenario_params(name, params))
     except TypeError as e:  # a parameter of the wrong kind
         raise KvsimError(f"scenario {name!r}: {e}") from None
     kwargs.update(sc.engine)
@@ -323,7 +338,7 @@ def get_scenario(name: str, **overrides) -> dict:
     return kwargs
 
 
-def run_scenario(name: str, **overrides):
+def run_scenario(name: str, **overrides: object) -> SimResult:
     """Run scenario ``name`` (see :func:`get_scenario`) and return the ``SimResult``."""
 
     kwargs = get_scenario(name, **overrides)

@@ -35,12 +35,20 @@ Each frame is a dict:
 """
 from __future__ import annotations
 
-from kvsim.engine.loop import build_engine
+import contextlib
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, TypedDict
+
+from kvsim.engine.loop import Engine, build_engine
 from kvsim.engine.scheduler import REQUEST_STATES
 from kvsim.errors import KvsimError, check_int
 from kvsim.traffic.workload import Request, Workload
 
-__all__ = ["STATES", "TOY_OUTPUT_TOKENS", "scheduler_frames", "toy_requests", "frame_rows"]
+if TYPE_CHECKING:
+    from kvsim.engine.costs import GPULike, ModelLike
+
+__all__ = ["STATES", "TOY_OUTPUT_TOKENS", "scheduler_frames", "toy_requests", "frame_rows",
+           "Frame", "FrameRequest", "FrameRow"]
 
 #: Request states a frame can show, in the order a request meets them.
 STATES = REQUEST_STATES
@@ -53,8 +61,57 @@ MAX_FRAMES = 5_000
 TOY_OUTPUT_TOKENS = (90, 70, 100, 60, 80)
 
 
-def toy_requests(n: int = 5, *, prompt_tokens: int = 40, output_tokens=TOY_OUTPUT_TOKENS
-                 ) -> list[Request]:
+class FrameRequest(TypedDict):
+    """One request in a frame (see the module docstring)."""
+
+    name: str
+    state: str
+    blocks: int
+    tokens: int
+    generated: int
+    output: int
+    preemptions: int
+    recomputed: int
+    rescued: int
+    needs_block: bool
+
+
+class _StepFacts(TypedDict):
+    """A frame's facts, before its story is told."""
+
+    step: int
+    t_ms: float
+    free_blocks: int
+    total_blocks: int
+    requests: list[FrameRequest]
+    admitted: list[str]
+    preempted: list[str]
+    finished: list[str]
+    waiting: list[str]
+
+
+class Frame(_StepFacts):
+    """The scheduler after one step (see the module docstring)."""
+
+    story: str
+
+
+class FrameRow(TypedDict):
+    """One request in one frame, flat (:func:`frame_rows`)."""
+
+    step: int
+    request: str
+    state: str
+    blocks: int
+    tokens: int
+    generated: int
+    output: int
+    preemptions: int
+    needs_block: bool
+
+
+def toy_requests(n: int = 5, *, prompt_tokens: int = 40,
+                 output_tokens: int | Sequence[int] = TOY_OUTPUT_TOKENS) -> list[Request]:
     """``n`` requests that all arrive at t = 0: the stepper's default batch.
 
     ``output_tokens`` is one length for all or a sequence cycled over the
@@ -75,37 +132,37 @@ def _name(rid: int) -> str:
 class _Watcher:
     """Called by the engine after every step; turns its state into a frame."""
 
-    def __init__(self, max_frames: int):
-        self.frames: list[dict] = []
+    def __init__(self, max_frames: int) -> None:
+        self.frames: list[Frame] = []
         self.max_frames = max_frames
         self.running_before: set[int] = set()
 
-    def __call__(self, engine) -> None:
+    def __call__(self, engine: Engine) -> None:
         if len(self.frames) >= self.max_frames:
             raise _Enough
         snap = engine.snapshot()
-        requests = [dict(name=_name(r.rid), state=r.state, blocks=r.blocks, tokens=r.tokens,
-                         generated=r.generated, output=r.output, preemptions=r.preemptions,
-                         recomputed=r.recomputed, rescued=r.rescued, needs_block=r.needs_block)
+        requests = [FrameRequest(name=_name(r.rid), state=r.state, blocks=r.blocks,
+                                 tokens=r.tokens, generated=r.generated, output=r.output,
+                                 preemptions=r.preemptions, recomputed=r.recomputed,
+                                 rescued=r.rescued, needs_block=r.needs_block)
                     for r in snap.requests]
         finished = [_name(r.rid) for r in snap.requests if r.finish_s == snap.t_s]
         running = set(snap.running)
         admitted = [_name(r) for r in sorted(running - self.running_before)]
         self.running_before = running
-        frame = dict(step=snap.step, t_ms=snap.t_s * 1e3, free_blocks=snap.free_blocks,
-                     total_blocks=snap.total_blocks, requests=requests, admitted=admitted,
-                     preempted=[_name(rid) for rid, _mode in snap.preempted], finished=finished,
-                     waiting=[_name(r) for r in snap.waiting])
+        facts = _StepFacts(step=snap.step, t_ms=snap.t_s * 1e3, free_blocks=snap.free_blocks,
+                           total_blocks=snap.total_blocks, requests=requests, admitted=admitted,
+                           preempted=[_name(rid) for rid, _mode in snap.preempted],
+                           finished=finished, waiting=[_name(r) for r in snap.waiting])
         previous = self.frames[-1]["requests"] if self.frames else None
-        frame["story"] = _story(frame, previous)
-        self.frames.append(frame)
+        self.frames.append({**facts, "story": _story(facts, previous)})
 
 
 class _Enough(Exception):
     pass
 
 
-def _story(frame: dict, previous: list[dict] | None) -> str:
+def _story(frame: _StepFacts, previous: list[FrameRequest] | None) -> str:
     parts = []
     if frame["preempted"]:
         victims = ", ".join(frame["preempted"])
@@ -135,9 +192,10 @@ def _story(frame: dict, previous: list[dict] | None) -> str:
     return f"Step {frame['step']}: " + "; ".join(parts) + f". Free blocks: {frame['free_blocks']}."
 
 
-def scheduler_frames(requests, *, model="llama-3.1-8b", gpu="a40-48gb", num_gpu_blocks: int = 20,
+def scheduler_frames(requests: Workload | Sequence[Request], *, model: ModelLike = "llama-3.1-8b",
+                     gpu: GPULike = "a40-48gb", num_gpu_blocks: int = 20,
                      max_frames: int = 1_000, include_start: bool = False,
-                     **engine_options) -> list[dict]:
+                     **engine_options: object) -> list[Frame]:
     """Run ``requests`` step by step and return one frame per engine step (see the module doc).
 
     ``requests`` is a list of :class:`kvsim.Request` or a :class:`kvsim.Workload`;
@@ -159,6 +217,8 @@ def scheduler_frames(requests, *, model="llama-3.1-8b", gpu="a40-48gb", num_gpu_
                          "non-empty list of kvsim.Request or a kvsim.Workload")
     if include_start is not True and include_start is not False:
         raise KvsimError(f"include_start={include_start!r}: expected True or False")
+    if include_start:           # step 0 shows who waits for the first step: known in advance
+        workload.open_columns("include_start=True")
     if engine_options.get("step_by_step") is False:
         raise KvsimError("step_by_step=False is not supported by the stepper: it shows every step")
     # a toy whose requests could never run says so, rather than showing an empty pool
@@ -166,41 +226,39 @@ def scheduler_frames(requests, *, model="llama-3.1-8b", gpu="a40-48gb", num_gpu_
                    num_gpu_blocks=num_gpu_blocks)
     engine = build_engine(workload, model, gpu, options)
     watcher = _Watcher(max_frames)
-    try:
+    with contextlib.suppress(_Enough):       # the watcher stops the run at max_frames
         engine.run(after_step=watcher)
-    except _Enough:
-        pass
     if include_start and watcher.frames:
         return [_start_frame(workload, watcher.frames[0])] + watcher.frames
     return watcher.frames
 
 
-def _start_frame(workload: Workload, first: dict) -> dict:
+def _start_frame(workload: Workload, first: Frame) -> Frame:
     """Step 0: the engine idles until the first arrival, then schedules; who waits then."""
-    arrivals = [float(a) for a in workload.arrival_s]
+    arrivals = [float(a) for a in workload.open_columns("include_start=True").arrival_s]
     t0 = min(arrivals)
     order = sorted((a, i) for i, a in enumerate(arrivals) if a <= t0)
     here = {i for _, i in order}
-    requests = [dict(r, state="waiting" if i in here else "not arrived", blocks=0, tokens=0,
-                     generated=0, preemptions=0, recomputed=0, rescued=0, needs_block=False)
+    requests = [FrameRequest(name=r["name"], state="waiting" if i in here else "not arrived",
+                             blocks=0, tokens=0, generated=0, output=r["output"], preemptions=0,
+                             recomputed=0, rescued=0, needs_block=False)
                 for i, r in enumerate(first["requests"])]
     waiting = [_name(i) for _, i in order]
-    frame = dict(step=0, t_ms=t0 * 1e3, free_blocks=first["total_blocks"],
+    story = (f"Step 0, before the first step: {len(waiting)} request"
+             f"{'s' if len(waiting) != 1 else ''} wait{'s' if len(waiting) == 1 else ''} "
+             f"in the queue, and all {first['total_blocks']} blocks are free.")
+    return Frame(step=0, t_ms=t0 * 1e3, free_blocks=first["total_blocks"],
                  total_blocks=first["total_blocks"], requests=requests, admitted=[],
-                 preempted=[], finished=[], waiting=waiting)
-    frame["story"] = (f"Step 0, before the first step: {len(waiting)} request"
-                      f"{'s' if len(waiting) != 1 else ''} wait{'s' if len(waiting) == 1 else ''} "
-                      f"in the queue, and all {first['total_blocks']} blocks are free.")
-    return frame
+                 preempted=[], finished=[], waiting=waiting, story=story)
 
 
-def frame_rows(frames: list[dict]) -> list[dict]:
+def frame_rows(frames: list[Frame]) -> list[FrameRow]:
     """Flat rows (one per request per frame) for a chart: step, request, state, blocks, ..."""
     rows = []
     for f in frames:
         for r in f["requests"]:
-            rows.append(dict(step=f["step"], request=r["name"], state=r["state"],
-                             blocks=r["blocks"], tokens=r["tokens"], generated=r["generated"],
-                             output=r["output"], preemptions=r["preemptions"],
-                             needs_block=r["needs_block"]))
+            rows.append(FrameRow(step=f["step"], request=r["name"], state=r["state"],
+                                 blocks=r["blocks"], tokens=r["tokens"], generated=r["generated"],
+                                 output=r["output"], preemptions=r["preemptions"],
+                                 needs_block=r["needs_block"]))
     return rows

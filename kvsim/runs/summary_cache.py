@@ -41,11 +41,20 @@ import sys
 import tempfile
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TypeAlias
 
 from kvsim.errors import KvsimError
 
-__all__ = ["CACHE_VAR", "KEEP_FINGERPRINTS", "SummaryCache", "fingerprint", "from_environment"]
+__all__ = ["CACHE_VAR", "KEEP_FINGERPRINTS", "SummaryCache", "fingerprint", "from_environment",
+           "Summary", "SummaryValue"]
+
+#: One value of a run's summary: a count, a measure or a name (``kvsim.SimResult.summary``).
+SummaryValue: TypeAlias = float | int | str
+#: A run's summary, key to value, as :meth:`kvsim.SimResult.summary` returns it (and as it
+#: comes back from the cache's JSON).
+Summary: TypeAlias = dict[str, SummaryValue]
+#: What :func:`run_key` puts in a key for one setting: plain JSON data.
+_PlainValue: TypeAlias = bool | int | float | str | None
 
 #: The environment variable naming the cache's directory (unset or empty: no cache).
 CACHE_VAR = "KVSIM_RUN_CACHE"
@@ -57,10 +66,10 @@ _PACKAGE = Path(__file__).resolve().parents[1]
 #: The files and folders of kvsim whose bytes decide a run (the layers up to runs/).
 RUN_LAYERS = ("errors.py", "units.py", "model", "traffic", "engine", "runs")
 
-_fingerprints: dict[tuple, str] = {}
+_fingerprints: dict[tuple[str, str], str] = {}
 
 
-def fingerprint(package: str | os.PathLike | None = None) -> str:
+def fingerprint(package: str | os.PathLike[str] | None = None) -> str:
     """A hex digest of everything that decides a run's summary besides its settings (see the
     module docstring), for kvsim's own files or those of the ``package`` folder given.
     Computed once per process."""
@@ -85,7 +94,7 @@ def fingerprint(package: str | os.PathLike | None = None) -> str:
     return _fingerprints[memo]
 
 
-def _plain(value: Any) -> Any:
+def _plain(value: object) -> _PlainValue:
     """``value`` as a JSON value, numpy scalars as Python ones; ``None`` if it is not plain data
     (then the run is not cached). Raises ``TypeError`` for what cannot be keyed."""
     if isinstance(value, (bool, int, float)) or value is None:
@@ -100,7 +109,7 @@ def _plain(value: Any) -> Any:
     raise TypeError(f"{type(value).__name__} is not plain data")
 
 
-def run_key(scenario: str, settings: Mapping[str, Any], seed: int | None) -> str | None:
+def run_key(scenario: str, settings: Mapping[str, object], seed: int | None) -> str | None:
     """The key of one run of ``scenario``, or ``None`` when the run cannot be cached."""
     try:
         plain = {str(k): _plain(v) for k, v in settings.items()}
@@ -114,7 +123,7 @@ def run_key(scenario: str, settings: Mapping[str, Any], seed: int | None) -> str
 class SummaryCache:
     """Run summaries under ``directory / fingerprint()``, one JSON file per run."""
 
-    def __init__(self, directory: str | os.PathLike) -> None:
+    def __init__(self, directory: str | os.PathLike[str]) -> None:
         base = Path(directory)
         if base.exists() and not base.is_dir():
             raise KvsimError(f"{CACHE_VAR}={str(base)!r} is not a directory: expected a folder "
@@ -125,7 +134,7 @@ class SummaryCache:
     def _path(self, key: str) -> Path:
         return self.folder / key[:2] / f"{key}.json"
 
-    def get(self, key: str) -> dict | None:
+    def get(self, key: str) -> Summary | None:
         """The summary stored under ``key``, or ``None`` (absent, or unreadable: then it is run)."""
         try:
             with open(self._path(key), encoding="utf-8") as f:
@@ -134,7 +143,7 @@ class SummaryCache:
             return None
         return value if isinstance(value, dict) else None
 
-    def put(self, key: str, summary: Mapping[str, Any]) -> None:
+    def put(self, key: str, summary: Mapping[str, SummaryValue]) -> None:
         """Store ``summary`` under ``key`` (atomically: a reader sees the old file or the new one).
         A cache that cannot be written is skipped, never an error: the run is done either way."""
         path = self._path(key)

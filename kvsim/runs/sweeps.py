@@ -57,10 +57,12 @@ import itertools
 import math
 import sys
 import time
-from collections.abc import Callable, Iterable, Mapping
-from typing import Any
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from concurrent.futures import Executor
+from typing import Any, NamedTuple, Protocol, TypeAlias, TypeVar
 
 import numpy as np
+from numpy.typing import NDArray
 
 from kvsim.engine.costs import CostModel
 from kvsim.engine.loop import simulate
@@ -68,8 +70,8 @@ from kvsim.engine.options import ENGINE_DEFAULTS
 from kvsim.engine.result import SUMMARY_KEYS, Table
 from kvsim.errors import KvsimError, check_int
 
-from .scenarios import get_scenario
-from .summary_cache import SummaryCache, from_environment, run_key
+from .scenarios import SimulateKwargs, get_scenario
+from .summary_cache import Summary, SummaryCache, from_environment, run_key
 
 __all__ = ["sweep", "sweep_points", "run_batch", "check_seeds", "check_chunk_size", "column",
            "chunk_size_for", "MAX_GRID_VALUES", "MAX_SWEEP_RUNS"]
@@ -125,8 +127,22 @@ MAX_SWEEP_RUNS = 100_000
 #: put a fake one in its place).
 _clock = time.perf_counter
 
+#: One point of a grid: option name to its value there.
+GridPoint: TypeAlias = dict[str, object]
+#: One task of :func:`run_batch`, whatever its caller makes of it (a sweep's run, a plan's).
+Task = TypeVar("Task")
 
-def _base_kwargs(base) -> tuple[str | None, dict]:
+
+class _SweepRun(NamedTuple):
+    """One run of a sweep: the scenario (or None), the fixed settings, the point, the seed."""
+
+    scenario: str | None
+    fixed: SimulateKwargs
+    point: GridPoint
+    seed: int | None
+
+
+def _base_kwargs(base: object) -> tuple[str | None, SimulateKwargs]:
     """``(scenario or None, fixed settings)`` from ``base``."""
     if isinstance(base, str):
         return base, {}
@@ -144,23 +160,24 @@ def _base_kwargs(base) -> tuple[str | None, dict]:
                      f"name or a mapping")
 
 
-def sweep_points(grid: Mapping[str, Iterable] | None) -> list[dict]:
+def sweep_points(grid: object) -> list[GridPoint]:
     """The cartesian product of ``grid``, first key slowest, as a list of dicts."""
     if grid is None:
         return [{}]
     if not isinstance(grid, Mapping):
         raise KvsimError(f"sweep: grid = {grid!r} is a {type(grid).__name__}: expected a mapping "
                          f"of option name to a list of values")
-    names, values = [], []
+    names: list[str] = []
+    values: list[list[object]] = []
     total = 1
-    for name, vals in grid.items():
+    for name, given in grid.items():
         if not isinstance(name, str) or not name.isidentifier():
             raise KvsimError(f"sweep: grid key {name!r:.60} is not an option name")
         if name == "seed":
             raise KvsimError("sweep: grid key 'seed': pass seeds=... instead")
-        if isinstance(vals, (str, bytes)) or not isinstance(vals, Iterable):
-            raise KvsimError(f"sweep: grid[{name!r}] = {vals!r:.60}: expected a list of values")
-        vals = list(itertools.islice(vals, MAX_GRID_VALUES + 1))   # an endless iterator ends
+        if isinstance(given, (str, bytes)) or not isinstance(given, Iterable):
+            raise KvsimError(f"sweep: grid[{name!r}] = {given!r:.60}: expected a list of values")
+        vals = list(itertools.islice(given, MAX_GRID_VALUES + 1))   # an endless iterator ends
         if not vals:
             raise KvsimError(f"sweep: grid[{name!r}] is empty: expected at least one value")
         if len(vals) > MAX_GRID_VALUES:
@@ -172,20 +189,25 @@ def sweep_points(grid: Mapping[str, Iterable] | None) -> list[dict]:
                              f"(through {name!r}): expected at most {MAX_SWEEP_RUNS:,} runs")
         names.append(name)
         values.append(vals)
-    return [dict(zip(names, combo)) for combo in itertools.product(*values)]
+    return [dict(zip(names, combo, strict=True)) for combo in itertools.product(*values)]
 
 
-def check_seeds(seeds, caller: str = "sweep") -> list[int]:
+def check_seeds(seeds: object, caller: str = "sweep") -> list[int | None]:
     """``seeds`` as a list of distinct seeds (``[None]`` for ``None``); errors name ``caller``."""
     if seeds is None:
         return [None]
-    if isinstance(seeds, (str, bytes)) or not isinstance(seeds, Iterable):
-        seeds = [seeds]
-    seeds = list(itertools.islice(seeds, MAX_SWEEP_RUNS + 1))        # an endless iterator ends
-    if len(seeds) > MAX_SWEEP_RUNS:
+    return [*seed_values(seeds, caller)]
+
+
+def seed_values(seeds: object, caller: str) -> list[int]:
+    """``seeds`` (one seed or an iterable of them, not None) as a list of distinct seeds."""
+    given: Iterable[object] = seeds if isinstance(seeds, Iterable) and not isinstance(
+        seeds, (str, bytes)) else [seeds]
+    seed_list = list(itertools.islice(given, MAX_SWEEP_RUNS + 1))    # an endless iterator ends
+    if len(seed_list) > MAX_SWEEP_RUNS:
         raise KvsimError(f"{caller}: more than {MAX_SWEEP_RUNS:,} seeds: expected at most "
                          f"{MAX_SWEEP_RUNS:,} runs")
-    out = [check_int("seed", s, min=0, max=2**63 - 1) for s in seeds]
+    out = [check_int("seed", s, min=0, max=2**63 - 1) for s in seed_list]
     if not out:
         none_too = " (or None)" if caller == "sweep" else ""
         raise KvsimError(f"{caller}: seeds is empty: expected at least one seed{none_too}")
@@ -194,28 +216,24 @@ def check_seeds(seeds, caller: str = "sweep") -> list[int]:
     return out
 
 
-def _run(task: tuple) -> dict:
+def _run(task: _SweepRun) -> Summary:
     """One run, in whatever process the executor chose: its summary (module-level: picklable)."""
     scenario, fixed, point, seed = task
     settings = dict(fixed)
     settings.update(point)
     if seed is not None:
         settings["seed"] = seed
-    if scenario is not None:
-        kwargs = get_scenario(scenario, **settings)
-    else:
-        kwargs = settings
-    kwargs = dict(kwargs)
+    kwargs = dict(get_scenario(scenario, **settings) if scenario is not None else settings)
     workload = kwargs.pop("workload")
     return simulate(workload, **kwargs).summary()
 
 
-def _run_chunk(run_one: Callable[[Any], dict], tasks: list) -> list[dict]:
+def _run_chunk(run_one: Callable[[Task], Summary], tasks: list[Task]) -> list[Summary]:
     """Several runs in one task, in order: their summaries (module-level: picklable)."""
     return [run_one(task) for task in tasks]
 
 
-def _worker_count(executor) -> int | None:
+def _worker_count(executor: Executor) -> int | None:
     """How many runs ``executor`` runs at once, where it says; else None.
 
     The standard library's pools keep it in ``_max_workers``; a Dask
@@ -230,7 +248,9 @@ def _worker_count(executor) -> int | None:
     if callable(nthreads):
         try:
             n = sum(nthreads().values())
-        except Exception:      # a closed or unreachable client: fall back, the submit will tell
+        # a closed or unreachable client raises whatever its transport does (no public list):
+        # fall back, and the submit will tell
+        except Exception:  # noqa: BLE001
             return None
         return n if n > 0 else None
     return None
@@ -278,7 +298,7 @@ def run_cache(cache: object, caller: str = "sweep") -> SummaryCache | None:
     return store
 
 
-def check_chunk_size(chunk_size) -> int | None:
+def check_chunk_size(chunk_size: object) -> int | None:
     if chunk_size is None:
         return None
     return check_int("chunk_size", chunk_size, min=1, max=CHUNK_SIZE_MAX)
@@ -291,20 +311,27 @@ def _in_jupyter() -> bool:
     return type(shell).__name__ == "ZMQInteractiveShell"
 
 
+class _DisplayHandle(Protocol):
+    """What IPython's ``display(..., display_id=True)`` returns: a line to update."""
+
+    def update(self, obj: object, *, raw: bool = False) -> None: ...
+
+
 class _Progress:
     """A progress line: a bar on a terminal's stderr, an updating text in Jupyter."""
 
-    def __init__(self, total: int, enabled: bool | None, label: str = "sweep"):
+    def __init__(self, total: int, enabled: bool | None, label: str = "sweep") -> None:
         self.total, self.done, self.start = total, 0, time.perf_counter()
         self.label = label
-        self.handle = None
+        self.handle: _DisplayHandle | None = None
         self.tty = False
         if enabled is False or (enabled is None and total < PROGRESS_FROM):
             return
         if _in_jupyter():
             from IPython.display import display
 
-            self.handle = display(self._text(), display_id=True)
+            # (IPython's display() has no annotations; with display_id it returns the handle)
+            self.handle = display(self._text(), display_id=True)  # type: ignore[no-untyped-call]
         else:
             self.tty = enabled is True or (hasattr(sys.stderr, "isatty") and sys.stderr.isatty())
 
@@ -330,7 +357,8 @@ class _Progress:
             sys.stderr.flush()
 
 
-def sweep(base, grid: Mapping[str, Iterable] | None = None, *, seeds=None, executor=None,
+def sweep(base: str | Mapping[str, object], grid: Mapping[str, Iterable[object]] | None = None, *,
+          seeds: Iterable[int] | int | None = None, executor: Executor | None = None,
           progress: bool | None = None, chunk_size: int | None = None,
           cache: bool | None = None) -> Table:
     """Run every point of ``grid`` for every seed; one row per run (see the module docstring).
@@ -366,12 +394,12 @@ def sweep(base, grid: Mapping[str, Iterable] | None = None, *, seeds=None, execu
         unknown = [k for k in list(fixed) + list(points[0]) if k not in known]
         if unknown:
             raise KvsimError(f"sweep: {unknown[0]!r} is not an option of kvsim.simulate")
-    all_tasks = [(scenario, fixed, point, seed) for point in points for seed in seed_list]
-    keys = [run_key(scenario, {**fixed, **point}, seed) if scenario is not None and store is not None
-            else None for (scenario, fixed, point, seed) in all_tasks]
+    all_tasks = [_SweepRun(scenario, fixed, point, seed) for point in points for seed in seed_list]
+    keys = [run_key(task.scenario, {**task.fixed, **task.point}, task.seed)
+            if task.scenario is not None and store is not None else None for task in all_tasks]
     summaries = run_batch(_run, all_tasks, keys, executor=executor, chunk_size=chunk_size,
                           progress=progress, store=store)
-    columns: dict[str, Any] = {}
+    columns: dict[str, NDArray[Any]] = {}
     for name in points[0]:
         columns[name] = column([p[name] for p in points for _ in seed_list])
     if seed_list != [None]:
@@ -381,10 +409,10 @@ def sweep(base, grid: Mapping[str, Iterable] | None = None, *, seeds=None, execu
     return Table(columns)
 
 
-def run_batch(run_one: Callable[[Any], dict], tasks: list, keys: list[str | None], *,
-              executor=None, chunk_size: int | None = None, progress: bool | None = None,
-              store: SummaryCache | None = None, label: str = "sweep",
-              stats: dict[str, int] | None = None) -> list[dict]:
+def run_batch(run_one: Callable[[Task], Summary], tasks: Sequence[Task], keys: Sequence[str | None],
+              *, executor: Executor | None = None, chunk_size: int | None = None,
+              progress: bool | None = None, store: SummaryCache | None = None,
+              label: str = "sweep", stats: dict[str, int] | None = None) -> list[Summary]:
     """Every task's summary, in task order: the engine under :func:`sweep` and the planner.
 
     ``run_one`` (a module-level function, so an executor can pickle it) makes one
@@ -410,35 +438,43 @@ def run_batch(run_one: Callable[[Any], dict], tasks: list, keys: list[str | None
             summaries.append(run_one(task))
             bar.step()
     else:
-        summaries = [None] * len(to_run)
-        start = 0
-        if chunk_size is None:
-            # Time the first runs here (their summaries are kept), then size the chunks.
-            stamps = [_clock()]
-            while start < min(MEASURE_RUNS, len(to_run)) and (
-                    start == 0 or stamps[-1] - stamps[0] < MEASURE_S):
-                summaries[start] = run_one(to_run[start])
-                stamps.append(_clock())
-                start += 1
-                bar.step()
-            per_run = float(np.median(np.diff(stamps)))
-            chunk_size = chunk_size_for(per_run, len(to_run) - start, _worker_count(executor))
-        futures = {executor.submit(_run_chunk, run_one, to_run[i:i + chunk_size]): i
-                   for i in range(start, len(to_run), chunk_size)}
-        for future in cf.as_completed(futures):
-            i = futures[future]
-            done = future.result()
-            summaries[i:i + len(done)] = done
-            bar.step(len(done))
+        summaries = _run_on(executor, run_one, to_run, chunk_size, bar)
     return _merge(store, found, keys, summaries)
 
 
-def _look_up(store: SummaryCache | None, tasks: list, keys: list) -> tuple[dict, list]:
+def _run_on(executor: Executor, run_one: Callable[[Task], Summary], to_run: list[Task],
+            chunk_size: int | None, bar: _Progress) -> list[Summary]:
+    """``to_run``'s summaries, in order, made on ``executor`` in chunks of ``chunk_size`` runs
+    (``None``: the first runs are made here, timed, and size the chunks)."""
+    made: dict[int, Summary] = {}                 # task index -> its summary
+    start = 0
+    if chunk_size is None:
+        # Time the first runs here (their summaries are kept), then size the chunks.
+        stamps = [_clock()]
+        while start < min(MEASURE_RUNS, len(to_run)) and (
+                start == 0 or stamps[-1] - stamps[0] < MEASURE_S):
+            made[start] = run_one(to_run[start])
+            stamps.append(_clock())
+            start += 1
+            bar.step()
+        per_run = float(np.median(np.diff(stamps)))
+        chunk_size = chunk_size_for(per_run, len(to_run) - start, _worker_count(executor))
+    futures = {executor.submit(_run_chunk, run_one, to_run[i:i + chunk_size]): i
+               for i in range(start, len(to_run), chunk_size)}
+    for future in cf.as_completed(futures):
+        done = future.result()
+        made.update(enumerate(done, start=futures[future]))
+        bar.step(len(done))
+    return [made[i] for i in range(len(to_run))]
+
+
+def _look_up(store: SummaryCache | None, tasks: Sequence[Task], keys: Sequence[str | None]
+             ) -> tuple[dict[int, Summary], list[Task]]:
     """Split ``tasks`` into the summaries ``store`` already holds under their ``keys`` (by
     index) and the tasks to run."""
     if store is None:
-        return {}, tasks
-    found: dict[int, dict] = {}
+        return {}, list(tasks)
+    found: dict[int, Summary] = {}
     to_run = []
     for i, key in enumerate(keys):
         summary = store.get(key) if key is not None else None
@@ -449,7 +485,8 @@ def _look_up(store: SummaryCache | None, tasks: list, keys: list) -> tuple[dict,
     return found, to_run
 
 
-def _merge(store: SummaryCache | None, found: dict, keys: list, made: list) -> list:
+def _merge(store: SummaryCache | None, found: dict[int, Summary], keys: Sequence[str | None],
+           made: list[Summary]) -> list[Summary]:
     """Every task's summary in task order: the ones found, and the ones ``made`` here (stored)."""
     if store is None:
         return made
@@ -465,7 +502,7 @@ def _merge(store: SummaryCache | None, found: dict, keys: list, made: list) -> l
     return out
 
 
-def column(values: list) -> np.ndarray:
+def column(values: Sequence[object]) -> NDArray[Any]:
     """A numpy column: ints as int64, other numbers as float64, anything else as str."""
     if all(isinstance(v, (bool, np.bool_)) for v in values):
         return np.array(values, dtype=bool)
