@@ -7,7 +7,7 @@ Each copy counts when it is done (``result.host_tier``).
 """
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 
 import numpy as np
 import pytest
@@ -21,7 +21,7 @@ from kvsim.observe.lint import lint_promql
 from kvsim.observe.series import run_metrics, scrape
 
 
-@lru_cache(maxsize=None)
+@cache
 def long_day(size: float | None = 0.5) -> kvsim.SimResult:
     """The long-prompt day with a tier of ``size`` GiB: it loads, stores and drops stores."""
     opts = {} if size is None else {"kv_offloading_size": size}

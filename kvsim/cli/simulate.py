@@ -98,7 +98,7 @@ def summary_text(result: SimResult) -> str:
             + table(dict(result.summary())))
 
 
-def tier_line(result) -> str | None:
+def tier_line(result: SimResult) -> str | None:
     """One line on the host tier, when one ran: its size and what it loaded, stored, dropped."""
     config, counters = result.config, result.counters
     if result.host_tier is None:
