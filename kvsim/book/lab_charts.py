@@ -9,7 +9,7 @@ twin (:func:`lab_twin_chart`) draws :func:`kvsim.lab.twin_runs`'s precomputed ru
 from __future__ import annotations
 
 import json
-from typing import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 
 from kvsim.book.charts.theme import (
     DASHES,
@@ -281,6 +281,11 @@ def _joined(values) -> str:
     return ",".join(str(int(v)) for v in values)
 
 
+def _held(values: Sequence[int], pad: int) -> list[int]:
+    """``values`` with its last value repeated ``pad`` more times (a run that ended holds its state)."""
+    return list(values) + [values[-1]] * pad
+
+
 def lab_twin_data(runs) -> dict:
     """Rows for :func:`lab_twin_chart` from :func:`kvsim.lab.twin_runs`.
 
@@ -305,13 +310,10 @@ def lab_twin_data(runs) -> dict:
     rows = []
     for (util, answers, headroom, mode, seed), k in kept.items():
         pad = n - len(k["kv"])                # a shorter run holds its last state
-
-        def full(values):
-            return list(values) + [values[-1]] * pad
-        swapped = full(k["swapped"])
+        swapped = _held(k["swapped"], pad)
         rows.append({"util": util, "answers": answers, "headroom": headroom, "mode": mode,
-                     "seed": seed, "pool": k["pool"], "kv": _joined(full(k["kv"])),
-                     "waiting": _joined(full(k["waiting"])),
+                     "seed": seed, "pool": k["pool"], "kv": _joined(_held(k["kv"], pad)),
+                     "waiting": _joined(_held(k["waiting"], pad)),
                      # all zero (no swap): left empty, the chart reads a missing value as 0
                      "swapped": _joined(swapped) if any(swapped) else "",
                      "tick_bin": _joined(k["tick_bin"]), "tick_n": _joined(k["tick_n"]),

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import base64
 import html
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from kvsim.book.widgets import check_in_control, strict_choice, strict_slider
 from kvsim.errors import KvsimError, check_float, check_int

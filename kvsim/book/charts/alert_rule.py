@@ -9,7 +9,8 @@ precomputed grid (:func:`alert_rule_data`), so it works with no kernel.
 """
 from __future__ import annotations
 
-from typing import Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from itertools import pairwise
 
 import numpy as np
 
@@ -68,7 +69,7 @@ def _grid(name: str, values: Sequence[float], lo: float, hi: float) -> list[floa
     out = sorted({_sig(check_float(name, v, min=lo, max=hi)) for v in values})
     if not out:
         raise KvsimError(f"{name}=[] is empty: expected at least one value")
-    steps = {round(b - a, 9) for a, b in zip(out, out[1:])}
+    steps = {round(b - a, 9) for a, b in pairwise(out)}
     if len(steps) > 1:
         raise KvsimError(f"{name}={out} is not evenly spaced: expected one step, so the "
                          "static chart's slider hits every value")
@@ -107,7 +108,7 @@ def alert_rule_data(result: SimResult, rule: str = "preemptions", *,
     for w in ws:
         t, v = rule_values(tab, rule, w * 60)
         t_end = float(t[-1]) / 60
-        curves += [{"w": w, "t": _sig(a / 60), "v": _sig(b)} for a, b in zip(t, v)
+        curves += [{"w": w, "t": _sig(a / 60), "v": _sig(b)} for a, b in zip(t, v, strict=True)
                    if np.isfinite(b)]
         for th in ths:
             for f in fs:
@@ -221,7 +222,7 @@ def alert_rule_chart(data: Mapping, *, title: str, subtitle: str | None = None,
     span_text = [spans.transform_filter(alt.datum.state == state).mark_text(
         align="left", baseline="top", dx=3, color="black").encode(
         x=alt.X("start:Q", title="time (min)"), y=alt.value(row), text="state:N")
-        for state, row in zip(STATE_COLOURS, (40, 58))]
+        for state, row in zip(STATE_COLOURS, (40, 58), strict=True)]
     line = (alt.Chart(alt.InlineData(values=curve_rows)).transform_filter(same_w)
             .mark_line(color=PALETTE[0], interpolate="step-after").encode(
                 x=x, y=y, tooltip=[alt.Tooltip("t:Q", format=".2f", title="time (min)"),

@@ -7,7 +7,8 @@ no kernel and shows the comparison the text makes.
 """
 from __future__ import annotations
 
-from typing import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from itertools import pairwise
 
 from kvsim.errors import KvsimError, check_int
 from kvsim.model.memory import KV_DTYPES, kv_budget, kv_bytes_per_token
@@ -118,7 +119,7 @@ def budget_data(budgets: Mapping[str, object]) -> list[dict]:
         parts = [b.weight_bytes, b.activation_bytes,
                  b.usable_bytes - b.weight_bytes - b.activation_bytes,
                  total - b.usable_bytes]
-        for i, (part, n) in enumerate(zip(_PARTS, parts)):
+        for i, (part, n) in enumerate(zip(_PARTS, parts, strict=True)):
             rows.append({"setup": str(label), "part": part, "order": i, "bytes": int(n),
                          "gb": round(n / GB, 2), "gib": round(n / GiB, 2)})
     return rows
@@ -285,7 +286,7 @@ def capacity_chart(rows: Iterable[Mapping], *, answer: int | None = None,
     rows = need_rows(rows, ["model", "kv", "util", "answer", "requests"], "capacity_chart")
     models = list(dict.fromkeys(r["model"] for r in rows))
     answers = sorted({int(r["answer"]) for r in rows})
-    steps = {b - a for a, b in zip(answers, answers[1:])}
+    steps = {b - a for a, b in pairwise(answers)}
     if len(steps) > 1:
         raise KvsimError(f"capacity_chart: answer lengths {answers} are not evenly spaced: "
                          f"expected a grid with one step so the slider hits every value")

@@ -9,7 +9,7 @@ and rescued tokens (:func:`work_split_chart`) and the work rate over time
 from __future__ import annotations
 
 import textwrap
-from typing import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 from kvsim.engine.result import SimResult
 from kvsim.errors import KvsimError, check_float
@@ -52,7 +52,7 @@ def seed_summary(table, by: Sequence[str], metrics: Sequence[str]) -> list[dict]
         groups.setdefault(k, []).append(i)
     rows = []
     for k, idx in groups.items():
-        row = dict(zip(by, k))
+        row = dict(zip(by, k, strict=True))
         for m in metrics:
             med, lo, hi = _median_spread(table[m][i] for i in idx)
             row.update({m: round(med, 4), f"{m}_lo": round(lo, 4), f"{m}_hi": round(hi, 4)})
@@ -141,7 +141,7 @@ def lines_chart(rows: Iterable[Mapping], *, x: tuple[str, str], series: str,
                           scale=alt.Scale(domain=names, range=DASHES[:len(names)]))
     x_max = max(r[x_col] for r in rows)
     charts = []
-    for index, (col, axis_title, scale_type) in enumerate(panels):
+    for col, axis_title, scale_type in panels:
         data = [{"x": r[x_col], "s": str(r[series]), "v": r[col], "lo": r.get(f"{col}_lo", r[col]),
                  "hi": r.get(f"{col}_hi", r[col])} for r in rows]
         if scale_type == "log":      # a log axis has no place for 0 (or a missing value)
@@ -365,7 +365,7 @@ def histogram_chart(edges: Sequence[float], counts: Sequence[float], *, marks: M
         raise KvsimError(f"histogram_chart: counts has {len(counts)} values: expected "
                          f"{len(edges) + 1} (one per edge and +Inf)")
     rows, lo, prev = [], edges[0] / 2, 0.0
-    for edge, c in zip(edges, counts):
+    for edge, c in zip(edges, counts[:-1], strict=True):     # +Inf's count is not a bar
         rows.append({"lo": round(lo * scale, 4), "hi": round(edge * scale, 4),
                      "n": c - prev, "label": f"le={edge:g}"})
         lo, prev = edge, c

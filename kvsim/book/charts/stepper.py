@@ -6,7 +6,7 @@ watched after every step); the live widget is :func:`kvsim.book.widgets.schedule
 from __future__ import annotations
 
 import re
-from typing import Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 from kvsim.errors import KvsimError, check_int
 
@@ -20,7 +20,7 @@ STEPPER_STATES = ("decoding", "prefilling", "waiting", "preempted", "swapped", "
                   "not arrived")
 #: Each state's colour, in the chart and in the widget's HTML bars.
 STATE_COLOURS = dict(zip(STEPPER_STATES, [PALETTE[0], PALETTE[5], PALETTE[1], PALETTE[3],
-                                          PALETTE[4], NEUTRAL, PALETTE[6]]))
+                                          PALETTE[4], NEUTRAL, PALETTE[6]], strict=True))
 
 
 #: Characters per line of a step's story: 13 px text, a phone's page (about 330 px).

@@ -3,7 +3,8 @@ the block-size study, and the median-and-spread chart of a seeded comparison.
 """
 from __future__ import annotations
 
-from typing import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from itertools import pairwise
 
 from kvsim.engine.costs import CostModel, crossover_tokens, recompute_time_s, swap_round_trip_s
 from kvsim.engine.uncertainty import ratio_band
@@ -264,7 +265,7 @@ def spread_data(samples: Mapping[tuple, Sequence[float]]) -> list[dict]:
         if v.size == 0 or not np.all(np.isfinite(v)):
             raise KvsimError(f"spread_data: values for {key!r} = {list(values)!r}: expected "
                              f"one finite number per seed")
-        r4 = lambda x: float(f"{float(x):.4g}")  # noqa: E731
+        r4 = lambda x: float(f"{float(x):.4g}")
         rows.append({"case": key[0], "series": str(key[1]), "median": r4(np.median(v)),
                      "lo": r4(v.min()), "hi": r4(v.max()), "seeds": int(v.size)})
     return rows
@@ -306,11 +307,11 @@ def spread_chart(rows: Iterable[Mapping], *, title, y_title: str, x_title: str,
         k = len(series)
         order = "[" + ", ".join(repr(x) for x in series) + "]"
         # side by side: a log axis shifts by a factor, a linear one by a share of the step
-        step = (min(b / a for a, b in zip(cases, cases[1:])) if len(cases) > 1 else 2.0)
+        step = (min(b / a for a, b in pairwise(cases)) if len(cases) > 1 else 2.0)
         if log_x:
             shift = f"datum.case * pow({step}, 0.12 * (indexof({order}, datum.series) - {(k - 1) / 2}))"
         else:
-            gap = min(b - a for a, b in zip(cases, cases[1:])) if len(cases) > 1 else 1.0
+            gap = min(b - a for a, b in pairwise(cases)) if len(cases) > 1 else 1.0
             shift = f"datum.case + {gap} * 0.12 * (indexof({order}, datum.series) - {(k - 1) / 2})"
         base = base.transform_calculate(xpos=shift)
         x = alt.X("xpos:Q", title=x_title, scale=scale,

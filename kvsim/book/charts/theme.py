@@ -20,7 +20,7 @@ follow it too):
 """
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 from kvsim.errors import KvsimError
 from kvsim.model.memory import KV_DTYPES

@@ -7,7 +7,7 @@ policies on the same trace compare at a glance.
 """
 from __future__ import annotations
 
-from typing import Mapping
+from collections.abc import Mapping
 
 from kvsim.engine.result import SimResult
 from kvsim.errors import KvsimError, check_int

@@ -4,9 +4,9 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from numbers import Integral
-from typing import Callable
 
 __all__ = ["Verdict", "Exercise", "Prediction", "plain"]
 

@@ -5,7 +5,7 @@ chapter's own settings, so a change to the engine changes the answers with it.
 """
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 from statistics import median
 
 from kvsim.book.charts import work_split_data
@@ -28,7 +28,7 @@ MAX_TOKENS = 1_500
 TOY_BLOCKS, SMALL_TOY_BLOCKS = 20, 16
 
 
-@lru_cache(maxsize=None)
+@cache
 def _summary(scenario: str, **overrides) -> dict:
 
     return run_scenario(scenario, **overrides).summary()

@@ -7,7 +7,7 @@ every 15 s), through the same panel functions the chapter plots
 """
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 
 import numpy as np
 
@@ -35,7 +35,7 @@ HEALTHY_S, STORM_END_S = 900.0, 1_500.0
 AFTER_STORM_S = STORM_END_S + 60.0
 
 
-@lru_cache(maxsize=None)
+@cache
 def _run(**overrides):
 
     return run_scenario("incident-day", **overrides)
@@ -50,14 +50,14 @@ def incident_parameters() -> dict:
                 inc_recovery_min=p["recovery_s"] / 60, scrape_s=SCRAPE_S)
 
 
-@lru_cache(maxsize=None)
+@cache
 def scraped(**overrides):
     """The incident as Prometheus scraped it (cached: the chapter and its checks share it)."""
 
     return scrape(_run(**overrides), interval_s=SCRAPE_S)
 
 
-@lru_cache(maxsize=None)
+@cache
 def dashboard(**overrides) -> tuple:
 
     return tuple(dashboard_rows(_run(**overrides), scraped(**overrides), run="incident",
@@ -77,8 +77,8 @@ def storm_p99_max() -> float:
                if r["itl_p99_ms"] is not None)
 
 
-@lru_cache(maxsize=None)
-@lru_cache(maxsize=None)
+@cache
+@cache
 def gauge_breakdown(at_s: float = GAUGE_AT_S) -> dict:
     """What the KV gauge counts at ``at_s`` in the incident, as a scrape then sees it."""
 

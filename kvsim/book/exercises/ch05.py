@@ -9,7 +9,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import re
-from functools import lru_cache
+from functools import cache
 from statistics import median
 
 from kvsim.engine.costs import swap_time_s
@@ -64,7 +64,7 @@ def rule_per_1k(rules_path) -> float:
     return float(m.group(1))
 
 
-@lru_cache(maxsize=None)
+@cache
 def _summaries(scenario: str, seeds: tuple, **overrides) -> tuple:
 
     return tuple(run_scenario(scenario, seed=s, **overrides).summary() for s in seeds)
