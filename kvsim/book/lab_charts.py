@@ -15,7 +15,6 @@ from kvsim.book.charts.theme import (
     DASHES,
     NEUTRAL,
     PALETTE,
-    altair,
     check_width,
     finish_chart,
     fit_page,
@@ -92,7 +91,8 @@ def mission_band_chart(rows: Iterable[Mapping], mission, *, title: str,
     3's KV cache dtype), starting at ``by_start`` (by default the ticket's own value): the
     lines, the band and the verdict follow it. It is a view, not the guess, so it never
     locks."""
-    alt = altair()
+    import altair as alt
+
     m = get_mission(mission)
     rows = need_rows(rows, ["x", "metric", "share", "passes"], "mission_band_chart")
     lever = m.lever(m.resource)
@@ -342,7 +342,8 @@ def lab_twin_chart(data: Mapping, *, title, subtitle: str | None = None, width="
     (the live panel draws one run this way, with ``pager=False``: it prints the on-call
     numbers itself).
     """
-    alt = altair()
+    import altair as alt
+
     for key in ("runs", "levers", "bin_s", "t_end", "warmup_s", "max_pool"):
         if key not in data:
             raise KvsimError(f"lab_twin_chart: data lacks {key!r}: build it with lab_twin_data")
@@ -502,9 +503,9 @@ def days_chart(rows: Iterable[Mapping], *, case: str, panels, title,
     default) follows the page; a number fixes it in pixels.
     """
     width = check_width(width, "days_chart")
+    import altair as alt
     import numpy as np
 
-    alt = altair()
     rows = need_rows(rows, [case, "seed"] + [p[0] for p in panels], "days_chart")
     cases = list(dict.fromkeys(str(r[case]) for r in rows))
     out = []
