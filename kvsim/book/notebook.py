@@ -314,7 +314,8 @@ def setup(offline: bool | None = None, *, learner: bool = False) -> None:
         # empties while the kernel (and any flag kept in it) lives on.
         from IPython.display import HTML, display
 
-        display(HTML("<script>" + vega_runtime_js() + "</script>"))
+        # (IPython's display() and HTML() have no annotations)
+        display(HTML("<script>" + vega_runtime_js() + "</script>"))  # type: ignore[no-untyped-call]
 
 
 #: Where glued numbers go in a code cell's outputs: myst-nb's ``glue`` record
@@ -353,7 +354,8 @@ def glue_numbers(**values: object) -> None:
         checked[name] = int(value) if isinstance(value, Integral) else _portable_float(float(value))
     for name, value in checked.items():
         _GLUED[name] = value
-        display({GLUE_MIME: repr(value)}, raw=True,
+        # (IPython's display() has no annotations)
+        display({GLUE_MIME: repr(value)}, raw=True,  # type: ignore[no-untyped-call]
                 metadata={"scrapbook": {"name": name, "mime_prefix": GLUE_MIME.rsplit("/", 2)[0] + "/"}})
 
 

@@ -28,7 +28,7 @@ from kvsim.model.spec import ModelSpec
 from kvsim.runs.scenarios import run_scenario
 from kvsim.units import GB, GiB, cdiv
 
-from .base import Exercise, Prediction
+from .base import Exercise, Prediction, metric
 from .setups import BELGAVI
 
 #: Seeds over which the chapter's simulations report a median (and spread).
@@ -389,7 +389,7 @@ def rescued_shares() -> list[float]:
         s = run_scenario("mission-2-slow-pcie", seed=seed, engine="v1",
                          preemption_mode="recompute", enable_prefix_caching=True,
                          pcie_bytes_per_s=None).summary()
-        out.append(s["recompute_rescued_share"])
+        out.append(metric(s, "recompute_rescued_share"))
     return out
 
 
