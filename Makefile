@@ -41,7 +41,7 @@ help:
 	@echo "make unit     the fast loop: lint, types, and the tests under 0.3 s (no build, nbval, browser, promtool)"
 	@echo "make durations  re-measure the tests and rewrite tests/durations.json (which are slow)"
 	@echo "make lint     ruff over kvsim, the tests, scripts and benchmarks"
-	@echo "make typecheck  mypy, strict, over the engine and the layers below it (errors, units, files, model, traffic)"
+	@echo "make typecheck  mypy, strict, over all of kvsim"
 	@echo "make execute  re-execute the notebooks in place (commit the result)"
 	@echo "make bench    run the benchmarks"
 	@echo "make bench-compare REV=...  the engine's speed against REV, interleaved"
@@ -105,15 +105,13 @@ unit: lint typecheck
 durations:
 	$(PYTHON) scripts/test_durations.py
 
-# Undefined or unused names and unsorted imports everywhere, and bugbear, pyupgrade and a
-# complexity cap over the engine and the layers below it (pyproject.toml's [tool.ruff]);
-# `ruff check --fix ...` sorts the imports.
+# Undefined or unused names, unsorted imports, bugbear, pyupgrade, a complexity cap and the
+# rest of pyproject.toml's [tool.ruff] rules, everywhere; `ruff check --fix ...` sorts the imports.
 LINTED := kvsim tests scripts benchmarks book/_ext
 lint:
 	@$(PYTHON) scripts/timed.py lint -- $(PYTHON) -m ruff check $(LINTED)
 
-# The engine and the layers below it under mypy's strict flags (pyproject.toml's [tool.mypy]:
-# the files, and the strict overrides; the modules they import are read, not reported).
+# All of kvsim under mypy's strict flags (pyproject.toml's [tool.mypy]).
 typecheck:
 	@$(PYTHON) scripts/timed.py typecheck -- $(PYTHON) -m mypy
 

@@ -13,6 +13,8 @@ message.
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from .exercises import site_data as _exercise_data
 from .site_files import data_script, read_data_script
 
@@ -24,16 +26,16 @@ _NAMES = {"what": "Every exercise's and prediction's check, computed by kvsim.bo
           "global_name": "kvbookChecksData", "source": "kvsim.book.checks_site"}
 
 
-def site_data() -> dict:
+def site_data() -> dict[str, object]:
     """Every check as data (:func:`kvsim.book.exercises.site_data`)."""
     return _exercise_data()
 
 
-def site_data_js(data: dict | None = None) -> str:
+def site_data_js(data: Mapping[str, object] | None = None) -> str:
     """:func:`site_data` as the script the site loads."""
     return data_script(site_data() if data is None else data, **_NAMES)
 
 
-def read_site_data(text: str) -> dict:
+def read_site_data(text: str) -> dict[str, object]:
     """The data in a file :func:`site_data_js` wrote (one-line ValueError if it is not one)."""
     return read_data_script(text, **_NAMES)

@@ -9,27 +9,48 @@ twin (:func:`lab_twin_chart`) draws :func:`kvsim.lab.twin_runs`'s precomputed ru
 from __future__ import annotations
 
 import json
-from typing import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, NotRequired, TypedDict
 
 from kvsim.book.charts.theme import (
     DASHES,
     NEUTRAL,
     PALETTE,
-    altair,
+    Width,
     check_width,
     finish_chart,
     fit_page,
     need_rows,
+    number,
 )
+from kvsim.engine.result import SimResult
 from kvsim.errors import KvsimError
-from kvsim.lab.missions import expert_settings, get_mission, mission_grid
-from kvsim.lab.replay import oncall_numbers, oncall_text
+from kvsim.lab.missions import LeverValue, MissionLike, expert_settings, get_mission, mission_grid
+from kvsim.lab.replay import TwinPoint, oncall_numbers, oncall_text
+
+if TYPE_CHECKING:
+    import altair as alt
 
 __all__ = ["mission_band_data", "mission_band_chart"]
 
 
-def mission_band_data(mission, rows: Iterable[Mapping] | None = None,
-                      others: Mapping | None = None, by: str | None = None) -> list[dict]:
+class BandRow(TypedDict):
+    """One SLO metric at one value ``x`` of a mission's resource (:func:`mission_band_data`):
+    its worst day as a share of the limit, in its unit, and whether the point passes."""
+    x: float
+    metric: str
+    share: float
+    worst: float
+    unit: str
+    passes: bool
+    stars: int
+    by: NotRequired[LeverValue]
+    by_lever: NotRequired[str]
+
+
+def mission_band_data(mission: MissionLike, rows: Iterable[Mapping[str, LeverValue]] | None = None,
+                      others: Mapping[str, LeverValue] | None = None,
+                      by: str | None = None) -> list[BandRow]:
     """Long rows for :func:`mission_band_chart`: for each value of the resource (the other
     levers at ``others``, each one it leaves out at the expert's), each SLO metric's worst
     seed as a share of its limit (1 = at the limit), and whether the point earns a star.
@@ -39,7 +60,7 @@ def mission_band_data(mission, rows: Iterable[Mapping] | None = None,
     reader choose it."""
 
     m = get_mission(mission)
-    rows = list(rows) if rows is not None else mission_grid(m)
+    grid = list(rows) if rows is not None else mission_grid(m)
     if by is not None:
         if by == m.resource:
             raise KvsimError(f"mission_band_data: by={by!r} is the resource on the x axis: "
@@ -47,23 +68,26 @@ def mission_band_data(mission, rows: Iterable[Mapping] | None = None,
         m.lever(by)                                  # a lever of this mission, or one line
     # the levers ``others`` leaves out stay at the expert's (mission 3's max_num_seqs)
     expert = expert_settings(m)
-    others = dict({k: v for k, v in expert.items() if k != m.resource}, **(others or {}))
-    others = {k: v for k, v in others.items() if k != by}
-    out = []
-    for r in rows:
-        if any(r[k] != v for k, v in others.items()):
+    fixed = dict({k: v for k, v in expert.items() if k != m.resource}, **(others or {}))
+    fixed = {k: v for k, v in fixed.items() if k != by}
+    out: list[BandRow] = []
+    for r in grid:
+        if any(r[k] != v for k, v in fixed.items()):
             continue
         for key, limit, label, scale, unit in m.slo.items():
-            row = {"x": r[m.resource], "metric": label, "share": round(
-                r[f"{key}_worst"] / limit, 4), "worst": round(r[f"{key}_worst"] * scale, 3),
-                "unit": unit, "passes": bool(r["passes"]), "stars": int(r["stars"])}
+            worst = number(r[f"{key}_worst"], f"{key}_worst")
+            row: BandRow = {"x": number(r[m.resource], m.resource), "metric": label,
+                            "share": round(worst / limit, 4), "worst": round(worst * scale, 3),
+                            "unit": unit, "passes": bool(r["passes"]),
+                            "stars": int(number(r["stars"], "stars"))}
             if by is not None:
-                row.update(by=r[by], by_lever=by)
+                row["by"] = r[by]
+                row["by_lever"] = by
             out.append(row)
     return out
 
 
-def _spans(passing: list, step: float) -> list[tuple]:
+def _spans(passing: list[float], step: float) -> list[tuple[float, float]]:
     """Runs of neighbouring grid values (no gap over 1.5 steps) as ``(low, high)``."""
     if not passing:
         return []
@@ -77,9 +101,9 @@ def _spans(passing: list, step: float) -> list[tuple]:
     return spans
 
 
-def mission_band_chart(rows: Iterable[Mapping], mission, *, title: str,
+def mission_band_chart(rows: Iterable[BandRow], mission: MissionLike, *, title: str,
                        subtitle: str | None = None, guess: float | None = None,
-                       interactive: bool = True, by_start=None):
+                       interactive: bool = True, by_start: LeverValue = None) -> alt.TopLevelMixin:
     """Each SLO metric's worst day over the resource, the limit as a rule at 1, the passing
     settings shaded and labelled, and the reader's ``guess`` (if any) as a dashed rule.
 
@@ -92,29 +116,29 @@ def mission_band_chart(rows: Iterable[Mapping], mission, *, title: str,
     3's KV cache dtype), starting at ``by_start`` (by default the ticket's own value): the
     lines, the band and the verdict follow it. It is a view, not the guess, so it never
     locks."""
-    alt = altair()
+    import altair as alt
+
     m = get_mission(mission)
-    rows = need_rows(rows, ["x", "metric", "share", "passes"], "mission_band_chart")
+    checked = need_rows(rows, ["x", "metric", "share", "passes"], "mission_band_chart")
     lever = m.lever(m.resource)
     n = m.number
-    names = list(dict.fromkeys(r["metric"] for r in rows))
-    xs = sorted({r["x"] for r in rows})
-    has_by = all("by" in r for r in rows)
-    views = list(dict.fromkeys(r["by"] for r in rows)) if has_by else [None]
-    by_lever = None
-    if has_by:
-        by_lever = m.lever(rows[0].get("by_lever", ""))
+    names = list(dict.fromkeys(r["metric"] for r in checked))
+    xs = sorted({r["x"] for r in checked})
+    has_by = all("by" in r for r in checked)
+    views = list(dict.fromkeys(r["by"] for r in checked)) if has_by else [None]
+    by_lever = m.lever(checked[0].get("by_lever", "")) if has_by else None
+    if by_lever is not None:
         if by_start is None:
             by_start = by_lever.start if by_lever.start in views else views[0]
         if by_start not in views:
             raise KvsimError(f"mission_band_chart: by_start={by_start!r}: expected one of "
                              f"{', '.join(map(str, views))}")
-    passing = {v: sorted({r["x"] for r in rows if r["passes"] and r.get("by") == v})
+    passing = {v: sorted({r["x"] for r in checked if r["passes"] and r.get("by") == v})
                for v in views}
     step = m.step
     spans = {v: _spans(passing[v], step) for v in views}
-    ymax = max(2.0, min(max(r["share"] for r in rows), 6.0))
-    data = [dict(r, share_c=min(r["share"], ymax)) for r in rows]
+    ymax = max(2.0, min(max(r["share"] for r in checked), 6.0))
+    data = [dict(r, share_c=min(r["share"], ymax)) for r in checked]
     x_title = f"{lever.label or lever.name}"
     x_scale = alt.Scale(domain=[xs[0], xs[-1]], nice=False)
     x_enc = alt.X("x:Q", title=x_title, scale=x_scale)
@@ -148,7 +172,7 @@ def mission_band_chart(rows: Iterable[Mapping], mission, *, title: str,
             x=alt.X("b:Q", title=x_title, scale=x_scale), y=alt.value(0), text="t:N"))
     params = []
     view_param = f"view_{n}"
-    if has_by:
+    if by_lever is not None:
         params.append(alt.param(name=view_param, value=by_start, bind=alt.binding_select(
             options=views, labels=[f"{v} (the ticket's)" if v == by_lever.start else str(v)
                                    for v in views],
@@ -190,9 +214,9 @@ def mission_band_chart(rows: Iterable[Mapping], mission, *, title: str,
                       .mark_rule(strokeDash=[4, 3], color="black").encode(
                           x=alt.X("x:Q", title=x_title, scale=x_scale)))
 
-    def where(v):
+    def where(v: LeverValue) -> str:
         return ", ".join(f"{a:g} to {b:g}" for a, b in spans[v]) or "nowhere on the grid"
-    if has_by:
+    if by_lever is not None:
         met = "; ".join(f"with {by_lever.name} {v}, for {lever.name} {where(v)}" for v in views)
     else:
         met = f"for {lever.name} {where(None)}"
@@ -223,7 +247,48 @@ TWIN_MODE_LABELS = {"v1-recompute": "vLLM V1, recompute", "v0-recompute": "V0, r
                     "v0-swap": "V0, swap to CPU"}
 
 
-def twin_run(result) -> dict:
+class TwinRun(TypedDict):
+    """One run as the twin keeps it (:func:`twin_run`)."""
+    kv: list[int]
+    waiting: list[int]
+    swapped: list[int]
+    tick_bin: list[int]
+    tick_n: list[int]
+    pool: int
+    warmup_s: float
+    end_s: float
+    oncall: dict[str, float | int]
+
+
+class TwinRow(TypedDict):
+    """One run as :func:`lab_twin_chart` reads it: its five settings, its bins as
+    comma-separated integers, and the pager's text."""
+    util: float | str
+    answers: float | str
+    headroom: float | str
+    mode: float | str
+    seed: float | str
+    pool: int
+    kv: str
+    waiting: str
+    swapped: str
+    tick_bin: str
+    tick_n: str
+    text: str
+
+
+class TwinData(TypedDict):
+    """:func:`lab_twin_data`'s result, :func:`lab_twin_chart`'s input."""
+    runs: list[TwinRow]
+    levers: dict[str, list[float | str]]
+    bin_s: int
+    t_end: int
+    warmup_s: float
+    max_pool: int
+    oncall: dict[TwinPoint, dict[str, float | int]]
+
+
+def twin_run(result: SimResult) -> TwinRun:
     """One run as the twin keeps it: what :func:`lab_twin_chart` draws, nothing more.
 
     ``kv``, ``waiting``, ``swapped``: per :data:`TWIN_BIN_S`-second bin of the run (bin
@@ -239,7 +304,7 @@ def twin_run(result) -> dict:
     t = np.asarray(tl["t_s"], dtype=float)
     n = max(1, int(np.ceil(float(result.simulated_s) / TWIN_BIN_S - 1e-9)))
     bins = np.clip(np.ceil(t / TWIN_BIN_S - 1e-9).astype(int) - 1, 0, n - 1)
-    out = {}
+    peaks: dict[str, list[int]] = {}
     for name, col in (("kv", "kv_blocks_used"), ("waiting", "waiting"), ("swapped", "swapped")):
         peak = np.full(n, -1, dtype=np.int64)
         np.maximum.at(peak, bins, np.asarray(tl[col], dtype=np.int64))
@@ -248,18 +313,18 @@ def twin_run(result) -> dict:
             if peak[i] < 0:
                 peak[i] = last
             last = peak[i]
-        out[name] = [int(v) for v in peak]
+        peaks[name] = [int(v) for v in peak]
     ev = np.asarray(result.events["t_s"], dtype=float)
     ev_bins = np.clip(np.ceil(ev / TWIN_BIN_S - 1e-9).astype(int) - 1, 0, n - 1)
     counts = np.bincount(ev_bins, minlength=n)
     hit = np.nonzero(counts)[0]
-    out.update(tick_bin=[int(i) for i in hit], tick_n=[int(counts[i]) for i in hit],
-               pool=int(result.total_blocks), warmup_s=float(result.config["warmup_s"]),
-               end_s=float(result.simulated_s), oncall=oncall_numbers(result))
-    return out
+    return {"kv": peaks["kv"], "waiting": peaks["waiting"], "swapped": peaks["swapped"],
+            "tick_bin": [int(i) for i in hit], "tick_n": [int(counts[i]) for i in hit],
+            "pool": int(result.total_blocks), "warmup_s": float(result.config["warmup_s"]),
+            "end_s": float(result.simulated_s), "oncall": oncall_numbers(result)}
 
 
-def _twin_text(seed: int, n: Mapping) -> str:
+def _twin_text(seed: float | str, n: Mapping[str, object]) -> str:
     """The pager's lines for one run, wrapped to :data:`TWIN_TEXT_CHARS` (continuations
     indented), one text with line breaks."""
     import re
@@ -275,13 +340,18 @@ def _twin_text(seed: int, n: Mapping) -> str:
     return "\n".join(out)
 
 
-def _joined(values) -> str:
+def _joined(values: Iterable[int]) -> str:
     """Integers as one comma-separated string: the chart splits it again (a list of a
     hundred numbers per run would make the spec slow to build and check)."""
     return ",".join(str(int(v)) for v in values)
 
 
-def lab_twin_data(runs) -> dict:
+def _held(values: Sequence[int], pad: int) -> list[int]:
+    """``values`` with its last value repeated ``pad`` more times (a run that ended holds its state)."""
+    return list(values) + [values[-1]] * pad
+
+
+def lab_twin_data(runs: Mapping[TwinPoint, SimResult | TwinRun]) -> TwinData:
     """Rows for :func:`lab_twin_chart` from :func:`kvsim.lab.twin_runs`.
 
     ``runs`` maps ``(gpu_memory_utilization, output_mean, watermark, preemption, seed)``
@@ -292,8 +362,6 @@ def lab_twin_data(runs) -> dict:
     values in grid order, the time axis, and per point the on-call numbers
     (:func:`kvsim.lab.replay.oncall_numbers`).
     """
-    from kvsim.engine.result import SimResult
-
     kept = {p: (twin_run(r) if isinstance(r, SimResult) else r) for p, r in runs.items()}
     if not kept:
         raise KvsimError("lab_twin_data: runs is empty: expected kvsim.lab.twin_runs()")
@@ -302,16 +370,13 @@ def lab_twin_data(runs) -> dict:
             raise KvsimError(f"lab_twin_data: key {p!r}: expected (gpu_memory_utilization, "
                              f"output_mean, watermark, preemption, seed) as twin_runs gives")
     n = max(len(k["kv"]) for k in kept.values())
-    rows = []
+    rows: list[TwinRow] = []
     for (util, answers, headroom, mode, seed), k in kept.items():
         pad = n - len(k["kv"])                # a shorter run holds its last state
-
-        def full(values):
-            return list(values) + [values[-1]] * pad
-        swapped = full(k["swapped"])
+        swapped = _held(k["swapped"], pad)
         rows.append({"util": util, "answers": answers, "headroom": headroom, "mode": mode,
-                     "seed": seed, "pool": k["pool"], "kv": _joined(full(k["kv"])),
-                     "waiting": _joined(full(k["waiting"])),
+                     "seed": seed, "pool": k["pool"], "kv": _joined(_held(k["kv"], pad)),
+                     "waiting": _joined(_held(k["waiting"], pad)),
                      # all zero (no swap): left empty, the chart reads a missing value as 0
                      "swapped": _joined(swapped) if any(swapped) else "",
                      "tick_bin": _joined(k["tick_bin"]), "tick_n": _joined(k["tick_n"]),
@@ -324,8 +389,9 @@ def lab_twin_data(runs) -> dict:
             "oncall": {p: k["oncall"] for p, k in kept.items()}}
 
 
-def lab_twin_chart(data: Mapping, *, title, subtitle: str | None = None, width="container",
-                   start: Mapping | None = None, pager: bool = True):
+def lab_twin_chart(data: TwinData, *, title: str, subtitle: str | None = None,
+                   width: Width = "container", start: Mapping[str, float | str] | None = None,
+                   pager: bool = True) -> alt.TopLevelMixin:
     """The lab without a kernel: choose a precomputed run, walk it with the playhead.
 
     Drop-downs (keyboard reachable) choose memory, mean answer length, admission
@@ -340,25 +406,26 @@ def lab_twin_chart(data: Mapping, *, title, subtitle: str | None = None, width="
     (the live panel draws one run this way, with ``pager=False``: it prints the on-call
     numbers itself).
     """
-    alt = altair()
+    import altair as alt
+
     for key in ("runs", "levers", "bin_s", "t_end", "warmup_s", "max_pool"):
         if key not in data:
             raise KvsimError(f"lab_twin_chart: data lacks {key!r}: build it with lab_twin_data")
     width = check_width(width, "lab_twin_chart")
     rows, levers = list(data["runs"]), data["levers"]
     dt, t_end = int(data["bin_s"]), int(data["t_end"])
-    start = dict(start or {})
-    unknown = [k for k in start if k not in levers]
+    chosen = dict(start or {})
+    unknown = [k for k in chosen if k not in levers]
     if unknown:
         raise KvsimError(f"lab_twin_chart: start {unknown[0]!r} is not a lever: expected one "
                          f"of {', '.join(levers)}")
-    first = {k: start.get(k, v[0]) for k, v in levers.items()}
+    first = {k: chosen.get(k, v[0]) for k, v in levers.items()}
     for k, v in first.items():
         if v not in levers[k]:
             raise KvsimError(f"lab_twin_chart: start {k}={v!r} is not on the twin's grid: "
                              f"expected one of {', '.join(map(str, levers[k]))}")
 
-    def select(name, label, shown):
+    def select(name: str, label: str, shown: Callable[[float | str], str]) -> alt.Parameter:
         if len(levers[name]) == 1:
             return alt.param(name=name, value=first[name])
         return alt.param(name=name, value=first[name], bind=alt.binding_select(
@@ -368,7 +435,7 @@ def lab_twin_chart(data: Mapping, *, title, subtitle: str | None = None, width="
         select("answers", "mean answer (tokens) ", str),
         select("headroom", "admission headroom (watermark) ",
                lambda v: "0 (none)" if v == 0 else f"{v:.2f}"),
-        select("mode", "engine, preemption mode ", lambda v: TWIN_MODE_LABELS.get(v, v)),
+        select("mode", "engine, preemption mode ", lambda v: TWIN_MODE_LABELS.get(str(v), str(v))),
         select("seed", "day of traffic (seed) ", str),
     ]
     p_t = alt.param(name="playhead", value=min(t_end, dt * round(t_end / 2 / dt)),
@@ -429,7 +496,7 @@ def lab_twin_chart(data: Mapping, *, title, subtitle: str | None = None, width="
                               anchor="start"))
     names = ["waiting", "swapped to CPU"]
     queue = (series.transform_calculate(**{"swapped to CPU": "datum.swapped"})
-             .transform_fold(names, as_=["queue", "n"])
+             .transform_fold([*names], as_=["queue", "n"])
              .transform_filter("datum.queue == 'waiting' || indexof(mode, 'swap') >= 0"))
     legend = alt.Legend(title=None, orient="top", symbolType="stroke", symbolStrokeWidth=2,
                         labelLimit=300, labelExpr="datum.label == 'waiting' ? 'waiting' : "
@@ -488,8 +555,22 @@ def lab_twin_chart(data: Mapping, *, title, subtitle: str | None = None, width="
 __all__ += ["days_chart"]
 
 
-def days_chart(rows: Iterable[Mapping], *, case: str, panels, title,
-               subtitle: str | None = None, width="container"):
+class _DayDot(TypedDict):
+    """One day's (seed's) value of a metric for one case."""
+    case: str
+    seed: int
+    v: float
+
+
+class _DayMedian(TypedDict):
+    """A case's median over its days."""
+    case: str
+    v: float
+
+
+def days_chart(rows: Iterable[Mapping[str, object]], *, case: str,
+               panels: Sequence[tuple[str, str, str]], title: str,
+               subtitle: str | None = None, width: Width = "container") -> alt.TopLevelMixin:
     """One dot per day of traffic (seed), a black tick and a label at the median, per case.
 
     ``rows`` hold one run each: the ``case`` column, ``seed`` and the metrics;
@@ -500,15 +581,16 @@ def days_chart(rows: Iterable[Mapping], *, case: str, panels, title,
     default) follows the page; a number fixes it in pixels.
     """
     width = check_width(width, "days_chart")
+    import altair as alt
     import numpy as np
 
-    alt = altair()
-    rows = need_rows(rows, [case, "seed"] + [p[0] for p in panels], "days_chart")
-    cases = list(dict.fromkeys(str(r[case]) for r in rows))
+    checked = need_rows(rows, [case, "seed"] + [p[0] for p in panels], "days_chart")
+    cases = list(dict.fromkeys(str(r[case]) for r in checked))
     out = []
     for col, axis_title, fmt in panels:
-        dots = [{"case": str(r[case]), "seed": int(r["seed"]), "v": float(r[col])} for r in rows]
-        med = [{"case": c, "v": float(np.median([d["v"] for d in dots if d["case"] == c]))}
+        dots: list[_DayDot] = [{"case": str(r[case]), "seed": int(number(r["seed"], "seed")),
+                                "v": float(number(r[col], col))} for r in checked]
+        med: list[_DayMedian] = [{"case": c, "v": float(np.median([d["v"] for d in dots if d["case"] == c]))}
                for c in cases]
         top = max(d["v"] for d in dots) * 1.15 or 1.0
         y = alt.Y("case:N", sort=cases, title=None, axis=None, scale=alt.Scale(paddingOuter=0.6))

@@ -11,13 +11,25 @@ from __future__ import annotations
 
 import base64
 import html
-from typing import Any, Mapping
+from collections.abc import Callable, Mapping
+from types import ModuleType
+from typing import TYPE_CHECKING
 
 from kvsim.book.widgets import check_in_control, strict_choice, strict_slider
 from kvsim.errors import KvsimError, check_float, check_int
-from kvsim.lab.missions import SEEDS, get_mission, mission_day, normalise_settings
+from kvsim.lab.missions import (
+    SEEDS,
+    Mission,
+    MissionLike,
+    Prediction,
+    get_mission,
+    mission_day,
+    normalise_settings,
+)
+from kvsim.lab.progress import PathLike
 from kvsim.lab.replay import (
     LAB_DEFAULTS,
+    TwinPoint,
     lab_settings,
     mission_run,
     mission_text,
@@ -28,6 +40,14 @@ from kvsim.lab.replay import (
 
 from .charts import timeline_chart, timeline_data
 from .lab_charts import lab_twin_chart, lab_twin_data
+
+if TYPE_CHECKING:
+    import ipywidgets
+
+    from kvsim.engine.result import SimResult
+
+#: The style a panel's controls share (ipywidgets' ``style`` argument).
+_Style = Mapping[str, str]
 
 __all__ = ["lab_panel", "PANEL_SLIDERS"]
 
@@ -40,7 +60,7 @@ PANEL_SLIDERS = {
 }
 
 
-def _table_html(n: Mapping[str, Any]) -> str:
+def _table_html(n: Mapping[str, object]) -> str:
     rows = "".join(f"<li>{html.escape(line)}</li>" for line in oncall_text(n))
     return (f"<p style='margin:4px 0'><b>The pager's view</b> (pool: {n['pool_tokens']:,} "
             f"tokens)</p><ul style='margin:0'>{rows}</ul>")
@@ -51,7 +71,8 @@ def _error_html(message: str) -> str:
             f"{html.escape(message)}</div>")
 
 
-def lab_panel(mission=None, *, progress_file=None, **start):
+def lab_panel(mission: MissionLike | None = None, *, progress_file: PathLike | None = None,
+              **start: object) -> ipywidgets.VBox:
     """The lab as an ipywidgets panel; ``start`` overrides :data:`LAB_DEFAULTS`.
 
     With ``mission`` (1-4), the panel plays that mission instead: its scenario
@@ -89,7 +110,7 @@ def lab_panel(mission=None, *, progress_file=None, **start):
     layout = w.Layout(width="460px")
     opts = dict(continuous_update=False, style=style, layout=layout)
 
-    def slider(name: str, description: str, fmt: str | None = None):
+    def slider(name: str, description: str, fmt: str | None = None) -> ipywidgets.ValueWidget:
         lo, hi, step = PANEL_SLIDERS[name]
         kind = "int" if isinstance(lo, int) else "float"
         extra = {"readout_format": fmt} if fmt else {}
@@ -114,13 +135,14 @@ def lab_panel(mission=None, *, progress_file=None, **start):
     c_seed = slider("seed", "Day of traffic (seed)")
     out_chart, out_text = w.Output(), w.Output()
 
-    def show(target, html_text: str, plain: str, extra: dict | None = None) -> None:
-        data = {"text/html": html_text, "text/plain": plain}
+    def show(target: ipywidgets.Output, html_text: str, plain: str,
+             extra: Mapping[str, object] | None = None) -> None:
+        data: dict[str, object] = {"text/html": html_text, "text/plain": plain}
         data.update(extra or {})
         target.outputs = ({"output_type": "display_data", "metadata": {}, "data": data},)
 
-    def update(_change=None):
-        settings = dict(gpu_memory_utilization=c_util.value, output_mean=c_out.value,
+    def update(_change: object = None) -> None:
+        settings: dict[str, object] = dict(gpu_memory_utilization=c_util.value, output_mean=c_out.value,
                         rate_per_s=c_rate.value, max_tokens=c_cap.value or None,
                         kv_dtype=c_dtype.value, watermark=c_wm.value,
                         max_num_seqs=c_seqs.value or None, engine=c_engine.value,
@@ -134,9 +156,8 @@ def lab_panel(mission=None, *, progress_file=None, **start):
         n = oncall_numbers(result)
         # the static twin's chart of this one run: KV blocks against the pool, preemption
         # ticks, the waiting and swapped strip, the playhead's bar
-        point = (settings["gpu_memory_utilization"], settings["output_mean"],
-                 settings["watermark"], f"{settings['engine']}-{settings['preemption_mode']}",
-                 settings["seed"])
+        point: TwinPoint = (c_util.value, c_out.value, c_wm.value,
+                            f"{c_engine.value}-{c_mode.value}", c_seed.value)
         chart = lab_twin_chart(lab_twin_data({point: result}),
                                title=f"{n['preemptions_per_1k']:,.0f} preemptions per 1,000 "
                                      f"requests, p95 TTFT {n['ttft_p95_s']:,.1f} s",
@@ -158,7 +179,8 @@ def lab_panel(mission=None, *, progress_file=None, **start):
     return w.VBox(controls + [out_text, out_chart])
 
 
-def _render_chart(out, result, n_pre: float, ttft: float, subtitle: str) -> None:
+def _render_chart(out: ipywidgets.Output, result: SimResult, n_pre: float, ttft: float,
+                  subtitle: str) -> None:
     chart = timeline_chart(timeline_data({"this run": result}, points=300),
                            title=f"{n_pre:,.0f} preemptions per 1,000 requests, p95 TTFT "
                                  f"{ttft:,.1f} s", subtitle=subtitle, width=560)
@@ -171,7 +193,8 @@ def _stars_text(stars: int) -> str:
     return "\u2605" * stars + "\u2606" * (3 - stars)
 
 
-def _prediction_controls(w, m, style):
+def _prediction_controls(w: ModuleType, m: Mission, style: _Style
+                         ) -> tuple[list[ipywidgets.ValueWidget], Callable[[], Prediction | None]]:
     """The prediction picker of a mission's panel: the root cause (a drop-down of the
     ticket's causes) or, for a band mission, the band's two edges on the resource's grid.
     Returns ``(controls, read)``: ``read()`` gives the prediction as
@@ -184,7 +207,7 @@ def _prediction_controls(w, m, style):
         high = strict_choice("dropdown")(options=options, value=None, param="band high",
                                          description="up to", style=style)
 
-        def read_band():
+        def read_band() -> Prediction | None:
             if low.value is None or high.value is None:
                 return None
             return {"band": (low.value, high.value)}
@@ -209,7 +232,8 @@ def _download_link(export: str) -> str:
             f"<code>kvsim missions --import {EXPORT_NAME}</code>.</p>")
 
 
-def _score_area(w, m, levers: Mapping[str, Any], progress_file, style):
+def _score_area(w: ModuleType, m: Mission, levers: Mapping[str, ipywidgets.ValueWidget],
+                progress_file: PathLike | None, style: _Style) -> ipywidgets.VBox:
     """The part of a mission's panel that counts: commit a prediction, score the levers on
     all of the mission's days (:func:`kvsim.lab.progress.attempt`, recorded in the progress
     file as the CLI and the site record it), show the stars, the message and the code."""
@@ -227,7 +251,7 @@ def _score_area(w, m, levers: Mapping[str, Any], progress_file, style):
         out.outputs = ({"output_type": "display_data", "metadata": {},
                         "data": {"text/html": html_text, "text/plain": plain}},)
 
-    def commit(_button=None):
+    def commit(_button: object = None) -> None:
         prediction = read()
         if prediction is None:
             say(_error_html("Pick a prediction first."), "Pick a prediction first.")
@@ -242,7 +266,7 @@ def _score_area(w, m, levers: Mapping[str, Any], progress_file, style):
         b_commit.disabled = True
         say(f"<p>{html.escape(line)}</p>", line)
 
-    def score(_button=None):
+    def score(_button: object = None) -> None:
         chosen = {name: c.value for name, c in levers.items()}
         try:
             sc = progress.attempt(m.number, chosen, path=progress_file)
@@ -269,7 +293,8 @@ def _score_area(w, m, levers: Mapping[str, Any], progress_file, style):
     return box
 
 
-def _mission_panel(w, mission, start: Mapping[str, Any], progress_file=None):
+def _mission_panel(w: ModuleType, mission: MissionLike, start: Mapping[str, object],
+                   progress_file: PathLike | None = None) -> ipywidgets.VBox:
     """:func:`lab_panel` for one mission (see there)."""
     m = get_mission(mission)
     start = dict(start)
@@ -293,7 +318,7 @@ def _mission_panel(w, mission, start: Mapping[str, Any], progress_file=None):
     subtitle = (f"Mission {m.number}: {day['warmup_s'] / 60:.0f} minutes of warm-up (not "
                 f"scored), {day['duration_s'] / 60:.0f} scored; drag the playhead")
 
-    def update(_change=None):
+    def update(_change: object = None) -> None:
         chosen = {name: c.value for name, c in controls.items()}
         try:
             result = mission_run(m, chosen, c_seed.value)

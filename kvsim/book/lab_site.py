@@ -26,7 +26,8 @@ file is what the scoring gives now.
 from __future__ import annotations
 
 import itertools
-from typing import Any
+from collections.abc import Mapping
+from typing import NotRequired, TypedDict
 
 import numpy as np
 
@@ -34,12 +35,18 @@ from kvsim.lab import codes
 from kvsim.lab.missions import (
     MISSIONS,
     SEEDS,
+    Lever,
+    LeverValue,
+    Mission,
+    MissionLike,
+    Prediction,
     debrief,
     expert_settings,
     get_mission,
     mission_day,
     mission_grid,
     pass_band,
+    row_number,
     score,
 )
 
@@ -59,7 +66,27 @@ _DECIMALS = {"ttft_p95_s": 2, "preemptions_per_1k": 1, "share_paused_over_1s": 2
              "itl_p99_s": 0}
 
 
-def _encoded(m, lever) -> list[str]:
+class SiteRow(TypedDict):
+    """One grid point as the site shows it (:func:`row_for`)."""
+    settings: list[LeverValue]
+    stars: int
+    days: int
+    message: str
+    worst: list[float]
+    median: list[float]
+    message_right: NotRequired[str]
+    message_wrong: NotRequired[str]
+
+
+class SitePredictions(TypedDict):
+    """A mission's right and wrong predictions (:func:`predictions`)."""
+    right: Prediction
+    wrong: Prediction
+    causes: list[str]
+    bands: list[list[float]]
+
+
+def _encoded(m: Mission, lever: Lever) -> list[str]:
     """Each grid value of ``lever`` as a completion code writes it."""
     i = [lv.name for lv in m.levers].index(lever.name)
     out = []
@@ -69,7 +96,7 @@ def _encoded(m, lever) -> list[str]:
     return out
 
 
-def _shown(lever, v) -> str:
+def _shown(lever: Lever, v: LeverValue) -> str:
     if v is None:
         return "no cap"
     if isinstance(v, float):
@@ -77,29 +104,35 @@ def _shown(lever, v) -> str:
     return str(v)
 
 
-def _right_predictions(m) -> tuple[list[str], list[list[float]]]:
+def _numbers(grid: tuple[LeverValue, ...]) -> list[float]:
+    """The numbers of a resource lever's grid (its ``None``, no cap, left out)."""
+    return [v for v in grid if isinstance(v, (int, float))]
+
+
+def _right_predictions(m: Mission) -> tuple[list[str], list[list[float]]]:
     """The causes and (mission 4) bands that earn the third star at the expert's settings."""
     expert = expert_settings(m)
     causes = [k for k in m.causes if score(m, expert, prediction={"cause": k}).stars == 3]
     bands: list[list[float]] = []
     if m.band:
-        values = [v for v in m.lever(m.resource).grid if v is not None]
+        values = _numbers(m.lever(m.resource).grid)
         for lo, hi in itertools.combinations_with_replacement(values, 2):
             if score(m, expert, prediction={"band": (lo, hi)}).stars == 3:
                 bands.append([lo, hi])
     return causes, bands
 
 
-def row_for(mission, settings: dict, right: dict | None, wrong: dict | None) -> dict:
+def row_for(mission: MissionLike, settings: Mapping[str, LeverValue], right: Prediction | None,
+            wrong: Prediction | None) -> SiteRow:
     """One grid point as the site shows it, from :func:`score` (each SLO metric's worst and
     median day rounded as :func:`mission_grid` rounds them)."""
     m = get_mission(mission)
     sc = score(m, settings)
-    row: dict[str, Any] = {
+    row: SiteRow = {
         "settings": [sc.settings[lv.name] for lv in m.levers], "stars": sc.stars,
         "days": sc.seeds_passed, "message": sc.message, "worst": [], "median": []}
     for key, *_ in m.slo.items():
-        vals = [float(r[key]) for r in sc.runs]
+        vals = [row_number(r, key) for r in sc.runs]
         row["worst"].append(round(max(vals), 4))
         row["median"].append(round(float(np.median(vals)), 4))
     if sc.stars == 2:
@@ -108,14 +141,16 @@ def row_for(mission, settings: dict, right: dict | None, wrong: dict | None) -> 
     return row
 
 
-def predictions(mission) -> dict:
+def predictions(mission: MissionLike) -> SitePredictions:
     """``right``, ``wrong`` (one prediction of each, for the two-star messages), ``causes`` and
     ``bands`` (every right cause and, for mission 4, every right band on the grid)."""
     m = get_mission(mission)
     causes, bands = _right_predictions(m)
+    right: Prediction
+    wrong: Prediction
     if m.band:
         right = {"band": tuple(bands[0])}
-        values = [v for v in m.lever(m.resource).grid if v is not None]
+        values = _numbers(m.lever(m.resource).grid)
         wrong = next({"band": (v, v)} for v in values if [v, v] not in bands)
     else:
         right = {"cause": causes[0]}
@@ -123,7 +158,7 @@ def predictions(mission) -> dict:
     return {"right": right, "wrong": wrong, "causes": causes, "bands": bands}
 
 
-def mission_data(mission) -> dict:
+def mission_data(mission: MissionLike) -> dict[str, object]:
     """One mission's part of :func:`site_data`."""
     m = get_mission(mission)
     p = predictions(m)
@@ -133,7 +168,7 @@ def mission_data(mission) -> dict:
               for lv in m.levers]
     slo = [{"key": key, "label": label, "limit": limit, "scale": scale, "unit": unit,
             "decimals": _DECIMALS[key]} for key, limit, label, scale, unit in m.slo.items()]
-    rows = []
+    rows: list[SiteRow] = []
     for r in mission_grid(m):                # the whole search, in grid order
         row = row_for(m, {lv.name: r[lv.name] for lv in m.levers}, p["right"], p["wrong"])
         # mission_grid and score are one judge: the same stars, the same figures
@@ -154,7 +189,7 @@ def mission_data(mission) -> dict:
             "rows": rows}
 
 
-def site_data() -> dict:
+def site_data() -> dict[str, object]:
     """Everything the site's lab needs (see the module docstring); deterministic."""
     from kvsim import __version__
 
@@ -164,11 +199,11 @@ def site_data() -> dict:
             "missions": [mission_data(n) for n in MISSIONS]}
 
 
-def site_data_js(data: dict | None = None) -> str:
+def site_data_js(data: Mapping[str, object] | None = None) -> str:
     """:func:`site_data` as the script the site loads (one mission row per line)."""
     return data_script(site_data() if data is None else data, **_NAMES)
 
 
-def read_site_data(text: str) -> dict:
+def read_site_data(text: str) -> dict[str, object]:
     """The data in a file :func:`site_data_js` wrote (one-line ValueError if it is not one)."""
     return read_data_script(text, **_NAMES)

@@ -47,6 +47,7 @@ import shutil
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TypedDict
 
 from kvsim.book.notebook import NOT_YET
 from kvsim.errors import KvsimError
@@ -121,6 +122,26 @@ def citation_label(fields: dict[str, str]) -> tuple[str, str]:
     return who, _detex(fields.get("year", "")) or "n.d."        # no year: "no date", as the site
 
 
+class CellMetadata(TypedDict, total=False):
+    """The part of a cell's metadata the copies change: the saved inline expressions."""
+    user_expressions: list[dict[str, object]]
+
+
+class NotebookCell(TypedDict, total=False):
+    """A notebook cell as nbformat's JSON has it (the fields the copies read or set)."""
+    cell_type: str
+    source: str | list[str]
+    outputs: list[dict[str, object]]
+    execution_count: int | None
+    metadata: CellMetadata
+
+
+class Notebook(TypedDict, total=False):
+    """A notebook as nbformat's JSON has it (the fields the copies read or set)."""
+    cells: list[NotebookCell]
+    metadata: dict[str, dict[str, object]]
+
+
 @dataclass
 class BookContext:
     """The book-wide facts a chapter's references need."""
@@ -155,23 +176,24 @@ class BookContext:
         return cls(citations, equations, titles, tuple(p.stem for p in chapters))
 
 
-def _cells(path: Path) -> list[dict]:
-    return json.loads(path.read_text(encoding="utf-8"))["cells"]
+def _cells(path: Path) -> list[NotebookCell]:
+    notebook: Notebook = json.loads(path.read_text(encoding="utf-8"))
+    return notebook["cells"]
 
 
-def _source(cell: dict) -> str:
+def _source(cell: NotebookCell) -> str:
     src = cell.get("source", "")
     return "".join(src) if isinstance(src, list) else src
 
 
-def _set_source(cell: dict, text: str) -> None:
+def _set_source(cell: NotebookCell, text: str) -> None:
     cell["source"] = text.splitlines(keepends=True)
 
 
 # --------------------------------------------------------------------------
 # One chapter.
 
-def predict_regions(cells: list[dict]) -> list[tuple[str, list[int]]]:
+def predict_regions(cells: list[NotebookCell]) -> list[tuple[str, list[int]]]:
     """``[(prediction id, [cell index, ...])]``: each prediction cell's region, the cells after
     it up to the next Predict box, prediction cell or section -- what the site veils
     (``predict-reveal.js``). A markdown cell whose prose runs into a new section is the region's
@@ -197,7 +219,7 @@ def predict_regions(cells: list[dict]) -> list[tuple[str, list[int]]]:
     return regions
 
 
-def _blank(cell: dict) -> None:
+def _blank(cell: NotebookCell) -> None:
     """A Predict region's cell as it is before it runs: no outputs, inline numbers as ``…``."""
     if cell["cell_type"] == "code":
         cell["outputs"] = []
@@ -209,13 +231,13 @@ def _blank(cell: dict) -> None:
 
 def _references(text: str, ctx: BookContext, chapter: str) -> str:
     """The chapter's MyST references as the site renders them (see the module docstring)."""
-    def equation(m: re.Match) -> str:
+    def equation(m: re.Match[str]) -> str:
         body, label = m.group(1), m.group(2)
         if label not in ctx.equations:
             raise KvsimError(f"{chapter}: equation label {label!r} is not numbered")
         return f"$${body.rstrip()}\n\\tag{{{ctx.equations[label]}}}\n$$"
 
-    def role(m: re.Match) -> str:
+    def role(m: re.Match[str]) -> str:
         kind, content = m.group(1), " ".join(m.group(2).split())
         if kind in ("cite:p", "cite:t"):
             keys = [k.strip() for k in content.split(",")]
@@ -223,8 +245,8 @@ def _references(text: str, ctx: BookContext, chapter: str) -> str:
             if missing:
                 raise KvsimError(f"{chapter}: citation {missing[0]!r} is not in references.bib")
             if kind == "cite:p":
-                return "(" + "; ".join(f"{w}, {y}" for w, y in map(ctx.citations.get, keys)) + ")"
-            return "; ".join(f"{w} ({y})" for w, y in map(ctx.citations.get, keys))
+                return "(" + "; ".join(f"{w}, {y}" for w, y in (ctx.citations[k] for k in keys)) + ")"
+            return "; ".join(f"{w} ({y})" for w, y in (ctx.citations[k] for k in keys))
         target = _TARGET.match(content)
         shown, ref = (target.group(1), target.group(2)) if target else (content, content)
         if kind == "term":
@@ -243,7 +265,8 @@ def _references(text: str, ctx: BookContext, chapter: str) -> str:
     return _ROLE.sub(role, _LABELLED_EQUATION.sub(equation, text))
 
 
-def learner_notebook(nb: dict, ctx: BookContext, chapter: str, *, runtime_js: str | None = None) -> dict:
+def learner_notebook(nb: Notebook, ctx: BookContext, chapter: str, *,
+                     runtime_js: str | None = None) -> Notebook:
     """The learner copy of one executed chapter (a new notebook; ``nb`` is not changed)."""
     out = copy.deepcopy(nb)
     cells = out["cells"]
@@ -290,8 +313,9 @@ def _sign(path: Path) -> bool:
         from nbformat.sign import NotebookNotary
     except ImportError:
         return False
-    notary = NotebookNotary()
-    notary.sign(nbformat.read(path, as_version=4))
+    # (nbformat's notary and reader have no annotations)
+    notary = NotebookNotary()  # type: ignore[no-untyped-call]
+    notary.sign(nbformat.read(path, as_version=4))  # type: ignore[no-untyped-call]
     return True
 
 

@@ -60,13 +60,17 @@ import hashlib
 import json
 import math
 import os
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from kvsim.errors import KvsimError
 from kvsim.runs.summary_cache import CACHE_VAR
 
 from .charts import theme
+
+if TYPE_CHECKING:
+    from altair.utils.display import MimeBundleType
 
 __all__ = ["setup", "glue_numbers", "glued", "chapter_timing", "portable", "vega_runtime_js",
            "runtime_versions", "OFFLINE_ENV_VAR", "SAVED_DIGITS"]
@@ -87,7 +91,7 @@ _TRUE = {"1", "true", "yes", "on"}
 SAVED_DIGITS = 6
 
 
-def portable(value: Any) -> Any:
+def portable(value: object) -> object:
     """``value`` with every float rounded to :data:`SAVED_DIGITS` significant digits.
 
     Lists, tuples and dicts are rounded element by element (tuples become
@@ -95,33 +99,43 @@ def portable(value: Any) -> Any:
     as do NaN and the infinities.
     """
     if isinstance(value, float):  # numpy float64 is a float subclass
-        if not math.isfinite(value):
-            return value
-        return float(f"{value:.{SAVED_DIGITS}g}")
+        return _portable_float(value)
     if isinstance(value, dict):
-        return {k: portable(v) for k, v in value.items()}
+        return _portable_dict(value)
     if isinstance(value, (list, tuple)):
         return [portable(v) for v in value]
     return value
 
 
-def _portable_spec(spec: dict) -> dict:
+def _portable_float(value: float) -> float:
+    """A float to :data:`SAVED_DIGITS` significant digits (NaN and the infinities as they are)."""
+    if not math.isfinite(value):
+        return value
+    return float(f"{value:.{SAVED_DIGITS}g}")
+
+
+def _portable_dict(value: Mapping[str, object]) -> dict[str, object]:
+    """A dict with every value :func:`portable`."""
+    return {k: portable(v) for k, v in value.items()}
+
+
+def _portable_spec(spec: Mapping[str, object]) -> dict[str, object]:
     """A chart spec with portable floats, each inline dataset named after its rounded rows.
 
     Altair names a dataset ``data-<hash>`` from its unrounded values, so a last
     bit that moves would also rename it; the name is recomputed here the same way.
     """
-    spec = portable(spec)
-    datasets = spec.get("datasets")
-    if not datasets:
-        return spec
+    rounded = _portable_dict(spec)
+    datasets = rounded.get("datasets")
+    if not datasets or not isinstance(datasets, dict):
+        return rounded
     renamed = {}
     for old, rows in datasets.items():
         digest = hashlib.sha256(json.dumps(rows, sort_keys=True).encode()).hexdigest()[:32]
         renamed[old] = "data-" + digest
-    spec["datasets"] = {renamed[k]: v for k, v in datasets.items()}
+    rounded["datasets"] = {renamed[k]: v for k, v in datasets.items()}
 
-    def rename(node):
+    def rename(node: object) -> None:
         if isinstance(node, dict):
             for key, value in node.items():
                 if key == "name" and isinstance(value, str) and value in renamed:
@@ -132,13 +146,13 @@ def _portable_spec(spec: dict) -> dict:
             for item in node:
                 rename(item)
 
-    for key, value in spec.items():
+    for key, value in rounded.items():
         if key != "datasets":
             rename(value)
-    return spec
+    return rounded
 
 
-def _portable_html_renderer(spec: dict, **metadata) -> dict:
+def _portable_html_renderer(spec: dict[str, object], **metadata: object) -> MimeBundleType:
     """Altair's HTML renderer ("universal" template), fed a portable spec."""
     from altair.vegalite.v6.display import html_renderer
 
@@ -191,7 +205,8 @@ def vega_runtime_js() -> str:
     """
     import vl_convert
 
-    bundle = vl_convert.javascript_bundle(vl_version=_vegalite_minor())
+    # vl-convert's stub makes the snippet required; its runtime default (the globals) is the one
+    bundle = vl_convert.javascript_bundle(vl_version=_vegalite_minor())  # type: ignore[call-arg]
     versions = json.dumps(runtime_versions(), sort_keys=True)
     return (
         "/* Vega, Vega-Lite and Vega-Embed for the KV-pressure book, bundled offline by\n"
@@ -219,7 +234,7 @@ def vega_runtime_js() -> str:
     )
 
 
-def _enabled(value: Any) -> bool:
+def _enabled(value: object) -> bool:
     if value is None:
         return os.environ.get(OFFLINE_ENV_VAR, "").strip().lower() in _TRUE
     return bool(value)
@@ -299,7 +314,8 @@ def setup(offline: bool | None = None, *, learner: bool = False) -> None:
         # empties while the kernel (and any flag kept in it) lives on.
         from IPython.display import HTML, display
 
-        display(HTML("<script>" + vega_runtime_js() + "</script>"))
+        # (IPython's display() and HTML() have no annotations)
+        display(HTML("<script>" + vega_runtime_js() + "</script>"))  # type: ignore[no-untyped-call]
 
 
 #: Where glued numbers go in a code cell's outputs: myst-nb's ``glue`` record
@@ -307,7 +323,7 @@ def setup(offline: bool | None = None, *, learner: bool = False) -> None:
 GLUE_MIME = "application/papermill.record/text/plain"
 
 #: The numbers glued so far in this kernel, by name (portable values).
-_GLUED: dict[str, Any] = {}
+_GLUED: dict[str, float] = {}
 
 #: A learner copy's kernel (``setup(learner=True)``): a number not glued yet reads as
 #: :data:`NOT_YET` instead of an error. The run waits at a prediction, but JupyterLab still
@@ -317,7 +333,7 @@ _learner = False
 NOT_YET = "…"
 
 
-def glue_numbers(**values: Any) -> None:
+def glue_numbers(**values: object) -> None:
     """Record each number under its name, for the prose (see the module docstring).
 
     Numbers only (ints, floats, numpy scalars); floats are kept to
@@ -330,15 +346,16 @@ def glue_numbers(**values: Any) -> None:
     from IPython.display import display
 
 
-    checked = {}
+    checked: dict[str, float] = {}
     for name, value in values.items():
         if isinstance(value, bool) or not isinstance(value, Real):
             raise KvsimError(f"glue_numbers({name}={value!r}): expected a number, got a "
                              f"{type(value).__name__}; quote text in the prose itself")
-        checked[name] = int(value) if isinstance(value, Integral) else portable(float(value))
+        checked[name] = int(value) if isinstance(value, Integral) else _portable_float(float(value))
     for name, value in checked.items():
         _GLUED[name] = value
-        display({GLUE_MIME: repr(value)}, raw=True,
+        # (IPython's display() has no annotations)
+        display({GLUE_MIME: repr(value)}, raw=True,  # type: ignore[no-untyped-call]
                 metadata={"scrapbook": {"name": name, "mime_prefix": GLUE_MIME.rsplit("/", 2)[0] + "/"}})
 
 
@@ -366,7 +383,7 @@ def glued(reference: str) -> str:
                          f"{_GLUED[name]!r} ({exc})") from None
 
 
-def chapter_timing(notebook: str | os.PathLike) -> str:
+def chapter_timing(notebook: str | os.PathLike[str]) -> str:
     """A chapter's overview line, "Teaching: 30 min · Exercises: 25 min".
 
     Read from the notebook's own metadata (``metadata.kvbook.timing``, the one

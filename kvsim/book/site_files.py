@@ -9,7 +9,6 @@ the file, then one assignment of sorted, indented JSON.
 from __future__ import annotations
 
 import json
-from typing import Any
 
 __all__ = ["data_script", "read_data_script"]
 
@@ -22,17 +21,20 @@ def _head(what: str, global_name: str, source: str) -> str:
             f"window.{global_name} = ")
 
 
-def data_script(data: Any, *, what: str, global_name: str, source: str) -> str:
+def data_script(data: object, *, what: str, global_name: str, source: str) -> str:
     """``data`` as the script the site loads: the head comment, then the assignment."""
     text = json.dumps(data, indent=1, sort_keys=True, ensure_ascii=False)
     return _head(what, global_name, source) + text + ";\n"
 
 
-def read_data_script(text: str, *, what: str, global_name: str, source: str) -> Any:
+def read_data_script(text: str, *, what: str, global_name: str, source: str) -> dict[str, object]:
     """The data in a script :func:`data_script` wrote with these names (a one-line
     ``ValueError`` when it is not one)."""
     head = _head(what, global_name, source)
     if not text.startswith(head) or not text.endswith(";\n"):
         raise ValueError(f"not a file written by {WRITER}: expected it to start with "
                          f"{head.splitlines()[0]!r}")
-    return json.loads(text[len(head):-2])
+    data = json.loads(text[len(head):-2])
+    if not isinstance(data, dict):
+        raise ValueError(f"{global_name} holds a {type(data).__name__}: expected a JSON object")
+    return data

@@ -26,9 +26,11 @@ from __future__ import annotations
 
 import functools
 import html
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, TypedDict, TypeVar, cast
 
 from kvsim.book.charts.alert_rule import alert_readout, alert_rule_chart, alert_rule_data
-from kvsim.book.charts.stepper import STATE_COLOURS
+from kvsim.book.charts.stepper import STATE_COLOURS, FrameRequest, StepFrame
 from kvsim.book.charts.theme import PALETTE
 from kvsim.errors import (
     KvsimError,
@@ -46,6 +48,14 @@ from kvsim.observe.series import scrape
 from kvsim.runs.stepper import TOY_OUTPUT_TOKENS, scheduler_frames, toy_requests
 from kvsim.traffic.lengths import MAX_LENGTH
 from kvsim.units import format_bytes
+
+if TYPE_CHECKING:
+    import ipywidgets as w
+    import traitlets
+
+    from kvsim.engine.result import SimResult, Table
+    from kvsim.model.hardware import GPUSpec
+    from kvsim.model.presets import ModelSource
 
 __all__ = ["capacity_report", "report_html", "capacity_calculator", "frame_html", "scheduler_stepper",
            "UTIL_SLIDER", "STEPPER_SLIDERS", "strict_slider", "strict_int_text", "strict_choice",
@@ -74,8 +84,28 @@ _RULE_LABELS = {"preemptions": "preemptions: increase(vllm:num_preemptions_total
                 "waiting": "queue: avg_over_time(vllm:num_requests_waiting[w])"}
 
 
-def capacity_report(model, gpu, *, gpu_memory_utilization: float, kv_dtype=None,
-                    prompt_tokens: int, output_tokens: int, block_size: int = 16) -> dict:
+class CapacityReport(TypedDict):
+    """The capacity calculator's numbers (bytes are ints)."""
+    kv_bytes_per_token: int
+    usable_bytes: int
+    weight_bytes: int
+    activation_bytes: int
+    kv_bytes: int
+    tokens: int
+    blocks: int
+    block_size: int
+    seq_len: int
+    blocks_per_request: int
+    max_concurrent: int
+
+
+#: What a widget control's check returns: the value it accepted.
+_Checked = TypeVar("_Checked", int, float)
+
+
+def capacity_report(model: ModelSource, gpu: GPUSpec | str, *, gpu_memory_utilization: float,
+                    kv_dtype: str | None = None, prompt_tokens: int, output_tokens: int,
+                    block_size: int = 16) -> CapacityReport:
     """The calculator's numbers as a dict (raises :class:`KvsimError` on bad input).
 
     Keys: ``kv_bytes_per_token``, ``kv_bytes``, ``tokens``, ``blocks``,
@@ -103,7 +133,7 @@ def capacity_report(model, gpu, *, gpu_memory_utilization: float, kv_dtype=None,
     }
 
 
-def report_html(report: dict) -> str:
+def report_html(report: CapacityReport) -> str:
     """An HTML table of a :func:`capacity_report`, every byte count with its unit."""
     r = report
     rows = [
@@ -129,7 +159,7 @@ def _error_html(message: str) -> str:
             f"{html.escape(message)}</div>")
 
 
-def _preset(model) -> str:
+def _preset(model: ModelSource) -> str:
     """A model preset's canonical name (the API's one-line error for an unknown one)."""
     spec = get_model(model)
     if spec.name not in list_models():
@@ -140,7 +170,7 @@ def _preset(model) -> str:
 
 
 @functools.cache
-def strict_slider(kind: str):
+def strict_slider(kind: str) -> type[w.ValueWidget]:
     """An ipywidgets slider class whose ``value`` refuses, never clamps, a value off its range.
 
     ipywidgets clamps a value set from Python into ``[min, max]`` and raises a raw
@@ -153,25 +183,27 @@ def strict_slider(kind: str):
     import ipywidgets as w
     from traitlets import Any, Unicode, validate
 
-    base, check, zero = {"float": (w.FloatSlider, check_float, 0.0),
-                         "int": (w.IntSlider, check_int, 0)}[kind]
+    kinds: dict[str, tuple[type[w.ValueWidget], Callable[..., float], float]] = {
+        "float": (w.FloatSlider, check_float, 0.0), "int": (w.IntSlider, check_int, 0)}
+    base, check, zero = kinds[kind]
 
-    class Strict(base):
+    class Strict(base):  # type: ignore[valid-type,misc]  # base: the untyped ipywidgets slider of kind
         value = _no_none(Any(zero, help="the slider's value (checked by kvsim)")).tag(sync=True)
         param = Unicode("value")
         range_note = Unicode("")
 
         @validate("value")
-        def _validate_value(self, proposal):
-            return check_in_control(check, self.param, proposal["value"], self.min, self.max,
-                                    "slider", note=self.range_note or None)
+        def _validate_value(self, proposal: Mapping[str, object]) -> float:
+            accepted: float = check_in_control(check, self.param, proposal["value"], self.min,
+                                               self.max, "slider", note=self.range_note or None)
+            return accepted
 
     Strict.__name__ = Strict.__qualname__ = f"Strict{base.__name__}"
     return Strict
 
 
 @functools.cache
-def strict_int_text():
+def strict_int_text() -> type[w.ValueWidget]:
     """An ipywidgets ``IntText`` whose ``value`` must be a whole number: NaN, a string or 2.5
     set from Python is kvsim's one-line :class:`KvsimError` naming ``param`` (ipywidgets
     would raise a raw ``TraitError``, or truncate 2.5 to 2). The range is the API's to judge
@@ -179,12 +211,12 @@ def strict_int_text():
     import ipywidgets as w
     from traitlets import Any, Unicode, validate
 
-    class StrictIntText(w.IntText):
+    class StrictIntText(w.IntText):  # type: ignore[misc]  # ipywidgets' classes are untyped (Any)
         value = _no_none(Any(0, help="the box's value (checked by kvsim)")).tag(sync=True)
         param = Unicode("value")
 
         @validate("value")
-        def _validate_value(self, proposal):
+        def _validate_value(self, proposal: Mapping[str, object]) -> int:
             value = proposal["value"]
             try:
                 return check_int(self.param, value)
@@ -196,7 +228,7 @@ def strict_int_text():
 
 
 @functools.cache
-def strict_choice(kind: str):
+def strict_choice(kind: str) -> type[w.ValueWidget]:
     """An ipywidgets ``Dropdown`` (``kind="dropdown"``) or ``ToggleButtons`` (``"toggle"``)
     whose ``value`` set from Python must be one of its options: anything else (NaN, ``None``,
     a name it does not hold) is kvsim's one-line :class:`KvsimError` naming ``param`` and the
@@ -206,12 +238,12 @@ def strict_choice(kind: str):
 
     base = {"dropdown": w.Dropdown, "toggle": w.ToggleButtons}[kind]
 
-    class Strict(base):
+    class Strict(base):  # type: ignore[valid-type,misc]  # base: the untyped ipywidgets choice of kind
         value = _no_none(Any(None, help="Selected value (checked by kvsim)"))
         param = Unicode("value")
 
         @validate("value")
-        def _validate_value(self, proposal):
+        def _validate_value(self, proposal: Mapping[str, object]) -> object:
             value = proposal["value"]
             options = list(self._options_values)
             for option in options:
@@ -227,21 +259,24 @@ def strict_choice(kind: str):
     return Strict
 
 
-def _no_none(trait):
+_Trait = TypeVar("_Trait", bound="traitlets.TraitType[object, object]")
+
+
+def _no_none(trait: _Trait) -> _Trait:
     """``trait`` with ``None`` refused (traitlets' ``Any`` lets None past every validator
     unless told otherwise, and its constructor ignores ``allow_none=False``)."""
     trait.allow_none = False
     return trait
 
 
-def _shown(value) -> str:
+def _shown(value: object) -> str:
     text = repr(value)
     return text if len(text) <= 60 else text[:57] + "..."
 
 
 #: The API's own check of each parameter a widget control sets (the same functions the
 #: engine, kv_budget and the CLI call), so a widget judges a value as they do.
-_API_CHECKS = {
+_API_CHECKS: dict[str, Callable[[object], float]] = {
     "gpu_memory_utilization": check_gpu_memory_utilization,
     "num_gpu_blocks": check_num_gpu_blocks,
     "requests": lambda v: check_int("requests", v, min=1, max=26),     # toy_requests' n
@@ -250,7 +285,8 @@ _API_CHECKS = {
 }
 
 
-def check_in_control(check, name: str, value, lo, hi, what: str, note: str | None = None):
+def check_in_control(check: Callable[..., _Checked], name: str, value: object, lo: _Checked,
+                     hi: _Checked, what: str, note: str | None = None) -> _Checked:
     """``value`` checked by the API (its message first), then against the control's range.
 
     Never clamped: a value the API takes but the control cannot show is refused too.
@@ -264,7 +300,7 @@ def check_in_control(check, name: str, value, lo, hi, what: str, note: str | Non
 
 def capacity_calculator(model: str = "llama-2-7b", gpu: str = "a40-48gb", *,
                         gpu_memory_utilization: float = 0.60, kv_dtype: str | None = None,
-                        prompt_tokens: int = 850, output_tokens: int = 250):
+                        prompt_tokens: int = 850, output_tokens: int = 250) -> w.VBox:
     """An ipywidgets calculator: model, KV dtype, GPU, utilisation, prompt and answer length.
 
     Returns an ``ipywidgets.VBox`` whose last child is an ``Output`` widget
@@ -319,7 +355,7 @@ def capacity_calculator(model: str = "llama-2-7b", gpu: str = "a40-48gb", *,
         out.outputs = ({"output_type": "display_data", "metadata": {},
                         "data": {"text/html": html_text, "text/plain": plain}},)
 
-    def update(_change=None):
+    def update(_change: object = None) -> None:
         try:
             rep = capacity_report(c_model.value, c_gpu.value,
                                   gpu_memory_utilization=c_util.value,
@@ -336,12 +372,13 @@ def capacity_calculator(model: str = "llama-2-7b", gpu: str = "a40-48gb", *,
     return w.VBox(controls + [out])
 
 
-def frame_html(frame: dict) -> str:
+def frame_html(frame: StepFrame) -> str:
     """One stepper frame as HTML: the step's story, then a bar of blocks per request."""
     total = max(1, frame["total_blocks"])
     rows = []
-    for r in frame["requests"] + [dict(name="free", state="free", blocks=frame["free_blocks"],
-                                       tokens=0, needs_block=False, preemptions=0)]:
+    free: FrameRequest = dict(name="free", state="free", blocks=frame["free_blocks"], tokens=0,
+                              needs_block=False, preemptions=0)
+    for r in frame["requests"] + [free]:
         colour = PALETTE[2] if r["state"] == "free" else STATE_COLOURS[r["state"]]
         width = 260 * r["blocks"] / total
         note = r["state"] if r["state"] != "free" else f"{r['blocks']} free blocks"
@@ -361,8 +398,8 @@ def frame_html(frame: dict) -> str:
 
 
 def scheduler_stepper(*, num_gpu_blocks: int = 20, requests: int = 5, prompt_tokens: int = 40,
-                      output_tokens=TOY_OUTPUT_TOKENS, model: str = "llama-3.1-8b",
-                      gpu: str = "a40-48gb"):
+                      output_tokens: int | list[int] | tuple[int, ...] = TOY_OUTPUT_TOKENS,
+                      model: str = "llama-3.1-8b", gpu: str = "a40-48gb") -> w.VBox:
     """An ipywidgets stepper: pick the pool, the batch and the lengths, then walk the steps.
 
     It opens on chapter 2's toy, the one its prose and static chart follow: five
@@ -404,7 +441,7 @@ def scheduler_stepper(*, num_gpu_blocks: int = 20, requests: int = 5, prompt_tok
 
     style = {"description_width": "150px"}
     layout = w.Layout(width="480px")
-    def slider(name: str, value: int, description: str):
+    def slider(name: str, value: int, description: str) -> w.IntSlider:
         lo, hi = STEPPER_SLIDERS[name]
         return strict_slider("int")(param=name, min=lo, max=hi, value=value, step=1,
                               description=description, continuous_update=False, style=style,
@@ -424,25 +461,26 @@ def scheduler_stepper(*, num_gpu_blocks: int = 20, requests: int = 5, prompt_tok
                                   param="step", range_note="the run's steps", style=style,
                                   layout=layout)
     out = w.Output()
-    state = {"frames": []}
+    state: dict[str, list[StepFrame]] = {"frames": []}
 
     def show(html_text: str, plain: str) -> None:
         out.outputs = ({"output_type": "display_data", "metadata": {},
                         "data": {"text/html": html_text, "text/plain": plain}},)
 
-    def draw(_change=None):
+    def draw(_change: object = None) -> None:
         frames = state["frames"]
         if frames:
             f = frames[min(c_step.value, len(frames)) - 1]
             show(frame_html(f), f["story"])
 
-    def rerun(_change=None):
+    def rerun(_change: object = None) -> None:
         c_answer.disabled = c_mode.value == "varied"
         answers = lengths if c_mode.value == "varied" else c_answer.value
         try:
-            state["frames"] = scheduler_frames(
+            # scheduler_frames builds every frame with StepFrame's keys (kvsim.runs.stepper)
+            state["frames"] = cast("list[StepFrame]", scheduler_frames(
                 toy_requests(c_n.value, prompt_tokens=c_prompt.value, output_tokens=answers),
-                num_gpu_blocks=c_blocks.value, model=model, gpu=gpu)
+                num_gpu_blocks=c_blocks.value, model=model, gpu=gpu))
         except KvsimError as exc:
             state["frames"] = []
             show(_error_html(str(exc)), str(exc))
@@ -460,16 +498,16 @@ def scheduler_stepper(*, num_gpu_blocks: int = 20, requests: int = 5, prompt_tok
 
 
 @functools.lru_cache(maxsize=4)
-def _scenario_scrape(scenario: str, interval_s: float):
+def _scenario_scrape(scenario: str, interval_s: float) -> tuple[SimResult, Table]:
     from kvsim.runs.scenarios import run_scenario
 
-    run = run_scenario(scenario)
+    run: SimResult = run_scenario(scenario)
     return run, scrape(run, interval_s=interval_s)
 
 
 def alert_explorer(rule: str = "preemptions", *, threshold: float = 0.0,
                    window_min: float = 5.0, for_min: float = 10.0,
-                   scenario: str = "incident-day"):
+                   scenario: str = "incident-day") -> w.VBox:
     """An ipywidgets explorer: one alert rule's threshold, window and ``for`` on an incident.
 
     ``rule`` is a shape of :data:`kvsim.observe.rule_timing.RULES` (a dropdown
@@ -500,7 +538,8 @@ def alert_explorer(rule: str = "preemptions", *, threshold: float = 0.0,
                                        description="Rule", param="rule", style=style,
                                        layout=w.Layout(width="560px"))
 
-    def slider(param: str, value: float, bounds, description: str, shown: bool = True):
+    def slider(param: str, value: float, bounds: tuple[float, float, float], description: str,
+               shown: bool = True) -> w.FloatSlider:
         lo, hi, step = bounds
         return strict_slider("float")(param=param, min=lo, max=hi, step=step, value=value,
                                       description=description, continuous_update=False,
@@ -516,10 +555,10 @@ def alert_explorer(rule: str = "preemptions", *, threshold: float = 0.0,
     c_for = slider("for_min", for_min, ALERT_SLIDERS["for_min"], "for (min)")
     out = w.Output()
 
-    def show(data: dict) -> None:
+    def show(data: Mapping[str, object]) -> None:
         out.outputs = ({"output_type": "display_data", "metadata": {}, "data": data},)
 
-    def update(_change=None):
+    def update(_change: object = None) -> None:
         current = c_rule.value
         for r, c in c_threshold.items():
             c.layout.display = None if r == current else "none"
@@ -532,6 +571,9 @@ def alert_explorer(rule: str = "preemptions", *, threshold: float = 0.0,
             chart = alert_rule_chart(data, interactive=False, title=timing.expr,
                                      subtitle=f"for: {c_for.value:g} min, on {scenario}")
             bundle = chart._repr_mimebundle_()
+            if bundle is None:
+                raise KvsimError("alert_explorer: Altair draws nothing (no renderer is enabled): "
+                                 "expected alt.renderers.enable('default')")
             chart_data = dict(bundle[0] if isinstance(bundle, tuple) else bundle)
             readout = alert_readout(timing)
             chart_data["text/html"] = (f"<p><b>{html.escape(readout)}</b></p>"

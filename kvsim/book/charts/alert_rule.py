@@ -9,7 +9,9 @@ precomputed grid (:func:`alert_rule_data`), so it works with no kernel.
 """
 from __future__ import annotations
 
-from typing import Mapping, Sequence
+from collections.abc import Sequence
+from itertools import pairwise
+from typing import TYPE_CHECKING, TypedDict
 
 import numpy as np
 
@@ -17,7 +19,49 @@ from kvsim.engine.result import SimResult, Table
 from kvsim.errors import KvsimError, check_float
 from kvsim.observe.rule_timing import RULES, AlertTiming, alert_timing, rule_values
 
-from .theme import NEUTRAL, PALETTE, altair, finish_chart
+from .theme import NEUTRAL, PALETTE, finish_chart
+
+if TYPE_CHECKING:
+    import altair as alt
+
+
+class RuleCurvePoint(TypedDict):
+    """The rule's expression ``v`` at minute ``t``, over a window of ``w`` minutes."""
+    w: float
+    t: float
+    v: float
+
+
+class AlertSpan(TypedDict):
+    """A pending or firing spell (minutes) at one grid point (threshold, window, ``for``)."""
+    th: float
+    w: float
+    f: float
+    state: str
+    start: float
+    end: float
+
+
+class AlertReadoutRow(TypedDict):
+    """The readout line (:func:`alert_readout`) at one grid point."""
+    th: float
+    w: float
+    f: float
+    text: str
+
+
+class AlertRuleData(TypedDict):
+    """:func:`alert_rule_data`'s result, :func:`alert_rule_chart`'s input."""
+    rule: str
+    what: str
+    curves: list[RuleCurvePoint]
+    spans: list[AlertSpan]
+    readouts: list[AlertReadoutRow]
+    thresholds: list[float]
+    windows: list[float]
+    fors: list[float]
+    first_pre_min: float | None
+    t_end_min: float
 
 #: The minutes the incident's rush begins and ends (``incident-day``).
 RUSH_MIN = (15.0, 25.0)
@@ -34,7 +78,7 @@ def _sig(x: float) -> float:
     return float(f"{float(x):.6g}")
 
 
-def _min(seconds: float | None) -> str:
+def _min(seconds: float) -> str:
     return f"{seconds / 60:.2f} min"
 
 
@@ -68,7 +112,7 @@ def _grid(name: str, values: Sequence[float], lo: float, hi: float) -> list[floa
     out = sorted({_sig(check_float(name, v, min=lo, max=hi)) for v in values})
     if not out:
         raise KvsimError(f"{name}=[] is empty: expected at least one value")
-    steps = {round(b - a, 9) for a, b in zip(out, out[1:])}
+    steps = {round(b - a, 9) for a, b in pairwise(out)}
     if len(steps) > 1:
         raise KvsimError(f"{name}={out} is not evenly spaced: expected one step, so the "
                          "static chart's slider hits every value")
@@ -78,7 +122,7 @@ def _grid(name: str, values: Sequence[float], lo: float, hi: float) -> list[floa
 def alert_rule_data(result: SimResult, rule: str = "preemptions", *,
                     thresholds: Sequence[float], windows_min: Sequence[float],
                     fors_min: Sequence[float], tab: Table | None = None,
-                    interval_s: float = 15.0) -> dict:
+                    interval_s: float = 15.0) -> AlertRuleData:
     """Every grid point of a rule on a run, for :func:`alert_rule_chart`.
 
     Returns ``{"rule", "what", "curves", "spans", "readouts", "thresholds",
@@ -101,48 +145,50 @@ def alert_rule_data(result: SimResult, rule: str = "preemptions", *,
         from kvsim.observe.series import scrape
 
         tab = scrape(result, interval_s=interval_s)
-    curves, spans, readouts = [], [], []
+    curves: list[RuleCurvePoint] = []
+    spans: list[AlertSpan] = []
+    readouts: list[AlertReadoutRow] = []
     t_end = 0.0
     first = None
     for w in ws:
         t, v = rule_values(tab, rule, w * 60)
         t_end = float(t[-1]) / 60
-        curves += [{"w": w, "t": _sig(a / 60), "v": _sig(b)} for a, b in zip(t, v)
+        curves += [{"w": w, "t": _sig(a / 60), "v": _sig(b)} for a, b in zip(t, v, strict=True)
                    if np.isfinite(b)]
         for th in ths:
             for f in fs:
                 timing = alert_timing(result, rule, threshold=th, window_s=w * 60, for_s=f * 60,
                                       tab=tab)
                 first = timing.first_preemption_s
-                key = {"th": th, "w": w, "f": f}
-                readouts.append(dict(key, text=alert_readout(timing)))
+                readouts.append({"th": th, "w": w, "f": f, "text": alert_readout(timing)})
                 for e in timing.episodes:
                     stop = float(t[-1]) if e.resolved_s is None else e.resolved_s
                     fire = stop if e.firing_s is None else e.firing_s
                     if fire > e.pending_s:
-                        spans.append(dict(key, state="pending", start=_sig(e.pending_s / 60),
-                                          end=_sig(fire / 60)))
+                        spans.append({"th": th, "w": w, "f": f, "state": "pending",
+                                      "start": _sig(e.pending_s / 60), "end": _sig(fire / 60)})
                     if e.firing_s is not None:
-                        spans.append(dict(key, state="firing", start=_sig(e.firing_s / 60),
-                                          end=_sig(stop / 60)))
+                        spans.append({"th": th, "w": w, "f": f, "state": "firing",
+                                      "start": _sig(e.firing_s / 60), "end": _sig(stop / 60)})
     return {"rule": rule, "what": shape.what, "curves": curves, "spans": spans,
             "readouts": readouts, "thresholds": ths, "windows": ws, "fors": fs,
             "first_pre_min": None if first is None else _sig(first / 60),
             "t_end_min": _sig(t_end)}
 
 
-def _pick(values: list[float], start, name: str) -> float:
-    start = values[0] if start is None else _sig(start)
-    if start not in values:
-        raise KvsimError(f"{name}={start!r} is not in the grid: expected one of {values} (the "
+def _pick(values: list[float], start: float | None, name: str) -> float:
+    picked = values[0] if start is None else _sig(start)
+    if picked not in values:
+        raise KvsimError(f"{name}={picked!r} is not in the grid: expected one of {values} (the "
                          "static chart's slider keeps to its precomputed values; the live "
                          "alert_explorer takes any)")
-    return start
+    return picked
 
 
-def alert_rule_chart(data: Mapping, *, title: str, subtitle: str | None = None,
+def alert_rule_chart(data: AlertRuleData, *, title: str, subtitle: str | None = None,
                      threshold: float | None = None, window_min: float | None = None,
-                     for_min: float | None = None, interactive: bool = True, height: int = 280):
+                     for_min: float | None = None, interactive: bool = True,
+                     height: int = 280) -> alt.TopLevelMixin:
     """A rule's expression over the run, its threshold, and its pending and firing spans.
 
     ``data`` comes from :func:`alert_rule_data`. The line is the expression for
@@ -154,7 +200,8 @@ def alert_rule_chart(data: Mapping, *, title: str, subtitle: str | None = None,
     precomputed values (``threshold``, ``window_min`` and ``for_min`` set where
     they start; a value off the grid is refused, never moved onto it).
     """
-    alt = altair()
+    import altair as alt
+
     for key in ("curves", "spans", "readouts", "thresholds", "windows", "fors", "what",
                 "first_pre_min", "t_end_min"):
         if key not in data:
@@ -221,7 +268,7 @@ def alert_rule_chart(data: Mapping, *, title: str, subtitle: str | None = None,
     span_text = [spans.transform_filter(alt.datum.state == state).mark_text(
         align="left", baseline="top", dx=3, color="black").encode(
         x=alt.X("start:Q", title="time (min)"), y=alt.value(row), text="state:N")
-        for state, row in zip(STATE_COLOURS, (40, 58))]
+        for state, row in zip(STATE_COLOURS, (40, 58), strict=True)]
     line = (alt.Chart(alt.InlineData(values=curve_rows)).transform_filter(same_w)
             .mark_line(color=PALETTE[0], interpolate="step-after").encode(
                 x=x, y=y, tooltip=[alt.Tooltip("t:Q", format=".2f", title="time (min)"),

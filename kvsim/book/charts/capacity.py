@@ -7,10 +7,12 @@ no kernel and shows the comparison the text makes.
 """
 from __future__ import annotations
 
-from typing import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from itertools import pairwise
+from typing import TYPE_CHECKING, TypedDict
 
 from kvsim.errors import KvsimError, check_int
-from kvsim.model.memory import KV_DTYPES, kv_budget, kv_bytes_per_token
+from kvsim.model.memory import KV_DTYPES, KVBudget, kv_budget, kv_bytes_per_token
 from kvsim.model.presets import get_model
 from kvsim.units import GB, GiB, KiB
 
@@ -18,13 +20,54 @@ from .theme import (
     DASHES,
     NEUTRAL,
     PALETTE,
-    altair,
+    Width,
     check_width,
+    data_values,
     finish_chart,
     fit_page,
     kv_dtype_label,
     need_rows,
 )
+
+if TYPE_CHECKING:
+    import altair as alt
+
+
+class BytesPerTokenRow(TypedDict):
+    """A model's KV bytes per token in one cache dtype (:func:`bytes_per_token_data`)."""
+    model: str
+    attention: str
+    kv_dtype: str
+    kv_bits: str
+    bytes: int
+    kib: float
+
+
+class BudgetRow(TypedDict):
+    """One part of one set-up's GPU memory (:func:`budget_data`); ``order`` is the part's place."""
+    setup: str
+    part: str
+    order: int
+    bytes: int
+    gb: float
+    gib: float
+
+
+class CapacityByLengthRow(TypedDict):
+    """Concurrent requests that fit one set-up at one answer length."""
+    setup: str
+    answer: int
+    seq_len: int
+    requests: int
+
+
+class CapacityGridRow(TypedDict):
+    """Concurrent requests for a model, a cache and a utilisation at one answer length."""
+    model: str
+    kv: str
+    util: float
+    answer: int
+    requests: int
 
 # --- bytes per token -------------------------------------------------------------
 
@@ -38,14 +81,15 @@ def _cache_label(dtype: str) -> str:
     return f"{dtype} cache ({_bits(dtype)})"
 
 
-def bytes_per_token_data(models: Iterable[str], kv_dtypes: Iterable[str | None] = (None, "fp8")) -> list[dict]:
+def bytes_per_token_data(models: Iterable[str],
+                         kv_dtypes: Iterable[str | None] = (None, "fp8")) -> list[BytesPerTokenRow]:
     """Rows ``{model, attention, kv_dtype, kv_bits, bytes, kib}``: KV bytes per token from kvsim.
 
     ``None`` in ``kv_dtypes`` stands for the model's own dtype (so a row says
     ``"fp16"`` for Llama-2-7B and ``"bf16"`` for Llama-3.1-8B).
     """
 
-    rows = []
+    rows: list[BytesPerTokenRow] = []
     for name in models:
         spec = get_model(name)
         for requested in kv_dtypes:
@@ -57,26 +101,27 @@ def bytes_per_token_data(models: Iterable[str], kv_dtypes: Iterable[str | None] 
     return rows
 
 
-def bytes_per_token_chart(rows: Iterable[Mapping], *, title: str = "KV cache bytes per token",
-                          subtitle: str | None = None):
+def bytes_per_token_chart(rows: Iterable[BytesPerTokenRow], *, title: str = "KV cache bytes per token",
+                          subtitle: str | None = None) -> alt.TopLevelMixin:
     """Horizontal bars, one group per model: KiB of KV cache per token.
 
     The cache width is told apart by colour and by position within the
     group; each bar is labelled with its value and its dtype.
     """
-    alt = altair()
-    rows = need_rows(rows, ["model", "attention", "kv_dtype", "kv_bits", "bytes", "kib"],
-                      "bytes_per_token_chart")
+    import altair as alt
+
+    checked = need_rows(rows, ["model", "attention", "kv_dtype", "kv_bits", "bytes", "kib"],
+                        "bytes_per_token_chart")
     # Largest first; ties keep the order of the rows (no set: its order varies by run).
-    order = sorted(dict.fromkeys(r["model"] for r in rows),
-                   key=lambda m: -max(r["kib"] for r in rows if r["model"] == m))
-    widths = sorted(dict.fromkeys(r["kv_bits"] for r in rows), key=lambda b: -int(b.split("-")[0]))
-    rows = [dict(r, model_label=f"{r['model']} ({r['attention']})",
-                 bar_label=f"{r['kib']:,.1f} KiB {r['kv_dtype']}".replace(".0 KiB", " KiB"))
-            for r in rows]
-    labels = list(dict.fromkeys(f"{m} ({next(r['attention'] for r in rows if r['model'] == m)})"
+    order = sorted(dict.fromkeys(r["model"] for r in checked),
+                   key=lambda m: -max(r["kib"] for r in checked if r["model"] == m))
+    widths = sorted(dict.fromkeys(r["kv_bits"] for r in checked), key=lambda b: -int(b.split("-")[0]))
+    labelled = [dict(r, model_label=f"{r['model']} ({r['attention']})",
+                     bar_label=f"{r['kib']:,.1f} KiB {r['kv_dtype']}".replace(".0 KiB", " KiB"))
+                for r in checked]
+    labels = list(dict.fromkeys(f"{m} ({next(r['attention'] for r in checked if r['model'] == m)})"
                                 for m in order))
-    base = alt.Chart(alt.Data(values=rows)).encode(
+    base = alt.Chart(data_values(labelled)).encode(
         y=alt.Y("model_label:N", sort=labels, title=None),
         yOffset=alt.YOffset("kv_bits:N", sort=widths),
         x=alt.X("kib:Q", title="KV cache per token (KiB, 1 KiB = 1,024 B)",
@@ -101,7 +146,7 @@ _PARTS = ["weights", "activations and runtime", "KV cache", "not given to the en
 _PART_COLOURS = [PALETTE[0], PALETTE[1], PALETTE[2], NEUTRAL]
 
 
-def budget_data(budgets: Mapping[str, object]) -> list[dict]:
+def budget_data(budgets: Mapping[str, KVBudget]) -> list[BudgetRow]:
     """Rows ``{setup, part, order, bytes, gb, gib}`` splitting each GPU's memory.
 
     ``budgets`` maps a label to a :class:`kvsim.model.memory.KVBudget`. The parts are
@@ -112,20 +157,20 @@ def budget_data(budgets: Mapping[str, object]) -> list[dict]:
     """
     if not budgets:
         raise KvsimError("budgets={} is empty: expected at least one label -> KVBudget")
-    rows = []
+    rows: list[BudgetRow] = []
     for label, b in budgets.items():
         total = b.gpu.memory_bytes * b.tensor_parallel_size
         parts = [b.weight_bytes, b.activation_bytes,
                  b.usable_bytes - b.weight_bytes - b.activation_bytes,
                  total - b.usable_bytes]
-        for i, (part, n) in enumerate(zip(_PARTS, parts)):
+        for i, (part, n) in enumerate(zip(_PARTS, parts, strict=True)):
             rows.append({"setup": str(label), "part": part, "order": i, "bytes": int(n),
                          "gb": round(n / GB, 2), "gib": round(n / GiB, 2)})
     return rows
 
 
-def budget_chart(rows: Iterable[Mapping], *, title: str = "Where the GPU's memory goes",
-                 subtitle: str | None = None, width="container"):
+def budget_chart(rows: Iterable[BudgetRow], *, title: str = "Where the GPU's memory goes",
+                 subtitle: str | None = None, width: Width = "container") -> alt.TopLevelMixin:
     """One panel per set-up, one labelled bar per part of the memory, in GB and GiB.
 
     Each bar's label, under it from the left edge, names the part (colour
@@ -134,16 +179,17 @@ def budget_chart(rows: Iterable[Mapping], *, title: str = "Where the GPU's memor
     ``width`` is each panel's: ``"container"`` (the default) follows the page,
     a number of pixels fixes it.
     """
-    alt = altair()
+    import altair as alt
+
     width = check_width(width, "budget_chart")
-    rows = need_rows(rows, ["setup", "part", "order", "gb", "gib"], "budget_chart")
-    rows = [dict(r, label=f"{r['part']}: {r['gb']:,.2f} GB = {r['gib']:,.2f} GiB") for r in rows]
-    setups = list(dict.fromkeys(r["setup"] for r in rows))
-    top = max(r["gb"] for r in rows)
+    checked = need_rows(rows, ["setup", "part", "order", "gb", "gib"], "budget_chart")
+    labelled = [dict(r, label=f"{r['part']}: {r['gb']:,.2f} GB = {r['gib']:,.2f} GiB") for r in checked]
+    setups = list(dict.fromkeys(r["setup"] for r in checked))
+    top = max(r["gb"] for r in checked)
     x_title = "GPU memory (GB, 1 GB = 10^9 B)"
     panels = []
     for setup in setups:
-        base = alt.Chart(alt.InlineData(values=[r for r in rows if r["setup"] == setup]))
+        base = alt.Chart(alt.InlineData(values=[r for r in labelled if r["setup"] == setup]))
         # the part is named in the label under its bar (no axis labels to narrow a phone's plot)
         y = alt.Y("part:N", sort=_PARTS, title=None, axis=None)
         bars = base.mark_bar(height=14, yOffset=-9).encode(
@@ -165,8 +211,8 @@ def budget_chart(rows: Iterable[Mapping], *, title: str = "Where the GPU's memor
 
 # --- capacity against request length ----------------------------------------------
 
-def capacity_by_length_data(budgets: Mapping[str, object], *, prompt_tokens: int,
-                            output_tokens: Iterable[int]) -> list[dict]:
+def capacity_by_length_data(budgets: Mapping[str, KVBudget], *, prompt_tokens: int,
+                            output_tokens: Iterable[int]) -> list[CapacityByLengthRow]:
     """Rows ``{setup, answer, seq_len, requests}``: concurrent requests by answer length.
 
     ``budgets`` maps a label to a :class:`kvsim.model.memory.KVBudget`; ``requests``
@@ -181,16 +227,18 @@ def capacity_by_length_data(budgets: Mapping[str, object], *, prompt_tokens: int
             for label, b in budgets.items() for a in answers]
 
 
-def capacity_by_length_chart(rows: Iterable[Mapping], *, marks: Sequence[tuple] = (),
+def capacity_by_length_chart(rows: Iterable[CapacityByLengthRow], *,
+                             marks: Sequence[tuple[str, int, str]] = (),
                              title: str = "Concurrent requests that fit, by answer length",
-                             subtitle: str | None = None):
+                             subtitle: str | None = None) -> alt.TopLevelMixin:
     """Requests that fit against answer length, one line per set-up.
 
     Set-ups differ by colour and dash, and each line is labelled at its end. ``marks`` are
     ``(setup, answer, label)`` triples drawn as "you are here" points with
     their label, at the row with that set-up and answer.
     """
-    alt = altair()
+    import altair as alt
+
     rows = need_rows(rows, ["setup", "answer", "seq_len", "requests"], "capacity_by_length_chart")
     setups = list(dict.fromkeys(r["setup"] for r in rows))
     index = {(r["setup"], r["answer"]): r for r in rows}
@@ -205,7 +253,7 @@ def capacity_by_length_chart(rows: Iterable[Mapping], *, marks: Sequence[tuple] 
               scale=alt.Scale(zero=True))
     n = len(setups)
     colour = alt.Color("setup:N", sort=setups, legend=None, scale=alt.Scale(range=PALETTE[:n]))
-    lines = alt.Chart(alt.Data(values=rows)).mark_line(point=True).encode(
+    lines = alt.Chart(data_values(rows)).mark_line(point=True).encode(
         x=x, y=y, color=colour,
         strokeDash=alt.StrokeDash("setup:N", sort=setups, legend=None,
                                   scale=alt.Scale(range=DASHES[:n])),
@@ -216,11 +264,11 @@ def capacity_by_length_chart(rows: Iterable[Mapping], *, marks: Sequence[tuple] 
     # Each line is named at its right end, in its colour: no legend to decode.
     last = max(r["answer"] for r in rows)
     ends = [dict(r) for r in rows if r["answer"] == last]
-    names = alt.Chart(alt.Data(values=ends)).mark_text(align="right", dy=-10).encode(
+    names = alt.Chart(data_values(ends)).mark_text(align="right", dy=-10).encode(
         x=x, y=y, text="setup:N", color=colour)
     layers = [lines, names]
     if here:
-        marked = alt.Chart(alt.Data(values=here)).encode(x=x, y=y)
+        marked = alt.Chart(data_values(here)).encode(x=x, y=y)
         layers += [marked.mark_point(shape="circle", size=220, filled=False, color="black",
                                      strokeWidth=2),
                    marked.mark_text(align="left", dx=12, dy=-12).encode(text="label:N")]
@@ -232,7 +280,7 @@ def capacity_by_length_chart(rows: Iterable[Mapping], *, marks: Sequence[tuple] 
 
 def capacity_grid(models: Iterable[str], gpu: str, *, kv_dtypes: Iterable[str | None] = (None, "fp8"),
                   utilizations: Iterable[float], output_tokens: Iterable[int],
-                  prompt_tokens: int, activation_bytes: int | None = None) -> list[dict]:
+                  prompt_tokens: int, activation_bytes: int | None = None) -> list[CapacityGridRow]:
     """Concurrent requests from kvsim over a grid, as rows ``{model, kv, util, answer, requests}``.
 
     ``requests`` is :meth:`kvsim.model.memory.KVBudget.max_concurrent` of
@@ -244,7 +292,7 @@ def capacity_grid(models: Iterable[str], gpu: str, *, kv_dtypes: Iterable[str | 
     prompt_tokens = check_int("prompt_tokens", prompt_tokens, min=1)
     answers = [check_int("output_tokens", a, min=0) for a in output_tokens]
     utils = [round(float(u), 4) for u in utilizations]
-    rows = []
+    rows: list[CapacityGridRow] = []
     for model in models:
         for requested in kv_dtypes:
             dtype = kv_dtype_label(model, requested)
@@ -261,9 +309,10 @@ def capacity_grid(models: Iterable[str], gpu: str, *, kv_dtypes: Iterable[str | 
     return rows
 
 
-def capacity_chart(rows: Iterable[Mapping], *, answer: int | None = None,
-                   here: tuple | None = None, columns: int = 2, width="container",
-                   title: str = "Concurrent requests that fit", subtitle: str | None = None):
+def capacity_chart(rows: Iterable[CapacityGridRow], *, answer: int | None = None,
+                   here: tuple[str, float, str] | None = None, columns: int = 2,
+                   width: Width = "container", title: str = "Concurrent requests that fit",
+                   subtitle: str | None = None) -> alt.TopLevelMixin:
     """Small multiples, one per model: requests that fit against ``gpu_memory_utilization``.
 
     One line per cache dtype (colour and dash, named at its end). Each panel has its own
@@ -280,12 +329,13 @@ def capacity_chart(rows: Iterable[Mapping], *, answer: int | None = None,
     and then the panels stack, one above the other (side by side they would not
     fit a phone); a number of pixels fixes it, ``columns`` panels to a row.
     """
-    alt = altair()
+    import altair as alt
+
     width = check_width(width, "capacity_chart")
     rows = need_rows(rows, ["model", "kv", "util", "answer", "requests"], "capacity_chart")
     models = list(dict.fromkeys(r["model"] for r in rows))
     answers = sorted({int(r["answer"]) for r in rows})
-    steps = {b - a for a, b in zip(answers, answers[1:])}
+    steps = {b - a for a, b in pairwise(answers)}
     if len(steps) > 1:
         raise KvsimError(f"capacity_chart: answer lengths {answers} are not evenly spaced: "
                          f"expected a grid with one step so the slider hits every value")
@@ -321,7 +371,7 @@ def capacity_chart(rows: Iterable[Mapping], *, answer: int | None = None,
         own = sorted({r["kv"] for r in rows if r["model"] == here_model},
                      key=lambda k: ("8-bit" in k, k))[0]
 
-    def panel(index: int, model: str):
+    def panel(index: int, model: str) -> alt.LayerChart | alt.FacetChart:
         # stacked, the utilisation axis is named once, under the last panel
         named = columns > 1 or index == len(models) - 1
         x = alt.X("util:Q", title=x_title, scale=x_scale,

@@ -9,9 +9,10 @@ and rescued tokens (:func:`work_split_chart`) and the work rate over time
 from __future__ import annotations
 
 import textwrap
-from typing import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, NotRequired, TypedDict
 
-from kvsim.engine.result import SimResult
+from kvsim.engine.result import SimResult, Table
 from kvsim.errors import KvsimError, check_float
 
 from .theme import (
@@ -19,23 +20,77 @@ from .theme import (
     MIN_FONT_PX,
     NEUTRAL,
     PALETTE,
-    altair,
+    Width,
     check_width,
     finish_chart,
     fit_page,
     need_rows,
+    number,
 )
+
+if TYPE_CHECKING:
+    import altair as alt
+
+
+class WorkSplitRow(TypedDict):
+    """A run's tokens of one kind of work (:func:`work_split_data`)."""
+    run: str
+    kind: str
+    tokens: int
+    share_pct: float
+
+
+class _WorkBar(TypedDict):
+    """A segment of :func:`work_split_chart`'s bar: from ``a`` to ``b`` percent of the work."""
+    run: str
+    kind: str
+    a: float
+    b: float
+    tokens: int
+    label: str
+    end: NotRequired[float]
+
+
+class WorkRateRow(TypedDict):
+    """The engine's tokens per second of one kind of work in one bin (:func:`work_rate_data`)."""
+    t_min: float
+    kind: str
+    tok_s: float
+    order: int
+
+
+class _BandCell(TypedDict):
+    """A cell of :func:`band_chart`'s grid: its two settings, its facet, whether it passes."""
+    x: str
+    y: str
+    f: str
+    ok: bool
+    text: str
+
+
+class _Bucket(TypedDict):
+    """A histogram's bar: a bucket's edges (scaled) and its own count."""
+    lo: float
+    hi: float
+    n: float
+    label: str
+
+
+class _HistogramMark(TypedDict):
+    """A labelled rule of a histogram (a mean, a percentile), at ``x`` (scaled)."""
+    x: float
+    name: str
 
 # --- chapter 2: runs compared ----------------------------------------------------------
 
-def _median_spread(values) -> tuple[float, float, float]:
+def _median_spread(values: Iterable[float]) -> tuple[float, float, float]:
     import numpy as np
 
     a = np.asarray(list(values), dtype=float)
     return float(np.median(a)), float(a.min()), float(a.max())
 
 
-def seed_summary(table, by: Sequence[str], metrics: Sequence[str]) -> list[dict]:
+def seed_summary(table: Table, by: Sequence[str], metrics: Sequence[str]) -> list[dict[str, object]]:
     """Median, min and max over seeds of ``metrics``, one row per ``by`` group.
 
     ``table`` is a :func:`kvsim.sweep` result (a :class:`kvsim.engine.result.Table`);
@@ -46,13 +101,13 @@ def seed_summary(table, by: Sequence[str], metrics: Sequence[str]) -> list[dict]
         if name not in table:
             raise KvsimError(f"seed_summary: the table has no column {name!r}: expected one of "
                              f"{', '.join(table.columns)}")
-    groups: dict[tuple, list[int]] = {}
+    groups: dict[tuple[object, ...], list[int]] = {}
     keys = [tuple(_plain_value(table[b][i]) for b in by) for i in range(table.num_rows)]
     for i, k in enumerate(keys):
         groups.setdefault(k, []).append(i)
     rows = []
     for k, idx in groups.items():
-        row = dict(zip(by, k))
+        row: dict[str, object] = dict(zip(by, k, strict=True))
         for m in metrics:
             med, lo, hi = _median_spread(table[m][i] for i in idx)
             row.update({m: round(med, 4), f"{m}_lo": round(lo, 4), f"{m}_hi": round(hi, 4)})
@@ -61,15 +116,16 @@ def seed_summary(table, by: Sequence[str], metrics: Sequence[str]) -> list[dict]
     return rows
 
 
-def _plain_value(x):
-    if hasattr(x, "item"):
-        x = x.item()
-    return x
+def _plain_value(x: object) -> object:
+    """A table cell as a plain Python value (a NumPy scalar's ``item()``)."""
+    item = getattr(x, "item", None)
+    return item() if item is not None else x
 
 
-def bars_chart(rows: Iterable[Mapping], *, category: str, panels: Sequence[tuple[str, str]],
+def bars_chart(rows: Iterable[Mapping[str, object]], *, category: str,
+               panels: Sequence[tuple[str, str] | tuple[str, str, str]],
                title: str, subtitle: str | None = None, label_format: str = ",.1f",
-               width="container"):
+               width: Width = "container") -> alt.TopLevelMixin:
     """One horizontal bar per ``category`` value, one panel per metric (stacked), each bar labelled.
 
     ``width`` is each panel's: ``"container"`` (the default) follows the page, a
@@ -80,18 +136,19 @@ def bars_chart(rows: Iterable[Mapping], *, category: str, panels: Sequence[tuple
     ``<column>_lo`` and ``<column>_hi`` (from :func:`seed_summary`), a black
     rule shows the spread over seeds. Categories keep the rows' order.
     """
-    alt = altair()
+    import altair as alt
+
     width = check_width(width, "bars_chart")
-    panels = [tuple(p) + (label_format,) * (3 - len(p)) for p in panels]
-    rows = need_rows(rows, [category] + [p[0] for p in panels], "bars_chart")
+    formatted = [(p[0], p[1], p[2] if len(p) == 3 else label_format) for p in panels]
+    rows = need_rows(rows, [category] + [p[0] for p in formatted], "bars_chart")
     order = list(dict.fromkeys(str(r[category]) for r in rows))
     charts = []
-    for col, axis_title, fmt in panels:
+    for col, axis_title, fmt in formatted:
         data = [{"cat": str(r[category]), "v": r[col], "lo": r.get(f"{col}_lo", r[col]),
                  "hi": r.get(f"{col}_hi", r[col])} for r in rows]
         base = alt.Chart(alt.InlineData(values=data))
         y = alt.Y("cat:N", sort=order, title=None, axis=alt.Axis(labelLimit=200))
-        top = max(max(d["hi"] for d in data), 1e-9) * 1.45
+        top = max(max(number(d["hi"], f"bars_chart: {col}_hi") for d in data), 1e-9) * 1.45
         bar = base.mark_bar(color=PALETTE[0], height=18).encode(
             x=alt.X("v:Q", title=axis_title, scale=alt.Scale(domain=[0, top])), y=y,
             tooltip=[alt.Tooltip("cat:N", title=category), alt.Tooltip("v:Q", format=fmt),
@@ -107,10 +164,10 @@ def bars_chart(rows: Iterable[Mapping], *, category: str, panels: Sequence[tuple
     return finish_chart(fit_page(chart) if width == "container" else chart, title, subtitle)
 
 
-def lines_chart(rows: Iterable[Mapping], *, x: tuple[str, str], series: str,
+def lines_chart(rows: Iterable[Mapping[str, object]], *, x: tuple[str, str], series: str,
                 panels: Sequence[tuple[str, str, str]], title: str, subtitle: str | None = None,
-                marks: Sequence = (), width="container", stacked: bool = False,
-                points: bool = True, height: int = 200):
+                marks: Sequence[float] = (), width: Width = "container", stacked: bool = False,
+                points: bool = True, height: int = 200) -> alt.TopLevelMixin:
     """Small multiples of lines over ``x``, one line per ``series`` value.
 
     ``x`` is ``(column, axis title)``; ``panels`` is a list of ``(column,
@@ -122,7 +179,8 @@ def lines_chart(rows: Iterable[Mapping], *, x: tuple[str, str], series: str,
     default) follows the page, and then the panels always stack (side by side
     they would not fit a phone); a number of pixels fixes it.
     """
-    alt = altair()
+    import altair as alt
+
     width = check_width(width, "lines_chart")
     stacked = stacked or width == "container"
     x_col, x_title = x
@@ -139,26 +197,27 @@ def lines_chart(rows: Iterable[Mapping], *, x: tuple[str, str], series: str,
                        scale=alt.Scale(domain=names, range=PALETTE[:len(names)]))
     dash = alt.StrokeDash("s:N", sort=names, legend=legend,
                           scale=alt.Scale(domain=names, range=DASHES[:len(names)]))
-    x_max = max(r[x_col] for r in rows)
+    x_max = max(number(r[x_col], f"lines_chart: {x_col}") for r in rows)
     charts = []
-    for index, (col, axis_title, scale_type) in enumerate(panels):
+    for col, axis_title, scale_type in panels:
         data = [{"x": r[x_col], "s": str(r[series]), "v": r[col], "lo": r.get(f"{col}_lo", r[col]),
                  "hi": r.get(f"{col}_hi", r[col])} for r in rows]
         if scale_type == "log":      # a log axis has no place for 0 (or a missing value)
-            data = [d for d in data if d["v"] is not None and d["v"] > 0 and d["lo"] > 0]
+            data = [d for d in data if d["v"] is not None and number(d["v"], col) > 0
+                    and number(d["lo"], f"{col}_lo") > 0]
         else:
             data = [d for d in data if d["v"] is not None]
         if not data:
             raise KvsimError(f"lines_chart: no value of {col!r} to draw"
                              + (" above 0 on its log axis" if scale_type == "log" else ""))
         base = alt.Chart(alt.InlineData(values=data))
-        y_scale = alt.Scale(type=scale_type) if scale_type == "log" else alt.Scale(zero=True)
+        y_scale = alt.Scale(type="log") if scale_type == "log" else alt.Scale(zero=True)
         y_axis = alt.Axis(title=axis_title)
         if scale_type == "log":    # one tick per power of ten, not Vega's nine per decade
             import math
 
-            low = min(d["lo"] for d in data if d["lo"] > 0)
-            high = max(d["hi"] for d in data)
+            low = min(number(d["lo"], f"{col}_lo") for d in data if number(d["lo"], f"{col}_lo") > 0)
+            high = max(number(d["hi"], f"{col}_hi") for d in data)
             y_axis = alt.Axis(title=axis_title, format="~g", values=[
                 10.0 ** k for k in range(math.floor(math.log10(low)), math.ceil(math.log10(high)) + 1)])
         xe = alt.X("x:Q", title=x_title, scale=alt.Scale(domain=[0, x_max * 1.25]))
@@ -179,8 +238,9 @@ def lines_chart(rows: Iterable[Mapping], *, x: tuple[str, str], series: str,
     return finish_chart(fit_page(chart) if width == "container" else chart, title, subtitle)
 
 
-def band_chart(rows: Iterable[Mapping], *, x: tuple[str, str], y: tuple[str, str], facet: str,
-               passes: str, label: str, title: str, subtitle: str | None = None):
+def band_chart(rows: Iterable[Mapping[str, object]], *, x: tuple[str, str], y: tuple[str, str],
+               facet: str, passes: str, label: str, title: str,
+               subtitle: str | None = None) -> alt.TopLevelMixin:
     """A grid of settings per ``facet`` value: each cell says its figures and whether it passes.
 
     Rows carry the two settings (``x``, ``y``: ``(column, axis title)``), the
@@ -188,15 +248,17 @@ def band_chart(rows: Iterable[Mapping], *, x: tuple[str, str], y: tuple[str, str
     breaks a line); a passing cell is filled (and its text starts with a tick), so the band of settings
     that meet the target shows without colour alone.
     """
-    alt = altair()
+    import altair as alt
+
     rows = need_rows(rows, [x[0], y[0], facet, passes, label], "band_chart")
-    data = [{"x": str(r[x[0]]), "y": str(r[y[0]]), "f": str(r[facet]), "ok": bool(r[passes]),
-             "text": ("✓ " if r[passes] else "") + str(r[label])} for r in rows]
+    data: list[_BandCell] = [
+        {"x": str(r[x[0]]), "y": str(r[y[0]]), "f": str(r[facet]), "ok": bool(r[passes]),
+         "text": ("✓ " if r[passes] else "") + str(r[label])} for r in rows]
     xs = list(dict.fromkeys(d["x"] for d in data))
     ys = list(dict.fromkeys(d["y"] for d in data))
     facets = list(dict.fromkeys(d["f"] for d in data))
 
-    def grid(f: str):
+    def grid(f: str) -> alt.LayerChart | alt.FacetChart:
         rows_f = [d for d in data if d["f"] == f]
         base = alt.Chart(alt.InlineData(values=rows_f))
         cells = base.mark_rect(stroke=NEUTRAL).encode(
@@ -216,7 +278,7 @@ def band_chart(rows: Iterable[Mapping], *, x: tuple[str, str], y: tuple[str, str
     return finish_chart(fit_page(chart), title, subtitle)
 
 
-def work_split_data(runs: Mapping[str, object]) -> list[dict]:
+def work_split_data(runs: Mapping[str, SimResult]) -> list[WorkSplitRow]:
     """Tokens each run processed, split into useful work, recomputation and cache rescues.
 
     ``runs`` maps a label to a :class:`kvsim.engine.result.SimResult`. Per run:
@@ -231,7 +293,7 @@ def work_split_data(runs: Mapping[str, object]) -> list[dict]:
 
     if not isinstance(runs, Mapping) or not runs:
         raise KvsimError("work_split_data: runs must be a non-empty mapping of label to SimResult")
-    rows = []
+    rows: list[WorkSplitRow] = []
     for label, r in runs.items():
         if not isinstance(r, SimResult):
             raise KvsimError(f"work_split_data: runs[{label!r}] is a {type(r).__name__}: "
@@ -246,8 +308,8 @@ def work_split_data(runs: Mapping[str, object]) -> list[dict]:
     return rows
 
 
-def work_split_chart(rows: Iterable[Mapping], *, title: str, subtitle: str | None = None,
-                     width="container"):
+def work_split_chart(rows: Iterable[WorkSplitRow], *, title: str, subtitle: str | None = None,
+                     width: Width = "container") -> alt.TopLevelMixin:
     """The recompute tax: per run, the share of the engine's work that was recomputation.
 
     Bars of useful work and recomputation stacked to 100% of the tokens
@@ -255,11 +317,12 @@ def work_split_chart(rows: Iterable[Mapping], *, title: str, subtitle: str | Non
     beyond them (work the engine did *not* do); every segment is labelled.
     ``width``: ``"container"`` (the default) follows the page; pixels fix it.
     """
-    alt = altair()
+    import altair as alt
+
     width = check_width(width, "work_split_chart")
     rows = need_rows(rows, ["run", "kind", "tokens", "share_pct"], "work_split_chart")
     runs = list(dict.fromkeys(r["run"] for r in rows))
-    data = []
+    data: list[_WorkBar] = []
     for name in runs:
         useful = next(r for r in rows if r["run"] == name and r["kind"] == "useful")
         redo = next(r for r in rows if r["run"] == name and r["kind"] == "recomputed")
@@ -308,8 +371,9 @@ def work_split_chart(rows: Iterable[Mapping], *, title: str, subtitle: str | Non
     return finish_chart(fit_page(chart) if width == "container" else chart, title, subtitle)
 
 
-def spans_chart(rows: Iterable[Mapping], *, title: str, subtitle: str | None = None,
-                x_title: str = "time (min)", marks: Sequence = (), width="container"):
+def spans_chart(rows: Iterable[Mapping[str, object]], *, title: str, subtitle: str | None = None,
+                x_title: str = "time (min)", marks: Sequence[float] = (),
+                width: Width = "container") -> alt.TopLevelMixin:
     """One row per item with a bar from ``start`` to ``end`` (an alert's firing span) and a
     text label (``label``, e.g. "never fires"); ``start`` None draws only the label.
 
@@ -318,11 +382,13 @@ def spans_chart(rows: Iterable[Mapping], *, title: str, subtitle: str | None = N
     narrows a phone's plot. ``width``: ``"container"`` (the default) follows
     the page; pixels fix it.
     """
-    alt = altair()
+    import altair as alt
+
     width = check_width(width, "spans_chart")
     rows = need_rows(rows, ["rule", "start", "end", "label"], "spans_chart")
     order = [str(r["rule"]) for r in rows]
-    x_max = max([r["end"] for r in rows if r["end"] is not None] + list(marks) + [1.0])
+    x_max = max([number(r["end"], "spans_chart: end") for r in rows if r["end"] is not None]
+                + list(marks) + [1.0])
     data = [{"rule": str(r["rule"]), "start": r["start"], "end": r["end"],
              "label": f"{r['rule']}: {r['label']}"} for r in rows]
     base = alt.Chart(alt.InlineData(values=data))
@@ -345,7 +411,7 @@ def spans_chart(rows: Iterable[Mapping], *, title: str, subtitle: str | None = N
 
 def histogram_chart(edges: Sequence[float], counts: Sequence[float], *, marks: Mapping[str, float],
                     title: str, subtitle: str | None = None, x_title: str = "latency (ms)",
-                    scale: float = 1e3, width="container"):
+                    scale: float = 1e3, width: Width = "container") -> alt.TopLevelMixin:
     """A latency histogram as Prometheus keeps it: one bar per bucket (cumulative ``counts``
     turned into per-bucket counts, ``+Inf`` last), on a log axis, with a labelled rule at
     each of ``marks`` (``{"mean": s, "p99": s, ...}``, in the same unit as ``edges``).
@@ -357,21 +423,23 @@ def histogram_chart(edges: Sequence[float], counts: Sequence[float], *, marks: M
     """
     import math
 
-    alt = altair()
+    import altair as alt
+
     width = check_width(width, "histogram_chart")
-    edges = [float(e) for e in edges]
-    counts = [float(c) for c in counts]
-    if len(counts) != len(edges) + 1 or not edges:
-        raise KvsimError(f"histogram_chart: counts has {len(counts)} values: expected "
-                         f"{len(edges) + 1} (one per edge and +Inf)")
-    rows, lo, prev = [], edges[0] / 2, 0.0
-    for edge, c in zip(edges, counts):
+    edge_list = [float(e) for e in edges]
+    count_list = [float(c) for c in counts]
+    if len(count_list) != len(edge_list) + 1 or not edge_list:
+        raise KvsimError(f"histogram_chart: counts has {len(count_list)} values: expected "
+                         f"{len(edge_list) + 1} (one per edge and +Inf)")
+    rows: list[_Bucket] = []
+    lo, prev = edge_list[0] / 2, 0.0
+    for edge, c in zip(edge_list, count_list[:-1], strict=True):     # +Inf's count is not a bar
         rows.append({"lo": round(lo * scale, 4), "hi": round(edge * scale, 4),
                      "n": c - prev, "label": f"le={edge:g}"})
         lo, prev = edge, c
     rows = [r for r in rows if r["n"] > 0]
-    mark_rows = [{"x": round(v * scale, 4), "name": f"{k} {v * scale:,.0f}"}
-                 for k, v in marks.items()]
+    mark_rows: list[_HistogramMark] = [{"x": round(v * scale, 4), "name": f"{k} {v * scale:,.0f}"}
+                                       for k, v in marks.items()]
     # where each mark falls along the log axis (0 at its left end, 1 at its right)
     low = math.log10(min([r["lo"] for r in rows] + [m["x"] for m in mark_rows if m["x"] > 0]))
     high = math.log10(max([r["hi"] for r in rows] + [m["x"] for m in mark_rows]))
@@ -411,7 +479,7 @@ def histogram_chart(edges: Sequence[float], counts: Sequence[float], *, marks: M
 WORK_KINDS = ("prompts, first pass", "recomputed", "decoded")
 
 
-def work_rate_data(result, *, bin_s: float = 60.0) -> list[dict]:
+def work_rate_data(result: SimResult, *, bin_s: float = 60.0) -> list[WorkRateRow]:
     """The engine's tokens per second by kind of work, in bins of ``bin_s`` seconds.
 
     From the run's timeline: prompt tokens prefilled for the first time
@@ -433,7 +501,7 @@ def work_rate_data(result, *, bin_s: float = 60.0) -> list[dict]:
     redo = np.asarray(tl["recomputed_tokens"], dtype=float)
     parts = {"prompts, first pass": np.asarray(tl["prefill_tokens"], dtype=float) - redo,
              "recomputed": redo, "decoded": np.asarray(tl["decode_tokens"], dtype=float)}
-    rows = []
+    rows: list[WorkRateRow] = []
     for order, kind in enumerate(WORK_KINDS):
         per_bin = np.bincount(bins, weights=parts[kind], minlength=n) / bin_s
         rows += [{"t_min": round((b + 0.5) * bin_s / 60.0, 3), "kind": kind,
@@ -441,13 +509,15 @@ def work_rate_data(result, *, bin_s: float = 60.0) -> list[dict]:
     return rows
 
 
-def work_rate_chart(rows: Iterable[Mapping], *, title: str, subtitle: str | None = None,
-                    marks: Sequence = (), label_at: float | None = None, width="container"):
+def work_rate_chart(rows: Iterable[WorkRateRow], *, title: str, subtitle: str | None = None,
+                    marks: Sequence[float] = (), label_at: float | None = None,
+                    width: Width = "container") -> alt.TopLevelMixin:
     """A stacked area of the engine's work by kind over time, each band named in place.
 
     ``width``: ``"container"`` (the default) follows the page; pixels fix it.
     """
-    alt = altair()
+    import altair as alt
+
     width = check_width(width, "work_rate_chart")
     rows = need_rows(rows, ["t_min", "kind", "tok_s", "order"], "work_rate_chart")
     kinds = [k for k in WORK_KINDS if any(r["kind"] == k for r in rows)]

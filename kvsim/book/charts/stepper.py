@@ -6,11 +6,67 @@ watched after every step); the live widget is :func:`kvsim.book.widgets.schedule
 from __future__ import annotations
 
 import re
-from typing import Mapping, Sequence
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, TypedDict
 
 from kvsim.errors import KvsimError, check_int
 
-from .theme import NEUTRAL, PALETTE, altair, check_width, finish_chart, fit_page
+from .theme import NEUTRAL, PALETTE, Width, check_width, finish_chart, fit_page
+
+if TYPE_CHECKING:
+    import altair as alt
+
+
+class FrameRequest(TypedDict):
+    """One request as a frame of :func:`kvsim.runs.stepper.scheduler_frames` shows it (the keys
+    the stepper reads)."""
+    name: str
+    state: str
+    blocks: int
+    tokens: int
+    preemptions: int
+    needs_block: bool
+
+
+class StepFrame(TypedDict):
+    """The pool and the requests after one engine step (the keys the stepper reads)."""
+    step: int
+    story: str
+    free_blocks: int
+    total_blocks: int
+    requests: list[FrameRequest]
+    admitted: list[str]
+    preempted: list[str]
+    finished: list[str]
+    waiting: list[str]
+
+
+class StepperBar(TypedDict):
+    """A bar of the stepper: a request's (or the pool's free) blocks at one event."""
+    moment: int
+    step: int
+    row: str
+    state: str
+    blocks: int
+    label: str
+
+
+class StepperNote(TypedDict):
+    """The story told at one event, and the queue then."""
+    moment: int
+    step: int
+    story: str
+    queue: str
+
+
+class StepperData(TypedDict):
+    """:func:`stepper_data`'s result, :func:`stepper_chart`'s input."""
+    bars: list[StepperBar]
+    notes: list[StepperNote]
+    steps: int
+    events: list[int]
+    first_step: int
+    total_blocks: int
 
 # --- the scheduler stepper ------------------------------------------------------------
 
@@ -20,7 +76,7 @@ STEPPER_STATES = ("decoding", "prefilling", "waiting", "preempted", "swapped", "
                   "not arrived")
 #: Each state's colour, in the chart and in the widget's HTML bars.
 STATE_COLOURS = dict(zip(STEPPER_STATES, [PALETTE[0], PALETTE[5], PALETTE[1], PALETTE[3],
-                                          PALETTE[4], NEUTRAL, PALETTE[6]]))
+                                          PALETTE[4], NEUTRAL, PALETTE[6]], strict=True))
 
 
 #: Characters per line of a step's story: 13 px text, a phone's page (about 330 px).
@@ -33,7 +89,7 @@ def _wrap(text: str, width: int) -> str:
     return "\n".join(textwrap.wrap(text, width))
 
 
-def _quiet(frame: Mapping, before: Mapping | None) -> bool:
+def _quiet(frame: StepFrame, before: StepFrame | None) -> bool:
     """A step in which nothing but decoding happens: nobody admitted, preempted or finished,
     the same free blocks and queue as the step before, and no request about to need a block."""
     return (before is not None and not (frame["admitted"] or frame["preempted"]
@@ -43,7 +99,7 @@ def _quiet(frame: Mapping, before: Mapping | None) -> bool:
             and not any(r["needs_block"] for r in frame["requests"]))
 
 
-def stepper_data(frames: Sequence[Mapping]) -> dict:
+def stepper_data(frames: Sequence[StepFrame]) -> StepperData:
     """Rows for :func:`stepper_chart` from :func:`kvsim.runs.stepper.scheduler_frames`.
 
     Returns ``{"bars": rows, "notes": rows, "steps": n, "events": [step, ...],
@@ -64,8 +120,11 @@ def stepper_data(frames: Sequence[Mapping]) -> dict:
     if not frames:
         raise KvsimError("stepper_data: frames=[] is empty: expected frames from "
                          "kvsim.runs.stepper.scheduler_frames")
-    bars, notes, events = [], [], []
-    before, quiet = None, []        # quiet: the steps skipped since the last event
+    bars: list[StepperBar] = []
+    notes: list[StepperNote] = []
+    events: list[int] = []
+    before: StepFrame | None = None
+    quiet: list[StepFrame] = []     # quiet: the steps skipped since the last event
     for f in frames:
         if _quiet(f, before):
             quiet.append(f)
@@ -102,8 +161,8 @@ def stepper_data(frames: Sequence[Mapping]) -> dict:
             "first_step": frames[0]["step"], "total_blocks": frames[0]["total_blocks"]}
 
 
-def stepper_chart(data: Mapping, *, title: str, subtitle: str | None = None,
-                  start: int | None = None, width="container"):
+def stepper_chart(data: StepperData, *, title: str, subtitle: str | None = None,
+                  start: int | None = None, width: Width = "container") -> alt.TopLevelMixin:
     """The scheduler stepper's static twin: one event (a step in which something happens)
     per slider tick.
 
@@ -118,7 +177,8 @@ def stepper_chart(data: Mapping, *, title: str, subtitle: str | None = None,
     step's story: who was admitted, who needed a block, the victim and where it
     went.
     """
-    alt = altair()
+    import altair as alt
+
     for key in ("bars", "notes", "events", "total_blocks"):
         if key not in data:
             raise KvsimError(f"stepper_chart: data lacks {key!r}: build it with stepper_data")

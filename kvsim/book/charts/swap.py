@@ -3,25 +3,89 @@ the block-size study, and the median-and-spread chart of a seeded comparison.
 """
 from __future__ import annotations
 
-from typing import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from itertools import pairwise
+from typing import TYPE_CHECKING, Literal, NotRequired, TypedDict
 
 from kvsim.engine.costs import CostModel, crossover_tokens, recompute_time_s, swap_round_trip_s
 from kvsim.engine.uncertainty import ratio_band
 from kvsim.errors import KvsimError, check_float, check_int
 from kvsim.model.hardware import get_gpu
 
-from .theme import DASHES, PALETTE, altair, finish_chart, need_rows
+from .theme import DASHES, PALETTE, data_values, finish_chart, need_rows, number
+
+if TYPE_CHECKING:
+    import altair as alt
+
+    from kvsim.engine.costs import GPULike, ModelLike
 
 #: How chapter 3's charts name the preemption modes (and the order of their colours and dashes).
 MODES = ["recompute", "swap out + in"]
+
+
+class CostCurveRow(TypedDict):
+    """A point of one cost curve: ``mode``'s time in ms at ``n`` tokens (``link`` ``"any"`` and
+    ``bs`` 0 for recompute, which moves nothing over PCIe)."""
+    kind: Literal["curve"]
+    gpu: str
+    link: str
+    bs: int
+    n: int
+    mode: str
+    ms: float
+
+
+class RatioRow(TypedDict):
+    """Recompute over the swap round trip at ``n`` tokens, both in ms, and kvsim's error band."""
+    kind: Literal["ratio"]
+    gpu: str
+    link: str
+    bs: int
+    n: int
+    ratio: float
+    rc_ms: float
+    sw_ms: float
+    low: NotRequired[float]
+    high: NotRequired[float]
+
+
+class CrossingRow(TypedDict):
+    """Where the two costs cross (``n`` None when they do not within the lengths)."""
+    kind: Literal["cross"]
+    gpu: str
+    link: str
+    bs: int
+    n: int | None
+    label: str
+
+
+#: A row of :func:`swap_recompute_data`, told apart by its ``kind``.
+SwapRecomputeRow = CostCurveRow | RatioRow | CrossingRow
+
+
+class BlockSizeRow(TypedDict):
+    """A mode's time per preemption (ms) at one block size (:func:`block_size_data`)."""
+    bs: int
+    mode: str
+    ms: float
+
+
+class SpreadRow(TypedDict):
+    """A case's median, lowest and highest value over its seeds, for one series."""
+    case: float | str
+    series: str
+    median: float
+    lo: float
+    hi: float
+    seeds: int
 
 
 def _ms(seconds: float) -> float:
     return round(1e3 * float(seconds), 3)
 
 
-def swap_recompute_data(model, gpus: Iterable[str], *, links: Mapping[str, float | None],
-                        block_sizes: Iterable[int], lengths: Iterable[int]) -> list[dict]:
+def swap_recompute_data(model: ModelLike, gpus: Iterable[str], *, links: Mapping[str, float | None],
+                        block_sizes: Iterable[int], lengths: Iterable[int]) -> list[SwapRecomputeRow]:
     """Rows for :func:`swap_recompute_chart`: both costs by sequence length, and where they cross.
 
     Curve rows ``{kind: "curve", gpu, link, bs, n, mode, ms}``: recompute
@@ -39,13 +103,13 @@ def swap_recompute_data(model, gpus: Iterable[str], *, links: Mapping[str, float
     own link.
     """
 
-    gpus = [get_gpu(g).name for g in gpus]
+    names = [get_gpu(g).name for g in gpus]
     ns = sorted({check_int("lengths", n, min=1) for n in lengths})
     sizes = [check_int("block_sizes", b, min=1, max=4096) for b in block_sizes]
-    if not gpus or not ns or not sizes or not links:
+    if not names or not ns or not sizes or not links:
         raise KvsimError("swap_recompute_data: gpus, links, block_sizes and lengths must not be empty")
-    rows: list[dict] = []
-    for g in gpus:
+    rows: list[SwapRecomputeRow] = []
+    for g in names:
         rows += [{"kind": "curve", "gpu": g, "link": "any", "bs": 0, "n": n, "mode": MODES[0],
                   "ms": _ms(recompute_time_s(n, model, g))} for n in ns]
         for label, bw in links.items():
@@ -84,9 +148,9 @@ def _k_label_expr() -> str:
             ": format(datum.value, 'd')")
 
 
-def swap_recompute_chart(rows: Iterable[Mapping], *, title, subtitle: str | None = None,
+def swap_recompute_chart(rows: Iterable[SwapRecomputeRow], *, title: str, subtitle: str | None = None,
                          link: str | None = None, block_size: int = 16,
-                         interactive: bool = False):
+                         interactive: bool = False) -> alt.TopLevelMixin:
     """Recompute / swap round trip against sequence length, one line per GPU, a rule at 1.
 
     Above the rule a swap is cheaper, below it recompute; a crossing is where a
@@ -99,7 +163,8 @@ def swap_recompute_chart(rows: Iterable[Mapping], *, title, subtitle: str | None
     (the static twin of the chapter's widget); otherwise ``link`` (default: the
     first in the rows) and ``block_size`` are fixed.
     """
-    alt = altair()
+    import altair as alt
+
     rows = need_rows(rows, ["kind", "gpu", "link", "bs", "n"], "swap_recompute_chart")
     gpus = list(dict.fromkeys(r["gpu"] for r in rows))
     links = list(dict.fromkeys(r["link"] for r in rows if r["link"] != "any"))
@@ -176,19 +241,20 @@ def swap_recompute_chart(rows: Iterable[Mapping], *, title, subtitle: str | None
     if band is not None:
         layers.insert(0, band)
     chart = alt.layer(*layers,
-                      data=alt.Data(values=rows)).properties(width="container", height=300,
+                      data=data_values(rows)).properties(width="container", height=300,
                                                              padding={"right": 50})
     for p in params:
         chart = chart.add_params(p)
     return finish_chart(chart, title, subtitle)
 
 
-def get_gpu_label(gpu) -> str:
+def get_gpu_label(gpu: object) -> str:
     """A GPU preset's short name for chart labels: ``"a100-80gb"`` is ``"A100"``."""
     return str(gpu).split("-")[0].upper()
 
 
-def block_size_data(model, gpu, *, tokens: int, block_sizes: Iterable[int]) -> list[dict]:
+def block_size_data(model: ModelLike, gpu: GPULike, *, tokens: int,
+                    block_sizes: Iterable[int]) -> list[BlockSizeRow]:
     """The PagedAttention block-size microbenchmark as rows ``{bs, mode, ms}``.
 
     A swap round trip of ``tokens`` tokens at each block size
@@ -202,19 +268,22 @@ def block_size_data(model, gpu, *, tokens: int, block_sizes: Iterable[int]) -> l
     if not sizes:
         raise KvsimError("block_size_data: block_sizes=[] is empty: expected at least one size")
     recompute = _ms(recompute_time_s(tokens, model, gpu))
-    return [row for bs in sizes for row in (
-        {"bs": bs, "mode": MODES[0], "ms": recompute},
-        {"bs": bs, "mode": MODES[1], "ms": _ms(swap_round_trip_s(tokens, model, gpu,
-                                                                 block_size=bs))})]
+    rows: list[BlockSizeRow] = []
+    for bs in sizes:
+        rows += [{"bs": bs, "mode": MODES[0], "ms": recompute},
+                 {"bs": bs, "mode": MODES[1], "ms": _ms(swap_round_trip_s(tokens, model, gpu,
+                                                                          block_size=bs))}]
+    return rows
 
 
-def block_size_chart(rows: Iterable[Mapping], *, title: str, subtitle: str | None = None,
-                     here: int | None = None):
+def block_size_chart(rows: Iterable[BlockSizeRow], *, title: str, subtitle: str | None = None,
+                     here: int | None = None) -> alt.TopLevelMixin:
     """Swap round trip and recompute against block size (log2 axis), named at the line ends.
 
     ``here`` circles the swap at that block size ("you are here": vLLM's default).
     """
-    alt = altair()
+    import altair as alt
+
     rows = need_rows(rows, ["bs", "mode", "ms"], "block_size_chart")
     sizes = sorted({int(r["bs"]) for r in rows})
     x = alt.X("bs:Q", title="block size (tokens per block, log scale)",
@@ -224,7 +293,7 @@ def block_size_chart(rows: Iterable[Mapping], *, title: str, subtitle: str | Non
               axis=alt.Axis(format="~s"))
     colour = alt.Color("mode:N", sort=MODES, legend=None, scale=alt.Scale(domain=MODES,
                                                                           range=PALETTE[:2]))
-    base = alt.Chart(alt.Data(values=rows))
+    base = alt.Chart(data_values(rows))
     lines = base.mark_line(point=True).encode(
         x=x, y=y, color=colour,
         strokeDash=alt.StrokeDash("mode:N", sort=MODES, legend=None,
@@ -245,7 +314,23 @@ def block_size_chart(rows: Iterable[Mapping], *, title: str, subtitle: str | Non
     return finish_chart(alt.layer(*layers).properties(width="container", height=260), title, subtitle)
 
 
-def spread_data(samples: Mapping[tuple, Sequence[float]]) -> list[dict]:
+def _four_digits(value: float) -> float:
+    """``value`` rounded to 4 significant digits."""
+    return float(f"{float(value):.4g}")
+
+
+def _named_cases(rows: Sequence[SpreadRow]) -> list[str]:
+    """The cases of a chart whose cases are names, in the rows' order (a number among them is
+    refused: the cases are all numbers or all names)."""
+    cases = list(dict.fromkeys(r["case"] for r in rows))
+    names = [case for case in cases if isinstance(case, str)]
+    if len(names) != len(cases):
+        raise KvsimError(f"spread_chart: cases {cases!r} mix numbers and names: expected all "
+                         "numbers or all names")
+    return names
+
+
+def spread_data(samples: Mapping[tuple[float | str, object], Sequence[float]]) -> list[SpreadRow]:
     """Median and spread over seeds: rows ``{case, series, median, lo, hi, seeds}``.
 
     ``samples`` maps ``(case, series)`` to one value per seed; ``lo`` and
@@ -256,7 +341,7 @@ def spread_data(samples: Mapping[tuple, Sequence[float]]) -> list[dict]:
 
     if not samples:
         raise KvsimError("spread_data: samples={} is empty: expected {(case, series): values}")
-    rows = []
+    rows: list[SpreadRow] = []
     for key, values in samples.items():
         if not (isinstance(key, tuple) and len(key) == 2):
             raise KvsimError(f"spread_data: key {key!r} is not a (case, series) pair")
@@ -264,14 +349,13 @@ def spread_data(samples: Mapping[tuple, Sequence[float]]) -> list[dict]:
         if v.size == 0 or not np.all(np.isfinite(v)):
             raise KvsimError(f"spread_data: values for {key!r} = {list(values)!r}: expected "
                              f"one finite number per seed")
-        r4 = lambda x: float(f"{float(x):.4g}")  # noqa: E731
-        rows.append({"case": key[0], "series": str(key[1]), "median": r4(np.median(v)),
-                     "lo": r4(v.min()), "hi": r4(v.max()), "seeds": int(v.size)})
+        rows.append({"case": key[0], "series": str(key[1]), "median": _four_digits(np.median(v)),
+                     "lo": _four_digits(v.min()), "hi": _four_digits(v.max()), "seeds": int(v.size)})
     return rows
 
 
-def spread_chart(rows: Iterable[Mapping], *, title, y_title: str, x_title: str,
-                 subtitle: str | None = None, log_x: bool = False):
+def spread_chart(rows: Iterable[SpreadRow], *, title: str, y_title: str, x_title: str,
+                 subtitle: str | None = None, log_x: bool = False) -> alt.TopLevelMixin:
     """Median (a point) and the range over seeds (a bar) per case, one colour, shape and label per series.
 
     Numeric cases go on a quantitative x axis (log base 2 with ``log_x``),
@@ -280,7 +364,8 @@ def spread_chart(rows: Iterable[Mapping], *, title, y_title: str, x_title: str,
     with the value on x. ``y_title`` names the value and ``x_title`` the
     cases, whichever axis they end up on; the value's title carries its unit.
     """
-    alt = altair()
+    import altair as alt
+
     rows = need_rows(rows, ["case", "series", "median", "lo", "hi", "seeds"], "spread_chart")
     series = list(dict.fromkeys(r["series"] for r in rows))
     if len(series) > len(PALETTE):
@@ -293,24 +378,24 @@ def spread_chart(rows: Iterable[Mapping], *, title, y_title: str, x_title: str,
               "stroke"]
     shape = alt.Shape("series:N", sort=series, legend=None,
                       scale=alt.Scale(domain=series, range=shapes[:len(series)]))
-    base = alt.Chart(alt.Data(values=rows))
+    base = alt.Chart(data_values(rows))
     tips = [alt.Tooltip("case:N" if not numeric else "case:Q", title="case"),
             alt.Tooltip("series:N"), alt.Tooltip("median:Q", format=",.4g"),
             alt.Tooltip("lo:Q", format=",.4g", title="lowest seed"),
             alt.Tooltip("hi:Q", format=",.4g", title="highest seed"),
             alt.Tooltip("seeds:Q", title="seeds")]
     if numeric:
-        cases = sorted({r["case"] for r in rows})
+        cases = sorted({number(r["case"], "spread_chart: case") for r in rows})
         scale = (alt.Scale(type="log", base=2, domain=[cases[0] / 1.25, cases[-1] * 1.25],
                            nice=False) if log_x else alt.Scale(zero=False))
         k = len(series)
         order = "[" + ", ".join(repr(x) for x in series) + "]"
         # side by side: a log axis shifts by a factor, a linear one by a share of the step
-        step = (min(b / a for a, b in zip(cases, cases[1:])) if len(cases) > 1 else 2.0)
+        step = (min(b / a for a, b in pairwise(cases)) if len(cases) > 1 else 2.0)
         if log_x:
             shift = f"datum.case * pow({step}, 0.12 * (indexof({order}, datum.series) - {(k - 1) / 2}))"
         else:
-            gap = min(b - a for a, b in zip(cases, cases[1:])) if len(cases) > 1 else 1.0
+            gap = min(b - a for a, b in pairwise(cases)) if len(cases) > 1 else 1.0
             shift = f"datum.case + {gap} * 0.12 * (indexof({order}, datum.series) - {(k - 1) / 2})"
         base = base.transform_calculate(xpos=shift)
         x = alt.X("xpos:Q", title=x_title, scale=scale,
@@ -329,9 +414,9 @@ def spread_chart(rows: Iterable[Mapping], *, title, y_title: str, x_title: str,
                                                           range=DASHES[:len(series)]))))
         height = 260
     else:
-        cases = list(dict.fromkeys(r["case"] for r in rows))
+        names = _named_cases(rows)
         offset = {"yOffset": alt.YOffset("series:N", sort=series)} if len(series) > 1 else {}
-        ycase = alt.Y("case:N", title=x_title, sort=cases,
+        ycase = alt.Y("case:N", title=x_title, sort=names,
                       axis=alt.Axis(labelLimit=200, labelPadding=6))
         x = alt.X("median:Q", title=y_title, scale=alt.Scale(zero=False))
         bars = base.mark_rule(strokeWidth=3).encode(y=ycase, x=alt.X("lo:Q", title=y_title),
@@ -340,5 +425,5 @@ def spread_chart(rows: Iterable[Mapping], *, title, y_title: str, x_title: str,
         points = base.mark_point(filled=True, size=90, opacity=1).encode(
             y=ycase, x=x, color=colour, shape=shape, tooltip=tips, **offset)
         layers = [bars, points]
-        height = 60 * len(cases)
+        height = 60 * len(names)
     return finish_chart(alt.layer(*layers).properties(width="container", height=height), title, subtitle)

@@ -20,11 +20,22 @@ follow it too):
 """
 from __future__ import annotations
 
-from typing import Sequence
+import numbers
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Literal, TypeVar
 
 from kvsim.errors import KvsimError
 from kvsim.model.memory import KV_DTYPES
-from kvsim.model.presets import get_model
+from kvsim.model.presets import ModelSource, get_model
+
+if TYPE_CHECKING:
+    import altair as alt
+    from altair.theme import ConfigKwds, ThemeConfig
+
+#: A row a chart reads: a column name to its value (a ``*_data`` function's rows, or a caller's).
+RowT = TypeVar("RowT", bound=Mapping[str, object])
+#: A chart's width: ``"container"`` (the page's) or pixels.
+Width = Literal["container"] | int
 
 #: Okabe & Ito's colour-blind-safe palette (blue, orange, bluish green,
 #: vermillion, reddish purple, sky blue, yellow, black), in the order series use it.
@@ -37,7 +48,7 @@ MIN_FONT_PX = 12
 DASHES = [[1, 0], [6, 3], [2, 2], [8, 2, 2, 2]]
 
 #: The book's Vega-Lite configuration (the ``config`` block of every chart).
-THEME: dict = {
+THEME: ConfigKwds = {
     "font": "sans-serif",
     "axis": {"labelFontSize": MIN_FONT_PX, "titleFontSize": 13, "titleFontWeight": "normal"},
     "legend": {"labelFontSize": MIN_FONT_PX, "titleFontSize": MIN_FONT_PX, "orient": "bottom"},
@@ -49,18 +60,11 @@ THEME: dict = {
 }
 
 
-def theme() -> dict:
+def theme() -> ThemeConfig:
     """The theme as Altair's theme registry wants it (``{"config": THEME}``)."""
     import copy
 
     return {"config": copy.deepcopy(THEME)}
-
-
-def altair():
-    """The ``altair`` module, imported on first use (so kvsim imports without it): every chart's ``alt``."""
-    import altair as alt
-
-    return alt
 
 
 #: Characters per line of a chart's title (15 px) and subtitle (12 px): each line fits a
@@ -69,7 +73,7 @@ def altair():
 TITLE_CHARS, SUBTITLE_CHARS = 36, 52
 
 
-def _lines(text, width: int) -> list[str] | str:
+def _lines(text: str | Sequence[str], width: int) -> list[str] | str:
     """``text`` (a string or a list of lines) with every line wrapped to ``width`` characters."""
     import textwrap
 
@@ -78,49 +82,73 @@ def _lines(text, width: int) -> list[str] | str:
     return out[0] if len(out) == 1 else out
 
 
-def fit_page(chart):
+def fit_page(chart: alt.TopLevelMixin) -> alt.TopLevelMixin:
     """A chart whose views have ``width="container"``, fitted to the page's width (concatenated
     views too: Vega-Lite sizes each to the container and ``fit-x`` keeps axes and labels in)."""
-    alt = altair()
+    import altair as alt
+
     return chart.properties(autosize=alt.AutoSizeParams(type="fit-x", contains="padding"))
 
 
-def check_width(width, what: str):
+def check_width(width: object, what: str) -> Width:
     """``"container"`` (the page's width) or a fixed width in pixels (200-700)."""
     from kvsim.errors import check_int
 
     if width == "container":
-        return width
+        return "container"
     return check_int("width", width, min=200, max=700,
                      why=f"{what}'s width in pixels, or 'container' to follow the page")
 
 
-def finish_chart(chart, title, subtitle=None):
+def finish_chart(chart: alt.TopLevelMixin, title: str | Sequence[str],
+                 subtitle: str | Sequence[str] | None = None) -> alt.TopLevelMixin:
     """Title (the finding, with an optional subtitle) and the book's theme.
 
     Each line of the title and subtitle is wrapped to fit a phone's page
     (:data:`TITLE_CHARS`, :data:`SUBTITLE_CHARS`)."""
-    alt = altair()
-    params = {"text": _lines(title, TITLE_CHARS)}
-    if subtitle:
-        params["subtitle"] = _lines(subtitle, SUBTITLE_CHARS)
-    return chart.properties(title=alt.TitleParams(**params)).configure(**THEME)
+    import altair as alt
+
+    wrapped = _lines(subtitle, SUBTITLE_CHARS) if subtitle else alt.Undefined
+    titled = chart.properties(title=alt.TitleParams(text=_lines(title, TITLE_CHARS), subtitle=wrapped))
+    themed: alt.TopLevelMixin = titled.configure(**THEME)   # Altair declares no return type here
+    return themed
 
 
-def need_rows(rows, keys: Sequence[str], what: str) -> list[dict]:
+def data_values(rows: Sequence[Mapping[str, object]]) -> alt.Data:
+    """``alt.Data(values=rows)``: a chart's rows as Altair's generic data (not ``InlineData``,
+    whose spec differs: the charts' committed specs keep this form)."""
+    import altair as alt
+
+    data: alt.Data = alt.Data(values=rows)  # type: ignore[no-untyped-call]  # Altair leaves Data.__init__ untyped
+    return data
+
+
+def need_rows(rows: Iterable[RowT], keys: Sequence[str], what: str) -> list[RowT]:
     """``rows`` as a list, checked to be non-empty with every key a chart ``what`` reads."""
-    rows = list(rows)
-    if not rows:
+    listed = list(rows)
+    if not listed:
         raise KvsimError(f"{what}: rows=[] is empty: expected at least one row")
-    for row in rows:
+    for row in listed:
         missing = [k for k in keys if k not in row]
         if missing:
             raise KvsimError(f"{what}: row {row!r} lacks {', '.join(missing)}: expected keys "
                              f"{', '.join(keys)}")
-    return rows
+    return listed
 
 
-def kv_dtype_label(model, kv_dtype: str | None = None) -> str:
+def number(value: object, what: str) -> float:
+    """A row's number as it is (an int stays an int, so a chart's spec is unchanged), or a
+    one-line error naming ``what`` for a value that is not one (a text, None)."""
+    if isinstance(value, (int, float)):
+        return value
+    if isinstance(value, numbers.Integral):
+        return int(value)
+    if isinstance(value, numbers.Real):
+        return float(value)
+    raise KvsimError(f"{what}={value!r} is not a number: expected an int or a float")
+
+
+def kv_dtype_label(model: ModelSource, kv_dtype: str | None = None) -> str:
     """The KV dtype a cache really uses: ``kv_dtype``, or the model's own dtype.
 
     ``kv_dtype_label("llama-2-7b")`` is ``"fp16"`` and

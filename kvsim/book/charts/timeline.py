@@ -7,16 +7,44 @@ policies on the same trace compare at a glance.
 """
 from __future__ import annotations
 
-from typing import Mapping
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, TypedDict
 
 from kvsim.engine.result import SimResult
 from kvsim.errors import KvsimError, check_int
 
-from .theme import DASHES, PALETTE, altair, check_width, finish_chart, fit_page, need_rows
+from .theme import DASHES, PALETTE, Width, check_width, finish_chart, fit_page, need_rows
+
+if TYPE_CHECKING:
+    import altair as alt
+
+
+class TimelineRow(TypedDict):
+    """One bin of one run: its end time (s), the KV in use (% of the pool), the queues' peaks."""
+    run: str
+    t: float
+    kv_pct: float
+    waiting: int
+    swapped: int
+
+
+class PreemptionTick(TypedDict):
+    """A bin of one run in which preemptions happened, and how many."""
+    run: str
+    t: float
+    preemptions: int
+
+
+class TimelineData(TypedDict):
+    """:func:`timeline_data`'s result, :func:`timeline_chart`'s input."""
+    series: list[TimelineRow]
+    ticks: list[PreemptionTick]
+    runs: list[str]
+    t_end: float
 
 # --- the timeline of a run -------------------------------------------------------------
 
-def timeline_data(runs, *, points: int = 400) -> dict:
+def timeline_data(runs: SimResult | Mapping[str, SimResult], *, points: int = 400) -> TimelineData:
     """A run's (or several runs') timeline, binned for a chart that stays small.
 
     ``runs`` is a :class:`kvsim.engine.result.SimResult` or a mapping of label to
@@ -46,7 +74,8 @@ def timeline_data(runs, *, points: int = 400) -> dict:
     if not t_end > 0:
         raise KvsimError("timeline_data: the runs simulated no time (simulated_s = 0)")
     edges = np.linspace(0.0, t_end, points + 1)
-    series, ticks = [], []
+    series: list[TimelineRow] = []
+    ticks: list[PreemptionTick] = []
     for label, r in runs.items():
         tl = r.timeline
         t = np.asarray(tl["t_s"], dtype=float)
@@ -55,7 +84,7 @@ def timeline_data(runs, *, points: int = 400) -> dict:
                 "swapped": np.asarray(tl["swapped"], dtype=float)}
         # bin b holds the steps ending in (edges[b], edges[b + 1]]
         bins = np.clip(np.searchsorted(edges, t, side="left") - 1, 0, points - 1)
-        peak = {}
+        peak: dict[str, np.ndarray] = {}
         for name, values in cols.items():
             binned = np.full(points, np.nan)
             if len(t):
@@ -77,14 +106,14 @@ def timeline_data(runs, *, points: int = 400) -> dict:
         if len(ev):
             counts = np.bincount(np.clip(np.searchsorted(edges, ev, side="left") - 1, 0, points - 1),
                                  minlength=points)
-            for i in np.nonzero(counts)[0]:
-                ticks.append({"run": str(label), "t": round(float(edges[i + 1]), 3),
-                              "preemptions": int(counts[i])})
+            for tick in np.nonzero(counts)[0]:
+                ticks.append({"run": str(label), "t": round(float(edges[tick + 1]), 3),
+                              "preemptions": int(counts[tick])})
     return {"series": series, "ticks": ticks, "runs": [str(k) for k in runs], "t_end": t_end}
 
 
-def timeline_chart(data: Mapping, *, title: str, subtitle: str | None = None,
-                   playhead: bool = True, width="container"):
+def timeline_chart(data: TimelineData, *, title: str, subtitle: str | None = None,
+                   playhead: bool = True, width: Width = "container") -> alt.TopLevelMixin:
     """The book's timeline: per run, KV usage with preemption ticks over a queue strip.
 
     ``data`` comes from :func:`timeline_data`. Every run gets a panel of KV
@@ -99,7 +128,8 @@ def timeline_chart(data: Mapping, *, title: str, subtitle: str | None = None,
     panel's: ``"container"`` (the default) follows the page, a number of pixels
     fixes it.
     """
-    alt = altair()
+    import altair as alt
+
     for key in ("series", "ticks", "runs", "t_end"):
         if key not in data:
             raise KvsimError(f"timeline_chart: data lacks {key!r}: build it with timeline_data")
@@ -117,7 +147,7 @@ def timeline_chart(data: Mapping, *, title: str, subtitle: str | None = None,
     top_kv = max(110.0, max(r["kv_pct"] for r in series) + 10)
     half = round(t_end / 2, 3)          # past it, the playhead's text is left of the line
 
-    def playhead_layers(y_text: float, text_expr: str, rows):
+    def playhead_layers(y_text: float, text_expr: str, rows: Sequence[TimelineRow]) -> list[alt.Chart]:
         if p_t is None:
             return []
         rule = (alt.Chart(alt.InlineData(values=[{}])).transform_calculate(t="playhead")
@@ -150,7 +180,7 @@ def timeline_chart(data: Mapping, *, title: str, subtitle: str | None = None,
                      alt.Tooltip("kv_pct:Q", format=".1f", title="KV in use (%)")])
         full = (alt.Chart(alt.InlineData(values=[{"y": 100}])).mark_rule(strokeDash=[4, 3], color="black")
                 .encode(y=alt.Y("y:Q", title="KV in use (% of pool)")))
-        layers = [kv, full]
+        layers: list[alt.Chart] = [kv, full]
         if marks:
             layers.append(alt.Chart(alt.InlineData(values=marks)).mark_point(
                 shape="triangle-down", filled=True, color=PALETTE[3], size=60).encode(
@@ -164,7 +194,7 @@ def timeline_chart(data: Mapping, *, title: str, subtitle: str | None = None,
                                             title=alt.TitleParams(panel_title, fontSize=13,
                                                                   anchor="start"))
         names = ["waiting", "swapped"] if any_swapped else ["waiting"]
-        queue = alt.Chart(alt.InlineData(values=rows)).transform_fold(names, as_=["series", "n"])
+        queue = alt.Chart(alt.InlineData(values=rows)).transform_fold([*names], as_=["series", "n"])
         strip_x = x if last_panel else alt.X("t:Q", title="time (s)", scale=x_scale,
                                              axis=alt.Axis(title=None, labels=False))
         strip = queue.mark_line(interpolate="step-before").encode(

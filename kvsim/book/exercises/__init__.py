@@ -35,11 +35,12 @@ import math
 import os
 import sys
 from numbers import Integral, Real
+from typing import TypeVar
 
 from kvsim.errors import KvsimError
 
 from . import ch01, ch02, ch03, ch04, ch05
-from .base import Exercise, Prediction, Verdict, plain
+from .base import Answer, Exercise, Prediction, Verdict, plain
 from .setups import BELGAVI, H100_8B
 
 __all__ = [
@@ -52,21 +53,24 @@ __all__ = [
 CHAPTERS = (ch01, ch02, ch03, ch04, ch05)
 
 
-def _registry(kind: str) -> dict:
-    table: dict = {}
-    for chapter in CHAPTERS:
-        for item in getattr(chapter, kind):
+_Item = TypeVar("_Item", Exercise, Prediction)
+
+
+def _registry(kind: str, items: tuple[list[_Item], ...]) -> dict[str, _Item]:
+    table: dict[str, _Item] = {}
+    for chapter_items in items:
+        for item in chapter_items:
             if item.id in table:
                 raise KvsimError(f"{kind[:-1].lower()} id {item.id!r} is registered twice")
             table[item.id] = item
     return table
 
 
-EXERCISES: dict[str, Exercise] = _registry("EXERCISES")
-PREDICTIONS: dict[str, Prediction] = _registry("PREDICTIONS")
+EXERCISES: dict[str, Exercise] = _registry("EXERCISES", tuple(c.EXERCISES for c in CHAPTERS))
+PREDICTIONS: dict[str, Prediction] = _registry("PREDICTIONS", tuple(c.PREDICTIONS for c in CHAPTERS))
 
 
-def _as_number(answer):
+def _as_number(answer: object) -> float | None:
     """Return ``answer`` as int or float, or ``None`` when it is not a number."""
     if isinstance(answer, bool):
         return None
@@ -78,7 +82,7 @@ def _as_number(answer):
     return None
 
 
-def _not_a_number(variable: str, value, kind: str, unit: str) -> Verdict:
+def _not_a_number(variable: str, value: object, kind: str, unit: str) -> Verdict:
     """The "invalid" verdict: what was written, its type, and what to write instead."""
     shown = repr(value)
     if len(shown) > 40:
@@ -99,12 +103,12 @@ def _get(exercise_id: str) -> Exercise:
     return EXERCISES[exercise_id]
 
 
-def expected(exercise_id: str):
+def expected(exercise_id: str) -> Answer:
     """The expected answer of an exercise, computed from kvsim."""
     return _get(exercise_id).solve()[0]
 
 
-def evaluate(exercise_id: str, answer) -> Verdict:
+def evaluate(exercise_id: str, answer: object) -> Verdict:
     """Judge ``answer`` to an exercise without printing (see :func:`check`)."""
     ex = _get(exercise_id)
     if answer is None:
@@ -120,13 +124,13 @@ def evaluate(exercise_id: str, answer) -> Verdict:
     if ex.close(x, target):
         return Verdict("right", f"Right: {why}.")
     for value_fn, trap_hint in ex.traps:
-        trap = value_fn()
+        trap = ex.number(value_fn())
         if not ex.close(trap, target) and abs(x - trap) <= max(ex.abs_tol, ex.rel_tol * abs(trap), 1e-9 * abs(trap)):
             return Verdict("wrong", f"Not yet: {plain(x)} is not it; hint: {trap_hint}.")
     return Verdict("wrong", f"Not yet: {plain(x)} is not it; hint: {ex.hint}.")
 
 
-def _evaluate_choice(ex: Exercise, answer) -> Verdict:
+def _evaluate_choice(ex: Exercise, answer: object) -> Verdict:
     """A decision: one of the exercise's options, in quotes (any case, spaces trimmed)."""
     listed = ", ".join(repr(o) for o in ex.options)
     if not isinstance(answer, str) or answer.strip().lower() not in ex.options:
@@ -145,7 +149,7 @@ def _evaluate_choice(ex: Exercise, answer) -> Verdict:
     return Verdict("wrong", f"Not yet: {pick!r} is not it; hint: {ex.hint}.")
 
 
-def check(exercise_id: str, answer) -> None:
+def check(exercise_id: str, answer: object) -> None:
     """Print one line: right (and why), wrong (with a hint), or not answered yet."""
     print(evaluate(exercise_id, answer).message)
 
@@ -155,7 +159,7 @@ def list_predictions() -> list[str]:
     return list(PREDICTIONS)
 
 
-def judge_prediction(prediction_id: str, guess) -> Verdict:
+def judge_prediction(prediction_id: str, guess: object) -> Verdict:
     """Compare a guess with kvsim without printing (see :func:`predict`).
 
     ``status`` is ``"close"`` (within the prompt's tolerance), ``"off"``,
@@ -224,7 +228,7 @@ def not_run_note() -> str:
             f"set prediction = {SKIP!r}), run that cell, then the cells below it.")
 
 
-def predict(prediction_id: str, guess) -> None:
+def predict(prediction_id: str, guess: object) -> None:
     """Print one line: "You predicted X; kvsim shows Y" and why (or a reminder to guess first).
 
     In a learner copy (:func:`hold_unmade_predictions`), a prediction not yet made holds the
@@ -247,12 +251,12 @@ def predict(prediction_id: str, guess) -> None:
     print(verdict.message)
 
 
-def _json_number(x):
+def _json_number(x: Answer) -> float:
     """An exercise's number as JSON keeps it: ints as ints, everything else as a float."""
     return int(x) if isinstance(x, Integral) and not isinstance(x, bool) else float(x)
 
 
-def site_data() -> dict:
+def site_data() -> dict[str, object]:
     """Every check and prediction as data, for the static site's checks (``checks.js``).
 
     The site runs the same rules as :func:`evaluate` and :func:`judge_prediction`,

@@ -4,11 +4,39 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from numbers import Integral
-from typing import Callable
+from numbers import Integral, Real
 
-__all__ = ["Verdict", "Exercise", "Prediction", "plain"]
+from kvsim.errors import KvsimError
+
+__all__ = ["Verdict", "Exercise", "Prediction", "plain", "Answer", "Solved", "Trap", "Summary",
+           "metric", "count"]
+
+#: An exercise's answer: a number, or one of a ``"choice"`` exercise's options.
+Answer = float | str
+#: What an exercise's ``solve()`` returns: the expected answer, and why it is right.
+Solved = tuple[Answer, str]
+#: A common slip: the value it leads to (computed from kvsim when checked) and its own hint.
+Trap = tuple[Callable[[], Answer], str]
+#: A run's summary (:meth:`kvsim.engine.result.SimResult.summary`): a metric to its value.
+Summary = Mapping[str, float | int | str]
+
+
+def metric(summary: Summary, name: str) -> float:
+    """A summary's number as it is (a count stays an int)."""
+    value = summary[name]
+    if isinstance(value, str):
+        raise KvsimError(f"summary[{name!r}] = {value!r} is a text: expected a number")
+    return value
+
+
+def count(summary: Summary, name: str) -> int:
+    """A summary's count (requests, tokens, preemptions)."""
+    value = summary[name]
+    if not isinstance(value, int):
+        raise KvsimError(f"summary[{name!r}] = {value!r} is not a count: expected an int")
+    return value
 
 
 @dataclass(frozen=True)
@@ -47,11 +75,11 @@ class Exercise:
     question: str
     kind: str  # "int", "float" or "choice"
     unit: str
-    solve: Callable[[], tuple[float, str]]
+    solve: Callable[[], Solved]
     hint: str
     abs_tol: float = 0.0
     rel_tol: float = 0.0
-    traps: tuple = field(default_factory=tuple)
+    traps: tuple[Trap, ...] = field(default_factory=tuple)
     #: For an answer that is right anywhere in a range (a threshold between two
     #: figures): ``between()`` gives ``(low, high)`` from kvsim, and an answer
     #: strictly inside decides instead of the tolerances.
@@ -68,13 +96,22 @@ class Exercise:
         if (self.kind == "choice") != bool(self.options):
             raise ValueError(f"exercise {self.id}: options go with kind='choice' and only with it")
 
-    def close(self, answer, target) -> bool:
+    def close(self, answer: Answer, target: Answer) -> bool:
         if self.kind == "choice":
             return answer == target
+        number = self.number(answer)
         if self.between is not None:
             low, high = self.between()
-            return low < answer < high
-        return abs(answer - target) <= max(self.abs_tol, self.rel_tol * abs(target))
+            return low < number < high
+        goal = self.number(target)
+        return abs(number - goal) <= max(self.abs_tol, self.rel_tol * abs(goal))
+
+    def number(self, value: Answer) -> float:
+        """``value`` (an answer, a target or a trap's value) of a numeric exercise, as it is."""
+        if isinstance(value, str):
+            raise KvsimError(f"exercise {self.id}: {value!r} is a text: a {self.kind} exercise "
+                             "works with numbers")
+        return value
 
 
 @dataclass(frozen=True)
@@ -93,7 +130,7 @@ class Prediction:
     rel_tol: float = 0.10
 
 
-def plain(x) -> str:
+def plain(x: float | Real) -> str:
     """A number as a reader writes it: ``57,344``, ``57,344.4``, ``4.66``, ``0.0125``.
 
     Never scientific notation; integers and integral floats get thousands

@@ -2,8 +2,9 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 
-from kvsim.model.memory import kv_budget, kv_bytes_per_token
+from kvsim.model.memory import KVBudget, kv_budget, kv_bytes_per_token
 from kvsim.model.presets import get_model
 from kvsim.model.spec import ModelSpec
 from kvsim.units import GB, MB, GiB, MiB, cdiv, format_bytes
@@ -33,12 +34,12 @@ DSV2_LITE_CONFIG = {
 }
 
 
-def _spec(config: dict, name: str):
+def _spec(config: Mapping[str, object], name: str) -> ModelSpec:
 
     return ModelSpec.from_hf_config(config, name=name)
 
 
-def _gqa_bytes():
+def _gqa_bytes() -> tuple[int, str]:
 
     m = _spec(QWEN_14B_CONFIG, "qwen2.5-14b")
     n = kv_bytes_per_token(m)
@@ -47,12 +48,12 @@ def _gqa_bytes():
                f"{m.num_attention_heads} query heads share the {m.num_kv_heads} KV heads")
 
 
-def _gqa_as_mha():
+def _gqa_as_mha() -> int:
     m = _spec(QWEN_14B_CONFIG, "qwen2.5-14b")
     return _gqa_bytes()[0] * m.num_attention_heads // m.num_kv_heads
 
 
-def _mla_bytes():
+def _mla_bytes() -> tuple[int, str]:
 
     m = _spec(DSV2_LITE_CONFIG, "deepseek-v2-lite")
     n = kv_bytes_per_token(m)
@@ -61,11 +62,11 @@ def _mla_bytes():
                f"all {m.num_attention_heads} heads")
 
 
-def _mla_with_factor_two():
+def _mla_with_factor_two() -> int:
     return 2 * _mla_bytes()[0]
 
 
-def _mla_per_head():
+def _mla_per_head() -> int:
     m = _spec(DSV2_LITE_CONFIG, "deepseek-v2-lite")
     return _mla_bytes()[0] * m.num_attention_heads
 
@@ -75,39 +76,39 @@ def _mla_per_head():
 POOL_GIB_UTIL = 0.50
 
 
-def _pool_budget():
+def _pool_budget() -> KVBudget:
 
     return kv_budget(BELGAVI["gpu"], BELGAVI["model"], gpu_memory_utilization=POOL_GIB_UTIL)
 
 
-def _pool_gib():
+def _pool_gib() -> tuple[float, str]:
     b = _pool_budget()
     v = b.kv_bytes / GiB
     return v, f"{b.kv_bytes:,} B / 2**30 = {v:.2f} GiB ({format_bytes(b.kv_bytes, 'GB')})"
 
 
-def _pool_gb():
+def _pool_gb() -> float:
     return _pool_budget().kv_bytes / GB
 
 
-def _pool_gib_scaled():
+def _pool_gib_scaled() -> float:
     # Belgavi's 0.60 pool scaled by 0.50 / 0.60, as if the weights shrank too.
     return belgavi_budget().kv_bytes / GiB * POOL_GIB_UTIL / BELGAVI["gpu_memory_utilization"]
 
 
-def _fp8_tokens():
+def _fp8_tokens() -> tuple[int, str]:
     b = belgavi_budget("fp8")
     return b.tokens, (f"{b.blocks:,} blocks of {b.block_size} = {b.tokens:,} tokens at "
                       f"{b.kv_bytes_per_token:,} B each, twice the 16-bit pool")
 
 
-def _fp8_tokens_decimal():
+def _fp8_tokens_decimal() -> float:
     # the pool / 0.25 MB, reading the 0.25 MiB per token as 0.25 MB.
     b = belgavi_budget("fp8")
     return b.kv_bytes / (b.kv_bytes_per_token / MiB * MB)
 
 
-def _bf16_tokens():
+def _bf16_tokens() -> int:
     return belgavi_budget().tokens
 
 
@@ -115,7 +116,7 @@ def _bf16_tokens():
 LONG_OUTPUT = 600
 
 
-def _blocks_held():
+def _blocks_held() -> tuple[int, str]:
     b = belgavi_budget()
     length = BELGAVI["prompt_tokens"] + LONG_OUTPUT
     n = b.blocks_for(length)
@@ -123,12 +124,12 @@ def _blocks_held():
                f"{n * b.block_size - length} empty slots but is held whole")
 
 
-def _blocks_floor():
+def _blocks_floor() -> int:
     b = belgavi_budget()
     return (BELGAVI["prompt_tokens"] + LONG_OUTPUT) // b.block_size
 
 
-def _max_num_seqs_fp8():
+def _max_num_seqs_fp8() -> tuple[int, str]:
     b = h100_budget("fp8")
     seq = H100_8B["p95_prompt_tokens"] + H100_8B["p95_output_tokens"]
     n = b.max_concurrent(seq)
@@ -136,12 +137,12 @@ def _max_num_seqs_fp8():
                f"twice the 16-bit figure")
 
 
-def _max_num_seqs_bf16():
+def _max_num_seqs_bf16() -> int:
     b = h100_budget()
     return b.max_concurrent(H100_8B["p95_prompt_tokens"] + H100_8B["p95_output_tokens"])
 
 
-def _bytes_8b_kib():
+def _bytes_8b_kib() -> tuple[float, str]:
 
     m = get_model("llama-3.1-8b")
     n = kv_bytes_per_token(m)
@@ -150,7 +151,7 @@ def _bytes_8b_kib():
                       f"Llama-2-7B's 512 KiB")
 
 
-def _a40_pool_gb():
+def _a40_pool_gb() -> tuple[float, str]:
     b = belgavi_budget()
     return b.kv_bytes / GB, (f"CUDA's {format_bytes(b.gpu.memory_bytes, 'GB')} x 0.60 - "
                              f"{format_bytes(b.weight_bytes, 'GB')} of weights - "
@@ -158,18 +159,18 @@ def _a40_pool_gb():
                              f"envelope's 13.3 GB assumes 48 GB and a 2 GB reserve")
 
 
-def _belgavi_requests():
+def _belgavi_requests() -> tuple[int, str]:
     b = belgavi_budget()
     seq = BELGAVI["prompt_tokens"] + BELGAVI["output_tokens"]
     n = b.max_concurrent(seq)
     return n, f"{b.blocks:,} blocks // {b.blocks_for(seq)} blocks per {seq:,}-token request"
 
 
-def _belgavi_requests_today():
+def _belgavi_requests_today() -> int:
     return _belgavi_requests()[0]
 
 
-def _h100_requests():
+def _h100_requests() -> tuple[int, str]:
     b = h100_budget()
     seq = H100_8B["p95_prompt_tokens"] + H100_8B["p95_output_tokens"]
     n = b.max_concurrent(seq)
@@ -181,7 +182,7 @@ def _h100_requests():
 WHATIF_UTIL = 0.72
 
 
-def _util_whatif_requests():
+def _util_whatif_requests() -> tuple[int, str]:
 
     b = kv_budget(BELGAVI["gpu"], BELGAVI["model"], gpu_memory_utilization=WHATIF_UTIL)
     seq = BELGAVI["prompt_tokens"] + BELGAVI["output_tokens"]
@@ -195,18 +196,18 @@ def _util_whatif_requests():
                f"{b.blocks_for(seq)} = {n}")
 
 
-def _util_whatif_linear():
+def _util_whatif_linear() -> int:
     # scaling the 0.60 capacity by 0.72 / 0.60, as if the weights shrank too
     return math.floor(_belgavi_requests()[0] * WHATIF_UTIL / BELGAVI["gpu_memory_utilization"])
 
 
-def _block_32_budget():
+def _block_32_budget() -> KVBudget:
 
     return kv_budget(BELGAVI["gpu"], BELGAVI["model"],
                      gpu_memory_utilization=BELGAVI["gpu_memory_utilization"], block_size=32)
 
 
-def _block_32_requests():
+def _block_32_requests() -> tuple[int, str]:
     b = _block_32_budget()
     seq = BELGAVI["prompt_tokens"] + BELGAVI["output_tokens"]
     n = b.max_concurrent(seq)
@@ -216,92 +217,92 @@ def _block_32_requests():
                f"blocks of 16, so the last, part-empty block wastes more")
 
 
-def _block_32_doubled():
+def _block_32_doubled() -> int:
     # "twice the tokens per block, so twice the requests"
     return 2 * _belgavi_requests()[0]
 
 
 # --- the slips each exercise's hints answer (values from kvsim, never typed) -----------
 
-def _gqa_kib():
+def _gqa_kib() -> float:
     # the answer in KiB, the unit the chapter's Predict box asked for
     return _gqa_bytes()[0] / 1024
 
 
-def _gqa_one_layer():
+def _gqa_one_layer() -> int:
     return _gqa_bytes()[0] // _spec(QWEN_14B_CONFIG, "qwen2.5-14b").kv_layers
 
 
-def _mla_no_rope():
+def _mla_no_rope() -> int:
     # the latent alone, the rotary key left out
     m = _spec(DSV2_LITE_CONFIG, "deepseek-v2-lite")
     return m.kv_layers * m.mla_kv_lora_rank * 2
 
 
-def _mla_kib():
+def _mla_kib() -> float:
     return _mla_bytes()[0] / 1024
 
 
-def _mla_chapter_example():
+def _mla_chapter_example() -> int:
     # DeepSeek-V3, the MLA model the chapter's chart and its eq-mla-bytes check use
     return kv_bytes_per_token(get_model("deepseek-v3"))
 
 
-def _pool_gib_at_060():
+def _pool_gib_at_060() -> float:
     # the pool the chapter prints (at Belgavi's 0.60), not the exercise's 0.50
     return belgavi_budget().kv_bytes / GiB
 
 
-def _pool_gib_no_reserve():
+def _pool_gib_no_reserve() -> float:
     b = _pool_budget()
     return (b.usable_bytes - b.weight_bytes) / GiB
 
 
-def _fp8_blocks():
+def _fp8_blocks() -> int:
     return belgavi_budget("fp8").blocks
 
 
-def _fp8_halved():
+def _fp8_halved() -> float:
     # "FP8 halves": the tokens halved instead of the bytes per token
     return belgavi_budget().tokens / 2
 
 
-def _blocks_answer_only():
+def _blocks_answer_only() -> int:
     return cdiv(LONG_OUTPUT, belgavi_budget().block_size)
 
 
-def _blocks_today():
+def _blocks_today() -> int:
     return belgavi_budget().blocks_for(BELGAVI["prompt_tokens"] + BELGAVI["output_tokens"])
 
 
-def _blocks_each_part():
+def _blocks_each_part() -> int:
     # prompt and answer rounded up separately, as if each started a block of its own
     b = belgavi_budget()
     return b.blocks_for(BELGAVI["prompt_tokens"]) + b.blocks_for(LONG_OUTPUT)
 
 
-def _blocks_as_slots():
+def _blocks_as_slots() -> int:
     return _blocks_held()[0] * belgavi_budget().block_size
 
 
-def _max_num_seqs_prompts_fp8():
+def _max_num_seqs_prompts_fp8() -> int:
     # admission's ceiling: p95 prompts only, the chapter's prompt_ceiling with FP8
     b = h100_budget("fp8")
     return b.blocks // b.blocks_for(H100_8B["p95_prompt_tokens"])
 
 
-def _util_whatif_budget():
+def _util_whatif_budget() -> KVBudget:
     return kv_budget(BELGAVI["gpu"], BELGAVI["model"], gpu_memory_utilization=WHATIF_UTIL)
 
 
-def _util_whatif_new_blocks_only():
+def _util_whatif_new_blocks_only() -> int:
     # only the blocks the extra 0.12 brings, divided by a request's blocks
     b = belgavi_budget()
     extra = _util_whatif_budget().blocks - b.blocks
     return extra // b.blocks_for(BELGAVI["prompt_tokens"] + BELGAVI["output_tokens"])
 
 
-def _block_32_same_blocks():
+def _block_32_same_blocks() -> int:
     # blocks of 32 per request, but the 16-token pool's block count kept
     seq = BELGAVI["prompt_tokens"] + BELGAVI["output_tokens"]
     return belgavi_budget().blocks // _block_32_budget().blocks_for(seq)

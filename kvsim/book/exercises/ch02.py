@@ -5,15 +5,19 @@ chapter's own settings, so a change to the engine changes the answers with it.
 """
 from __future__ import annotations
 
-from functools import lru_cache
+from collections.abc import Sequence
+from functools import cache
 from statistics import median
+from typing import TypedDict, cast
 
 from kvsim.book.charts import work_split_data
+from kvsim.book.charts.stepper import StepFrame
+from kvsim.engine.result import SimResult
 from kvsim.model.memory import kv_budget
 from kvsim.runs.scenarios import run_scenario
 from kvsim.runs.stepper import scheduler_frames, toy_requests
 
-from .base import Exercise, Prediction
+from .base import Exercise, Prediction, Summary, count, metric
 from .setups import BELGAVI
 
 #: The chapter's seeds for a figure that depends on the seed (median over them).
@@ -28,26 +32,29 @@ MAX_TOKENS = 1_500
 TOY_BLOCKS, SMALL_TOY_BLOCKS = 20, 16
 
 
-@lru_cache(maxsize=None)
-def _summary(scenario: str, **overrides) -> dict:
+@cache
+def _summary(scenario: str, **overrides: object) -> Summary:
 
-    return run_scenario(scenario, **overrides).summary()
+    result: SimResult = run_scenario(scenario, **overrides)
+    return result.summary()
 
 
-def _seed_median(scenario: str, metric: str, seeds=SWEEP_SEEDS, **overrides) -> float:
-    """The median of ``metric`` over ``seeds``, as the chapter's sweeps show it."""
-    return float(median(_summary(scenario, seed=s, **overrides)[metric] for s in seeds))
+def _seed_median(scenario: str, name: str, seeds: Sequence[int] = SWEEP_SEEDS,
+                 **overrides: object) -> float:
+    """The median of metric ``name`` over ``seeds``, as the chapter's sweeps show it."""
+    return float(median(metric(_summary(scenario, seed=s, **overrides), name) for s in seeds))
 
 
 def _first_preemption(num_gpu_blocks: int) -> int:
 
-    frames = scheduler_frames(toy_requests(), num_gpu_blocks=num_gpu_blocks)
+    # scheduler_frames builds every frame with StepFrame's keys (kvsim.runs.stepper)
+    frames = cast("list[StepFrame]", scheduler_frames(toy_requests(), num_gpu_blocks=num_gpu_blocks))
     return next(f["step"] for f in frames if f["preempted"])
 
 
 # --- predictions ------------------------------------------------------------------------
 
-def _incident():
+def _incident() -> tuple[float, str]:
     rate = _seed_median("load-test-120", "preemptions_per_1k")
     return (round(rate, 1),
             f"median over {len(SWEEP_SEEDS)} seeds: at 120 users the running batch grows into "
@@ -63,7 +70,7 @@ def preempted_share_per_1k() -> float:
                         for s in SWEEP_SEEDS))
 
 
-def _toy_first():
+def _toy_first() -> tuple[int, str]:
     step = _first_preemption(TOY_BLOCKS)
     return (step, "five 40-token prompts take 3 blocks each (15 of 20); the answers fill the "
                   "last partial blocks and then one new block each every 16 tokens: 5 blocks "
@@ -76,7 +83,7 @@ def policy_running(admission: str) -> float:
                         max_tokens=MAX_TOKENS)
 
 
-def _guaranteed_running():
+def _guaranteed_running() -> tuple[float, str]:
     gua, opt = policy_running("guaranteed"), policy_running("optimistic")
     blocks_each = -(-(BELGAVI["prompt_tokens"] + MAX_TOKENS) // 16)
     return (round(gua, 1),
@@ -92,7 +99,7 @@ def p95_capacity() -> int:
     return kv_budget("h100-80gb", "llama-3.1-8b", gpu_memory_utilization=0.90).max_concurrent(6_000)
 
 
-def _capped_share():
+def _capped_share() -> tuple[float, str]:
     cap = p95_capacity()
     capped = _seed_median("load-test-120", "goodput_tok_s", max_num_seqs=cap)
     team = _seed_median("load-test-120", "goodput_tok_s")
@@ -102,9 +109,9 @@ def _capped_share():
             f"team's cap of 256 does, preemptions and all")
 
 
-def _thrash_share():
-    loop = _summary("thrash-loop")["goodput_tok_s"]
-    gated = _summary("thrash-loop", scheduler_reserve_full_isl=True)["goodput_tok_s"]
+def _thrash_share() -> tuple[float, str]:
+    loop = metric(_summary("thrash-loop"), "goodput_tok_s")
+    gated = metric(_summary("thrash-loop", scheduler_reserve_full_isl=True), "goodput_tok_s")
     return (round(100 * loop / gated, 1),
             "without the full-prompt gate and the prefix cache, long prompts are preempted "
             "half prefilled and start over, so the engine stays busy and delivers about half")
@@ -114,7 +121,7 @@ def _thrash_share():
 BAND_USERS, BAND_CAP = 104, 96
 
 
-def _band_ttft():
+def _band_ttft() -> tuple[float, str]:
     ttft = _seed_median("load-test-120", "ttft_p95_s", users=BAND_USERS, max_num_seqs=BAND_CAP)
     return (round(ttft, 1),
             f"median over {len(SWEEP_SEEDS)} seeds: a cap below what the users keep in flight "
@@ -122,7 +129,7 @@ def _band_ttft():
             f"waits for a running one to finish, far past the {TARGET_TTFT_S:.0f} s target")
 
 
-def _tax_share():
+def _tax_share() -> tuple[float, str]:
 
     rows = work_split_data({"120": run_scenario("load-test-120")})
     share = next(r["share_pct"] for r in rows if r["kind"] == "recomputed")
@@ -132,7 +139,7 @@ def _tax_share():
 
 # --- exercises --------------------------------------------------------------------------
 
-def _guaranteed_slots():
+def _guaranteed_slots() -> tuple[int, str]:
 
     budget = kv_budget(BELGAVI["gpu"], BELGAVI["model"],
                        gpu_memory_utilization=BELGAVI["gpu_memory_utilization"])
@@ -142,21 +149,21 @@ def _guaranteed_slots():
                f"/ 16) = {budget.blocks:,} // {per} = {n}")
 
 
-def _slots_unfloored():
+def _slots_unfloored() -> float:
 
     budget = kv_budget(BELGAVI["gpu"], BELGAVI["model"],
                        gpu_memory_utilization=BELGAVI["gpu_memory_utilization"])
     return budget.blocks / -(-(BELGAVI["prompt_tokens"] + MAX_TOKENS) // budget.block_size)
 
 
-def _slots_real_answer():
+def _slots_real_answer() -> int:
 
     budget = kv_budget(BELGAVI["gpu"], BELGAVI["model"],
                        gpu_memory_utilization=BELGAVI["gpu_memory_utilization"])
     return budget.max_concurrent(BELGAVI["prompt_tokens"] + BELGAVI["output_tokens"])
 
 
-def _slots_prompt_only():
+def _slots_prompt_only() -> int:
 
     budget = kv_budget(BELGAVI["gpu"], BELGAVI["model"],
                        gpu_memory_utilization=BELGAVI["gpu_memory_utilization"])
@@ -179,7 +186,7 @@ def fourth_block_token(block_size: int = 16) -> int:
     return -(-_toy_prompt_tokens() // block_size) * block_size + 1
 
 
-def _small_pool_first():
+def _small_pool_first() -> tuple[int, str]:
     step = _first_preemption(SMALL_TOY_BLOCKS)
     token, prompt = fourth_block_token(), _toy_prompt_tokens()
     return step, (f"15 of 16 blocks go to the prompts; token {token} needs each request's "
@@ -191,13 +198,13 @@ def _small_pool_first():
 TARGET_CHOICES = ("preemption", "queueing", "neither")
 
 
-def target_verdict(**overrides) -> str:
+def target_verdict(**overrides: object) -> str:
     """Which target the load test at 120 users misses (medians over the sweep's seeds):
     ``"preemption"`` (more than 5 per 1,000), else ``"queueing"`` (p95 TTFT over 2 s), else
     ``"neither"``."""
-    if _seed_median("load-test-120", "preemptions_per_1k", **overrides) > TARGET_PREEMPTIONS:
+    if _seed_median("load-test-120", "preemptions_per_1k", SWEEP_SEEDS, **overrides) > TARGET_PREEMPTIONS:
         return TARGET_CHOICES[0]
-    if _seed_median("load-test-120", "ttft_p95_s", **overrides) > TARGET_TTFT_S:
+    if _seed_median("load-test-120", "ttft_p95_s", SWEEP_SEEDS, **overrides) > TARGET_TTFT_S:
         return TARGET_CHOICES[1]
     return TARGET_CHOICES[2]
 
@@ -208,7 +215,14 @@ def target_verdict(**overrides) -> str:
 FP8_WHATIF_USERS = 240
 
 
-def fp8_fix(users: int = 120) -> dict:
+class Fp8Fix(TypedDict):
+    """The FP8 cache's load test (seed medians) and its capacity at the p95 length."""
+    pre: float
+    ttft: float
+    cap: int
+
+
+def fp8_fix(users: int = 120) -> Fp8Fix:
     """The chapter's answer at 120 users: an FP8 cache. The load test's seed medians with it at
     ``users``, and chapter 1's FP8 capacity at the p95 length (the text glues these; the
     what-if's solution quotes them)."""
@@ -219,7 +233,7 @@ def fp8_fix(users: int = 120) -> dict:
                       kv_dtype="fp8").max_concurrent(6_000))
 
 
-def _fp8_verdict():
+def _fp8_verdict() -> tuple[str, str]:
     users = FP8_WHATIF_USERS
     v = target_verdict(kv_dtype="fp8", users=users)
     fix = fp8_fix(users)
@@ -234,7 +248,7 @@ def _fp8_verdict():
 EXERCISE_WATERMARK = 0.02
 
 
-def _watermark_blocks():
+def _watermark_blocks() -> tuple[int, str]:
 
     config = run_scenario("load-test-120", watermark=EXERCISE_WATERMARK, until_s=1.0).config
     n = config["watermark_blocks"]
@@ -242,7 +256,7 @@ def _watermark_blocks():
                f"held back at admission")
 
 
-def _watermark_tokens():
+def _watermark_tokens() -> int:
     return _watermark_blocks()[0] * 16
 
 
@@ -254,8 +268,8 @@ def chapter1_h100_blocks() -> int:
 def load_test_blocks() -> int:
     """The load test's pool: vLLM profiles its activations for max_num_seqs 256, so it reserves
     less than chapter 1's budget and the pool has more blocks."""
-    return run_scenario("load-test-120", watermark=EXERCISE_WATERMARK,
-                        until_s=1.0).config["num_gpu_blocks"]
+    result: SimResult = run_scenario("load-test-120", watermark=EXERCISE_WATERMARK, until_s=1.0)
+    return result.total_blocks
 
 
 #: vLLM V0's fixed watermark (1% of the blocks), which chapter 2's version box names.
@@ -266,17 +280,17 @@ V0_WATERMARK = 0.01
 EXERCISE_BUDGET = 1_024
 
 
-def _budget_recomputed():
+def _budget_recomputed() -> tuple[int, str]:
     s = _summary("thrash-loop", max_num_batched_tokens=EXERCISE_BUDGET)
-    return (s["recomputed_tokens"],
+    return (count(s, "recomputed_tokens"),
             f"a {EXERCISE_BUDGET:,}-token budget lets fewer long prompts be half prefilled at once, "
             f"so fewer "
             f"are preempted and restarted ({s['preemptions']} preemptions), but it does not "
             f"end the loop")
 
 
-def _default_budget_recomputed():
-    return _summary("thrash-loop")["recomputed_tokens"]
+def _default_budget_recomputed() -> int:
+    return count(_summary("thrash-loop"), "recomputed_tokens")
 
 
 #: The budget the chapter's thrash-loop figure shows.
@@ -289,7 +303,7 @@ WHATIF_USERS = 300
 GOODPUT_CHOICES, FLAT_WITHIN = ("rises", "flat", "falls"), 0.05
 
 
-def _whatif_users_goodput():
+def _whatif_users_goodput() -> tuple[str, str]:
     g120 = _seed_median("load-test-120", "goodput_tok_s")
     g300 = _seed_median("load-test-120", "goodput_tok_s", users=WHATIF_USERS)
     change = g300 / g120 - 1

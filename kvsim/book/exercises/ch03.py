@@ -11,6 +11,8 @@ appears above its question.
 """
 from __future__ import annotations
 
+from typing import TypedDict
+
 from kvsim.engine.costs import (
     CostModel,
     crossover_tokens,
@@ -22,10 +24,11 @@ from kvsim.engine.costs import (
 from kvsim.engine.uncertainty import VERDICTS, ratio_band, uncertain_lengths, verdict
 from kvsim.model.memory import kv_bytes_per_token
 from kvsim.model.presets import get_model
+from kvsim.model.spec import ModelSpec
 from kvsim.runs.scenarios import run_scenario
 from kvsim.units import GB, GiB, cdiv
 
-from .base import Exercise, Prediction
+from .base import Exercise, Prediction, metric
 from .setups import BELGAVI
 
 #: Seeds over which the chapter's simulations report a median (and spread).
@@ -33,15 +36,29 @@ SEEDS = tuple(range(5))
 
 #: Belgavi's request (seed 000): 850 + 250 tokens of Llama-2-7B on the A40.
 BELGAVI_TOKENS = BELGAVI["prompt_tokens"] + BELGAVI["output_tokens"]
+class Seed001Request(TypedDict):
+    """Seed 001's request: its model, its tokens and the nominal PCIe link (bytes per second)."""
+    model: str
+    tokens: int
+    nominal_pcie: int
+
+
+class BlockStudy(TypedDict):
+    """PagedAttention's block-size study: the model, the GPU and the sequence's tokens."""
+    model: str
+    gpu: str
+    tokens: int
+
+
 #: Seed 001's request: 4K tokens of Llama-3.1-8B (128 KiB per token).
-SEED001 = {"model": "llama-3.1-8b", "tokens": 4_096, "nominal_pcie": 32 * GB}
+SEED001 = Seed001Request(model="llama-3.1-8b", tokens=4_096, nominal_pcie=32 * GB)
 #: The exercises' Llama-3.1-8B request (not one the chapter prints).
 EX_TOKENS = 2_100
 #: The exercises' long Llama-3.1-8B request (1.5 x seed 001's; not one the chapter prints, and
 #: 8,192 would put the A100 round trip within 2% of the table's 4,096-token recompute).
 LONG_TOKENS = 6_144
 #: The block-size study: PagedAttention §7.3, OPT-13B on an A100, a 1,024-token sequence.
-STUDY = {"model": "opt-13b", "gpu": "a100-80gb", "tokens": 1_024}
+STUDY = BlockStudy(model="opt-13b", gpu="a100-80gb", tokens=1_024)
 #: The links the chapter compares (effective one-direction bytes per second).
 SHARED_LINK = 4 * GB
 #: vLLM V0's default --swap-space (GiB per GPU).
@@ -62,7 +79,7 @@ def _ms(seconds: float) -> float:
     return 1e3 * seconds
 
 
-def _kvb(model) -> int:
+def _kvb(model: str | ModelSpec) -> int:
 
     return kv_bytes_per_token(model)
 
@@ -73,59 +90,59 @@ def _blocks(tokens: int, block_size: int = 16) -> int:
 
 # ------------------------------------------------------------------------- exercises
 
-def _swap_bytes():
+def _swap_bytes() -> tuple[int, str]:
     kvb, blocks = _kvb("llama-3.1-8b"), _blocks(EX_TOKENS)
     n = blocks * 16 * kvb
     return n, (f"ceil({EX_TOKENS:,} / 16) = {blocks} blocks x 16 tokens x {kvb:,} B = {n:,} B "
                f"each way: a swap moves whole blocks")
 
 
-def _swap_bytes_7b():
+def _swap_bytes_7b() -> int:
     # the chapter's worked example's 0.5 MiB per token (Llama-2-7B), not Llama-3.1-8B's
     return _blocks(EX_TOKENS) * 16 * _kvb(BELGAVI["model"])
 
 
-def _swap_bytes_decimal_kib():
+def _swap_bytes_decimal_kib() -> int:
     # 128 KiB read as 128,000 B
     return _blocks(EX_TOKENS) * 16 * (_kvb("llama-3.1-8b") // 1024) * 1000
 
 
-def _copies():
+def _copies() -> tuple[int, str]:
 
     layers, blocks = get_model("llama-3.1-8b").kv_layers, _blocks(EX_TOKENS)
     n = transfer_copies(blocks, layers)
     return n, f"{blocks} blocks x {layers} layers x 2 (K and V) = {n:,} copies each way"
 
 
-def _a100_round_trip():
+def _a100_round_trip() -> tuple[float, str]:
 
     t = _ms(swap_round_trip_s(LONG_TOKENS, SEED001["model"], "a100-80gb"))
     return t, (f"2 x ({LONG_TOKENS:,} x 128 KiB / 25 GB/s + {_blocks(LONG_TOKENS)} blocks x 32 "
                f"layers x 2 x 3 us) = {t:.1f} ms: the copies' fixed cost adds more than the bytes")
 
 
-def _a100_round_trip_nominal():
+def _a100_round_trip_nominal() -> float:
     return _ms(2 * LONG_TOKENS * _kvb(SEED001["model"]) / SEED001["nominal_pcie"])
 
 
-def _a100_round_trip_no_copies():
+def _a100_round_trip_no_copies() -> float:
 
     return _ms(swap_round_trip_s(LONG_TOKENS, SEED001["model"], "a100-80gb",
                                  CostModel(swap_copy_overhead_s=0.0)))
 
 
-def _a100_round_trip_double_copies():
+def _a100_round_trip_double_copies() -> float:
     """The copies counted for both directions, then the whole doubled again."""
     bytes_only = _a100_round_trip_no_copies()
     return bytes_only + 2 * (_a100_round_trip()[0] - bytes_only)
 
 
-def _a40_recompute(tokens: int = BELGAVI_TOKENS):
+def _a40_recompute(tokens: int = BELGAVI_TOKENS) -> float:
 
     return _ms(recompute_time_s(tokens, BELGAVI["model"], BELGAVI["gpu"]))
 
 
-def _swap_space_requests():
+def _swap_space_requests() -> tuple[int, str]:
     block_bytes = 16 * _kvb(BELGAVI["model"])
     space_blocks = V0_SWAP_SPACE // block_bytes
     n = space_blocks // _blocks(BELGAVI_TOKENS)
@@ -134,16 +151,16 @@ def _swap_space_requests():
                f"victim stops the whole V0 engine")
 
 
-def _swap_space_rounded_up():
+def _swap_space_rounded_up() -> int:
     block_bytes = 16 * _kvb(BELGAVI["model"])
     return -(-(V0_SWAP_SPACE // block_bytes) // _blocks(BELGAVI_TOKENS))
 
 
-def _swap_space_gb():
+def _swap_space_gb() -> int:
     return (4 * GB // (16 * _kvb(BELGAVI["model"]))) // _blocks(BELGAVI_TOKENS)
 
 
-def _swap_space_blocks():
+def _swap_space_blocks() -> int:
     return V0_SWAP_SPACE // (16 * _kvb(BELGAVI["model"]))
 
 
@@ -153,7 +170,7 @@ def _band_text(tokens: int, model: str, gpu: str, cost: CostModel | None = None,
     return f"recompute / swap is {mid:.2f} in kvsim, {low:.2f} to {high:.2f} within its error"
 
 
-def _block64():
+def _block64() -> tuple[str, str]:
     v = verdict(BELGAVI_TOKENS, BELGAVI["model"], "h100-80gb", block_size=WHATIF_BLOCK)
     return v, (f"{v}: at {WHATIF_BLOCK}-token blocks "
                f"{_band_text(BELGAVI_TOKENS, BELGAVI['model'], 'h100-80gb', block_size=WHATIF_BLOCK)} "
@@ -161,7 +178,7 @@ def _block64():
                f"of the copies, but for an MHA model the bytes are most of a swap")
 
 
-def _shared_link():
+def _shared_link() -> tuple[str, str]:
     cost = CostModel(pcie_bytes_per_s=HALF_SHARED_LINK)
     v = verdict(BELGAVI_TOKENS, BELGAVI["model"], BELGAVI["gpu"], cost)
     return v, (f"{v}: over {HALF_SHARED_LINK / GB:.0f} GB/s "
@@ -169,13 +186,13 @@ def _shared_link():
                f"a winner by a few percent inside a band that straddles 1 is no winner")
 
 
-def _long_costs():
+def _long_costs() -> tuple[float, float]:
 
     n, m = LONG_TOKENS, SEED001["model"]
     return _ms(recompute_time_s(n, m, "a100-80gb")), _ms(swap_round_trip_s(n, m, "a100-80gb"))
 
 
-def _three_preemptions():
+def _three_preemptions() -> tuple[float, str]:
     r, s = _long_costs()
     k = WHATIF_TIMES
     v = k * (r - s)
@@ -183,17 +200,17 @@ def _three_preemptions():
                f"swaps a request back in, so each preemption pays a round trip again")
 
 
-def _one_preemption():
+def _one_preemption() -> float:
     r, s = _long_costs()
     return r - s
 
 
-def _swap_pays_once():
+def _swap_pays_once() -> float:
     r, s = _long_costs()
     return WHATIF_TIMES * r - s
 
 
-def _three_one_way():
+def _three_one_way() -> float:
     r, s = _long_costs()
     return WHATIF_TIMES * (r - s / 2)
 
@@ -312,7 +329,7 @@ EXERCISES: list[Exercise] = [
 
 # ----------------------------------------------------------------------- predictions
 
-def _predict_copies():
+def _predict_copies() -> tuple[int, str]:
 
     layers, blocks = get_model(BELGAVI["model"]).kv_layers, _blocks(BELGAVI_TOKENS)
     n = transfer_copies(blocks, layers)
@@ -320,7 +337,7 @@ def _predict_copies():
                f"microseconds whatever its size")
 
 
-def _predict_recompute():
+def _predict_recompute() -> tuple[float, str]:
     t = _a40_recompute()
     return t, (f"one prefill step of {BELGAVI_TOKENS:,} tokens on the calibrated A40 (every "
                f"weight read once, the matmuls, quadratic attention): {t / BELGAVI_TOKENS:.3f} "
@@ -333,7 +350,7 @@ def h100_crossings() -> list[int]:
     return crossover_tokens("llama-3.1-8b", "h100-80gb", min_tokens=256, max_tokens=65_536)
 
 
-def _predict_crossover():
+def _predict_crossover() -> tuple[int, str]:
     first, *rest = h100_crossings()
     after = f"; swap wins again from {rest[0]:,} tokens (quadratic attention)" if rest else ""
     unsure = uncertain_lengths("llama-3.1-8b", "h100-80gb", min_tokens=256)[0]
@@ -349,13 +366,13 @@ def block_study_ratio(block_size: int = 16) -> float:
     return recompute_time_s(n, m, g) / swap_round_trip_s(n, m, g, block_size=block_size)
 
 
-def _predict_block_ratio():
+def _predict_block_ratio() -> tuple[float, str]:
     r = block_study_ratio(16)
     return r, (f"recompute takes {r:.2f} times the swap round trip at 16-token blocks in kvsim "
                f"(the paper measured at most about 1.2): its PCIe copies run at a clean 25 GB/s")
 
 
-def _predict_slow_link():
+def _predict_slow_link() -> tuple[float, str]:
 
     m = get_model(BELGAVI["model"])
     t = _ms(swap_time_s(SLOW_LINK_TOKENS, _kvb(m), SHARED_LINK, kv_layers=m.kv_layers,
@@ -372,11 +389,11 @@ def rescued_shares() -> list[float]:
         s = run_scenario("mission-2-slow-pcie", seed=seed, engine="v1",
                          preemption_mode="recompute", enable_prefix_caching=True,
                          pcie_bytes_per_s=None).summary()
-        out.append(s["recompute_rescued_share"])
+        out.append(metric(s, "recompute_rescued_share"))
     return out
 
 
-def _predict_rescued():
+def _predict_rescued() -> tuple[float, str]:
     shares = sorted(rescued_shares())
     med = 100 * shares[len(shares) // 2]
     return med, (f"median over {len(shares)} seeds ({100 * shares[0]:.0f}-{100 * shares[-1]:.0f}%):"

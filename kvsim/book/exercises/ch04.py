@@ -7,22 +7,25 @@ every 15 s), through the same panel functions the chapter plots
 """
 from __future__ import annotations
 
-from functools import lru_cache
+from collections.abc import Iterable, Mapping
+from functools import cache
 
 import numpy as np
 
+from kvsim.book.charts.theme import number
 from kvsim.engine.loop import simulate
+from kvsim.engine.result import SimResult, Table
 from kvsim.errors import KvsimError
 from kvsim.observe.alerts import SEED_RULES_FILE, lint_rules
 from kvsim.observe.catalogue import FINISHED_REASONS, ITL_BUCKETS, le_label
-from kvsim.observe.introspection import kv_usage_breakdown
+from kvsim.observe.introspection import KvUsageBreakdown, kv_usage_breakdown
 from kvsim.observe.panels import book_rules, dashboard_rows, firing, histogram_quantile, increase, onset
 from kvsim.observe.series import scrape
 from kvsim.runs.scenarios import run_scenario, scenario_parameters
 from kvsim.traffic.lengths import Geometric
 from kvsim.traffic.workload import Workload
 
-from .base import Exercise, Prediction
+from .base import Exercise, Prediction, count, metric
 
 #: The chapter's scrape interval and windows (seconds).
 SCRAPE_S, WINDOW_S, RATE_WINDOW_S = 15.0, 300.0, 600.0
@@ -35,13 +38,14 @@ HEALTHY_S, STORM_END_S = 900.0, 1_500.0
 AFTER_STORM_S = STORM_END_S + 60.0
 
 
-@lru_cache(maxsize=None)
-def _run(**overrides):
+@cache
+def _run(**overrides: object) -> SimResult:
 
-    return run_scenario("incident-day", **overrides)
+    result: SimResult = run_scenario("incident-day", **overrides)
+    return result
 
 
-def incident_parameters() -> dict:
+def incident_parameters() -> dict[str, float]:
     """The incident's shape for the prose: minutes, rates and the scrape interval."""
 
     p = scenario_parameters("incident-day")
@@ -50,47 +54,67 @@ def incident_parameters() -> dict:
                 inc_recovery_min=p["recovery_s"] / 60, scrape_s=SCRAPE_S)
 
 
-@lru_cache(maxsize=None)
-def scraped(**overrides):
+@cache
+def scraped(**overrides: object) -> Table:
     """The incident as Prometheus scraped it (cached: the chapter and its checks share it)."""
 
     return scrape(_run(**overrides), interval_s=SCRAPE_S)
 
 
-@lru_cache(maxsize=None)
-def dashboard(**overrides) -> tuple:
+@cache
+def dashboard(**overrides: object) -> tuple[dict[str, object], ...]:
 
     return tuple(dashboard_rows(_run(**overrides), scraped(**overrides), run="incident",
                                 window_s=WINDOW_S, rate_window_s=RATE_WINDOW_S))
 
 
-def _rows(start_s: float, end_s: float):
-    return [r for r in dashboard() if start_s <= r["t_min"] * 60 <= end_s]
+def _rows(start_s: float, end_s: float) -> list[dict[str, object]]:
+    return [r for r in dashboard() if start_s <= number(r["t_min"], "t_min") * 60 <= end_s]
+
+
+def _panel(rows: Iterable[Mapping[str, object]], panel: str) -> list[float]:
+    """A dashboard ``panel``'s values over ``rows``, as they are."""
+    return [number(r[panel], panel) for r in rows]
+
+
+def _panel_max(rows: Iterable[Mapping[str, object]], panel: str) -> float:
+    """The highest value of a dashboard ``panel`` over ``rows`` (a row without one is skipped)."""
+    return max(_panel([r for r in rows if r[panel] is not None], panel))
+
+
+def _panel_peak_count(rows: Iterable[Mapping[str, object]], panel: str) -> int:
+    """The highest count (requests) of a dashboard ``panel`` over ``rows``."""
+    counts = [r[panel] for r in rows]
+    whole = [c for c in counts if isinstance(c, int)]
+    if len(whole) != len(counts):
+        raise KvsimError(f"dashboard panel {panel!r} holds {counts!r}: expected counts")
+    return max(whole)
 
 
 def healthy_p99_max() -> float:
-    return max(r["itl_p99_ms"] for r in _rows(WINDOW_S, HEALTHY_S) if r["itl_p99_ms"] is not None)
+    return _panel_max(_rows(WINDOW_S, HEALTHY_S), "itl_p99_ms")
 
 
 def storm_p99_max() -> float:
-    return max(r["itl_p99_ms"] for r in _rows(HEALTHY_S, STORM_END_S + WINDOW_S)
-               if r["itl_p99_ms"] is not None)
+    return _panel_max(_rows(HEALTHY_S, STORM_END_S + WINDOW_S), "itl_p99_ms")
 
 
-@lru_cache(maxsize=None)
-@lru_cache(maxsize=None)
-def gauge_breakdown(at_s: float = GAUGE_AT_S) -> dict:
+@cache
+def gauge_breakdown(at_s: float = GAUGE_AT_S) -> KvUsageBreakdown:
     """What the KV gauge counts at ``at_s`` in the incident, as a scrape then sees it."""
 
     return kv_usage_breakdown("incident-day", at_s)
 
 
-def seed_rule_onset_s():
+def seed_rule_onset_s() -> float:
     """When seed 003's preemption alert (rate > 0 over 5m, for 10m) first fires."""
 
     tab = scraped()
     t = np.asarray(tab["t_s"], dtype=float)
-    return onset(t, firing(t, increase(tab, "vllm:num_preemptions_total", 300.0) > 0, 600.0))
+    on = onset(t, firing(t, increase(tab, "vllm:num_preemptions_total", 300.0) > 0, 600.0))
+    if on is None:
+        raise KvsimError("seed 003's preemption alert never fires in the incident: expected it to")
+    return on
 
 
 def first_preemption_s() -> float:
@@ -106,7 +130,7 @@ def last_storm_preemption_s() -> float:
     return float(ev[gaps[0]] if gaps.size else ev[-1])
 
 
-def page_timing() -> dict:
+def page_timing() -> dict[str, float]:
     """When the book's page (VLLMPreemptionStorm) fires and clears in the incident, in
     minutes, evaluated at every scrape: ``page_min`` and ``page_lag_min`` (after the first
     preemption), ``clear_min`` (the first evaluation it no longer fires) and
@@ -128,17 +152,17 @@ def page_timing() -> dict:
 
 # --- predictions ------------------------------------------------------------------------
 
-def _mean_ratio():
-    healthy = [r["itl_mean_ms"] for r in _rows(WINDOW_S, HEALTHY_S)]
-    storm = [r["itl_mean_ms"] for r in _rows(HEALTHY_S, STORM_END_S + WINDOW_S)]
-    gap = max(r["gap_max_ms"] for r in dashboard())
+def _mean_ratio() -> tuple[float, str]:
+    healthy = _panel(_rows(WINDOW_S, HEALTHY_S), "itl_mean_ms")
+    storm = _panel(_rows(HEALTHY_S, STORM_END_S + WINDOW_S), "itl_mean_ms")
+    gap = max(_panel(dashboard(), "gap_max_ms"))
     return (round(max(storm) / float(np.median(healthy)), 2),
             f"the mean rises from {np.median(healthy):.0f} ms to at most {max(storm):.0f} ms, "
             f"while one stream waits {gap / 1e3:.1f} s: a handful of long pauses barely move "
             f"an average over thousands of regular tokens")
 
 
-def _slack_tokens():
+def _slack_tokens() -> tuple[int, str]:
     b = gauge_breakdown()
     return (b["slack_tokens"],
             f"the gauge counts {b['blocks_held']:,} whole blocks of {b['blocks_total']:,}; the "
@@ -146,32 +170,32 @@ def _slack_tokens():
             f"{b['slack_tokens']:,} token slots in all")
 
 
-def _alert_delay_min():
+def _alert_delay_min() -> tuple[float, str]:
     delay = (seed_rule_onset_s() - first_preemption_s()) / 60.0
     return (round(delay, 1),
             "rate() over 5 minutes turns positive within a scrape or two of the first "
             "preemption, and `for: 10m` then waits ten more minutes; by then the storm is over")
 
 
-def _peak_waiting():
-    peak = max(r["waiting"] for r in dashboard())
+def _peak_waiting() -> tuple[int, str]:
+    peak = _panel_peak_count(dashboard(), "waiting")
     return (peak, "admission stops while the cache is pinned: arrivals wait, and every "
                   "preemption puts one more request at the front of the queue")
 
 
-def _lint_findings():
+def _lint_findings() -> tuple[int, str]:
 
     findings = lint_rules(SEED_RULES_FILE)
     return (len(findings), "the near-full rule watches vllm:gpu_cache_usage_perc, a name current "
                            "V1 servers no longer expose: the rule can never fire there")
 
 
-def _compute_bound_kv():
+def _compute_bound_kv() -> tuple[float, str]:
 
     wl = Workload.poisson(45.0, 120.0, prompt=850, output=Geometric(100), seed=0)
     s = simulate(wl, model="llama-3.1-8b", gpu="h100-80gb", gpu_memory_utilization=0.90,
                  max_num_seqs=256).summary()
-    return (round(100 * s["kv_usage_max"], 1),
+    return (round(100 * metric(s, "kv_usage_max"), 1),
             "the batch is capped at 256 sequences of short requests: the queue grows while the "
             "cache has room, so the fix is compute or the cap, not memory")
 
@@ -188,38 +212,38 @@ def _finished() -> float:
                for r in FINISHED_REASONS)
 
 
-def final_counters() -> dict:
+def final_counters() -> dict[str, float]:
     """The incident's preemptions and finished requests (every ``finished_reason``) at the
     last scrape, as the per-1,000 exercise gives them."""
     return {"preemptions": _counter("vllm:num_preemptions_total"), "finished": _finished()}
 
 
-def _per_1k():
+def _per_1k() -> tuple[float, str]:
     pre, done = _counter("vllm:num_preemptions_total"), _finished()
     v = 1000.0 * pre / done
     return round(v, 1), f"1,000 x {pre:,.0f} preemptions / {done:,.0f} finished requests"
 
 
-def _preemptions_raw():
+def _preemptions_raw() -> float:
     return _counter("vllm:num_preemptions_total")
 
 
-def _peak_windowed_per_1k():
+def _peak_windowed_per_1k() -> float:
     # the dashboard's preemptions per 1,000 over 10 minutes, at its peak
-    return max(r["per_1k"] for r in dashboard() if r["per_1k"] is not None)
+    return _panel_max(dashboard(), "per_1k")
 
 
-def _blocks_held():
+def _blocks_held() -> tuple[int, str]:
     b = gauge_breakdown(EXERCISE_GAUGE_AT_S)
     return b["blocks_held"], (f"{b['gauge']:.4f} x {b['blocks_total']:,} blocks = "
                               f"{b['blocks_held']:,}")
 
 
-def _blocks_as_tokens():
+def _blocks_as_tokens() -> int:
     return _blocks_held()[0] * gauge_breakdown(EXERCISE_GAUGE_AT_S)["block_size"]
 
 
-def _blocks_at_the_text_instant():
+def _blocks_at_the_text_instant() -> int:
     return gauge_breakdown()["blocks_held"]
 
 
@@ -227,18 +251,18 @@ def _blocks_at_the_text_instant():
 GAUGE_DIGITS = 4
 
 
-def _blocks_truncated():
+def _blocks_truncated() -> int:
     # the quoted gauge times the pool, cut down to a whole block instead of rounded
     b = gauge_breakdown(EXERCISE_GAUGE_AT_S)
     return int(round(b["gauge"], GAUGE_DIGITS) * b["blocks_total"])
 
 
-def _blocks_free():
+def _blocks_free() -> int:
     b = gauge_breakdown(EXERCISE_GAUGE_AT_S)
     return b["blocks_total"] - b["blocks_held"]
 
 
-def _blocks_gauge_as_percent():
+def _blocks_gauge_as_percent() -> float:
     # "_perc" read as a percentage: 97.46 x the pool
     b = gauge_breakdown(EXERCISE_GAUGE_AT_S)
     return 100 * round(b["gauge"], GAUGE_DIGITS) * b["blocks_total"]
@@ -248,7 +272,7 @@ def _blocks_gauge_as_percent():
 COLLEAGUE_EDGE = 15.0
 
 
-def _bucket_edge():
+def _bucket_edge() -> tuple[float, str]:
 
     edge = min(e for e in ITL_BUCKETS if e > 10.0)
     return edge, f"V1's inter-token buckets run ... 7.5, 10.0, {edge:g}, ...: there is no le=\"15\""
@@ -271,7 +295,7 @@ def p99_bucket() -> int:
     return next(i for i, c in enumerate(counts[:-1]) if c >= rank)
 
 
-def _p99_ms():
+def _p99_ms() -> tuple[float, str]:
 
     counts = itl_final_counts()
     p99 = histogram_quantile(0.99, ITL_BUCKETS, counts)
@@ -283,44 +307,42 @@ def _p99_ms():
                                  f"{1e3 * p99:.1f} ms, as histogram_quantile gives")
 
 
-def _p99_upper_edge_ms():
+def _p99_upper_edge_ms() -> float:
     # the bucket's upper edge, with no interpolation inside it
     return 1e3 * ITL_BUCKETS[p99_bucket()]
 
 
-def _p99_lower_edge_ms():
+def _p99_lower_edge_ms() -> float:
     return 1e3 * ITL_BUCKETS[p99_bucket() - 1]
 
 
-def _mean_ms():
+def _mean_ms() -> float:
     return 1e3 * _counter("vllm:inter_token_latency_seconds_sum") / \
         _counter("vllm:inter_token_latency_seconds_count")
 
 
-def _threshold():
+def _threshold() -> tuple[float, str]:
     lo, hi = healthy_p99_max(), storm_p99_max()
     return ((lo + hi) / 2, f"any threshold above the healthy quarter hour's worst 5-minute p99 "
                            f"({lo:.0f} ms) and below the storm's ({hi:.0f} ms) separates them")
 
 
-def _storm_mean_max():
-    return max(r["itl_mean_ms"] for r in _rows(HEALTHY_S, STORM_END_S + WINDOW_S)
-               if r["itl_mean_ms"] is not None)
+def _storm_mean_max() -> float:
+    return _panel_max(_rows(HEALTHY_S, STORM_END_S + WINDOW_S), "itl_mean_ms")
 
 
-def _storm_longest_gap():
-    return max(r["gap_max_ms"] for r in _rows(HEALTHY_S, STORM_END_S + WINDOW_S)
-               if r["gap_max_ms"] is not None)
+def _storm_longest_gap() -> float:
+    return _panel_max(_rows(HEALTHY_S, STORM_END_S + WINDOW_S), "gap_max_ms")
 
 
-def _fp8_preemptions():
+def _fp8_preemptions() -> tuple[int, str]:
     s = _run(kv_dtype="fp8").summary()
-    return s["preemptions"], ("an FP8 cache holds twice the tokens: the lunch rush fits, and "
+    return count(s, "preemptions"), ("an FP8 cache holds twice the tokens: the lunch rush fits, and "
                               f"{s['preemptions']} requests are preempted")
 
 
-def _bf16_preemptions():
-    return _run().summary()["preemptions"]
+def _bf16_preemptions() -> int:
+    return count(_run().summary(), "preemptions")
 
 
 EXERCISES: list[Exercise] = [

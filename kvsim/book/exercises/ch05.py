@@ -9,20 +9,24 @@ from __future__ import annotations
 import dataclasses
 import math
 import re
-from functools import lru_cache
+from collections.abc import Iterable
+from functools import cache
 from statistics import median
 
+from kvsim.book.charts.theme import number
 from kvsim.engine.costs import swap_time_s
+from kvsim.engine.result import SimResult
 from kvsim.errors import KvsimError
 from kvsim.lab.missions import expert_settings
 from kvsim.lab.replay import run_lab
-from kvsim.model.hardware import get_gpu
-from kvsim.model.memory import kv_budget, kv_bytes_per_token
+from kvsim.model.hardware import GPUSpec, get_gpu
+from kvsim.model.memory import KVBudget, kv_budget, kv_bytes_per_token
 from kvsim.observe.alerts import rule_alerts
+from kvsim.observe.lint import PathOrText
 from kvsim.runs.scenarios import run_scenario
 from kvsim.units import GB, MB, MiB
 
-from .base import Exercise, Prediction
+from .base import Exercise, Prediction, Summary, count, metric
 from .setups import BELGAVI, belgavi_budget
 
 #: Seeds of the case (the spread over ten days of traffic is the lesson).
@@ -32,7 +36,7 @@ FIX_SEEDS = (0, 1, 2, 3, 4)
 #: The answers after the prompt change (seed 000's ~600) and the cap the product needs.
 LONG_OUTPUT, CAP = 600, 400
 #: The fixes in the source article's order, then each memory fix alone, as belgavi-long overrides.
-FIXES = {
+FIXES: dict[str, dict[str, object]] = {
     "as it is": {},
     "1. max_tokens 400": {"max_tokens": CAP},
     "2. + FP8 KV": {"max_tokens": CAP, "kv_dtype": "fp8"},
@@ -50,31 +54,36 @@ LAB_UTIL, LAB_ANSWER = 0.80, 400
 PER_1K_ALERT = "VLLMPreemptionsPer1k"
 
 
-def rule_per_1k(rules_path) -> float:
+def rule_per_1k(rules_path: PathOrText) -> float:
     """The threshold of chapter 4's :data:`PER_1K_ALERT` rule in ``rules_path``, read from
     its expression (``... > 50``): the chapter quotes the rule file, not a typed number."""
     rules = rule_alerts(rules_path)
     if PER_1K_ALERT not in rules:
         raise KvsimError(f"rule file {str(rules_path)!r} has no alert {PER_1K_ALERT!r}: "
                          f"expected chapter 4's rule file")
-    m = re.search(r">\s*([0-9.]+)\s*$", rules[PER_1K_ALERT]["expr"].strip())
+    m = re.search(r">\s*([0-9.]+)\s*$", str(rules[PER_1K_ALERT]["expr"]).strip())
     if m is None:
         raise KvsimError(f"alert {PER_1K_ALERT!r}: expression does not end in '> N': expected "
                          f"a threshold in preemptions per 1,000")
     return float(m.group(1))
 
 
-@lru_cache(maxsize=None)
-def _summaries(scenario: str, seeds: tuple, **overrides) -> tuple:
-
-    return tuple(run_scenario(scenario, seed=s, **overrides).summary() for s in seeds)
-
-
-def _median(scenario, seeds, key, **overrides) -> float:
-    return float(median(s[key] for s in _summaries(scenario, tuple(seeds), **overrides)))
+def _summary(scenario: str, seed: int, **overrides: object) -> Summary:
+    result: SimResult = run_scenario(scenario, seed=seed, **overrides)
+    return result.summary()
 
 
-def _fix(name: str) -> dict:
+@cache
+def _summaries(scenario: str, seeds: tuple[int, ...], **overrides: object) -> tuple[Summary, ...]:
+
+    return tuple(_summary(scenario, s, **overrides) for s in seeds)
+
+
+def _median(scenario: str, seeds: Iterable[int], key: str, **overrides: object) -> float:
+    return float(median(metric(s, key) for s in _summaries(scenario, tuple(seeds), **overrides)))
+
+
+def _fix(name: str) -> dict[str, object]:
     return FIXES[name]
 
 
@@ -84,7 +93,8 @@ ERROR_SCALES = (0.9, 1.1)
 
 
 def fix_under_error(name: str, key: str = "preemptions_per_1k",
-                    scales: tuple = (ERROR_SCALES[0], 1.0, ERROR_SCALES[1])) -> dict[float, float]:
+                    scales: tuple[float, ...] = (ERROR_SCALES[0], 1.0, ERROR_SCALES[1])
+                    ) -> dict[float, float]:
     """The median over :data:`FIX_SEEDS` of ``key`` for fix ``name`` with every step at each of
     ``scales`` times kvsim's time (by default 0.9, 1 and 1.1): whether a comparison the
     chapter states survives kvsim's own error."""
@@ -95,8 +105,8 @@ def fix_under_error(name: str, key: str = "preemptions_per_1k",
 
 # --- predictions ------------------------------------------------------------------------
 
-def _running():
-    values = [s["mean_running"] for s in _summaries("belgavi", CASE_SEEDS)]
+def _running() -> tuple[float, str]:
+    values = [metric(s, "mean_running") for s in _summaries("belgavi", CASE_SEEDS)]
     return (round(median(values), 1),
             f"1.5 requests/s, each in the running batch for about {median(values) / 1.5:.0f} s, keep "
             f"about {median(values):.0f} running (Little's law); the days range from "
@@ -104,14 +114,14 @@ def _running():
             f"that fit")
 
 
-def _paused():
+def _paused() -> tuple[float, str]:
     v = 100 * _median("belgavi-long", CASE_SEEDS, "share_paused_over_1s")
     return (round(v, 1), "with 600-token answers the cache is pinned and the queue never "
                          "empties: every admission evicts someone mid-answer, and the victim "
                          "waits for blocks to free before its recompute")
 
 
-def _cap_share():
+def _cap_share() -> tuple[float, str]:
     base = _median("belgavi-long", FIX_SEEDS, "preemptions_per_1k")
     cap = _median("belgavi-long", FIX_SEEDS, "preemptions_per_1k", **_fix("1. max_tokens 400"))
     return (round(100 * cap / base, 1),
@@ -120,25 +130,25 @@ def _cap_share():
             f"at peaks ({cap:.0f} against {base:.0f} per 1,000)")
 
 
-def _lab_ttft():
+def _lab_ttft() -> tuple[float, str]:
 
     s = run_lab(gpu_memory_utilization=LAB_UTIL, output_mean=LAB_ANSWER).summary()
-    return (round(s["ttft_p95_s"], 1),
+    return (round(metric(s, "ttft_p95_s"), 1),
             f"400-token answers need {-(-(850 + LAB_ANSWER) // 16)} blocks each: even at "
             f"{LAB_UTIL} the offered load exceeds what the cache turns over, so the queue "
             f"grows for the whole run")
 
 
-def _storm_memory():
+def _storm_memory() -> tuple[float, str]:
 
-    v = expert_settings(1)["gpu_memory_utilization"]
+    v = number(expert_settings(1)["gpu_memory_utilization"], "gpu_memory_utilization")
     return (v, "the least gpu_memory_utilization on the grid that meets the SLO on all five "
                "days; a lucky day passes with far less, the worst day needs this much")
 
 
 # --- exercises --------------------------------------------------------------------------
 
-def _long_capacity():
+def _long_capacity() -> tuple[int, str]:
     b = belgavi_budget()
     seq = BELGAVI["prompt_tokens"] + LONG_OUTPUT
     n = b.max_concurrent(seq)
@@ -150,12 +160,19 @@ def _long_capacity():
 SEED_RESERVE_BYTES = 2 * GB
 
 
+def _datasheet_bytes(gpu: GPUSpec) -> int:
+    """The memory a card's label says (``"48 GB"``), in bytes."""
+    if gpu.datasheet_memory_bytes is None:
+        raise KvsimError(f"gpu {gpu.name!r} has no datasheet memory: expected a labelled card")
+    return gpu.datasheet_memory_bytes
+
+
 def _seed_decimal_tokens() -> float:
     """The seed's tokens: its pool on the card's 48 GB read as decimal with a 2 GB reserve,
     rounded to 0.1 GB, divided by "0.5 MB" per token (chapter 1's envelope)."""
     gpu = get_gpu(BELGAVI["gpu"])
     card = dataclasses.replace(gpu, name="48 GB, read as decimal",
-                               memory_bytes=gpu.datasheet_memory_bytes)
+                               memory_bytes=_datasheet_bytes(gpu))
     envelope = kv_budget(card, BELGAVI["model"],
                          gpu_memory_utilization=BELGAVI["gpu_memory_utilization"],
                          activation_bytes=SEED_RESERVE_BYTES, engine="v0")
@@ -177,14 +194,14 @@ def _least_util_for(n_requests: int, seq: int) -> float:
     raise AssertionError("no utilisation up to 0.98 fits")
 
 
-def _memory_back():
+def _memory_back() -> tuple[float, str]:
     old = belgavi_budget().max_concurrent(BELGAVI["prompt_tokens"] + BELGAVI["output_tokens"])
     u = _least_util_for(old, BELGAVI["prompt_tokens"] + LONG_OUTPUT)
     return u, (f"the weights and activations stay fixed, so only the pool grows with the "
                f"fraction: {u:.2f} is the least that holds {old} requests of 1,450 tokens")
 
 
-def _memory_inputs():
+def _memory_inputs() -> tuple[KVBudget, int, int]:
     """What the memory exercise's derivation needs: the requests to hold, the blocks they take
     (plus V1's null block), and the budget whose weights, reserve and memory stay fixed."""
     b = belgavi_budget()
@@ -203,59 +220,59 @@ def _ceil_hundredth(x: float) -> float:
     return math.ceil(round(100 * x, 9)) / 100
 
 
-def _memory_rounded_down():
+def _memory_rounded_down() -> float:
     return math.floor(100 * memory_back_exact()) / 100
 
 
-def _memory_pool_only():
+def _memory_pool_only() -> float:
     # the pool's share of the card, the weights and the reserve left out
     b, _, blocks = _memory_inputs()
     return _ceil_hundredth(blocks * b.block_bytes / b.gpu.memory_bytes)
 
 
-def _memory_over_label():
+def _memory_over_label() -> float:
     # the GiB figures divided by the card's "48 GB" label instead of what CUDA reports
     b, _, blocks = _memory_inputs()
     need_gib = (b.weight_bytes + b.activation_bytes + blocks * b.block_bytes) / 2**30
-    return _ceil_hundredth(need_gib / (b.gpu.datasheet_memory_bytes / GB))
+    return _ceil_hundredth(need_gib / (_datasheet_bytes(b.gpu) / GB))
 
 
-def _memory_proportional():
+def _memory_proportional() -> float:
     old = 0.60 * (BELGAVI["prompt_tokens"] + LONG_OUTPUT) / (BELGAVI["prompt_tokens"]
                                                              + BELGAVI["output_tokens"])
     return math.ceil(old * 100) / 100
 
 
-def _spread_ratio():
-    values = [s["preemptions_per_1k"] for s in _summaries("belgavi", CASE_SEEDS)]
+def _spread_ratio() -> tuple[float, str]:
+    values = [metric(s, "preemptions_per_1k") for s in _summaries("belgavi", CASE_SEEDS)]
     r = max(values) / median(values)
     return (round(r, 2), f"the worst day has {max(values):.0f} preemptions per 1,000, the "
                          f"median day {median(values):.0f}")
 
 
 def _spread_values() -> list[float]:
-    return [s["preemptions_per_1k"] for s in _summaries("belgavi", CASE_SEEDS)]
+    return [metric(s, "preemptions_per_1k") for s in _summaries("belgavi", CASE_SEEDS)]
 
 
-def _spread_difference():
+def _spread_difference() -> float:
     values = _spread_values()
     return max(values) - median(values)
 
 
-def _spread_ratio_mean():
-    values = [s["preemptions_per_1k"] for s in _summaries("belgavi", CASE_SEEDS)]
+def _spread_ratio_mean() -> float:
+    values = [metric(s, "preemptions_per_1k") for s in _summaries("belgavi", CASE_SEEDS)]
     return max(values) / (sum(values) / len(values))
 
 
-def _little():
+def _little() -> tuple[float, str]:
     s = _summaries("belgavi", (LITTLE_SEED,))[0]
-    w = s["mean_running"] / 1.5
+    w = metric(s, "mean_running") / 1.5
     return (round(w, 1), f"Little's law: {s['mean_running']:.1f} running / 1.5 requests per "
                          f"second = {w:.1f} s in the running batch")
 
 
-def _little_times():
-    return _summaries("belgavi", (5,))[0]["mean_running"] * 1.5
+def _little_times() -> float:
+    return metric(_summaries("belgavi", (5,))[0], "mean_running") * 1.5
 
 
 #: The day (seed) of the Little's-law exercise.
@@ -264,15 +281,15 @@ LITTLE_SEED = 5
 
 def little_running() -> float:
     """Mean running requests on the Little's-law exercise's day, as its text gives them."""
-    return _summaries("belgavi", (LITTLE_SEED,))[0]["mean_running"]
+    return metric(_summaries("belgavi", (LITTLE_SEED,))[0], "mean_running")
 
 
-def _little_capacity():
+def _little_capacity() -> float:
     # eq-fit's ceiling (25 of 1,100 tokens) for the mean number running
     return belgavi_budget().max_concurrent(BELGAVI["prompt_tokens"] + BELGAVI["output_tokens"]) / 1.5
 
 
-def _swap_ms():
+def _swap_ms() -> tuple[float, str]:
 
     ms = 1e3 * swap_time_s(VICTIM_TOKENS, kv_bytes_per_token(BELGAVI["model"]),
                            SLOW_PCIE_BYTES_PER_S)
@@ -280,33 +297,33 @@ def _swap_ms():
                           f"{ms:.0f} ms, during which no stream moves")
 
 
-def _swap_gib():
+def _swap_gib() -> float:
     return _swap_ms()[0] * 4e9 / (4 * 2**30)
 
 
-def _swap_no_blocks():
+def _swap_no_blocks() -> float:
     return 1e3 * VICTIM_TOKENS * 524_288 / SLOW_PCIE_BYTES_PER_S
 
 
-def _whatif_rate():
+def _whatif_rate() -> tuple[float, str]:
     s = _summaries("belgavi-long", (5,), rate_per_s=WHATIF_RATE)[0]
-    return (round(s["preemptions_per_1k"], 1),
+    return (round(metric(s, "preemptions_per_1k"), 1),
             f"{s['preemptions_per_1k']:.0f} per 1,000: at {WHATIF_RATE} requests/s the server "
             f"is still overloaded (at most {s['max_waiting']:,} waiting), so the cache stays "
             f"pinned and preempts as often, over fewer requests")
 
 
-def _whatif_rate_default():
-    return _summaries("belgavi-long", (5,))[0]["preemptions_per_1k"]
+def _whatif_rate_default() -> float:
+    return metric(_summaries("belgavi-long", (5,))[0], "preemptions_per_1k")
 
 
-def _whatif_rate_per_finished():
+def _whatif_rate_per_finished() -> float:
     # a server's count: per finished request, not per arrived one
     s = _summaries("belgavi-long", (5,), rate_per_s=WHATIF_RATE)[0]
-    return 1000 * s["preemptions"] / s["requests_finished"]
+    return 1000 * count(s, "preemptions") / count(s, "requests_finished")
 
 
-def _whatif_rate_scaled():
+def _whatif_rate_scaled() -> float:
     # the 1.5 requests/s rate scaled with the traffic
     return _whatif_rate_default() * WHATIF_RATE / 1.5
 

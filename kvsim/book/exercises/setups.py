@@ -1,9 +1,31 @@
 """The worked set-ups the chapters' exercises share (from the seed articles)."""
 from __future__ import annotations
 
-from kvsim.model.memory import kv_budget
+from typing import TypedDict
 
-__all__ = ["BELGAVI", "H100_8B", "belgavi_budget", "h100_budget"]
+from kvsim.model.memory import KVBudget, kv_budget
+
+__all__ = ["BELGAVI", "H100_8B", "belgavi_budget", "h100_budget", "BelgaviSetup", "H100Setup"]
+
+
+class BelgaviSetup(TypedDict):
+    """The Belgavi set-up's card, model, utilisation and request shape."""
+    gpu: str
+    model: str
+    gpu_memory_utilization: float
+    prompt_tokens: int
+    output_tokens: int
+
+
+class H100Setup(TypedDict):
+    """Seed 003's set-up: card, model, utilisation, the p95 request and two max_num_seqs."""
+    gpu: str
+    model: str
+    gpu_memory_utilization: float
+    p95_prompt_tokens: int
+    p95_output_tokens: int
+    default_max_num_seqs: int
+    seed_max_num_seqs: int
 
 
 #: The seed article's Belgavi's Book Store set-up (seed 000, "KV Cache
@@ -11,7 +33,7 @@ __all__ = ["BELGAVI", "H100_8B", "belgavi_budget", "h100_budget"]
 #: 850-token prompts and 250-token answers. The card is the measured A40
 #: (the seeds name none); the activation reserve is what vLLM V1's profiling
 #: run needs (kvsim's estimate), not the seed's round "2 GB".
-BELGAVI = {
+BELGAVI: BelgaviSetup = {
     "gpu": "a40-48gb",
     "model": "llama-2-7b",
     "gpu_memory_utilization": 0.60,
@@ -23,7 +45,7 @@ BELGAVI = {
 #: at ``gpu_memory_utilization=0.90``, sized for a p95 request of a 2k prompt
 #: plus a 4k answer, against the seed's ``max_num_seqs`` of 256 (vLLM V1's
 #: default on an H100 is 1,024).
-H100_8B = {
+H100_8B: H100Setup = {
     "gpu": "h100-80gb",
     "model": "llama-3.1-8b",
     "gpu_memory_utilization": 0.90,
@@ -34,14 +56,14 @@ H100_8B = {
 }
 
 
-def belgavi_budget(kv_dtype=None):
-
+def belgavi_budget(kv_dtype: str | None = None) -> KVBudget:
+    """Belgavi's KV budget (in ``kv_dtype``, by default the model's own)."""
     return kv_budget(BELGAVI["gpu"], BELGAVI["model"],
                      gpu_memory_utilization=BELGAVI["gpu_memory_utilization"], kv_dtype=kv_dtype)
 
 
-def h100_budget(kv_dtype=None):
-
+def h100_budget(kv_dtype: str | None = None) -> KVBudget:
+    """Seed 003's H100 KV budget (in ``kv_dtype``, by default the model's own)."""
     return kv_budget(H100_8B["gpu"], H100_8B["model"],
                      gpu_memory_utilization=H100_8B["gpu_memory_utilization"],
                      kv_dtype=kv_dtype)
