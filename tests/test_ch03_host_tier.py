@@ -8,6 +8,8 @@ tail, a slow link), each sign beyond the seeds' spread, seed by seed.
 from __future__ import annotations
 
 import dataclasses
+import importlib.util
+from pathlib import Path
 
 import pytest
 
@@ -155,6 +157,19 @@ def test_the_site_data_carries_the_band():
     assert entry["band"] == [low, high] and entry["band_label"] == "its range over seeds"
     assert entry["band_text"] == [exercises.plain(low), exercises.plain(high)]
     assert "band" not in exercises.site_data()["predictions"]["ch03-predict-copies"]
+
+
+def test_the_answer_key_shows_the_band():
+    path = Path(__file__).resolve().parents[1] / "book" / "_ext" / "kvbook_answer_key.py"
+    spec = importlib.util.spec_from_file_location("kvbook_answer_key", path)
+    key = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(key)
+    data = exercises.site_data()
+    _, rows = key.chapter_key_rows(data, [], ["ch03-predict-tier-cut", "ch03-predict-copies"])
+    low, high = exercises.PREDICTIONS["ch03-predict-tier-cut"].band()
+    assert rows[0][1].endswith(f"% (its range over seeds: {exercises.plain(low)} to "
+                               f"{exercises.plain(high)})")
+    assert "(" not in rows[1][1]                            # a plain value stays plain
 
 
 # ---------------------------------------------------------------- the exercise
