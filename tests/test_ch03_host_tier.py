@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from kvsim.book import charts, exercises
+from kvsim.book import charts, checks_site, exercises
 from kvsim.book.charts.host_tier import (
     TIER_METRICS,
     host_tier_chart,
@@ -28,6 +28,8 @@ from kvsim.model.memory import kv_bytes_per_token
 from kvsim.units import GiB
 
 from notebook_helpers import BOOK, glued, read_chapter
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture(scope="module")
@@ -151,21 +153,27 @@ def test_a_band_widens_what_counts_as_close(monkeypatch):
     assert exercises.judge_prediction(base.id, 61).status == "off"
 
 
+def _site_data() -> dict:
+    """The checks' data the site runs on, as committed (test_site_checks.py proves it is what
+    kvsim computes now; computing it again here would rerun every chapter's checks)."""
+    return checks_site.read_site_data((ROOT / checks_site.DATA_PATH).read_text(encoding="utf-8"))
+
+
 def test_the_site_data_carries_the_band():
-    entry = exercises.site_data()["predictions"]["ch03-predict-tier-cut"]
+    predictions = _site_data()["predictions"]
+    entry = predictions["ch03-predict-tier-cut"]
     low, high = exercises.PREDICTIONS["ch03-predict-tier-cut"].band()
     assert entry["band"] == [low, high] and entry["band_label"] == "its range over seeds"
     assert entry["band_text"] == [exercises.plain(low), exercises.plain(high)]
-    assert "band" not in exercises.site_data()["predictions"]["ch03-predict-copies"]
+    assert "band" not in predictions["ch03-predict-copies"]
 
 
 def test_the_answer_key_shows_the_band():
-    path = Path(__file__).resolve().parents[1] / "book" / "_ext" / "kvbook_answer_key.py"
+    path = ROOT / "book" / "_ext" / "kvbook_answer_key.py"
     spec = importlib.util.spec_from_file_location("kvbook_answer_key", path)
     key = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(key)
-    data = exercises.site_data()
-    _, rows = key.chapter_key_rows(data, [], ["ch03-predict-tier-cut", "ch03-predict-copies"])
+    _, rows = key.chapter_key_rows(_site_data(), [], ["ch03-predict-tier-cut", "ch03-predict-copies"])
     low, high = exercises.PREDICTIONS["ch03-predict-tier-cut"].band()
     assert rows[0][1].endswith(f"% (its range over seeds: {exercises.plain(low)} to "
                                f"{exercises.plain(high)})")
