@@ -111,7 +111,10 @@ def chapter_key_rows(data: dict, exercises: list[tuple[str, str]],
     pr_rows = []
     for p_id in predictions:
         p = data["predictions"][p_id]
-        pr_rows.append([p["question"], f"{p['value_text']} {p['unit']}", p["why"]])
+        shown = f"{p['value_text']} {p['unit']}"
+        if "band" in p:            # an answer that is a band: the guesses inside it count
+            shown += f" ({p['band_label']}: {p['band_text'][0]} to {p['band_text'][1]})"
+        pr_rows.append([p["question"], shown, p["why"]])
     return ex_rows, pr_rows
 
 

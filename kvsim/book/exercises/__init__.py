@@ -181,6 +181,11 @@ def judge_prediction(prediction_id: str, guess: object) -> Verdict:
         return _not_a_number("prediction", guess, "a number", p.unit)
     value, why = p.solve()
     head = f"You predicted {plain(x)} {p.unit}; kvsim shows {plain(value)} {p.unit}"
+    if p.band is not None:
+        low, high = p.band()
+        head += f" ({p.band_label}: {plain(low)} to {plain(high)})"
+        if low <= x <= high:
+            return Verdict("close", f"{head}: inside kvsim's band. Why: {why}.")
     if abs(x - value) <= p.rel_tol * abs(value):
         return Verdict("close", f"{head}: a close estimate. Why: {why}.")
     if x > 0 and value > 0:
@@ -289,4 +294,8 @@ def site_data() -> dict[str, object]:
         value, why = p.solve()
         predictions[p.id] = {"unit": p.unit, "value": _json_number(value), "value_text": plain(value),
                              "why": why, "rel_tol": float(p.rel_tol), "question": p.question}
+        if p.band is not None:
+            low, high = p.band()
+            predictions[p.id].update(band=[float(low), float(high)], band_label=p.band_label,
+                                     band_text=[plain(low), plain(high)])
     return {"format": "kvbook-checks", "exercises": exercises, "predictions": predictions}

@@ -121,6 +121,11 @@ class Prediction:
     ``solve()`` returns ``(value, why)`` from kvsim; a guess within
     ``rel_tol`` of the value counts as close. ``why`` says what decides the
     value, whatever the guess was.
+
+    A prediction whose answer is a band (a median over seeds and their range)
+    gives ``band()``, returning ``(low, high)`` from kvsim: a guess inside the
+    band (edges included) also counts as close, and the feedback names the band
+    as ``band_label`` says what it is.
     """
 
     id: str
@@ -128,6 +133,8 @@ class Prediction:
     unit: str
     solve: Callable[[], tuple[float, str]]
     rel_tol: float = 0.10
+    band: Callable[[], tuple[float, float]] | None = None
+    band_label: str = "its range over seeds"
 
 
 def plain(x: float | Real) -> str:

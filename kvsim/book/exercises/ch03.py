@@ -29,6 +29,7 @@ from kvsim.runs.scenarios import run_scenario
 from kvsim.units import GB, GiB, cdiv
 
 from .base import Exercise, Prediction, metric
+from .ch03_tier import TIER_EXERCISES, TIER_PREDICTIONS
 from .setups import BELGAVI
 
 #: Seeds over which the chapter's simulations report a median (and spread).
@@ -420,4 +421,6 @@ PREDICTIONS: list[Prediction] = [
                question="the share of a resumed request's tokens it finds still cached under V1",
                solve=_predict_rescued, rel_tol=0.15),
 ]
-
+# the host-tier section's (kvsim.book.exercises.ch03_tier), in the chapter's order
+EXERCISES[-2:-2] = TIER_EXERCISES
+PREDICTIONS += TIER_PREDICTIONS

@@ -554,6 +554,40 @@ window.kvbookChecksData = {
    "unit": "requests",
    "why": "4 GiB / 8,388,608 B per block = 512 blocks; 512 // 69 blocks per request = 7; the next victim stops the whole V0 engine"
   },
+  "ch03-tier-load": {
+   "abs_tol": 0.0,
+   "between": null,
+   "derive": true,
+   "expected": 20.80374784,
+   "hint": "the tier holds full 16-token blocks only; their bytes (0.5 MiB a token) over 25 GB/s, one way: eq-swap's first term",
+   "kind": "float",
+   "question": "loading a 1,000-token Llama-2-7B document from the host tier on the A40 (25 GB/s), in ms",
+   "rel_tol": 0.005,
+   "traps": [
+    [
+     21.13929216,
+     "the last, partial block is not in the tier: count full blocks only (1,000 // 16)"
+    ],
+    [
+     20.97152,
+     "the tier moves whole blocks: count full 16-token blocks only"
+    ],
+    [
+     41.60749568,
+     "a load is one way, from CPU memory to the GPU, not a round trip"
+    ],
+    [
+     19.375,
+     "25 GB/s is 25 x 10^9 bytes a second, not 25 GiB/s"
+    ],
+    [
+     0.02080374784,
+     "that is in seconds; the answer is in milliseconds"
+    ]
+   ],
+   "unit": "ms",
+   "why": "1,000 // 16 = 62 full blocks (the tier stores no partial block) x 16 x 0.5 MiB = 520,093,696 B over 25 GB/s = 20.8 ms, one way, with no per-copy cost counted; prefilling the document takes 135 ms"
+  },
   "ch03-whatif-block-64": {
    "derive": false,
    "expected": "recompute",
@@ -1093,6 +1127,23 @@ window.kvbookChecksData = {
    "value": 187.71046400000003,
    "value_text": "187.7",
    "why": "1,300 tokens x 0.5 MiB over 4 GB/s plus the copies: every running stream waits that long for one swap-out, and as long again for the swap-in"
+  },
+  "ch03-predict-tier-cut": {
+   "band": [
+    85.7967821123303,
+    88.93508299821606
+   ],
+   "band_label": "its range over seeds",
+   "band_text": [
+    "85.8",
+    "88.94"
+   ],
+   "question": "the share of Belgavi's storm's recomputed tokens a 4 GiB host tier removes",
+   "rel_tol": 0.05,
+   "unit": "%",
+   "value": 87.35225780381856,
+   "value_text": "87.35",
+   "why": "median over 5 seeds: the tier holds the prompts of the requests the storm preempts, so they load those blocks instead of computing them; what remains recomputed is mostly their answers' tokens, which the tier never stores (vLLM's offload_prompt_only)"
   },
   "ch04-predict-alert-delay": {
    "question": "minutes from the first preemption to the preemption alert of chapter 2's source article",

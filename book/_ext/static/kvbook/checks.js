@@ -156,6 +156,13 @@
     var x = n.value, value = p.value;
     var head = "You predicted " + plain(x, n.isInt) + " " + p.unit + "; kvsim shows " +
                p.value_text + " " + p.unit;
+    if (p.band) {
+      // a band's answer (judge_prediction's band): a guess inside it, edges included, is close
+      head += " (" + p.band_label + ": " + p.band_text[0] + " to " + p.band_text[1] + ")";
+      if (p.band[0] <= x && x <= p.band[1]) {
+        return verdict("close", head + ": inside kvsim's band. Why: " + p.why + ".");
+      }
+    }
     if (Math.abs(x - value) <= p.rel_tol * Math.abs(value)) {
       return verdict("close", head + ": a close estimate. Why: " + p.why + ".");
     }
