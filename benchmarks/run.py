@@ -7,11 +7,15 @@
                                         # of a 10^4-configuration study (~30 s)
     python benchmarks/run.py --exporter # only kvsim exporter under load (~10 s)
     python benchmarks/run.py --loop     # only the test loop: make unit's CPU time (~1 min)
+    python benchmarks/run.py --goals [--against REV|none]  # only the engine's goals (goals.py)
 
-Targets (kvsim 2), on the project's 2-core machine, with prefix caching on:
-* the 2-minute Belgavi workload (cold server, 1.5 req/s)  <= 10 ms
-* the one-hour Azure conversation trace on h100-80gb      <= 1 s
-* time per simulated request flat from 10^2 to 10^5 requests
+Goals (issue 33; goals.py measures them first, in calibration units, met or not met):
+* the 2-minute Belgavi workload (cold server, 1.5 req/s)  <= 3 ms
+* the one-hour Azure conversation trace on h100-80gb      <= 0.4 s
+* time per simulated request flat within 15% from 10^2 to 10^5 requests
+* memory of a run of 10^5 requests                        <= 300 MB
+* start-up, import kvsim to the first result              <= 0.1 s
+Targets, on the project's 2-core machine, with prefix caching on:
 * every chapter executed top to bottom in a fresh kernel          <= 3 minutes
 * make unit (lint, types, the unit tests), the run cache cold      <= 60 s of CPU
 It also prints the cost model's calibration against the measured kernel
@@ -38,6 +42,7 @@ from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
 
+import goals
 import startup_logs
 
 import kvsim
@@ -367,7 +372,13 @@ def main(argv=None) -> int:
     ap.add_argument("--exporter", action="store_true",
                     help="only kvsim exporter under bursts of simultaneous scrapes")
     ap.add_argument("--loop", action="store_true", help="only make unit's CPU time")
+    ap.add_argument("--goals", action="store_true",
+                    help="only the engine's speed and memory goals, met or not met (goals.py)")
+    ap.add_argument("--against", metavar="REV", default="HEAD~1",
+                    help="the revision the goals' speed is compared with, interleaved "
+                         "(default HEAD~1, the previous one; 'none': no comparison)")
     args = ap.parse_args(argv)
+    against = None if args.against == "none" else args.against
     # Every run here is timed: none is read back from the run cache (kvsim/runs/summary_cache.py),
     # here or in the notebook kernels below.
     os.environ.pop("KVSIM_RUN_CACHE", None)
@@ -375,6 +386,10 @@ def main(argv=None) -> int:
         unit_loop()
         return 0
     rep = 3 if args.quick else 9
+    if args.goals:
+        print(f"kvsim {kvsim.__version__} | Python {sys.version.split()[0]}")
+        goals.report(quick=args.quick, against=against)
+        return 0
     if args.dask:
         print(f"kvsim {kvsim.__version__} | Python {sys.version.split()[0]} | medians")
         sweep_on_dask(rep)
@@ -389,10 +404,12 @@ def main(argv=None) -> int:
         return 0
 
     print(f"kvsim {kvsim.__version__} | Python {sys.version.split()[0]} | medians of {rep} runs\n")
+    goals.report(quick=args.quick, against=against)
+    print()
     cold = Workload.poisson(1.5, 120, prompt=850, output=Geometric(250), seed=0)
     belgavi = dict(model="llama-2-7b", gpu="a40-48gb", gpu_memory_utilization=0.60)
-    row("Belgavi, 2 minutes from cold (seed 0)", median_time(lambda: kvsim.simulate(cold, **belgavi), rep), 0.010,
-        f"[{len(cold)} requests]")
+    row("Belgavi, 2 minutes from cold (seed 0)", median_time(lambda: kvsim.simulate(cold, **belgavi), rep),
+        goals.BELGAVI_GOAL.goal_s, f"[{len(cold)} requests]")
     row("Belgavi 2 min, engine='v0'", median_time(lambda: kvsim.simulate(cold, engine="v0", **belgavi), rep))
     row("scenario belgavi (2 min warm-up + 10 min)", median_time(lambda: kvsim.run_scenario("belgavi"), rep))
     row("scenario belgavi-long (storm)", median_time(lambda: kvsim.run_scenario("belgavi-long"), rep))
@@ -413,24 +430,12 @@ def main(argv=None) -> int:
         r = kvsim.simulate(trace, model="llama-3.1-8b", gpu="h100-80gb")
         row("Azure conversation trace, 1 h, llama-3.1-8b/h100",
             median_time(lambda: kvsim.simulate(trace, model="llama-3.1-8b", gpu="h100-80gb"),
-                        max(3, rep // 3)), 1.0,
+                        max(3, rep // 3)), goals.AZURE_GOAL.goal_s,
             f"[{len(trace):,} requests, {r.timeline.num_rows:,} steps]")
     else:
         print(f"(trace not found at {TRACE}: skipped)")
 
     host_tier(rep)
-
-    print("\nTime per simulated request (Poisson 5 req/s, llama-3.1-8b on h100-80gb):")
-    sizes = [100, 1_000, 10_000] + ([] if args.quick else [100_000])
-    per = {}
-    for n in sizes:
-        wl = Workload.poisson(5.0, n / 5.0, prompt=1000, output=Geometric(200), seed=1)
-        t = median_time(functools.partial(kvsim.simulate, wl, model="llama-3.1-8b", gpu="h100-80gb"),
-                        3 if n < 100_000 else 1)
-        per[n] = t / len(wl)
-        print(f"  {len(wl):>8,} requests  {t * 1e3:10.1f} ms   {per[n] * 1e6:7.1f} us/request")
-    lo, hi = min(per.values()), max(per.values())
-    print(f"  max/min time per request: {hi / lo:.2f} (flat = 1.00)")
 
     print("\nkvsim.sweep: 16 runs of Belgavi (2 minutes each), serial against a process pool:")
     grid = {"output_mean": [200, 300, 400, 600], "gpu_memory_utilization": [0.55, 0.60]}

@@ -10,6 +10,7 @@ import pytest
 
 import kvsim
 from kvsim.engine.costs import StepCost
+from kvsim.engine.loop import build_engine
 from kvsim.errors import KvsimError
 from kvsim.model.vllm_defaults import async_scheduling_default, vllm_async_scheduling_default
 
@@ -77,3 +78,30 @@ def test_v0_has_no_async_scheduling():
     with pytest.raises(KvsimError, match="async_scheduling=True is not available with engine='v0'"):
         kvsim.simulate([kvsim.Request(0.0, 10, 2)], model=MODEL, gpu=GPU, engine="v0",
                        async_scheduling=True)
+
+
+@pytest.mark.parametrize("first_context, steps", [(0, 40), (None, 40), (10**7, 5)])
+def test_a_decode_run_times_each_step_as_a_single_step_would(first_context, steps):
+    # A CPU overhead that the GPU's time overtakes once the batch attends to enough tokens:
+    # a run from below that point (None: just below it) crosses it; one from 0 tokens too,
+    # and one from 10^7 starts above it.
+    wl = kvsim.Workload.from_requests([kvsim.Request(0.0, 100, 100)])
+    engine = build_engine(wl, MODEL, GPU, {"async_scheduling": True, "step_overhead_s": 0.05})
+    engine.scheduler.pull_arrivals(0.0)          # no arrival left to cut the run short
+    n = 8
+    gpu_fixed, cpu, gpu_bound_from = engine._async_step_costs(n)
+    slope = engine.cost.decode_s_per_token
+    assert gpu_fixed + slope * (gpu_bound_from - 1) < cpu <= gpu_fixed + slope * gpu_bound_from
+    context = gpu_bound_from - 3 * n - 1 if first_context is None else first_context
+    ends, dts = engine._time_async_decode_run(1.5, n, steps, context)
+    want = [engine.cost.step_s(n, n, decode_context=context + j * n) for j in range(steps)]
+    assert dts == want
+    t, want_ends = 1.5, []
+    for dt in want:
+        t += dt
+        want_ends.append(t)
+    assert ends == want_ends
+    crossing = [dt == cpu for dt in dts]
+    assert crossing == sorted(crossing, reverse=True)      # the CPU's steps, then the GPU's
+    if first_context is None:
+        assert crossing[0] and not crossing[-1]

@@ -370,7 +370,7 @@ def test_pauses_events_and_stints():
     rec.stint(2, 4, 4)                        # empty: not kept
     rec.stint(0, 6, 7)                        # row 6: 0.02 (request 0's second stint)
     rec.stint(2, 7, 8)                        # row 7: 0.08
-    assert rec.stints == [0, 1, 3, 1, 2, 6, 0, 6, 7, 2, 7, 8]
+    assert rec.stints.tolist() == [0, 1, 3, 1, 2, 6, 0, 6, 7, 2, 7, 8]
     gaps = rec.timeline()["gap_s"]
     longest = rec.longest_stint_gaps(gaps, 4)
     # request 0: the longer of its two stints' longest gaps; request 3 never decoded

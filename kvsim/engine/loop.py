@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 from kvsim.errors import KvsimError
 from kvsim.traffic.arrivals import make_arrivals
 from kvsim.traffic.workload import Request, Workload
+from kvsim.units import UNLIMITED
 
 from .costs import StepCost
 from .invariants import check_finished, check_invariants
@@ -110,6 +111,8 @@ class Engine:
             wl, until_s=self.until, max_tokens=cfg.max_tokens, max_model_len=cfg.max_model_len)
         self.scheduler = Scheduler(cfg, model, self.arrivals, Recorder(), transfer_s=cost.transfer_s)
         self._fixed_s: dict[int, float] = {}    # step time of n decodes, without attention
+        # asynchronous scheduling: per batch size, _async_step_costs
+        self._async_costs: dict[int, tuple[float, float, int]] = {}
         self._decode_slope = cost.decode_s_per_token
 
     @property
@@ -209,8 +212,11 @@ class Engine:
                                context: int) -> tuple[list[float], list[float]]:
         """:meth:`_time_decode_run` under asynchronous scheduling: each step lasts the larger
         of its GPU time and its CPU time, the sum :meth:`StepCost.step_s` makes step by step."""
-        cost, slope = self.cost, self._decode_slope
-        gpu_fixed, cpu = cost.fixed_gpu_s(n, n), cost.cpu_s(n)
+        costs = self._async_costs.get(n)
+        if costs is None:
+            costs = self._async_costs[n] = self._async_step_costs(n)
+        gpu_fixed, cpu, gpu_bound_from = costs
+        slope = self._decode_slope
         if k == 1:
             gpu = gpu_fixed + slope * context
             dt = gpu if gpu >= cpu else cpu
@@ -225,10 +231,38 @@ class Engine:
             kt = int((lim - t0) / first) + 2     # steps only lengthen: as in _time_decode_run
             if kt < k:
                 k = kt
-        dts = [g if g >= cpu else cpu
-               for g in (gpu_fixed + slope * c for c in range(context, context + k * n, n))]
-        ends = list(accumulate(dts, initial=t0))[1:]
+        # The step whose context reaches gpu_bound_from is the first the GPU's time decides:
+        # the steps before it last cpu, so no per-step max (a third of the run's timing).
+        stop = context + k * n
+        if context >= gpu_bound_from:
+            dts = [gpu_fixed + slope * c for c in range(context, stop, n)]
+        elif stop - n < gpu_bound_from:
+            dts = [cpu] * k
+        else:
+            cpu_steps = -(-(gpu_bound_from - context) // n)
+            dts = [cpu] * cpu_steps
+            dts += [gpu_fixed + slope * c for c in range(context + cpu_steps * n, stop, n)]
+        ends = list(accumulate(dts, initial=t0))
+        del ends[0]
         if lim < _INF and k > 1:
             k = 1 + bisect_left(ends, lim, 0, k - 1)
             del dts[k:], ends[k:]
         return ends, dts
+
+    def _async_step_costs(self, n: int) -> tuple[float, float, int]:
+        """A decode step of ``n`` sequences under asynchronous scheduling: its GPU time without
+        attention, its CPU time, and the least context (tokens) from which the GPU's time
+        ``gpu_fixed + slope * context`` is at least the CPU's (``UNLIMITED`` if it never is)."""
+        gpu_fixed, cpu, slope = self.cost.fixed_gpu_s(n, n), self.cost.cpu_s(n), self._decode_slope
+        if gpu_fixed >= cpu:
+            return gpu_fixed, cpu, 0
+        if slope <= 0.0:
+            return gpu_fixed, cpu, UNLIMITED
+        # the quotient's rounding may be off by a token either way: settle it with the
+        # comparison the step makes (monotone in the context)
+        context = max(0, math.floor((cpu - gpu_fixed) / slope))
+        while gpu_fixed + slope * context < cpu:
+            context += 1
+        while context > 0 and gpu_fixed + slope * (context - 1) >= cpu:
+            context -= 1
+        return gpu_fixed, cpu, context

@@ -15,6 +15,7 @@ few that are not zero: its batch, queue and swapped counts.
 """
 from __future__ import annotations
 
+from array import array
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -32,8 +33,9 @@ _CONST = ("running", "waiting", "swapped", "preemptions", "decoding", "prefill_t
           "recomputed_tokens")
 
 #: What :meth:`Recorder.step` keeps per single step, and :meth:`Recorder.decode_run` per run.
-_SINGLE_FIELDS = ("row", "gap_s", "kv_blocks_used", "kv_blocks_cached") + _CONST
-_RUN_FIELDS = ("row", "steps", "t0", "T", "used0", "blank0", "cached0", "used_end", "cached_end",
+#: (Their float fields, a single step's gap and a run's start, are kept apart.)
+_SINGLE_FIELDS = ("row", "kv_blocks_used", "kv_blocks_cached") + _CONST
+_RUN_FIELDS = ("row", "steps", "T", "used0", "blank0", "cached0", "used_end", "cached_end",
                "batch", "waiting", "swapped", "running_end", "waiting_end", "idle")
 
 #: The timeline's columns and dtypes, in order.
@@ -52,17 +54,24 @@ class Recorder:
     """Collects the timeline in order; decode runs are stored compactly (see :meth:`decode_run`)."""
 
     def __init__(self) -> None:
-        self._t: list[float] = []                       # every step's end time, in order
-        self._dt: list[float] = []
-        # flat lists (one Python list per kind, converted to arrays once at the end):
-        self._singles: list[float] = []                 # _SINGLE_FIELDS per single step
-        self._runs: list[float] = []                    # _RUN_FIELDS per decode run
-        self._run_crossings: list[int] = []             # their crossings snapshots
+        # Typed buffers (array.array), not lists: 8 bytes a value instead of a pointer and a
+        # Python object, and numpy reads them without a copy at the end (building arrays from
+        # lists of ~2 M Python numbers was a fifth of a one-hour run, and most of its memory).
+        # Values go in with fromlist, a list at a time: extend converts them one by one
+        # through an iterator, growing the buffer each time (2-3x fromlist's time).
+        self._t = array("d")                            # every step's end time, in order
+        self._dt = array("d")
+        self._single_gaps = array("d")                  # per single step: its gap
+        self._singles = array("q")                      # _SINGLE_FIELDS per single step
+        self._run_starts = array("d")                   # per decode run: t0
+        self._runs = array("q")                         # _RUN_FIELDS per decode run
+        self._run_crossings = array("q")                # their crossings snapshots
         # [rid, start, end (nan while open), mode]: rid and mode are ints in a float row
         self.pauses: list[list[float]] = []
         self._open_pause: dict[int, int] = {}
-        self.events: list[tuple[float, int, int]] = []  # (t, rid, mode)
-        self.stints: list[int] = []                     # (rid, first step, end step), flat
+        self._event_times = array("d")
+        self._events = array("q")                       # (rid, mode) per event
+        self.stints = array("q")                        # (rid, first step, end step), flat
 
     def end_s(self) -> float:
         """The end of the last step recorded (0.0 before the first): the run's simulated time."""
@@ -72,8 +81,8 @@ class Recorder:
     def step(self, t1: float, dt: float, gap: float, used: int, cached: int,
              const: tuple[int, ...]) -> None:
         """One step; ``const`` holds the constant columns' values in the order of ``_CONST``."""
-        self._singles += (len(self._t), gap, used, cached)
-        self._singles += const
+        self._single_gaps.append(gap)
+        self._singles.fromlist([len(self._t), used, cached, *const])
         self._t.append(t1)
         self._dt.append(dt)
 
@@ -94,11 +103,12 @@ class Recorder:
         ``running_end`` and ``waiting_end`` (after its finishes and arrivals). ``idle``
         running requests take no part (TensorRT-LLM's STATIC_BATCH: prefills that wait).
         """
-        self._runs += (len(self._t), len(dts), t0, T, used0, blank0, cached0, used_end,
-                       cached_end, batch, waiting, swapped, running_end, waiting_end, idle)
-        self._t += ends
-        self._dt += dts
-        self._run_crossings += crossings
+        self._run_starts.append(t0)
+        self._runs.fromlist([len(self._t), len(dts), T, used0, blank0, cached0, used_end,
+                             cached_end, batch, waiting, swapped, running_end, waiting_end, idle])
+        self._t.fromlist(ends)
+        self._dt.fromlist(dts)
+        self._run_crossings.fromlist(crossings)
 
     # ---------------------------------------------------------- per request
     def pause_start(self, rid: int, t: float, mode: int) -> None:
@@ -123,38 +133,37 @@ class Recorder:
             self.pauses[i][3] = mode
 
     def event(self, t: float, rid: int, mode: int) -> None:
-        self.events.append((t, rid, mode))
+        self._event_times.append(t)
+        self._events.fromlist([rid, mode])
 
     def stint(self, rid: int, first_step: int, end_step: int) -> None:
         """``rid`` decoded from ``first_step`` up to (not including) ``end_step``."""
         if end_step > first_step:
-            self.stints += (rid, first_step, end_step)
+            self.stints.fromlist([rid, first_step, end_step])
 
     # -------------------------------------------------------------- results
     def timeline(self) -> dict[str, NDArray[Any]]:
         n = len(self._t)
-        cols = {"t_s": np.array(self._t, dtype=np.float64),
-                "dt_s": np.array(self._dt, dtype=np.float64), "gap_s": np.zeros(n)}
+        cols = {"t_s": _floats(self._t), "dt_s": _floats(self._dt), "gap_s": np.zeros(n)}
         for name in ("kv_blocks_used", "kv_blocks_cached") + _CONST:
             cols[name] = np.zeros(n, dtype=np.int64)
         if self._singles:
-            singles = np.array(self._singles, dtype=np.float64).reshape(-1, len(_SINGLE_FIELDS))
-            rows = singles[:, 0].astype(np.int64)                 # exact: < 2**53
-            cols["gap_s"][rows] = singles[:, 1]
+            singles = _ints(self._singles).reshape(-1, len(_SINGLE_FIELDS))
+            rows = singles[:, 0]
+            cols["gap_s"][rows] = _floats(self._single_gaps)
             for i, name in enumerate(("kv_blocks_used", "kv_blocks_cached") + _CONST):
-                cols[name][rows] = singles[:, 2 + i]
+                cols[name][rows] = singles[:, 1 + i]
         if self._runs:
             self._fill_runs(cols)
         return {name: cols[name] for name in TIMELINE_COLUMNS}
 
     def _fill_runs(self, cols: dict[str, NDArray[Any]]) -> None:
         """Rebuild the decode runs' rows, all runs at once."""
-        runs = np.array(self._runs, dtype=np.float64).reshape(-1, len(_RUN_FIELDS))  # exact: < 2**53
+        runs = _ints(self._runs).reshape(-1, len(_RUN_FIELDS))
         pos, k, T, used0, blank0, cached0, used_end, cached_end, batch, waiting, swapped, \
-            running_end, waiting_end, idle = (runs[:, i].astype(np.int64)
-                                              for i in (0, 1, *range(3, 15)))
-        t0 = runs[:, 2]
-        cross = np.array(self._run_crossings, dtype=np.int64).reshape(len(k), -1)
+            running_end, waiting_end, idle = runs.T
+        t0 = _floats(self._run_starts)
+        cross = _ints(self._run_crossings).reshape(len(k), -1)
         bs = cross.shape[1]
         run = np.repeat(np.arange(len(k)), k)                  # the run of every run row
         start = np.cumsum(k) - k
@@ -185,7 +194,7 @@ class Recorder:
         """Per request, the longest gap between tokens while it decoded (0 if it never did)."""
         out = np.zeros(n_requests)
         if self.stints:
-            st = np.array(self.stints, dtype=np.int64).reshape(-1, 3)
+            st = _ints(self.stints).reshape(-1, 3)
             # reduceat over [lo0, hi0, lo1, hi1, ...]: even slots reduce gap_s[lo:hi]
             padded = np.append(gap_s, 0.0)
             longest = np.maximum.reduceat(padded, st[:, 1:3].ravel())[::2]
@@ -198,6 +207,16 @@ class Recorder:
                 "mode": pz[:, 3].astype(np.int64)}
 
     def event_table(self) -> dict[str, NDArray[Any]]:
-        ev = np.array(self.events, dtype=float).reshape(-1, 3)
-        return {"t_s": ev[:, 0], "request": ev[:, 1].astype(np.int64),
-                "mode": ev[:, 2].astype(np.int64)}
+        ev = _ints(self._events).reshape(-1, 2)
+        return {"t_s": _floats(self._event_times).copy(), "request": ev[:, 0].copy(),
+                "mode": ev[:, 1].copy()}
+
+
+def _floats(buffer: array[float]) -> NDArray[np.float64]:
+    """A float buffer's values as a new array (the buffer may still grow: no shared memory)."""
+    return np.frombuffer(buffer, dtype=np.float64).copy() if buffer else np.zeros(0)
+
+
+def _ints(buffer: array[int]) -> NDArray[np.int64]:
+    """An int buffer's values (C long long, 8 bytes: int64) as a new array."""
+    return np.frombuffer(buffer, dtype=np.int64).copy() if buffer else np.zeros(0, dtype=np.int64)
