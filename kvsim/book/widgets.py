@@ -27,10 +27,10 @@ from __future__ import annotations
 import functools
 import html
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, TypedDict, TypeVar, cast
+from typing import TYPE_CHECKING, TypedDict, TypeVar
 
 from kvsim.book.charts.alert_rule import alert_readout, alert_rule_chart, alert_rule_data
-from kvsim.book.charts.stepper import STATE_COLOURS, FrameRequest, StepFrame
+from kvsim.book.charts.stepper import STATE_COLOURS
 from kvsim.book.charts.theme import PALETTE
 from kvsim.errors import (
     KvsimError,
@@ -45,7 +45,13 @@ from kvsim.model.memory import KV_DTYPES, kv_budget
 from kvsim.model.presets import get_model, list_models
 from kvsim.observe.rule_timing import RULES, alert_timing
 from kvsim.observe.series import scrape
-from kvsim.runs.stepper import TOY_OUTPUT_TOKENS, scheduler_frames, toy_requests
+from kvsim.runs.stepper import (
+    TOY_OUTPUT_TOKENS,
+    Frame,
+    FrameRequest,
+    scheduler_frames,
+    toy_requests,
+)
 from kvsim.traffic.lengths import MAX_LENGTH
 from kvsim.units import format_bytes
 
@@ -372,12 +378,13 @@ def capacity_calculator(model: str = "llama-2-7b", gpu: str = "a40-48gb", *,
     return w.VBox(controls + [out])
 
 
-def frame_html(frame: StepFrame) -> str:
+def frame_html(frame: Frame) -> str:
     """One stepper frame as HTML: the step's story, then a bar of blocks per request."""
     total = max(1, frame["total_blocks"])
     rows = []
-    free: FrameRequest = dict(name="free", state="free", blocks=frame["free_blocks"], tokens=0,
-                              needs_block=False, preemptions=0)
+    free = FrameRequest(name="free", state="free", blocks=frame["free_blocks"], tokens=0,
+                        generated=0, output=0, preemptions=0, recomputed=0, rescued=0,
+                        needs_block=False)
     for r in frame["requests"] + [free]:
         colour = PALETTE[2] if r["state"] == "free" else STATE_COLOURS[r["state"]]
         width = 260 * r["blocks"] / total
@@ -461,7 +468,7 @@ def scheduler_stepper(*, num_gpu_blocks: int = 20, requests: int = 5, prompt_tok
                                   param="step", range_note="the run's steps", style=style,
                                   layout=layout)
     out = w.Output()
-    state: dict[str, list[StepFrame]] = {"frames": []}
+    state: dict[str, list[Frame]] = {"frames": []}
 
     def show(html_text: str, plain: str) -> None:
         out.outputs = ({"output_type": "display_data", "metadata": {},
@@ -477,10 +484,9 @@ def scheduler_stepper(*, num_gpu_blocks: int = 20, requests: int = 5, prompt_tok
         c_answer.disabled = c_mode.value == "varied"
         answers = lengths if c_mode.value == "varied" else c_answer.value
         try:
-            # scheduler_frames builds every frame with StepFrame's keys (kvsim.runs.stepper)
-            state["frames"] = cast("list[StepFrame]", scheduler_frames(
+            state["frames"] = scheduler_frames(
                 toy_requests(c_n.value, prompt_tokens=c_prompt.value, output_tokens=answers),
-                num_gpu_blocks=c_blocks.value, model=model, gpu=gpu))
+                num_gpu_blocks=c_blocks.value, model=model, gpu=gpu)
         except KvsimError as exc:
             state["frames"] = []
             show(_error_html(str(exc)), str(exc))

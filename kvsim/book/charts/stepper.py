@@ -16,29 +16,7 @@ from .theme import NEUTRAL, PALETTE, Width, check_width, finish_chart, fit_page
 if TYPE_CHECKING:
     import altair as alt
 
-
-class FrameRequest(TypedDict):
-    """One request as a frame of :func:`kvsim.runs.stepper.scheduler_frames` shows it (the keys
-    the stepper reads)."""
-    name: str
-    state: str
-    blocks: int
-    tokens: int
-    preemptions: int
-    needs_block: bool
-
-
-class StepFrame(TypedDict):
-    """The pool and the requests after one engine step (the keys the stepper reads)."""
-    step: int
-    story: str
-    free_blocks: int
-    total_blocks: int
-    requests: list[FrameRequest]
-    admitted: list[str]
-    preempted: list[str]
-    finished: list[str]
-    waiting: list[str]
+    from kvsim.runs.stepper import Frame
 
 
 class StepperBar(TypedDict):
@@ -89,7 +67,7 @@ def _wrap(text: str, width: int) -> str:
     return "\n".join(textwrap.wrap(text, width))
 
 
-def _quiet(frame: StepFrame, before: StepFrame | None) -> bool:
+def _quiet(frame: Frame, before: Frame | None) -> bool:
     """A step in which nothing but decoding happens: nobody admitted, preempted or finished,
     the same free blocks and queue as the step before, and no request about to need a block."""
     return (before is not None and not (frame["admitted"] or frame["preempted"]
@@ -99,7 +77,7 @@ def _quiet(frame: StepFrame, before: StepFrame | None) -> bool:
             and not any(r["needs_block"] for r in frame["requests"]))
 
 
-def stepper_data(frames: Sequence[StepFrame]) -> StepperData:
+def stepper_data(frames: Sequence[Frame]) -> StepperData:
     """Rows for :func:`stepper_chart` from :func:`kvsim.runs.stepper.scheduler_frames`.
 
     Returns ``{"bars": rows, "notes": rows, "steps": n, "events": [step, ...],
@@ -123,8 +101,8 @@ def stepper_data(frames: Sequence[StepFrame]) -> StepperData:
     bars: list[StepperBar] = []
     notes: list[StepperNote] = []
     events: list[int] = []
-    before: StepFrame | None = None
-    quiet: list[StepFrame] = []     # quiet: the steps skipped since the last event
+    before: Frame | None = None
+    quiet: list[Frame] = []     # quiet: the steps skipped since the last event
     for f in frames:
         if _quiet(f, before):
             quiet.append(f)

@@ -8,10 +8,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from functools import cache
 from statistics import median
-from typing import TypedDict, cast
+from typing import TypedDict
 
 from kvsim.book.charts import work_split_data
-from kvsim.book.charts.stepper import StepFrame
 from kvsim.engine.result import SimResult
 from kvsim.model.memory import kv_budget
 from kvsim.runs.scenarios import run_scenario
@@ -47,8 +46,7 @@ def _seed_median(scenario: str, name: str, seeds: Sequence[int] = SWEEP_SEEDS,
 
 def _first_preemption(num_gpu_blocks: int) -> int:
 
-    # scheduler_frames builds every frame with StepFrame's keys (kvsim.runs.stepper)
-    frames = cast("list[StepFrame]", scheduler_frames(toy_requests(), num_gpu_blocks=num_gpu_blocks))
+    frames = scheduler_frames(toy_requests(), num_gpu_blocks=num_gpu_blocks)
     return next(f["step"] for f in frames if f["preempted"])
 
 
