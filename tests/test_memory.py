@@ -302,20 +302,43 @@ def test_pinned_budget_needs_exactly_one_figure():
 
 
 def test_the_start_up_log_lines_follow_vllm_v1():
-    """vLLM V1 logs "GPU KV cache size: N tokens" (num_gpu_blocks x block_size, the null
-    block included) and "Maximum concurrency for L tokens per request: Xx" (num_gpu_blocks /
-    ceil(L / block_size)). kvsim's pool against real start-up logs is pinned below
-    (benchmarks/startup_logs.json)."""
+    """vLLM V1's pool lines, release by release (read in the wheels' vllm/v1/core/kv_cache_utils.py):
+    the concurrency is num_gpu_blocks / ceil(L / block_size), the null block counted; the size
+    is num_gpu_blocks x block_size up to 0.20 and int(concurrency x L) from 0.23 (a float product,
+    truncated: 1 token short at L = 20,000 here); one line from 0.28. kvsim's pool against real
+    start-up logs is pinned below (benchmarks/startup_logs.json)."""
     import kvsim
 
     b = kvsim.kv_budget("h100-80gb", "llama-3.1-8b", gpu_memory_utilization=0.90)
-    tokens_line, concurrency_line = b.startup_log()
-    assert tokens_line == f"GPU KV cache size: {b.vllm_blocks * 16:,} tokens"
     assert b.log_concurrency() == b.vllm_blocks / (131_072 // 16)
-    assert concurrency_line == f"Maximum concurrency for 131,072 tokens per request: {b.log_concurrency():.2f}x"
     assert b.log_concurrency(4_097) == b.vllm_blocks / 257
+    most = f"Maximum concurrency for 131,072 tokens per request: {b.log_concurrency():.2f}x"
+    size = f"GPU KV cache size: {b.vllm_blocks * 16:,} tokens"
+    assert b.startup_log() == [f"{size}, {most}"] == b.startup_log(vllm_version="0.34.0")
+    assert b.startup_log(vllm_version="0.28") == [f"{size}, {most}"]
+    assert b.startup_log(vllm_version="0.27") == [size, most]
+    # A length that is not a multiple of the block size: 0.23+ derive the size from it.
+    concurrency = b.vllm_blocks / 1_250
+    assert b.startup_log(20_000, "0.20")[0] == size
+    assert b.startup_log(20_000, "0.23")[0] == f"GPU KV cache size: {int(concurrency * 20_000):,} tokens"
+    assert int(concurrency * 20_000) == b.vllm_blocks * 16 - 1
     with pytest.raises(kvsim.KvsimError, match="max_model_len"):
         b.log_concurrency(0)
+    with pytest.raises(kvsim.KvsimError, match=r"vllm_version='0.9' is not a release .* 0.11 to 0.34"):
+        b.startup_log(vllm_version="0.9")
+    # The pool can be pinned to either line: the log's N read back into its blocks, release by release.
+    for version, length in (("0.34", 20_000), ("0.34", 4_097), ("0.20", 20_000), ("0.34", 131_072)):
+        logged = int(b.startup_log(length, version)[0].split()[4].rstrip(",").replace(",", ""))
+        pinned = pinned_budget("h100-80gb", "llama-3.1-8b", kv_cache_tokens=logged,
+                                     max_model_len=length, vllm_version=version)
+        assert pinned.vllm_blocks == b.vllm_blocks and pinned.startup_log(length, version) == \
+            b.startup_log(length, version)
+    with pytest.raises(kvsim.KvsimError, match=r"kv_cache_tokens=448,370 is not a size vLLM 0.34 "
+                       r"prints for llama-3.1-8b at block_size=16 and max_model_len=131,072"):
+        pinned_budget("h100-80gb", "llama-3.1-8b", kv_cache_tokens=448_370)
+    v0 = kvsim.kv_budget("h100-80gb", "llama-3.1-8b", gpu_memory_utilization=0.90, engine="v0")
+    with pytest.raises(kvsim.KvsimError, match="engine='v0'"):
+        v0.startup_log()
 
 
 # ----------------------------------------------------------------------------- published start-up logs

@@ -47,7 +47,11 @@ from .vllm_defaults import (
     NON_TORCH_BYTES,
     SAMPLER_LOGIT_BYTES,
     USAGE_CONTEXTS,
+    VLLM_VERSION_DEFAULT,
     batch_defaults,
+    blocks_from_logged_tokens,
+    check_vllm_version,
+    startup_log_lines,
 )
 
 __all__ = ["KV_DTYPES", "BLOCK_SIZES", "kv_bytes_per_token", "kv_budget", "KVBudget",
@@ -143,7 +147,10 @@ class KVBudget:
 
     @property
     def log_tokens(self) -> int:
-        """The token count vLLM's start-up log prints ("GPU KV cache size: N tokens")."""
+        """The pool in tokens as vLLM counts it, ``vllm_blocks * block_size`` (the null block
+        included): what its start-up log prints as "GPU KV cache size: N tokens" before 0.23, and
+        at any release when ``max_model_len`` is a multiple of ``block_size`` and the model keeps
+        no per-request state (:meth:`startup_log` prints each release's own figure)."""
         return self.vllm_blocks * self.block_size
 
     def log_concurrency(self, max_model_len: int | None = None) -> float:
@@ -154,21 +161,37 @@ class KVBudget:
         counts the null block, as its log does). ``max_model_len`` defaults to
         the model's.
         """
+        return self.vllm_blocks / self._log_blocks_per_request(self._log_length(max_model_len))
+
+    def _log_length(self, max_model_len: int | None) -> int:
         length = self.model.max_model_len if max_model_len is None else max_model_len
-        length = check_int("max_model_len", length, min=1)
-        per_request = self.blocks_for(length) + self.state_blocks_per_request
-        return self.vllm_blocks / per_request
+        return check_int("max_model_len", length, min=1)
 
-    def startup_log(self, max_model_len: int | None = None) -> list[str]:
-        """The two lines vLLM V1 logs about the pool at start-up, as kvsim predicts them.
+    def _log_blocks_per_request(self, length: int) -> int:
+        return self.blocks_for(length) + self.state_blocks_per_request
 
-        ``["GPU KV cache size: 27,776 tokens", "Maximum concurrency for 4,096
-        tokens per request: 6.78x"]``: compare them with your server's log.
+    def startup_log(self, max_model_len: int | None = None,
+                    vllm_version: str = VLLM_VERSION_DEFAULT) -> list[str]:
+        """What vLLM V1 release ``vllm_version`` logs about the pool at start-up, as kvsim predicts it.
+
+        At 0.34: ``["GPU KV cache size: 27,776 tokens, Maximum concurrency for 4,096 tokens
+        per request: 6.78x"]``; before 0.28 the two figures are two lines, and before 0.23 the
+        size is ``vllm_blocks * block_size`` rather than ``int(concurrency * max_model_len)``
+        (:func:`kvsim.model.vllm_defaults.startup_log_lines`). Compare them with your
+        server's log. A V0 budget has no such line (V0 logs its block counts).
+        NOTE(sliding-window-full-context): a model with sliding-window layers is sized as if
+        every layer held the full context; vLLM V1's hybrid allocator counts its window groups
+        apart, so its lines differ for such models.
         """
-        length = self.model.max_model_len if max_model_len is None else max_model_len
-        return [f"GPU KV cache size: {self.log_tokens:,} tokens",
-                f"Maximum concurrency for {length:,} tokens per request: "
-                f"{self.log_concurrency(length):.2f}x"]
+        if self.engine != "v1":
+            raise KvsimError(f"startup_log() is vLLM V1's log; this budget is engine={self.engine!r}: "
+                             "expected a budget made with engine='v1' (V0 logs its GPU block count, "
+                             "vllm_blocks)")
+        version = check_vllm_version(vllm_version)
+        length = self._log_length(max_model_len)
+        return startup_log_lines(version, num_blocks=self.vllm_blocks, block_size=self.block_size,
+                                 max_model_len=length,
+                                 blocks_per_request=self._log_blocks_per_request(length))
 
     def blocks_for(self, seq_len: int) -> int:
         """Blocks a sequence of ``seq_len`` tokens holds: ``ceil(seq_len / block_size)``."""
@@ -383,17 +406,40 @@ def kv_budget(gpu: GPUSpec | str, model: ModelSource, *, gpu_memory_utilization:
                     non_torch_bytes=non_torch, engine=engine)
 
 
+def _blocks_logged(base: KVBudget, tokens: int, max_model_len: int | None, vllm_version: str) -> int:
+    """The blocks (null block included) of the pool whose start-up line reads ``tokens``."""
+    bs = base.block_size
+    if base.engine != "v1":
+        if tokens % bs:
+            raise KvsimError(f"kv_cache_tokens={tokens:,} is not a multiple of block_size={bs}: "
+                             "expected whole blocks of tokens (check the block size)")
+        return tokens // bs
+    version = check_vllm_version(vllm_version)
+    length = base._log_length(max_model_len)
+    blocks = blocks_from_logged_tokens(version, tokens, block_size=bs, max_model_len=length,
+                                       blocks_per_request=base._log_blocks_per_request(length))
+    if blocks is None:
+        raise KvsimError(f"kv_cache_tokens={tokens:,} is not a size vLLM {version} prints for "
+                         f"{base.model.name} at block_size={bs} and max_model_len={length:,}: "
+                         "expected the N of your server's 'GPU KV cache size: N tokens' line "
+                         "(check the block size, max_model_len and vllm_version, or pin num_gpu_blocks)")
+    return blocks
+
+
 def pinned_budget(gpu: GPUSpec | str, model: ModelSource, *, num_gpu_blocks: int | None = None,
                   kv_cache_tokens: int | None = None, kv_dtype: str | None = None,
                   block_size: int = 16, tensor_parallel_size: int = 1,
-                  engine: str = "v1") -> KVBudget:
+                  engine: str = "v1", max_model_len: int | None = None,
+                  vllm_version: str = VLLM_VERSION_DEFAULT) -> KVBudget:
     """The KV pool of a real server, pinned to what it reports instead of computed from memory.
 
     Give exactly one of ``num_gpu_blocks`` (usable blocks, as kvsim's
     ``simulate`` option means it) or ``kv_cache_tokens`` (vLLM's start-up line
     "GPU KV cache size: N tokens", which counts every block: V1's null block
-    included, so the usable pool is one block less). Explained in chapter 1
-    (*calibrating on your own server*).
+    included, so the usable pool is one block less). From vLLM 0.23 that N is
+    ``int(concurrency x max_model_len)`` (:func:`kvsim.model.vllm_defaults.logged_tokens`),
+    so the server's ``max_model_len`` (by default the model's) and ``vllm_version``
+    say which pool printed it. Explained in chapter 1 (*calibrating on your own server*).
     """
     if (num_gpu_blocks is None) == (kv_cache_tokens is None):
         raise KvsimError("pinned_budget needs exactly one of num_gpu_blocks or kv_cache_tokens: "
@@ -405,11 +451,7 @@ def pinned_budget(gpu: GPUSpec | str, model: ModelSource, *, num_gpu_blocks: int
     if kv_cache_tokens is not None:
         kv_cache_tokens = check_int("kv_cache_tokens", kv_cache_tokens,
                                     min=(1 + base.null_blocks) * bs, max=10**12)
-        if kv_cache_tokens % bs:
-            raise KvsimError(f"kv_cache_tokens={kv_cache_tokens:,} is not a multiple of block_size="
-                             f"{bs}: expected the N of vLLM's 'GPU KV cache size: N tokens', "
-                             f"which counts whole blocks (check the block size)")
-        blocks = kv_cache_tokens // bs - base.null_blocks
+        blocks = _blocks_logged(base, kv_cache_tokens, max_model_len, vllm_version) - base.null_blocks
     else:
         blocks = check_num_gpu_blocks(num_gpu_blocks)
     total = blocks + base.null_blocks

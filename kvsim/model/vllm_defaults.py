@@ -67,7 +67,9 @@ __all__ = ["VLLM_V1_VERSIONS", "ENGINES", "USAGE_CONTEXTS", "batch_defaults", "w
            "VLLM_V1_RELEASES", "VLLM_V0_RELEASES", "VLLM_VERSION_DEFAULT", "RESERVE_FULL_ISL_SINCE",
            "check_vllm_version", "has_reserve_full_isl", "reserve_full_isl_default",
            "vllm_version_default", "ASYNC_SCHEDULING_SINCE", "async_scheduling_default",
-           "vllm_async_scheduling_default", "OFFLOAD_PROMPT_ONLY_SINCE", "models_host_tier"]
+           "vllm_async_scheduling_default", "OFFLOAD_PROMPT_ONLY_SINCE", "models_host_tier",
+           "LOG_TOKENS_FROM_CONCURRENCY_SINCE", "LOG_ONE_LINE_SINCE", "startup_log_lines",
+           "logged_tokens", "blocks_from_logged_tokens"]
 
 #: The V1 releases kvsim knows (minor versions of 0.x): 0.11, the first without V0, to 0.34.
 VLLM_V1_RELEASES: tuple[int, ...] = tuple(range(11, 35))
@@ -85,6 +87,16 @@ RESERVE_FULL_ISL_SINCE = 19
 #: by default; absent in the 0.20.0 wheel, present in 0.23.0: the boundary may be off by up to
 #: two releases). kvsim models the tier from this release on.
 OFFLOAD_PROMPT_ONLY_SINCE = 23
+#: The first release whose start-up log derives "GPU KV cache size: N tokens" from the maximum
+#: concurrency, ``int(max_concurrency * max_model_len)`` (vllm/v1/core/kv_cache_utils.py; the
+#: 0.20.0 wheel still prints ``num_blocks // groups * block_size``, the 0.23.0 wheel the new
+#: figure: the boundary may be off by up to two releases).
+LOG_TOKENS_FROM_CONCURRENCY_SINCE = 23
+#: The first release that logs the pool's size and the concurrency in one line, ``GPU KV cache
+#: size: N tokens, Maximum concurrency for L tokens per request: Xx`` (``update_kv_cache_capacity``:
+#: two lines in the 0.27.0 wheel, one in 0.28.0; from 0.30 the line starts with the device's name,
+#: "GPU" on CUDA).
+LOG_ONE_LINE_SINCE = 28
 #: The first release that schedules asynchronously by default: ``SchedulerConfig.async_scheduling``
 #: (opt-in since PR #19970, June 2025) became "on unless a feature forbids it" with PR #27614,
 #: listed in tracking issue #27679 and shipped in 0.14.0 (January 2026; the release notes as
@@ -251,3 +263,45 @@ def async_scheduling_default(engine: str, version: str) -> bool:
     on for V1 from 0.14 and so on for the default release; off for V1 before 0.14 and for V0.
     """
     return vllm_async_scheduling_default(engine, version)
+
+
+def startup_log_lines(version: str, *, num_blocks: int, block_size: int, max_model_len: int,
+                      blocks_per_request: int) -> list[str]:
+    """What vLLM V1 release ``version`` logs about its KV pool at start-up, for a model whose
+    request of ``max_model_len`` tokens takes ``blocks_per_request`` blocks of ``num_blocks``
+    (vLLM's count, the null block included).
+
+    The concurrency is ``num_blocks / blocks_per_request`` (``get_max_concurrency_for_kv_cache_config``);
+    the size in tokens is ``num_blocks * block_size`` before
+    :data:`LOG_TOKENS_FROM_CONCURRENCY_SINCE`, ``int(concurrency * max_model_len)`` since; the two
+    figures share one line since :data:`LOG_ONE_LINE_SINCE`.
+    """
+    concurrency = num_blocks / blocks_per_request
+    tokens = logged_tokens(version, num_blocks=num_blocks, block_size=block_size,
+                           max_model_len=max_model_len, blocks_per_request=blocks_per_request)
+    size = f"GPU KV cache size: {tokens:,} tokens"
+    most = f"Maximum concurrency for {max_model_len:,} tokens per request: {concurrency:.2f}x"
+    return [f"{size}, {most}"] if _minor(version) >= LOG_ONE_LINE_SINCE else [size, most]
+
+
+def logged_tokens(version: str, *, num_blocks: int, block_size: int, max_model_len: int,
+                  blocks_per_request: int) -> int:
+    """The N of "GPU KV cache size: N tokens" at release ``version`` (see :func:`startup_log_lines`).
+
+    From 0.23 it is a float product truncated, so it can fall a token short of
+    ``num_blocks * block_size`` even when ``max_model_len`` is a multiple of ``block_size``.
+    """
+    if _minor(version) >= LOG_TOKENS_FROM_CONCURRENCY_SINCE:
+        return int(num_blocks / blocks_per_request * max_model_len)
+    return num_blocks * block_size
+
+
+def blocks_from_logged_tokens(version: str, tokens: int, *, block_size: int, max_model_len: int,
+                              blocks_per_request: int) -> int | None:
+    """The ``num_blocks`` whose start-up line at ``version`` reads ``tokens`` (None if none does):
+    :func:`logged_tokens` inverted, so a pool can be pinned to the figure a server printed."""
+    def logs(blocks: int) -> int:
+        return logged_tokens(version, num_blocks=blocks, block_size=block_size,
+                             max_model_len=max_model_len, blocks_per_request=blocks_per_request)
+    estimate = tokens * blocks_per_request // max_model_len
+    return next((b for b in range(max(1, estimate - 1), estimate + 3) if logs(b) == tokens), None)
