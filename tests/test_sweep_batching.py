@@ -170,6 +170,35 @@ def test_chunk_size_for(per_run_s, runs, workers, chunk, monkeypatch):
     assert sweeps.chunk_size_for(per_run_s, runs, workers) == chunk
 
 
+@pytest.mark.parametrize("runs, chunk, workers, sizes", [
+    (40, 12, 2, [10] * 4),               # 4 tasks already a multiple of 2: evened out (not 12,12,12,4)
+    (50, 4, 3, [4] * 5 + [3] * 10),      # 13 tasks -> 15: each worker 5 tasks, 16-17 runs
+    (19, 4, 1, [4, 4, 4, 4, 3]),         # one worker: the count stays, the sizes even out
+    (19, 2, 1, [2] * 9 + [1]),
+    (7, 1, 4, [1] * 7),                  # one run a task, however many workers
+    (0, 5, 2, []),                       # every run made here while timing
+    (3, 2, 4, [2, 1]),                   # fewer tasks than workers: no rounding
+    (100, 30, None, [25] * 4),           # workers unknown: the count from the chunk alone
+    (10, 3, 3, [2] * 4 + [1] * 2),       # 4 tasks -> 6: each worker 2 tasks, 3-4 runs
+])
+def test_balanced_chunks(runs, chunk, workers, sizes):
+    got = sweeps.balanced_chunks(runs, chunk, workers)
+    assert got == sizes and sum(got) == runs and max(got, default=0) - min(got, default=0) <= 1
+    if workers and len(got) > workers:
+        assert len(got) % workers == 0 or len(got) == runs
+
+
+def test_automatic_chunks_give_every_worker_the_same_number_of_tasks(serial, monkeypatch):
+    for name, value in [("MEASURE_RUNS", 1), ("TASKS_PER_WORKER", 1), ("SCHEDULER_COST_S", 0.0)]:
+        monkeypatch.setattr(sweeps, name, value)
+    monkeypatch.setattr(sweeps, "_clock", _FakeClock(step=2.0**-10))
+    monkeypatch.setattr(sweeps, "TASK_TARGET_S", 2 * 2.0**-10)   # 2 runs a task by time
+    pool = _Counting(workers=3)
+    table = kvsim.sweep(BASE, GRID, seeds=SEEDS, executor=pool)   # 8 runs: 1 timed here, 7 out
+    # Chunks of 2 would be 4 tasks (2, 2, 2, 1: one worker twice as long); 6 tasks: 2 each.
+    assert pool.chunks == [2, 1, 1, 1, 1, 1] and _identical(table, serial)
+
+
 def test_a_process_pool_and_a_wrapper_say_how_many_workers():
     with ProcessPoolExecutor(3) as pool:
         assert sweeps._worker_count(pool) == 3

@@ -34,7 +34,8 @@ of a few quick runs may thus run here entirely). The rest go out in chunks
 lasting about :data:`TASK_TARGET_S` each, but never so few that a worker gets
 fewer than :data:`TASKS_PER_WORKER` tasks, unless the cluster is so big that
 one scheduler could not keep up with its workers otherwise (see
-:func:`chunk_size_for`). An integer ``chunk_size`` is used as given (1: one
+:func:`chunk_size_for`); their number is a multiple of the workers and their
+sizes differ by one run at most (:func:`balanced_chunks`). An integer ``chunk_size`` is used as given (1: one
 task per run, as before batching), with nothing timed. With
 ``executor=None`` everything runs here and ``chunk_size`` only has to be
 valid. The table is byte for byte the same whatever the chunk size.
@@ -74,7 +75,7 @@ from .scenarios import SimulateKwargs, get_scenario
 from .summary_cache import Summary, SummaryCache, from_environment, run_key
 
 __all__ = ["sweep", "sweep_points", "run_batch", "check_seeds", "check_chunk_size", "column",
-           "chunk_size_for", "MAX_GRID_VALUES", "MAX_SWEEP_RUNS"]
+           "chunk_size_for", "balanced_chunks", "MAX_GRID_VALUES", "MAX_SWEEP_RUNS"]
 
 #: Runs from which a sweep shows its progress unless told not to.
 PROGRESS_FROM = 8
@@ -298,6 +299,24 @@ def run_cache(cache: object, caller: str = "sweep") -> SummaryCache | None:
     return store
 
 
+def balanced_chunks(runs: int, chunk_size: int, workers: int | None) -> list[int]:
+    """The sizes of the tasks that carry ``runs`` runs in chunks of about ``chunk_size``.
+
+    The number of tasks, ``ceil(runs / chunk_size)``, is rounded up to a multiple of
+    ``workers`` (when the executor says how many it has and there are runs enough), and the
+    runs are spread evenly over them (sizes differ by one at most), so the last round of
+    tasks keeps every worker busy: 40 runs in chunks of 12 on 2 workers are 4 tasks of 10
+    (each worker busy for 20 runs), not 12, 12, 12 and 4 (one worker busy for 24).
+    """
+    tasks = math.ceil(runs / chunk_size)
+    if tasks == 0:
+        return []
+    if workers and tasks > workers:
+        tasks = min(runs, math.ceil(tasks / workers) * workers)
+    size, longer = divmod(runs, tasks)
+    return [size + 1] * longer + [size] * (tasks - longer)
+
+
 def check_chunk_size(chunk_size: object) -> int | None:
     if chunk_size is None:
         return None
@@ -458,9 +477,15 @@ def _run_on(executor: Executor, run_one: Callable[[Task], Summary], to_run: list
             start += 1
             bar.step()
         per_run = float(np.median(np.diff(stamps)))
-        chunk_size = chunk_size_for(per_run, len(to_run) - start, _worker_count(executor))
-    futures = {executor.submit(_run_chunk, run_one, to_run[i:i + chunk_size]): i
-               for i in range(start, len(to_run), chunk_size)}
+        workers = _worker_count(executor)
+        sizes = balanced_chunks(len(to_run) - start,
+                                chunk_size_for(per_run, len(to_run) - start, workers), workers)
+    else:
+        sizes = [chunk_size] * (len(to_run) // chunk_size) + (
+            [len(to_run) % chunk_size] if len(to_run) % chunk_size else [])
+    firsts = list(itertools.accumulate(sizes, initial=start))
+    futures = {executor.submit(_run_chunk, run_one, to_run[first:first + size]): first
+               for first, size in zip(firsts[:-1], sizes, strict=True)}
     for future in cf.as_completed(futures):
         done = future.result()
         made.update(enumerate(done, start=futures[future]))
