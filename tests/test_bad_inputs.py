@@ -146,6 +146,10 @@ API = [
     ("prefix 0", lambda: TINY.with_shared_prefix(0), ["tokens=0", "[1, 1000000000]"]),
     ("prefix 1.5", lambda: TINY.with_shared_prefix(1.5), ["tokens=1.5", "whole number"]),
     ("prefix groups", lambda: TINY.with_shared_prefix(8, groups=0), ["groups=0", "[1, "]),
+    ("prefix popularity", lambda: TINY.with_shared_prefix(8, groups=3, popularity=-0.5),
+     ["popularity=-0.5", "[0, 10]", "Zipf exponent"]),
+    ("prefix popularity nan", lambda: TINY.with_shared_prefix(8, groups=3, popularity=float("nan")),
+     ["popularity=nan"]),
     # scenarios: parameters named as typed
     ("scenario rate 0", lambda: kvsim.run_scenario("belgavi", rate_per_s=0),
      ["rate_per_s=0", "(0, 1000000]"]),

@@ -72,6 +72,58 @@ def test_a_shared_system_prompt_is_hit_by_every_later_request_of_its_group(group
     assert v0.summary()["prefix_cache_hit_rate"] == 0.0
 
 
+def test_prefix_groups_in_turn_or_by_a_zipf_law():
+    """``popularity=0`` keeps the groups in turn (request i in group i % groups); a Zipf
+    exponent s draws each request's group with P(k) proportional to 1 / (k + 1) ** s from
+    the workload's seed: the same groups for the same seed whatever count is asked,
+    frequencies within sampling error of the law, and the run's hits follow: the popular
+    prefixes stay cached, so more of the prompts are found than in turn."""
+    base = kvsim.Workload.poisson(2.0, 600.0, prompt=400, output=20, seed=7)
+    turn = base.with_shared_prefix(256, groups=20)
+    assert turn.prefix_groups_of(45).tolist() == [i % 20 for i in range(45)]
+    assert turn.prefix_popularity == 0.0
+    zipf = base.with_shared_prefix(256, groups=20, popularity=1.1)
+    n = 20_000
+    groups = zipf.prefix_groups_of(n)
+    assert groups.tolist()[:300] == zipf.prefix_groups_of(300).tolist()
+    assert np.array_equal(groups, base.with_shared_prefix(256, 20, popularity=1.1).prefix_groups_of(n))
+    other_seed = kvsim.Workload.poisson(2.0, 600.0, prompt=400, output=20, seed=8) \
+        .with_shared_prefix(256, groups=20, popularity=1.1)
+    assert not np.array_equal(groups, other_seed.prefix_groups_of(n))
+    law = 1 / np.arange(1, 21) ** 1.1
+    law /= law.sum()
+    seen = np.bincount(groups, minlength=20) / n
+    assert np.all(np.abs(seen - law) < 4 * np.sqrt(law * (1 - law) / n))     # 4 sigma
+    assert "picked by a Zipf law of exponent 1.1" in zipf.source
+    # A small GPU cache: 20 documents of 16 blocks do not fit; the popular ones do.
+    hit = {w.prefix_popularity: run(w, num_gpu_blocks=120, until_s=600.0).summary()[
+        "prefix_cache_hit_rate"] for w in (turn, zipf)}
+    assert hit[1.1] > hit[0.0] + 0.2
+    one_group = base.with_shared_prefix(256, groups=1, popularity=2.0)
+    assert one_group.prefix_groups_of(10).tolist() == [0] * 10
+
+
+def test_closed_loop_users_draw_their_prefix_group_once():
+    """In a closed loop each user keeps one group, drawn by the law from the workload's seed:
+    every request a user sends names that user's prefix."""
+    from kvsim.traffic.arrivals import ClosedArrivals
+
+    wl = kvsim.Workload.closed_loop(users=12, duration_s=60.0, prompt=300, output=20,
+                                    think_s=0.5, seed=3).with_shared_prefix(128, 6, popularity=1.5)
+    by_user = wl.prefix_groups_of(12).tolist()
+    assert by_user != [u % 6 for u in range(12)]
+    arrivals = ClosedArrivals(wl, until_s=60.0, max_tokens=None, max_model_len=4096)
+    sent = 0
+    for t in (0.0, 1.0, 2.0, 3.0):
+        for request, user in arrivals.pull(t):
+            assert request.prefix_group == by_user[user] and request.prefix_tokens == 128
+            arrivals.bind(sent, user)
+            arrivals.finished(sent, t)
+            sent += 1
+    assert sent > 12                                       # users came back for more
+    assert run(wl, num_gpu_blocks=400).summary()["prefix_cache_hit_rate"] > 0
+
+
 def test_a_prefix_cached_in_one_step_is_hit_by_requests_admitted_later_in_that_step():
     """Three 200-token prompts with a shared 128-token prefix arrive together: the first
     chunk's prefix blocks are cached when it is scheduled, so the second and third,

@@ -79,7 +79,7 @@ class OpenArrivals:
         self.output: list[int] = out.tolist()
         self.priority: list[int] = columns.priority[:n].tolist()
         self.prefix_tokens = wl.prefix_tokens
-        self.prefix_groups = wl.prefix_groups
+        self.prefix_group: list[int] = wl.prefix_groups_of(n).tolist() if wl.prefix_tokens else []
         self.next = 0
         self._next_times: list[float] = self.times + [math.inf]      # a sentinel after the last arrival
 
@@ -100,7 +100,7 @@ class OpenArrivals:
         """Request ``i``'s shared prefix: ``(prefix_group, prefix_tokens)``, ``(-1, 0)`` for none."""
         if not self.prefix_tokens:
             return -1, 0
-        return i % self.prefix_groups, min(self.prefix_tokens, self.prompt[i])
+        return self.prefix_group[i], min(self.prefix_tokens, self.prompt[i])
 
     def arrived_by(self, t: float) -> int:
         """Requests that have arrived by ``t`` but were not pulled yet."""
@@ -143,6 +143,9 @@ class ClosedArrivals:
         self.pending = [(t_u, u) for u, t_u in enumerate(plan.user_start_s.tolist())
                         if t_u < wl.duration_s and t_u < until_s]
         heapq.heapify(self.pending)
+        # each user's shared-prefix group (Workload.prefix_groups_of: in turn, or by popularity)
+        self.prefix_group: list[int] = (wl.prefix_groups_of(len(plan.user_start_s)).tolist()
+                                        if wl.prefix_tokens else [])
         self.issued = 0
         self.user_of: dict[int, int] = {}
         # conversations: per user (session id, turns left, history tokens, shared-prefix
@@ -203,8 +206,7 @@ class ClosedArrivals:
             p, o, session, left, shared = self._lengths(user, k)
             if session >= 0:
                 self.conversation[user] = (session, left, p + o, shared)
-            groups = self.wl.prefix_groups
-            group = user % groups if self.wl.prefix_tokens else -1
+            group = self.prefix_group[user] if self.wl.prefix_tokens else -1
             out.append((NewRequest(t_a, p, o, self.request_priority, group,
                                    shared if group >= 0 else 0, session, k), user))
         return out

@@ -64,7 +64,10 @@ MAX_REQUESTS = 10_000_000
 #: refused that often has, by that tool's count, run its whole course on errors.
 MAX_ERRORS_DEFAULT = 1000
 
-_ARRIVALS, _PROMPT, _OUTPUT, _FOLLOWUP, _TURNS = 0, 1, 2, 3, 4
+_ARRIVALS, _PROMPT, _OUTPUT, _FOLLOWUP, _TURNS, _PREFIX_GROUP = 0, 1, 2, 3, 4, 5
+#: The largest Zipf exponent ``with_shared_prefix(popularity=...)`` takes (at 10 the first
+#: prefix already takes 99.9% of the requests).
+MAX_POPULARITY: float = 10
 
 _Number = TypeVar("_Number", bound=np.generic)
 
@@ -228,7 +231,9 @@ class Workload:
       ``source`` (a short description of where it came from);
       ``prefix_tokens`` and ``prefix_groups`` (a shared system prompt: the
       first ``prefix_tokens`` of every prompt are identical within each of
-      ``prefix_groups`` groups; 0 = none, see :meth:`with_shared_prefix`).
+      ``prefix_groups`` groups; 0 = none, see :meth:`with_shared_prefix`) and
+      ``prefix_popularity`` (how requests pick a group: 0 in turn, else the
+      exponent of a Zipf law).
     * closed loop with conversations: ``turns`` (the distribution of turns
       per conversation) and ``followup`` (the length of each later turn's new
       message).
@@ -252,6 +257,7 @@ class Workload:
     source: str
     prefix_tokens: int
     prefix_groups: int
+    prefix_popularity: float
     turns: LengthDist | None
     followup: LengthDist | None
     max_errors: int | None
@@ -269,7 +275,8 @@ class Workload:
             is_closed_loop=False, arrival_s=None, prompt_tokens=None, output_tokens=None,
             priority=None, users=None, think_s=None, ramp_s=None, user_start_s=None,
             request_priority=None, duration_s=None, prompt=None, output=None, seed=None,
-            source="", prefix_tokens=0, prefix_groups=1, turns=None, followup=None,
+            source="", prefix_tokens=0, prefix_groups=1, prefix_popularity=0.0, turns=None,
+            followup=None,
             max_errors=None)
         state.update(fields)
         w.__dict__.update(state)
@@ -625,30 +632,60 @@ class Workload:
                 seed, stream, dist, j * CHUNK, CHUNK).tolist()
         return chunk[i]
 
-    def with_shared_prefix(self, tokens: int, groups: int = 1) -> Workload:
+    def with_shared_prefix(self, tokens: int, groups: int = 1, *,
+                           popularity: float = 0.0) -> Workload:
         """The same traffic where the first ``tokens`` of every prompt are a shared system prompt.
 
-        Requests fall into ``groups`` groups (open loop: request ``i`` in group
-        ``i % groups``; closed loop: user ``u`` in group ``u % groups``), each
-        with its own prefix; a prompt shorter than the prefix shares all of
-        itself. So a prefix longer than every prompt (the longest prompt of an
-        open loop, or the largest length a closed loop's prompt distribution
-        can draw) has one meaning, not an error: within a group, each prompt is
-        the start of one shared text (``with_shared_prefix(10**9)``: a shorter
-        prompt is wholly shared with every longer one of its group). It is
-        kept as given, and :attr:`source` (so :meth:`describe`) says so. Lengths and arrivals are unchanged: only what the prefix
-        cache can find changes (chapter 3).
+        Requests fall into ``groups`` groups, each with its own prefix (a system
+        prompt, a document); a prompt shorter than the prefix shares all of
+        itself. With ``popularity=0`` they take the groups in turn (open loop:
+        request ``i`` in group ``i % groups``; closed loop: user ``u`` in group
+        ``u % groups``): every prefix equally often and, for a cache that keeps
+        the most recently used, always the one used longest ago. With
+        ``popularity=s > 0`` each request (closed loop: each user) draws its
+        group from a Zipf law, group ``k`` (from 0) with a probability in
+        proportion to ``1 / (k + 1) ** s``, from the workload's seed (0 for a
+        workload without one): a few popular prefixes and a long tail, as
+        real system prompts and documents are used. A prefix longer than
+        every prompt (the longest prompt of an open loop, or the largest
+        length a closed loop's prompt distribution can draw) has one meaning,
+        not an error: within a group, each prompt is the start of one shared
+        text (``with_shared_prefix(10**9)``: a shorter prompt is wholly shared
+        with every longer one of its group). It is kept as given, and
+        :attr:`source` (so :meth:`describe`) says so. Lengths and arrivals are
+        unchanged: only what the prefix cache can find changes (chapter 3).
         """
         tokens = check_int("tokens", tokens, min=1, max=MAX_LENGTH)
         groups = check_int("groups", groups, min=1, max=MAX_REQUESTS)
+        popularity = check_float("popularity", popularity, min=0, max=MAX_POPULARITY,
+                                 why="0 for groups in turn, else a Zipf exponent")
         longest = self._longest_prompt()
         whole = (f" (longer than every prompt, the longest {longest:,} tokens: each prompt is "
                  "wholly the group's shared text)") if tokens > longest else ""
+        how = f", picked by a Zipf law of exponent {popularity:g}" if popularity and groups > 1 else ""
         state = {k: v for k, v in self.__dict__.items() if k != "_cache"}
-        state.update(prefix_tokens=tokens, prefix_groups=groups,
+        state.update(prefix_tokens=tokens, prefix_groups=groups, prefix_popularity=popularity,
                      source=f"{self.source}, a shared prefix of {tokens:,} tokens"
-                            + (f" in {groups:,} groups" if groups > 1 else "") + whole)
+                            + (f" in {groups:,} groups" if groups > 1 else "") + how + whole)
         return Workload._make(**state)
+
+    def prefix_groups_of(self, count: int) -> TokenArray:
+        """The shared-prefix group of the first ``count`` requests (closed loop: users).
+
+        In turn (``i % prefix_groups``) or, with :attr:`prefix_popularity`, drawn
+        from its Zipf law by inverting one seeded uniform each (so a request keeps
+        its group whatever ``count`` is asked).
+        """
+        count = check_int("count", count, min=0, max=MAX_REQUESTS)
+        groups = self.prefix_groups
+        if not self.prefix_popularity or groups == 1:
+            return np.arange(count, dtype=np.int64) % groups
+        weights = libm.power(np.arange(1, groups + 1, dtype=np.float64), -self.prefix_popularity)
+        cdf = np.cumsum(weights)
+        cdf /= cdf[-1]
+        u = _uniforms(self.seed or 0, _PREFIX_GROUP, 0, count)
+        picked: TokenArray = np.minimum(np.searchsorted(cdf, u, side="right"), groups - 1)
+        return picked.astype(np.int64)
 
     def _longest_prompt(self) -> int:
         """The longest prompt this workload can hold (MAX_LENGTH when unbounded or empty)."""
