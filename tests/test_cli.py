@@ -40,7 +40,7 @@ CAPACITY_KEYS = {
     "model", "gpu", "engine", "gpu_memory_utilization", "tensor_parallel_size", "kv_dtype",
     "block_size", "max_model_len", "usable_bytes", "weight_bytes", "activation_bytes",
     "peak_activation_bytes", "non_torch_bytes", "kv_bytes_per_token", "kv_bytes", "block_bytes",
-    "vllm_blocks", "blocks", "tokens", "log_tokens", "pinned",
+    "vllm_blocks", "blocks", "tokens", "log_tokens", "pinned", "startup_log",
 }
 REPO = Path(__file__).resolve().parents[1]
 GPU = "a40-48gb"                       # the seeds' 48 GB card
@@ -208,6 +208,32 @@ def test_capacity_pinned_to_a_vllm_log_line(capsys):
     v0 = run_json(capsys, "capacity", "--model", "llama-3.1-8b", "--gpu", "h100-80gb",
                   "--kv-cache-tokens", "447088", "--engine", "v0")
     assert v0["engine"] == "v0" and v0["vllm_blocks"] == v0["blocks"] == total
+    assert v0["startup_log"] is None
+    assert d["startup_log"] == ["GPU KV cache size: 447,088 tokens, Maximum concurrency for "
+                                f"131,072 tokens per request: {total / 8192:.2f}x"]
+
+
+def test_capacity_reads_a_log_line_at_the_servers_max_model_len(capsys):
+    """vLLM 0.23 and later log int(concurrency x max_model_len): at 20,000 tokens a pool of
+    28,023 blocks prints 448,367, a token short of its 448,368. --max-model-len reads it back;
+    at the model's own 131,072 no pool prints it, and the error says what to check."""
+    d = run_json(capsys, "capacity", "--model", "llama-3.1-8b", "--gpu", "h100-80gb",
+                 "--kv-cache-tokens", "448367", "--max-model-len", "20000")
+    assert (d["vllm_blocks"], d["max_model_len"]) == (28_023, 20_000)
+    assert d["startup_log"] == ["GPU KV cache size: 448,367 tokens, Maximum concurrency for "
+                                "20,000 tokens per request: 22.42x"]
+    computed = run_json(capsys, "capacity", "--model", "llama-3.1-8b", "--gpu", "h100-80gb",
+                        "--util", "0.9", "--max-model-len", "20000")
+    assert computed["startup_log"] == d["startup_log"]
+    text = main(["capacity", "--model", "llama-3.1-8b", "--gpu", "h100-80gb", "--util", "0.9",
+                 "--max-model-len", "20000"])
+    assert text == 0
+    assert "vLLM 0.34 logs  GPU KV cache size: 448,367 tokens" in capsys.readouterr().out
+    assert main(["capacity", "--model", "llama-3.1-8b", "--gpu", "h100-80gb",
+                 "--kv-cache-tokens", "448367"]) == 2
+    err = capsys.readouterr().err
+    assert "kv_cache_tokens=448,367 is not a size vLLM 0.34 prints" in err
+    assert "max_model_len=131,072" in err and len(err.strip().splitlines()) == 1
 
 
 def test_capacity_pinned_human_output(capsys):

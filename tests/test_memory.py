@@ -333,6 +333,13 @@ def test_the_start_up_log_lines_follow_vllm_v1():
                                      max_model_len=length, vllm_version=version)
         assert pinned.vllm_blocks == b.vllm_blocks and pinned.startup_log(length, version) == \
             b.startup_log(length, version)
+    # simulate reads the line at the run's own max_model_len and vllm_version.
+    one = [kvsim.Request(0.0, 100, 10)]
+    run = kvsim.simulate(one, model="llama-3.1-8b", gpu="h100-80gb", kv_cache_tokens=448_367,
+                         max_model_len=20_000)
+    assert run.config["num_gpu_blocks"] == b.vllm_blocks - 1
+    with pytest.raises(kvsim.KvsimError, match="max_model_len=131,072"):
+        kvsim.simulate(one, model="llama-3.1-8b", gpu="h100-80gb", kv_cache_tokens=448_367)
     with pytest.raises(kvsim.KvsimError, match=r"kv_cache_tokens=448,370 is not a size vLLM 0.34 "
                        r"prints for llama-3.1-8b at block_size=16 and max_model_len=131,072"):
         pinned_budget("h100-80gb", "llama-3.1-8b", kv_cache_tokens=448_370)

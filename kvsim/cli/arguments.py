@@ -23,7 +23,8 @@ from kvsim.errors import (
 __all__ = ["CLI_RULES", "UsageError", "Parser", "VersionAction", "Subcommands", "add_subcommand",
            "checked",
            "positive_float", "add_quiet_flag",
-           "add_pool_flags", "metric_set", "utilization", "block_size", "seq_len", "tensor_parallel"]
+           "add_pool_flags", "metric_set", "utilization", "block_size", "seq_len", "tensor_parallel",
+           "max_model_len"]
 
 #: The rules every subcommand keeps (shown by ``kvsim --help``; see :mod:`kvsim.cli`).
 CLI_RULES = (
@@ -110,6 +111,7 @@ def positive_float(name: str) -> Callable[[str], float]:
 utilization = checked(check_gpu_memory_utilization)
 block_size = checked(lambda s: check_int("block_size", s, min=1))
 seq_len = checked(lambda s: check_int("seq_len", s, min=1))
+max_model_len = checked(lambda s: check_int("max_model_len", s, min=1))
 tensor_parallel = checked(lambda s: check_int("tensor_parallel_size", s, min=1, max=1024))
 _num_blocks = checked(check_num_gpu_blocks)
 _log_tokens = checked(lambda s: check_int("kv_cache_tokens", s, min=1, max=10**12))

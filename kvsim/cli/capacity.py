@@ -13,6 +13,7 @@ from .arguments import (
     add_pool_flags,
     add_subcommand,
     block_size,
+    max_model_len,
     seq_len,
     tensor_parallel,
     utilization,
@@ -25,7 +26,8 @@ __all__ = ["add_parser", "run", "EXAMPLES"]
 #: Real command lines, shown at the end of ``kvsim capacity --help``.
 EXAMPLES = (
     "kvsim capacity --model llama-2-7b --gpu a40-48gb --util 0.60 --seq-len 1100",
-    "kvsim capacity --model llama-3.1-8b --gpu h100-80gb --kv-cache-tokens 447088 --seq-len 6000",
+    "kvsim capacity --model llama-3.1-8b --gpu h100-80gb --kv-cache-tokens 448367 "
+    "--max-model-len 20000 --seq-len 6000",
     "kvsim capacity --model llama-3.1-8b --gpu h100-80gb --util 0.9 --kv-dtype fp8 --json",
 )
 
@@ -48,6 +50,9 @@ def add_parser(subparsers: Subcommands) -> argparse.ArgumentParser:
                         help="also report how many sequences of N tokens fit")
     parser.add_argument("--tp", type=tensor_parallel, default=1, metavar="N",
                         help="tensor_parallel_size")
+    parser.add_argument("--max-model-len", type=max_model_len, default=None, metavar="N",
+                        help="the server's max_model_len (default: the model's): the start-up "
+                             "line kvsim predicts, and how --kv-cache-tokens is read")
     add_pool_flags(parser)
     parser.add_argument("--json", action="store_true", help="print JSON")
     parser.set_defaults(run=run)
@@ -58,11 +63,15 @@ def run(args: argparse.Namespace) -> str:
     """The budget as a table (or JSON), with ``--seq-len``'s concurrency when asked."""
     from kvsim.model.memory import kv_budget, pinned_budget
     from kvsim.model.presets import get_model
+    from kvsim.model.vllm_defaults import VLLM_VERSION_DEFAULT
 
     canonical_args(args)
     model = get_model(named_model(args))
     if args.seq_len is not None:
         model.check_seq_len(args.seq_len, "--seq-len")
+    if args.max_model_len is not None:
+        model.check_seq_len(args.max_model_len, "--max-model-len")
+    length = args.max_model_len or model.max_model_len
     engine = args.engine or "v1"
     pinned = args.num_gpu_blocks is not None or args.kv_cache_tokens is not None
     if pinned:
@@ -72,7 +81,7 @@ def run(args: argparse.Namespace) -> str:
         budget = pinned_budget(args.gpu, model, num_gpu_blocks=args.num_gpu_blocks,
                                kv_cache_tokens=args.kv_cache_tokens, kv_dtype=args.kv_dtype,
                                block_size=args.block_size, tensor_parallel_size=args.tp,
-                               engine=engine)
+                               engine=engine, max_model_len=length)
     else:
         if args.util is None:
             raise UsageError("kvsim capacity: error: the following arguments are required: "
@@ -84,7 +93,7 @@ def run(args: argparse.Namespace) -> str:
         out = dict(model=budget.model.name, gpu=budget.gpu.name, engine=budget.engine,
                    gpu_memory_utilization=None if pinned else budget.gpu_memory_utilization,
                    tensor_parallel_size=budget.tensor_parallel_size, kv_dtype=budget.kv_dtype,
-                   block_size=budget.block_size, max_model_len=budget.model.max_model_len,
+                   block_size=budget.block_size, max_model_len=length,
                    usable_bytes=budget.usable_bytes, weight_bytes=budget.weight_bytes,
                    activation_bytes=budget.activation_bytes,
                    peak_activation_bytes=budget.peak_activation_bytes,
@@ -92,11 +101,14 @@ def run(args: argparse.Namespace) -> str:
                    kv_bytes_per_token=budget.kv_bytes_per_token,
                    kv_bytes=budget.kv_bytes, block_bytes=budget.block_bytes,
                    vllm_blocks=budget.vllm_blocks, blocks=budget.blocks, tokens=budget.tokens,
-                   log_tokens=budget.log_tokens, pinned=pinned)
+                   log_tokens=budget.log_tokens, pinned=pinned,
+                   startup_log=budget.startup_log(length) if engine == "v1" else None)
         if args.seq_len is not None:
             out.update(seq_len=args.seq_len, max_concurrent=budget.max_concurrent(args.seq_len))
         return dump(out)
     text = budget.describe()
+    if engine == "v1":
+        text += "".join(f"\nvLLM {VLLM_VERSION_DEFAULT} logs  {line}" for line in budget.startup_log(length))
     if args.seq_len is not None:
         text += (f"\nmax_concurrent  {budget.max_concurrent(args.seq_len):,} sequences of "
                  f"{args.seq_len:,} tokens "

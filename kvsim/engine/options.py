@@ -499,6 +499,7 @@ def _pool(model: ModelSpec, gpu: GPUSpec, o: dict[str, Any]) -> KVBudget:
     # An explicit pool (vLLM's num_gpu_blocks_override, or its start-up log line):
     # the memory split is not needed, only bytes per token.
     budget = pinned_budget(gpu, model, num_gpu_blocks=o["num_gpu_blocks"],
-                           kv_cache_tokens=o["kv_cache_tokens"], **common)
+                           kv_cache_tokens=o["kv_cache_tokens"], max_model_len=o["max_model_len"],
+                           vllm_version=o["vllm_version"], **common)
     o["num_gpu_blocks"] = budget.blocks
     return budget
