@@ -153,6 +153,21 @@ def test_without_a_tier_a_waiting_request_frees_a_started_request_the_step_leave
                                          step_by_step=True, **V2))
 
 
+def test_a_prefill_out_of_blocks_is_skipped_not_a_reason_to_suspend():
+    """9 blocks; A (16 + 100) decodes while P (128-token prompt, 16-token chunks) prefills.
+    P's 8th chunk finds no block (A holds 2, P 7). V1's MAX_UTILIZATION preempts the last
+    started request, P itself, at once; V2's context path suspends nobody: P's chunk is
+    skipped (A is scheduled, so no victim), and P is recompute-paused only when A, a
+    generation request, needs its 3rd block and walks the list from its tail."""
+    reqs = [R(0, 16, 100), R(0, 128, 5)]
+    opts = dict(num_gpu_blocks=9, long_prefill_token_threshold=16)
+    v1 = _run(reqs, admission="max_utilization", **opts)
+    for v2 in (_run(reqs, **opts, **V2), _run(reqs, host_cache_size=0, **opts, **V2)):
+        assert list(v2.events["request"]) == list(v1.events["request"]) == [1]
+        assert float(v2.events["t_s"][0]) > float(v1.events["t_s"][0]) + 0.05
+        assert _col(v2, "swaps") == [0, 0]            # a request in prefill is not suspended
+
+
 # ---------------------------------------------------------------------------- deadlock
 def test_no_tier_and_no_recompute_pause_is_the_v2_schedulers_deadlock():
     """TensorRT-LLM's mocked-manager deadlock tests: a generation request that cannot grow

@@ -516,14 +516,14 @@ class Scheduler:
         # NOTE(v0-priority-preemption): V0's priority scheduler also re-sorts its running queue
         # by priority and may preempt a low-priority request for a waiting high-priority one;
         # kvsim keeps admission order and preempts only on a block shortage.
-        if self.cfg.engine == "v0":   # V0's chunked-prefill policy: decodes first
+        # V0's chunked-prefill policy, and TensorRT-LLM V2's two phases: decodes first
+        if self.cfg.engine == "v0" or self._suspends:
             order = [r for r in self.running if r not in self.prefilling] + list(self.prefilling)
         else:
             order = list(self.running)
         for rid in list(self.decoding.offset):
             self._leave_decoding(rid)
         scheduled: dict[int, int] = {}
-        stop = False
         prefills_wait = self._prefills_wait()
         for rid in order:
             if budget <= 0:
@@ -535,19 +535,15 @@ class Scheduler:
                 continue
             c = 1 if decoding else self._chunk_of(rid, budget)
             tokens = self._stored(rid) + c
-            while kv.shortfall(rid, tokens) > 0:
-                victim = self.policy.victim(rid)
-                if self._suspends and not self._may_free(victim, rid):
-                    # NOTE(trtllm-v2-suspend-in-place): suspended in place, it keeps its blocks
-                    # and its place (a stall) and the pass ends; TensorRT-LLM marks it suspended
-                    # and resumes it under max_util_for_resume
-                    stop = True
+            if self._suspends and not decoding and kv.shortfall(rid, tokens) > 0:
+                # TensorRT-LLM V2's context path suspends nobody: the chunk is skipped, or,
+                # without a host tier, a started request left out of the step is freed and
+                # the pass ends (the blocks are kept for this request)
+                if self._preempt_for_pages(rid, lambda r: r in scheduled):
                     break
-                self.preempt(victim)
-                if victim == rid:
-                    stop = True
-                    break
-                budget += scheduled.pop(victim, 0)
+                continue
+            stop, refund = self._free_blocks_for(rid, tokens, scheduled)
+            budget += refund
             if stop:
                 break
             kv.grow(rid, tokens)
@@ -563,6 +559,23 @@ class Scheduler:
                 solo.append(rid)
         self.stalled = [r for r in self.running if r not in self.prefilling and r not in scheduled]
         return chunks, solo, budget
+
+    def _free_blocks_for(self, rid: int, tokens: int, scheduled: dict[int, int]) -> tuple[bool, int]:
+        """Preempt the policy's victims until ``rid`` can hold ``tokens``: ``(the pass stops,
+        the token budget the victims give back)``."""
+        kv, refund = self.kv, 0
+        while kv.shortfall(rid, tokens) > 0:
+            victim = self.policy.victim(rid)
+            if self._suspends and not self._may_free(victim, rid):
+                # NOTE(trtllm-v2-suspend-in-place): suspended in place, it keeps its blocks
+                # and its place (a stall) and the pass ends; TensorRT-LLM marks it suspended
+                # and resumes it under max_util_for_resume
+                return True, refund
+            self.preempt(victim)
+            if victim == rid:
+                return True, refund
+            refund += scheduled.pop(victim, 0)
+        return False, refund
 
     def _may_free(self, victim: int, requester: int) -> bool:
         """TensorRT-LLM V2: ``victim`` can give its blocks up for ``requester``: suspended to the
@@ -646,8 +659,8 @@ class Scheduler:
                 self._start_load(rid, tokens, hit, host)
                 continue                           # it schedules nothing now; the next may
             if not self.policy.admits(rid, new_blocks, hit, kv.admission_headroom(bool(self.running))):
-                if self._suspends and not self.swap.capacity and cfg.enable_recompute_pause:
-                    self._preempt_for_context(chunks)
+                if self._suspends:
+                    self._preempt_for_context(rid, chunks)
                 break
             waiting.pop_head()
             if reqs.first_scheduled[rid] != reqs.first_scheduled[rid]:   # NaN: never scheduled
@@ -666,21 +679,31 @@ class Scheduler:
             admitted = True
         return admitted
 
-    def _preempt_for_context(self, chunks: list[Chunk]) -> None:
-        """TensorRT-LLM V2 without a host tier (``preempt_for_pages``): the waiting head lacks
-        blocks, so the newest started request that this step does not run (a stalled decoder,
-        a prefill given no chunk) is recompute-paused, and admission ends with the head first
-        in the queue, so that the blocks are its own in the next step."""
-        running_chunk = {r for r, _, _ in chunks}
-        stalled = self.stalled
-        victim = next((r for r in reversed(self.running)
-                       if r in stalled or (r in self.prefilling and r not in running_chunk)), None)
+    def _preempt_for_pages(self, requester: int, scheduled: Callable[[int], bool]) -> bool:
+        """TensorRT-LLM V2's ``preempt_for_pages`` for a context request out of blocks: only
+        without a host tier, and with ``enable_recompute_pause``, the newest started request
+        that this step does not run (not the requester) is recompute-paused. True if one was."""
+        if self.swap.capacity or not self.cfg.enable_recompute_pause:
+            return False
+        victim = next((r for r in reversed(self.running) if r != requester and not scheduled(r)),
+                      None)
         if victim is None:
+            return False
+        if victim in self.stalled:
+            self.stalled.remove(victim)
+        self.preempt(victim)
+        return True
+
+    def _preempt_for_context(self, rid: int, chunks: list[Chunk]) -> None:
+        """The waiting head ``rid`` lacks blocks (:meth:`_preempt_for_pages`: the step runs
+        every request with a chunk and every decoder not stalled); when a victim is freed,
+        admission ends with ``rid`` first in the queue, so the blocks are its own next step."""
+        running_chunk = {r for r, _, _ in chunks}
+        stalled, prefilling = self.stalled, self.prefilling
+        if not self._preempt_for_pages(rid, lambda r: r in running_chunk if r in prefilling
+                                       else r not in stalled):
             return
-        if victim in stalled:
-            stalled.remove(victim)
-        self.preempt(victim)                   # it goes to the front of the queue...
-        waiting = self.waiting
+        waiting = self.waiting                 # the victim went to the front of the queue...
         victim, head = waiting.pop_head(), waiting.pop_head()
         waiting.push_front(victim)             # ...behind the head (engine: the pages are
         waiting.push_front(head)               # kept for the request that paid for them)

@@ -15,6 +15,10 @@ and tensorrt_llm/runtime/kv_cache_manager_v2/_core/_kv_cache.py @00f6bd61 (``sus
   nothing on the GPU: the victim is recompute-paused instead (``enable_recompute_pause``),
   and a request that is itself the last one, or finds no victim it may free, is suspended
   in place (it keeps its blocks and waits, a stall).
+* **Context requests** (prefills, scheduled after every decode as the engine's second
+  phase) suspend nobody: one out of blocks is skipped; without a host tier (and with
+  ``enable_recompute_pause``) it first recompute-pauses the newest started request the step
+  does not run (``preempt_for_pages``), and a waiting request does the same.
 * **Resume.** A suspended request comes back only while the GPU pool's use is at most
   ``max_util_for_resume`` (:func:`may_resume`), copying its pages back in the pass that
   resumes it (priced as a swap-in, over the PCIe link).
