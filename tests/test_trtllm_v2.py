@@ -8,6 +8,8 @@ one; the deadlock; resumes wait for ``max_util_for_resume``; the copy back follo
 the options' errors, a fuzz with every invariant on, and the option off changing nothing.
 
 Translated from TensorRT-LLM's own tests (NVIDIA/TensorRT-LLM):
+``tests/unittest/_torch/executor/kv_cache/test_kv_cache_v2_scheduler.py`` @0046b12c
+(``test_multiple_evictions_order``: victims come from the tail),
 ``tests/unittest/_torch/executor/kv_cache/test_kvv2_host_tier_sizing.py``
 (``TestComputeAutoHostTierQuota``: one rank with host memory to spare gets the GPU quota) and
 the deadlock tests of the V2 scheduler's mocked-manager suites
@@ -63,6 +65,18 @@ def test_a_suspended_request_comes_back_from_the_host_and_recomputes_nothing():
     bare = _run(TWO, host_cache_size=0, **V2)
     assert _col(bare, "swaps") == [0, 0] and _col(bare, "recomputed_tokens") == [0, 32]
     assert bare.counters["trtllm_resumed_tokens"] == 0
+
+
+def test_the_victim_is_the_tail_of_the_list_not_the_next_one():
+    """``test_kv_cache_v2_scheduler.py`` @0046b12c, ``test_multiple_evictions_order`` (the
+    tail is suspended first): A (16 + 40), B and C (20 + 40) in 8 blocks. A takes its 2nd
+    block at once (6 in use), B and C their 3rd at 33 tokens (8, the pool full); at 17
+    generated tokens A needs its 3rd. The walk starts at the tail: C is suspended with its
+    20 + 17 - 1 = 36 tokens, B is untouched, and C comes back without recomputing."""
+    res = _run([R(0, 16, 40), R(0, 20, 40), R(0, 20, 40)], **V2)
+    assert _col(res, "swaps") == [0, 0, 1] and _col(res, "preemptions") == [0, 0, 1]
+    assert _col(res, "recomputed_tokens") == [0, 0, 0]
+    assert res.counters["trtllm_resumed_tokens"] == 36
 
 
 def test_a_host_tier_too_small_for_the_victim_means_a_recompute_pause():
