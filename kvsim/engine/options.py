@@ -27,7 +27,16 @@ option                                ``engine="v1"`` (default)   ``engine="v0"`
 ``kv_offloading_size`` (GiB)          None: no host tier          (not available)
 ``enable_hierarchical_cache``         False (SGLang's HiCache,    (not available)
                                       with ``admission="sglang"``)
+``use_kv_cache_manager_v2``           False (TensorRT-LLM's V2    (not available)
+                                      manager and scheduler, with
+                                      ``admission="max_utilization"``)
 ====================================  ==========================  ===============
+
+TensorRT-LLM's KV cache manager V2 (``use_kv_cache_manager_v2=True``) takes its
+``KvCacheConfig`` names and units: ``host_cache_size`` (bytes; ``None``: the tier the
+engine provisions itself, :func:`trtllm_v2_host_blocks`; 0: no host tier),
+``max_util_for_resume`` (0.95) and ``enable_recompute_pause`` (True); without V2 they
+keep their defaults.
 
 ``vllm_version`` names the release; it decides the defaults that differ between
 releases (:mod:`kvsim.model.vllm_defaults` says which releases behave which
@@ -90,6 +99,9 @@ __all__ = ["ENGINE_DEFAULTS", "EngineConfig", "resolve_options", "ADMISSION_NAME
 #: headroom above half keeps more blocks back than admission may fill (0.999 leaves one
 #: block in a thousand, so nearly every request is refused as never fitting).
 WATERMARK_MAX = 0.5
+#: ``KvCacheConfig.max_util_for_resume``'s default (tensorrt_llm/llmapi/llm_args.py; the
+#: PyTorch backend passes it to the V2 manager's runtime config).
+TRTLLM_MAX_UTIL_FOR_RESUME = 0.95
 #: The most swap space (bytes) an option may ask for: 1 PB, far above any host's memory.
 SWAP_SPACE_MAX = 10**15
 
@@ -299,6 +311,15 @@ class EngineConfig:
                                   "sizes the tier"))
     hicache_write_policy: str = option("write_through", _one_of(
         "write_through", "write_through_selective", "write_back"))
+    # TensorRT-LLM's KV cache manager V2 and its scheduler (KvCacheConfig's names and units)
+    use_kv_cache_manager_v2: bool = option(False, _boolean)
+    host_cache_size: int | None = option(None, _ints(
+        min=0, max=SWAP_SPACE_MAX, why="bytes of host memory for the V2 manager's host tier; "
+                                       "0: none, None: the engine's own size"), optional=True)
+    max_util_for_resume: float = option(TRTLLM_MAX_UTIL_FOR_RESUME, _floats(
+        min=0, max=1, why="the share of the GPU pool in use above which a suspended request "
+                          "is not resumed"))
+    enable_recompute_pause: bool = option(True, _boolean)
     unfit_requests: str = option("reject", _one_of("reject", "error"))
     scheduling_policy: str = option("fcfs", _one_of("fcfs", "priority"))
     max_tokens: int | None = option(None, _ints(min=1), optional=True)
@@ -321,6 +342,7 @@ class EngineConfig:
     swap_space_blocks: int = field()
     host_tier_blocks: int = field()     # 0: no host tier
     host_block_bytes: int = field()     # a block's bytes on the host (page-aligned)
+    suspend_host_blocks: int = field()  # TensorRT-LLM V2's host tier, in GPU blocks (0: none)
 
     @property
     def host_tier(self) -> str | None:
@@ -398,6 +420,9 @@ def resolve_options(model: ModelLike, gpu: GPULike, options: Mapping[str, Any]) 
         _check_host_tier(o)
     if o["enable_hierarchical_cache"]:
         _check_hicache(o)
+    s.settle("use_kv_cache_manager_v2", "host_cache_size", "max_util_for_resume",
+             "enable_recompute_pause")
+    _check_trtllm_v2(o)
     s.settle("async_scheduling")
     if o["async_scheduling"] and o["engine"] == "v0":
         raise KvsimError("async_scheduling=True is not available with engine='v0': V0 schedules "
@@ -430,7 +455,8 @@ def resolve_options(model: ModelLike, gpu: GPULike, options: Mapping[str, Any]) 
     o.update(watermark_blocks=int(o["watermark"] * o["num_gpu_blocks"]),
              kv_bytes_per_token=budget.kv_bytes_per_token, block_bytes=block_bytes,
              swap_space_blocks=o["swap_space_bytes"] // block_bytes,
-             host_tier_blocks=host_blocks, host_block_bytes=host_block_bytes)
+             host_tier_blocks=host_blocks, host_block_bytes=host_block_bytes,
+             suspend_host_blocks=trtllm_v2_host_blocks(o, block_bytes))
     return model_spec, gpu_spec, budget, cost, EngineConfig(**o)
 
 
@@ -467,6 +493,50 @@ def _check_hicache(o: dict[str, Any]) -> None:
     if o["hicache_write_policy"] != "write_through":
         raise KvsimError(f"hicache_write_policy={o['hicache_write_policy']!r} is not modelled: "
                          "expected 'write_through' (SGLang's default)")
+
+
+def _check_trtllm_v2(o: dict[str, Any]) -> None:
+    """TensorRT-LLM's V2 manager runs only its V2 scheduler's MAX_UTILIZATION; its options
+    mean nothing without it (one line names what else is asked)."""
+    if not o["use_kv_cache_manager_v2"]:
+        for name, default in (("host_cache_size", None),
+                              ("max_util_for_resume", TRTLLM_MAX_UTIL_FOR_RESUME),
+                              ("enable_recompute_pause", True)):
+            if o[name] != default:
+                raise KvsimError(f"{name}={o[name]!r} is only modelled with "
+                                 "use_kv_cache_manager_v2=True (TensorRT-LLM's V2 manager); "
+                                 f"expected use_kv_cache_manager_v2=True or {name}={default!r}")
+        return
+    if o["admission"] == "guaranteed":
+        # TensorRT-LLM logs a warning and runs MAX_UTILIZATION instead; kvsim refuses, so that
+        # a run's admission option always names the policy that ran
+        raise KvsimError("use_kv_cache_manager_v2=True with admission='guaranteed' is not "
+                         "modelled: TensorRT-LLM's V2 scheduler overrides GUARANTEED_NO_EVICT "
+                         "with MAX_UTILIZATION; expected admission='max_utilization'")
+    if o["admission"] != "max_utilization":
+        raise KvsimError(f"use_kv_cache_manager_v2=True with admission={o['admission']!r} is "
+                         "not modelled: it is TensorRT-LLM's; expected "
+                         "admission='max_utilization'")
+    if o["engine"] != "v1" or o["preemption_mode"] != "recompute" \
+            or o["scheduling_policy"] != "fcfs":
+        raise KvsimError("use_kv_cache_manager_v2=True needs engine='v1', "
+                         "preemption_mode='recompute' and scheduling_policy='fcfs' (the V2 "
+                         "scheduler suspends to its own host tier, in arrival order)")
+
+
+def trtllm_v2_host_blocks(o: Mapping[str, Any], block_bytes: int) -> int:
+    """GPU blocks TensorRT-LLM V2's host tier holds (0: none): ``host_cache_size`` bytes, or,
+    when it is None, the tier ``KVCacheManagerV2`` provisions itself (kv_cache_manager_v2.py
+    @00043967, ``_compute_auto_host_tier_quota``): min(GPU quota, free host memory / ranks
+    x 0.5, RLIMIT_MEMLOCK x 0.8)."""
+    if not o["use_kv_cache_manager_v2"]:
+        return 0
+    size = o["host_cache_size"]
+    if size is None:
+        # NOTE(trtllm-auto-host-tier): kvsim knows no host's free memory or memlock limit, so
+        # the automatic tier is the GPU quota (the rule's value on a host with room to spare)
+        return int(o["num_gpu_blocks"])
+    return int(size) // block_bytes
 
 
 def _host_tier_size(o: dict[str, Any], block_bytes: int, kv_bytes_per_token: int) \

@@ -59,6 +59,7 @@ from .fit import check_requests_fit, unfit_reasons
 from .plan import BATCH, DECODE_RUN, EVICTED, LOAD_WAIT, StepPlan
 from .policies import make_policy
 from .requests import RequestTable
+from .suspension import deadlock_error, may_resume
 from .swapping import SwapSpace
 from .waiting import make_waiting_queue
 
@@ -124,9 +125,12 @@ class Scheduler:
         self.running: dict[int, None] = {}      # admission order
         self.prefilling: dict[int, None] = {}   # running, still in prefill (same order)
         self.waiting = make_waiting_queue(cfg.scheduling_policy, reqs.priority, reqs.arrival)
-        self.swap = SwapSpace(cfg.swap_space_blocks, cfg.block_bytes,
-                              transfer_copies(1, model.kv_layers, model.kv_tensors),
-                              cfg.swap_space_full)
+        # TensorRT-LLM's V2 manager suspends victims to its host tier (kvsim.engine.suspension):
+        # V0's swap space, sized by host_cache_size, recomputing what does not fit
+        self._suspends = cfg.use_kv_cache_manager_v2
+        self.swap = SwapSpace(cfg.suspend_host_blocks if self._suspends else cfg.swap_space_blocks,
+                              cfg.block_bytes, transfer_copies(1, model.kv_layers, model.kv_tensors),
+                              "recompute" if self._suspends else cfg.swap_space_full)
         self.swapped = self.swap.queue
         # A host tier: vLLM V1's (kv_offloading_size) loads in the background, the request
         # waiting (vLLM's WAITING_FOR_REMOTE_KVS) and holding its blocks until the copy is done;
@@ -149,7 +153,7 @@ class Scheduler:
         self.cache_queries = [0, 0]             # [fresh, resumed] tokens looked up
         self.cache_hits = [0, 0]
         self.policy = make_policy(self)          # complete: it reads this scheduler
-        self._swapping = cfg.preemption_mode == "swap"
+        self._swapping = cfg.preemption_mode == "swap" or self._suspends
         # event jumps: how many identical decode steps one plan may cover (the engine's speed-up)
         self.max_jump = 1 if cfg.step_by_step else UNLIMITED
         self.max_prefill = self.kv.most_blocks_alone    # the most one request may ever hold
@@ -276,7 +280,10 @@ class Scheduler:
             for blocks in self.tier.flush(rid):
                 self.tier_log.append((self.now_s, rid, TierOp.STORE, blocks))
             self.tier.forget(rid)
-        if self.cfg.preemption_mode == "swap" and decoding \
+        # NOTE(trtllm-v2-suspend-whole): a suspended request's whole KV goes to the host tier at
+        # once and leaves the prefix cache; TensorRT-LLM's pages only become evictable, move as
+        # allocations need them (part may stay on the GPU) and stay findable on the host
+        if self._swapping and decoding \
                 and self.swap.swap_out(rid, self.kv.held[rid], self.now_s):
             mode = SWAP
             reqs.swaps[rid] += 1
@@ -335,6 +342,13 @@ class Scheduler:
                 return self._wait_plan()
             if not self.victims and self.loaded:
                 self._release_a_loaded_request()
+            if self._suspends and not self.victims:
+                # NOTE(trtllm-v2-deadlock-at-once): kvsim's next passes would all be this one,
+                # so it raises at the first of TensorRT-LLM's 1,000 fruitless passes
+                kv = self.kv
+                raise deadlock_error(self.now_s, len(self.running) + len(self.swapped),
+                                     kv.num_blocks - kv.free, kv.num_blocks, self.swap.capacity,
+                                     self.cfg.enable_recompute_pause)
             return self._evicted_plan()
         return self._decode_run_plan(n_group)
 
@@ -408,6 +422,14 @@ class Scheduler:
             context += sum(self._stored(r) + 1 for r in solo)
         if resumed:
             context += sum(reqs.prompt[r] + reqs.generated[r] for r in resumed)
+        if self._suspends:
+            # NOTE(trtllm-v2-copy-overlap): TensorRT-LLM copies a suspended request's pages out
+            # and a resumed one's back on the stream of the step that moves them; kvsim prices
+            # them as the host tier's loads, the step lasting the longer of its compute and the
+            # copy (a step that only suspends pays them as V0's swap does)
+            self.last_plan = StepPlan(BATCH, n_group, chunks, solo, resumed, context, victims, 1,
+                                      host_load_bytes=swap.out_bytes + swap.in_bytes)
+            return self.last_plan
         self.last_plan = StepPlan(BATCH, n_group, chunks, solo, resumed, context, victims, 1,
                                   swap.out_bytes, swap.in_bytes, swap.copies,
                                   host_load_bytes=self.host_load_bytes)
@@ -494,14 +516,14 @@ class Scheduler:
         # NOTE(v0-priority-preemption): V0's priority scheduler also re-sorts its running queue
         # by priority and may preempt a low-priority request for a waiting high-priority one;
         # kvsim keeps admission order and preempts only on a block shortage.
-        if self.cfg.engine == "v0":   # V0's chunked-prefill policy: decodes first
+        # V0's chunked-prefill policy, and TensorRT-LLM V2's two phases: decodes first
+        if self.cfg.engine == "v0" or self._suspends:
             order = [r for r in self.running if r not in self.prefilling] + list(self.prefilling)
         else:
             order = list(self.running)
         for rid in list(self.decoding.offset):
             self._leave_decoding(rid)
         scheduled: dict[int, int] = {}
-        stop = False
         prefills_wait = self._prefills_wait()
         for rid in order:
             if budget <= 0:
@@ -513,13 +535,15 @@ class Scheduler:
                 continue
             c = 1 if decoding else self._chunk_of(rid, budget)
             tokens = self._stored(rid) + c
-            while kv.shortfall(rid, tokens) > 0:
-                victim = self.policy.victim(rid)
-                self.preempt(victim)
-                if victim == rid:
-                    stop = True
+            if self._suspends and not decoding and kv.shortfall(rid, tokens) > 0:
+                # TensorRT-LLM V2's context path suspends nobody: the chunk is skipped, or,
+                # without a host tier, a started request left out of the step is freed and
+                # the pass ends (the blocks are kept for this request)
+                if self._preempt_for_pages(rid, lambda r: r in scheduled):
                     break
-                budget += scheduled.pop(victim, 0)
+                continue
+            stop, refund = self._free_blocks_for(rid, tokens, scheduled)
+            budget += refund
             if stop:
                 break
             kv.grow(rid, tokens)
@@ -536,6 +560,34 @@ class Scheduler:
         self.stalled = [r for r in self.running if r not in self.prefilling and r not in scheduled]
         return chunks, solo, budget
 
+    def _free_blocks_for(self, rid: int, tokens: int, scheduled: dict[int, int]) -> tuple[bool, int]:
+        """Preempt the policy's victims until ``rid`` can hold ``tokens``: ``(the pass stops,
+        the token budget the victims give back)``."""
+        kv, refund = self.kv, 0
+        while kv.shortfall(rid, tokens) > 0:
+            victim = self.policy.victim(rid)
+            if self._suspends and not self._may_free(victim, rid):
+                # NOTE(trtllm-v2-suspend-in-place): suspended in place, it keeps its blocks
+                # and its place (a stall) and the pass ends; TensorRT-LLM marks it suspended
+                # and resumes it under max_util_for_resume
+                return True, refund
+            self.preempt(victim)
+            if victim == rid:
+                return True, refund
+            refund += scheduled.pop(victim, 0)
+        return False, refund
+
+    def _may_free(self, victim: int, requester: int) -> bool:
+        """TensorRT-LLM V2: ``victim`` can give its blocks up for ``requester``: suspended to the
+        host tier (it decodes and its blocks fit there), else recompute-paused (not the
+        requester itself, and ``enable_recompute_pause``)."""
+        # NOTE(trtllm-v2-prefill-not-suspended): a victim still in prefill is recompute-paused,
+        # never suspended (kvsim's suspension is V0's swap-out of a decoding request)
+        if victim not in self.prefilling and \
+                self.swap.used + self.kv.held[victim] <= self.swap.capacity:
+            return True
+        return victim != requester and self.cfg.enable_recompute_pause
+
     # ------------------------------------------------------- 2. admission
     def _swap_in(self, budget: int) -> tuple[list[int], int]:
         """V0: swapped requests come back, oldest first, while each one's blocks plus the
@@ -545,10 +597,18 @@ class Scheduler:
         while swap.queue and len(self.running) < self.cfg.max_num_seqs and budget >= 1:
             rid = swap.queue[0]
             tokens = reqs.prompt[rid] + reqs.generated[rid]    # its KV and this step's token
+            # NOTE(trtllm-v2-resume-after-running): TensorRT-LLM resumes a suspended request in
+            # its own place in the active list, before newer requests grow; kvsim after them,
+            # and, as V0 does, admits nothing new while one is suspended
+            if self._suspends and not may_resume(kv.num_blocks - kv.free, kv.num_blocks,
+                                                 self.cfg.max_util_for_resume):
+                break
             if not kv.can_allocate(kv.blocks_for(tokens),
                                    headroom=kv.admission_headroom(bool(self.running))):
                 break
             swap.swap_in(rid)
+            if self._suspends:                 # its KV copied back from the host tier
+                reqs.loaded[rid] += tokens - 1
             kv.set_held(rid, 0)
             kv.grow(rid, tokens)
             self.running[rid] = None
@@ -599,6 +659,8 @@ class Scheduler:
                 self._start_load(rid, tokens, hit, host)
                 continue                           # it schedules nothing now; the next may
             if not self.policy.admits(rid, new_blocks, hit, kv.admission_headroom(bool(self.running))):
+                if self._suspends:
+                    self._preempt_for_context(rid, chunks)
                 break
             waiting.pop_head()
             if reqs.first_scheduled[rid] != reqs.first_scheduled[rid]:   # NaN: never scheduled
@@ -616,6 +678,35 @@ class Scheduler:
             budget -= c
             admitted = True
         return admitted
+
+    def _preempt_for_pages(self, requester: int, scheduled: Callable[[int], bool]) -> bool:
+        """TensorRT-LLM V2's ``preempt_for_pages`` for a context request out of blocks: only
+        without a host tier, and with ``enable_recompute_pause``, the newest started request
+        that this step does not run (not the requester) is recompute-paused. True if one was."""
+        if self.swap.capacity or not self.cfg.enable_recompute_pause:
+            return False
+        victim = next((r for r in reversed(self.running) if r != requester and not scheduled(r)),
+                      None)
+        if victim is None:
+            return False
+        if victim in self.stalled:
+            self.stalled.remove(victim)
+        self.preempt(victim)
+        return True
+
+    def _preempt_for_context(self, rid: int, chunks: list[Chunk]) -> None:
+        """The waiting head ``rid`` lacks blocks (:meth:`_preempt_for_pages`: the step runs
+        every request with a chunk and every decoder not stalled); when a victim is freed,
+        admission ends with ``rid`` first in the queue, so the blocks are its own next step."""
+        running_chunk = {r for r, _, _ in chunks}
+        stalled, prefilling = self.stalled, self.prefilling
+        if not self._preempt_for_pages(rid, lambda r: r in running_chunk if r in prefilling
+                                       else r not in stalled):
+            return
+        waiting = self.waiting                 # the victim went to the front of the queue...
+        victim, head = waiting.pop_head(), waiting.pop_head()
+        waiting.push_front(victim)             # ...behind the head (engine: the pages are
+        waiting.push_front(head)               # kept for the request that paid for them)
 
     def _count_lookup(self, rid: int, tokens: int, hit_tokens: int) -> None:
         """``rid``'s prefix-cache lookup of ``tokens`` found ``hit_tokens``: the counters."""
@@ -918,7 +1009,7 @@ class Scheduler:
                     prefix_cache_evicted_blocks=self.kv.pool.evicted,
                     load_stopped_s=self.arrivals.stopped_s,
                     load_stop_reason=self.arrivals.stop_reason,
-                    **self._tier_counters())
+                    **self._tier_counters(), **self._suspension_counters())
 
     def _tier_counters(self) -> dict[str, int]:
         """The host tier's totals, when it runs (vLLM's ``vllm:kv_offload_*`` counters)."""
@@ -932,6 +1023,16 @@ class Scheduler:
                     kv_offload_loaded_blocks=tier.loaded_blocks,
                     kv_offload_load_bytes=tier.loaded_blocks * nbytes,
                     kv_offload_allocation_failures=tier.allocation_failures)
+
+    def _suspension_counters(self) -> dict[str, int]:
+        """TensorRT-LLM V2's host tier, when it runs: its size, the suspensions to it and the
+        tokens copied back by resumes (the ``swaps`` column counts each request's suspensions)."""
+        if not self._suspends:
+            return {}
+        reqs = self.requests
+        return dict(trtllm_host_capacity_blocks=self.swap.capacity,
+                    trtllm_suspensions=int(sum(reqs.swaps)),
+                    trtllm_resumed_tokens=int(sum(reqs.loaded)))
 
     def snapshot(self) -> SchedulerSnapshot:
         """What the scheduler holds now, as plain values (the stepper and the KV gauge read it)."""
