@@ -41,10 +41,14 @@ def _rows_of_calls(calls: list[tuple[str, tuple]]) -> dict[str, list]:
             add(t_s=t1, dt_s=dt, gap_s=gap, kv_blocks_used=used, kv_blocks_cached=cached,
                 **dict(zip(_CONST, const, strict=True)))
             continue
-        (t0, ends, dts, T, crossings, used0, blank0, cached0, used_end, cached_end, batch,
+        (t0, ends, timing, T, crossings, used0, blank0, cached0, used_end, cached_end, batch,
          waiting, swapped, running_end, waiting_end, idle) = args
+        context, gpu_fixed_s, s_per_token, cpu_s, cpu_bound_until = timing
         bs, taken, previous = len(crossings), 0, t0
-        for j, (end, dt) in enumerate(zip(ends, dts, strict=True)):
+        for j in range(len(ends)):
+            c = context + j * batch
+            dt = gpu_fixed_s + s_per_token * c if c >= cpu_bound_until else cpu_s
+            end = previous + dt
             if j > 0:
                 taken += crossings[-(T + j) % bs]
             last = j == len(ends) - 1
@@ -71,14 +75,23 @@ def _random_calls(rng: random.Random) -> list[tuple[str, tuple]]:
             calls.append(("step", (t + dt, dt, gap, rng.randint(0, 99), rng.randint(0, 9), const)))
             t, T = t + dt, T + 1
             continue
-        k = rng.choice([1, 1, 2, rng.randint(1, 60)])
+        k = rng.choice([1, 1, 2, rng.randint(1, 60), rng.randint(1, 600)])
         t0 = t + rng.choice([0.0, rng.uniform(0, 0.5)])           # idle time before it, sometimes
-        dts = [rng.uniform(0.001, 0.05) for _ in range(k)]
-        ends = list(np.cumsum([t0, *dts])[1:])
+        batch = rng.randint(1, 9)
+        gpu_fixed_s, s_per_token = rng.uniform(0.001, 0.02), rng.uniform(0, 1e-5)
+        context = rng.randint(0, 3000)
+        # CPU-bound for a while, sometimes (asynchronous scheduling), or never
+        cpu_s, cpu_bound_until = rng.choice([(0.0, 0), (rng.uniform(0.001, 0.05),
+                                                       context + rng.randint(-50, 50 * k))])
+        timing = (context, gpu_fixed_s, s_per_token, cpu_s, cpu_bound_until)
+        ends, end = [], t0                  # as the engine sums them
+        for c in range(context, context + k * batch, batch):
+            end += gpu_fixed_s + s_per_token * c if c >= cpu_bound_until else cpu_s
+            ends.append(end)
         crossings = [rng.randint(0, 8) for _ in range(bs)]
         used0, blank0, cached0 = rng.randint(0, 200), rng.randint(0, 50), rng.randint(0, 60)
-        calls.append(("run", (t0, ends, dts, T, crossings, used0, blank0, cached0,
-                              rng.randint(0, 200), rng.randint(0, 60), rng.randint(1, 9),
+        calls.append(("run", (t0, ends, timing, T, crossings, used0, blank0, cached0,
+                              rng.randint(0, 200), rng.randint(0, 60), batch,
                               rng.randint(0, 9), rng.randint(0, 3), rng.randint(0, 9),
                               rng.randint(0, 9), rng.choice([0, 0, 2]))))
         t, T = ends[-1], T + k
@@ -95,6 +108,7 @@ def test_the_expansion_equals_a_row_by_row_reading_of_the_calls(seed):
             (rec.step if kind == "step" else rec.decode_run)(*args)
         tl = rec.timeline(final=final)
         assert isinstance(tl, CompactTimeline) and tl.num_rows == len(want["t_s"])
+        assert rec.end_s() == (want["t_s"][-1] if calls else 0.0)
         for name, dtype in TIMELINE_COLUMNS.items():
             column = tl[name]
             assert column.dtype == dtype, name
@@ -178,7 +192,9 @@ def test_each_column_is_expanded_once_and_only_when_read(monkeypatch):
         assert result.timeline[name] is result.timeline[name]
     assert result.requests["max_gap_s"] is result.requests["max_gap_s"]
     assert result.summary() == first
-    # every column once; the two block columns are expanded together
-    assert len(expanded) == len(set(expanded)) == len(TIMELINE_COLUMNS) - 1
-    assert set(expanded) | {"kv_blocks_used", "kv_blocks_cached"} == set(TIMELINE_COLUMNS)
+    # every column once; the two time columns are expanded together, and the two block ones
+    pairs = ({"t_s", "dt_s"}, {"kv_blocks_used", "kv_blocks_cached"})
+    assert len(expanded) == len(set(expanded)) == len(TIMELINE_COLUMNS) - 2
+    assert all(len(pair & set(expanded)) == 1 for pair in pairs)
+    assert set(expanded).union(*pairs) == set(TIMELINE_COLUMNS)
     assert not result.timeline["t_s"].flags.writeable

@@ -28,18 +28,29 @@ from .blocks.counting import block_position
 if TYPE_CHECKING:
     from numpy.typing import NDArray
 
-__all__ = ["Recorder", "CompactTimeline", "TIMELINE_COLUMNS", "longest_stint_gaps"]
+__all__ = ["Recorder", "CompactTimeline", "RunTiming", "TIMELINE_COLUMNS", "longest_stint_gaps"]
 
 #: Columns that are constant within a run of decode steps.
 _CONST = ("running", "waiting", "swapped", "preemptions", "decoding", "prefill_tokens",
           "decode_tokens", "emitted_tokens", "swap_out_bytes", "swap_in_bytes",
           "recomputed_tokens")
 
-#: What :meth:`Recorder.step` keeps per single step, and :meth:`Recorder.decode_run` per run.
-#: (Their float fields, a single step's gap and a run's start, are kept apart.)
+#: What :meth:`Recorder.step` keeps per single step, and :meth:`Recorder.decode_run` per run:
+#: ints, and apart from them floats (a single step's end, duration and gap; a run's start
+#: and its :data:`RunTiming` floats).
 _SINGLE_FIELDS = ("row", "kv_blocks_used", "kv_blocks_cached") + _CONST
+_SINGLE_FLOATS = ("t_s", "dt_s", "gap_s")
 _RUN_FIELDS = ("row", "steps", "T", "used0", "blank0", "cached0", "used_end", "cached_end",
-               "batch", "waiting", "swapped", "running_end", "waiting_end", "idle")
+               "batch", "waiting", "swapped", "running_end", "waiting_end", "idle",
+               "context", "cpu_bound_until")
+_RUN_FLOATS = ("t0", "gpu_fixed_s", "s_per_token", "cpu_s")
+
+#: What a decode run's step durations follow from: ``(context, gpu_fixed_s, s_per_token,
+#: cpu_s, cpu_bound_until)``. Step ``j`` of a run of ``batch`` sequences attends to
+#: ``c = context + j * batch`` tokens and lasts ``gpu_fixed_s + s_per_token * c``, or
+#: ``cpu_s`` while ``c < cpu_bound_until`` (asynchronous scheduling, when the CPU's time is
+#: the longer; 0 without it). The same expression the engine sums (:mod:`kvsim.engine.loop`).
+RunTiming = tuple[int, float, float, float, int]
 
 #: The timeline's columns and dtypes, in order.
 TIMELINE_COLUMNS = {
@@ -62,11 +73,11 @@ class Recorder:
         # lists of ~2 M Python numbers was a fifth of a one-hour run, and most of its memory).
         # Values go in with fromlist, a list at a time: extend converts them one by one
         # through an iterator, growing the buffer each time (2-3x fromlist's time).
-        self._t = array("d")                            # every step's end time, in order
-        self._dt = array("d")
-        self._single_gaps = array("d")                  # per single step: its gap
+        self._rows = 0                                  # steps recorded
+        self._end = 0.0                                 # the last one's end
+        self._single_floats = array("d")                # _SINGLE_FLOATS per single step
         self._singles = array("q")                      # _SINGLE_FIELDS per single step
-        self._run_starts = array("d")                   # per decode run: t0
+        self._run_floats = array("d")                   # _RUN_FLOATS per decode run
         self._runs = array("q")                         # _RUN_FIELDS per decode run
         self._run_crossings = array("q")                # their crossings snapshots
         # [rid, start, end (nan while open), mode]: rid and mode are ints in a float row
@@ -78,23 +89,26 @@ class Recorder:
 
     def end_s(self) -> float:
         """The end of the last step recorded (0.0 before the first): the run's simulated time."""
-        return self._t[-1] if self._t else 0.0
+        return self._end
 
     # ----------------------------------------------------------------- steps
     def step(self, t1: float, dt: float, gap: float, used: int, cached: int,
              const: tuple[int, ...]) -> None:
         """One step; ``const`` holds the constant columns' values in the order of ``_CONST``."""
-        self._single_gaps.append(gap)
-        self._singles.fromlist([len(self._t), used, cached, *const])
-        self._t.append(t1)
-        self._dt.append(dt)
+        self._single_floats.fromlist([t1, dt, gap])
+        self._singles.fromlist([self._rows, used, cached, *const])
+        self._rows += 1
+        self._end = t1
 
-    def decode_run(self, t0: float, ends: list[float], dts: list[float], T: int,
+    def decode_run(self, t0: float, ends: list[float], timing: RunTiming, T: int,
                    crossings: list[int], used0: int, blank0: int, cached0: int, used_end: int,
                    cached_end: int, batch: int, waiting: int, swapped: int, running_end: int,
                    waiting_end: int, idle: int = 0) -> None:
-        """``k = len(dts)`` pure decode steps (steps ``T .. T+k-1``) starting at ``t0``.
+        """``k = len(ends)`` pure decode steps (steps ``T .. T+k-1``) starting at ``t0``.
 
+        Only the run's parameters are kept. Its steps' durations follow from
+        ``timing`` (:data:`RunTiming`), their ends from summing them one by one
+        from ``t0`` (as the engine did: ``ends`` only gives ``k`` and the last).
         Gaps and block counts are rebuilt at the end from the run's start and
         the decode group's block crossings (``crossings``, a copy: step
         ``T + j`` takes ``crossings[-(T + j) % bs]`` blocks, the first step's
@@ -106,12 +120,15 @@ class Recorder:
         ``running_end`` and ``waiting_end`` (after its finishes and arrivals). ``idle``
         running requests take no part (TensorRT-LLM's STATIC_BATCH: prefills that wait).
         """
-        self._run_starts.append(t0)
-        self._runs.fromlist([len(self._t), len(dts), T, used0, blank0, cached0, used_end,
-                             cached_end, batch, waiting, swapped, running_end, waiting_end, idle])
-        self._t.fromlist(ends)
-        self._dt.fromlist(dts)
+        context, gpu_fixed_s, s_per_token, cpu_s, cpu_bound_until = timing
+        k = len(ends)
+        self._run_floats.fromlist([t0, gpu_fixed_s, s_per_token, cpu_s])
+        self._runs.fromlist([self._rows, k, T, used0, blank0, cached0, used_end, cached_end,
+                             batch, waiting, swapped, running_end, waiting_end, idle,
+                             context, cpu_bound_until])
         self._run_crossings.fromlist(crossings)
+        self._rows += k
+        self._end = ends[-1]
 
     # ---------------------------------------------------------- per request
     def pause_start(self, rid: int, t: float, mode: int) -> None:
@@ -152,8 +169,9 @@ class Recorder:
         columns share the recorder's buffers (which then can no longer grow)."""
         take_f, take_i = (_floats, _ints) if not final else (_view_floats, _view_ints)
         return CompactTimeline(
-            take_f(self._t), take_f(self._dt), take_f(self._single_gaps),
-            take_i(self._singles).reshape(-1, len(_SINGLE_FIELDS)), take_f(self._run_starts),
+            self._rows, take_f(self._single_floats).reshape(-1, len(_SINGLE_FLOATS)),
+            take_i(self._singles).reshape(-1, len(_SINGLE_FIELDS)),
+            take_f(self._run_floats).reshape(-1, len(_RUN_FLOATS)),
             take_i(self._runs).reshape(-1, len(_RUN_FIELDS)), take_i(self._run_crossings))
 
     def longest_stint_gaps(self, gap_s: NDArray[np.float64], n_requests: int) -> NDArray[np.float64]:
@@ -174,22 +192,20 @@ class Recorder:
 class CompactTimeline(Mapping[str, "NDArray[Any]"]):
     """The timeline as recorded, its columns expanded by numpy when first read, once.
 
-    Every step's end time and duration are kept as they were summed (8 bytes
-    each: the times of a run are sequential sums, which no closed form
-    reproduces to the bit); a single step keeps its other columns, a decode run
-    only its parameters (``_RUN_FIELDS``) and its block crossings. So until a
-    column is read, memory grows with the run's events (single steps and
-    decode runs) and by 16 bytes a step; a column read is kept (the same array
-    on every read), and the two block columns are expanded together.
+    A single step keeps its columns; a decode run only its parameters
+    (``_RUN_FIELDS``, ``_RUN_FLOATS``) and its block crossings, whatever its
+    length. So until a column is read, memory grows with the run's events
+    (single steps and decode runs), not with its steps. A column read is kept
+    (the same array on every read); the two time columns are expanded together,
+    and so are the two block columns.
     """
 
-    def __init__(self, t: NDArray[np.float64], dt: NDArray[np.float64],
-                 single_gaps: NDArray[np.float64], singles: NDArray[np.int64],
-                 run_starts: NDArray[np.float64], runs: NDArray[np.int64],
-                 crossings: NDArray[np.int64]) -> None:
-        self._t, self._dt = t, dt
-        self._single_gaps, self._singles = single_gaps, singles
-        self._run_starts, self._runs = run_starts, runs
+    def __init__(self, num_rows: int, single_floats: NDArray[np.float64],
+                 singles: NDArray[np.int64], run_floats: NDArray[np.float64],
+                 runs: NDArray[np.int64], crossings: NDArray[np.int64]) -> None:
+        self._n = num_rows
+        self._single_floats, self._singles = single_floats, singles
+        self._run_floats, self._runs = run_floats, runs
         self._crossings = crossings.reshape(len(runs), -1) if len(runs) else crossings
         self._columns: dict[str, NDArray[Any]] = {}
         # the order of the events (single steps and runs) by row, and their lengths
@@ -198,7 +214,7 @@ class CompactTimeline(Mapping[str, "NDArray[Any]"]):
 
     @property
     def num_rows(self) -> int:
-        return len(self._t)
+        return self._n
 
     def __getitem__(self, name: str) -> NDArray[Any]:
         column = self._columns.get(name)
@@ -218,10 +234,8 @@ class CompactTimeline(Mapping[str, "NDArray[Any]"]):
     def _expand(self, name: str) -> None:
         if name in ("kv_blocks_used", "kv_blocks_cached"):
             self._columns["kv_blocks_used"], self._columns["kv_blocks_cached"] = self._blocks()
-        elif name == "t_s":
-            self._columns[name] = self._t
-        elif name == "dt_s":
-            self._columns[name] = self._dt
+        elif name in ("t_s", "dt_s"):
+            self._columns["t_s"], self._columns["dt_s"] = self._times()
         elif name == "gap_s":
             self._columns[name] = self._gaps()
         else:
@@ -229,6 +243,38 @@ class CompactTimeline(Mapping[str, "NDArray[Any]"]):
 
     def _run_field(self, name: str) -> NDArray[np.int64]:
         return self._runs[:, _RUN_FIELDS.index(name)]
+
+    def _run_float(self, name: str) -> NDArray[np.float64]:
+        return self._run_floats[:, _RUN_FLOATS.index(name)]
+
+    def _run_steps(self) -> tuple[NDArray[np.intp], NDArray[np.int64], NDArray[np.int64]]:
+        """Over every step of every run: its run, its index in the run, and each run's first
+        position in that list."""
+        k = self._run_field("steps")
+        run = np.repeat(np.arange(len(k)), k)
+        start = np.cumsum(k) - k
+        return run, np.arange(int(k.sum())) - start[run], start
+
+    def _times(self) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        """The end time and duration columns: a single step's as recorded, a run's steps'
+        from its :data:`RunTiming`, summed one by one from its start."""
+        t, dt = np.zeros(self._n), np.zeros(self._n)
+        if len(self._singles):
+            rows = self._singles[:, 0]
+            t[rows] = self._single_floats[:, 0]
+            dt[rows] = self._single_floats[:, 1]
+        if not len(self._runs):
+            return t, dt
+        run, j, start = self._run_steps()
+        context = self._run_field("context")[run] + j * self._run_field("batch")[run]
+        # the engine's expression, element by element: the same floats
+        gpu = self._run_float("gpu_fixed_s")[run] + self._run_float("s_per_token")[run] * context
+        step_dt = np.where(context >= self._run_field("cpu_bound_until")[run], gpu,
+                           self._run_float("cpu_s")[run])
+        rows = self._run_field("row")[run] + j
+        dt[rows] = step_dt
+        t[rows] = _sums_from(self._run_float("t0"), step_dt, self._run_field("steps"), start)
+        return t, dt
 
     def _spread(self, single_values: NDArray[np.int64],
                 run_values: NDArray[np.int64]) -> NDArray[np.int64]:
@@ -245,15 +291,15 @@ class CompactTimeline(Mapping[str, "NDArray[Any]"]):
     def _gaps(self) -> NDArray[np.float64]:
         """A step's gap: from the previous step's end (a run's first step: from its start);
         a single step's as recorded."""
-        t = self._t
+        t = self["t_s"]
         gap = np.zeros(len(t))
         if len(t) > 1:
             np.subtract(t[1:], t[:-1], out=gap[1:])
         if len(self._runs):
             first = self._run_field("row")
-            gap[first] = t[first] - self._run_starts
+            gap[first] = t[first] - self._run_float("t0")
         if len(self._singles):
-            gap[self._singles[:, 0]] = self._single_gaps
+            gap[self._singles[:, 0]] = self._single_floats[:, 2]
         return gap
 
     def _constant(self, name: str) -> NDArray[np.int64]:
@@ -283,9 +329,7 @@ class CompactTimeline(Mapping[str, "NDArray[Any]"]):
         pos, k, T = self._run_field("row"), self._run_field("steps"), self._run_field("T")
         cross = self._crossings
         bs = cross.shape[1]
-        run = np.repeat(np.arange(len(k)), k)                  # the run of every run row
-        start = np.cumsum(k) - k
-        j = np.arange(int(k.sum())) - start[run]               # step index inside its run
+        run, j, start = self._run_steps()
         need = cross[run, block_position(-(T[run] + j), bs)]
         need[j == 0] = 0                                       # the first step's were taken before
         total = np.cumsum(need)
@@ -297,6 +341,27 @@ class CompactTimeline(Mapping[str, "NDArray[Any]"]):
         used[last] = self._run_field("used_end")
         cached[last] = self._run_field("cached_end")
         return used, cached
+
+
+def _sums_from(t0: NDArray[np.float64], steps: NDArray[np.float64], k: NDArray[np.int64],
+               start: NDArray[np.int64]) -> NDArray[np.float64]:
+    """Each run's running sums ``t0 + steps[0], (t0 + steps[0]) + steps[1], ...`` one addition
+    at a time, as the engine summed them (``steps``: every run's steps, run after run, run
+    ``i``'s ``k[i]`` of them from ``start[i]``). Runs of alike length are summed together, a
+    row each of a padded block, by ``np.add.accumulate`` along the rows: sequential
+    additions, so the same floats, in O(log longest run) numpy calls."""
+    ends = np.empty_like(steps)
+    width = np.left_shift(1, np.ceil(np.log2(k)).astype(np.int64))   # k's power of 2 or above
+    for w in np.unique(width):
+        runs = np.flatnonzero(width == w)
+        offsets = np.arange(int(w))
+        inside = offsets[None, :] < k[runs][:, None]
+        where = (start[runs][:, None] + offsets[None, :])[inside]
+        block = np.zeros((len(runs), int(w) + 1))
+        block[:, 0] = t0[runs]
+        block[:, 1:][inside] = steps[where]
+        ends[where] = np.add.accumulate(block, axis=1)[:, 1:][inside]
+    return ends
 
 
 def longest_stint_gaps(stints: NDArray[np.int64], gap_s: NDArray[np.float64],
