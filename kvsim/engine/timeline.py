@@ -206,6 +206,9 @@ class CompactTimeline(Mapping[str, "NDArray[Any]"]):
         self._n = num_rows
         self._single_floats, self._singles = single_floats, singles
         self._run_floats, self._runs = run_floats, runs
+        # a run field's values side by side (a column of runs would be strided: slower to read)
+        self._run_fields = np.ascontiguousarray(runs.T)
+        self._run_float_fields = np.ascontiguousarray(run_floats.T)
         self._crossings = crossings.reshape(len(runs), -1) if len(runs) else crossings
         self._columns: dict[str, NDArray[Any]] = {}
         # the order of the events (single steps and runs) by row, and their lengths
@@ -242,18 +245,22 @@ class CompactTimeline(Mapping[str, "NDArray[Any]"]):
             self._columns[name] = self._constant(name)
 
     def _run_field(self, name: str) -> NDArray[np.int64]:
-        return self._runs[:, _RUN_FIELDS.index(name)]
+        return self._run_fields[_RUN_FIELDS.index(name)]
 
     def _run_float(self, name: str) -> NDArray[np.float64]:
-        return self._run_floats[:, _RUN_FLOATS.index(name)]
+        return self._run_float_fields[_RUN_FLOATS.index(name)]
 
-    def _run_steps(self) -> tuple[NDArray[np.intp], NDArray[np.int64], NDArray[np.int64]]:
-        """Over every step of every run: its run, its index in the run, and each run's first
-        position in that list."""
+    def _each_step(self, values: NDArray[Any]) -> NDArray[Any]:
+        """A value per run, repeated for each of its steps (runs' steps in order)."""
+        return np.repeat(values, self._run_field("steps"))
+
+    def _run_steps(self) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.int64]]:
+        """Over every step of every run (in order): its index in its run, and its row; and
+        each run's first position in that list."""
         k = self._run_field("steps")
-        run = np.repeat(np.arange(len(k)), k)
         start = np.cumsum(k) - k
-        return run, np.arange(int(k.sum())) - start[run], start
+        j = np.arange(int(k.sum())) - self._each_step(start)
+        return j, self._each_step(self._run_field("row")) + j, start
 
     def _times(self) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
         """The end time and duration columns: a single step's as recorded, a run's steps'
@@ -265,13 +272,13 @@ class CompactTimeline(Mapping[str, "NDArray[Any]"]):
             dt[rows] = self._single_floats[:, 1]
         if not len(self._runs):
             return t, dt
-        run, j, start = self._run_steps()
-        context = self._run_field("context")[run] + j * self._run_field("batch")[run]
+        j, rows, start = self._run_steps()
+        each = self._each_step
+        context = each(self._run_field("context")) + j * each(self._run_field("batch"))
         # the engine's expression, element by element: the same floats
-        gpu = self._run_float("gpu_fixed_s")[run] + self._run_float("s_per_token")[run] * context
-        step_dt = np.where(context >= self._run_field("cpu_bound_until")[run], gpu,
-                           self._run_float("cpu_s")[run])
-        rows = self._run_field("row")[run] + j
+        gpu = each(self._run_float("gpu_fixed_s")) + each(self._run_float("s_per_token")) * context
+        step_dt = np.where(context >= each(self._run_field("cpu_bound_until")), gpu,
+                           each(self._run_float("cpu_s")))
         dt[rows] = step_dt
         t[rows] = _sums_from(self._run_float("t0"), step_dt, self._run_field("steps"), start)
         return t, dt
@@ -329,14 +336,15 @@ class CompactTimeline(Mapping[str, "NDArray[Any]"]):
         pos, k, T = self._run_field("row"), self._run_field("steps"), self._run_field("T")
         cross = self._crossings
         bs = cross.shape[1]
-        run, j, start = self._run_steps()
-        need = cross[run, block_position(-(T[run] + j), bs)]
+        j, rows, start = self._run_steps()
+        each = self._each_step
+        # step T + j takes crossings[-(T + j) % bs] blocks: read from the flat crossings
+        need = cross.ravel()[each(np.arange(len(k)) * bs) + block_position(-(each(T) + j), bs)]
         need[j == 0] = 0                                       # the first step's were taken before
         total = np.cumsum(need)
-        taken = total - (total - need)[start][run]             # cumulative within each run
-        rows = pos[run] + j
+        taken = total - each((total - need)[start])            # cumulative within each run
         used[rows] += taken
-        cached[rows] -= np.maximum(0, taken - self._run_field("blank0")[run])
+        cached[rows] -= np.maximum(0, taken - each(self._run_field("blank0")))
         last = pos + k - 1
         used[last] = self._run_field("used_end")
         cached[last] = self._run_field("cached_end")
