@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 import kvsim
+from kvsim.engine import timeline
 from kvsim.engine.loop import build_engine
 from kvsim.engine.timeline import _CONST, TIMELINE_COLUMNS, CompactTimeline, Recorder
 
@@ -99,7 +100,9 @@ def _random_calls(rng: random.Random) -> list[tuple[str, tuple]]:
 
 
 @pytest.mark.parametrize("seed", range(60))
-def test_the_expansion_equals_a_row_by_row_reading_of_the_calls(seed):
+def test_the_expansion_equals_a_row_by_row_reading_of_the_calls(seed, monkeypatch):
+    # runs are expanded a group at a time: groups of one run, of a few, of all
+    monkeypatch.setattr(timeline, "_CHUNK_STEPS", [1, 50, 1 << 16][seed % 3])
     calls = _random_calls(random.Random(seed))
     want = _rows_of_calls(calls)
     for final in (False, True):

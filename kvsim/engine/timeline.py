@@ -52,6 +52,9 @@ _RUN_FLOATS = ("t0", "gpu_fixed_s", "s_per_token", "cpu_s")
 #: the longer; 0 without it). The same expression the engine sums (:mod:`kvsim.engine.loop`).
 RunTiming = tuple[int, float, float, float, int]
 
+#: About how many steps of decode runs are expanded at a time (:meth:`CompactTimeline._chunks`).
+_CHUNK_STEPS = 1 << 16
+
 #: The timeline's columns and dtypes, in order.
 TIMELINE_COLUMNS = {
     "t_s": np.float64, "dt_s": np.float64, "kv_blocks_used": np.int64,
@@ -206,9 +209,10 @@ class CompactTimeline(Mapping[str, "NDArray[Any]"]):
         self._n = num_rows
         self._single_floats, self._singles = single_floats, singles
         self._run_floats, self._runs = run_floats, runs
-        # a run field's values side by side (a column of runs would be strided: slower to read)
-        self._run_fields = np.ascontiguousarray(runs.T)
-        self._run_float_fields = np.ascontiguousarray(run_floats.T)
+        # a run field's values side by side (a column of runs would be strided: slower to
+        # read), made when first needed
+        self._run_fields: dict[str, NDArray[np.int64]] = {}
+        self._run_float_fields: dict[str, NDArray[np.float64]] = {}
         self._crossings = crossings.reshape(len(runs), -1) if len(runs) else crossings
         self._columns: dict[str, NDArray[Any]] = {}
         # the order of the events (single steps and runs) by row, and their lengths
@@ -245,22 +249,37 @@ class CompactTimeline(Mapping[str, "NDArray[Any]"]):
             self._columns[name] = self._constant(name)
 
     def _run_field(self, name: str) -> NDArray[np.int64]:
-        return self._run_fields[_RUN_FIELDS.index(name)]
+        values = self._run_fields.get(name)
+        if values is None:
+            values = self._run_fields[name] = np.ascontiguousarray(
+                self._runs[:, _RUN_FIELDS.index(name)])
+        return values
 
     def _run_float(self, name: str) -> NDArray[np.float64]:
-        return self._run_float_fields[_RUN_FLOATS.index(name)]
+        values = self._run_float_fields.get(name)
+        if values is None:
+            values = self._run_float_fields[name] = np.ascontiguousarray(
+                self._run_floats[:, _RUN_FLOATS.index(name)])
+        return values
 
-    def _each_step(self, values: NDArray[Any]) -> NDArray[Any]:
-        """A value per run, repeated for each of its steps (runs' steps in order)."""
-        return np.repeat(values, self._run_field("steps"))
-
-    def _run_steps(self) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.int64]]:
-        """Over every step of every run (in order): its index in its run, and its row; and
-        each run's first position in that list."""
-        k = self._run_field("steps")
-        start = np.cumsum(k) - k
-        j = np.arange(int(k.sum())) - self._each_step(start)
-        return j, self._each_step(self._run_field("row")) + j, start
+    def _chunks(self) -> Iterator[tuple[slice, NDArray[np.int64], NDArray[np.int64],
+                                         NDArray[np.int64], NDArray[np.int64]]]:
+        """The runs in groups of consecutive ones of about ``_CHUNK_STEPS`` steps in all (so
+        the expansion's temporaries stay that small): per group, its runs (a slice), their
+        steps ``k`` and first positions ``start`` among the group's steps, and per step its
+        index in its run ``j`` and its row."""
+        steps = self._run_field("steps")
+        upto = np.cumsum(steps)
+        lo = 0
+        while lo < len(steps):
+            before = int(upto[lo - 1]) if lo else 0
+            hi = max(lo + 1, int(np.searchsorted(upto, before + _CHUNK_STEPS, side="right")))
+            runs = slice(lo, hi)
+            k = steps[runs]
+            start = np.cumsum(k) - k
+            j = np.arange(int(upto[hi - 1]) - before) - np.repeat(start, k)
+            yield runs, k, start, j, np.repeat(self._run_field("row")[runs], k) + j
+            lo = hi
 
     def _times(self) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
         """The end time and duration columns: a single step's as recorded, a run's steps'
@@ -270,17 +289,16 @@ class CompactTimeline(Mapping[str, "NDArray[Any]"]):
             rows = self._singles[:, 0]
             t[rows] = self._single_floats[:, 0]
             dt[rows] = self._single_floats[:, 1]
-        if not len(self._runs):
-            return t, dt
-        j, rows, start = self._run_steps()
-        each = self._each_step
-        context = each(self._run_field("context")) + j * each(self._run_field("batch"))
-        # the engine's expression, element by element: the same floats
-        gpu = each(self._run_float("gpu_fixed_s")) + each(self._run_float("s_per_token")) * context
-        step_dt = np.where(context >= each(self._run_field("cpu_bound_until")), gpu,
-                           each(self._run_float("cpu_s")))
-        dt[rows] = step_dt
-        t[rows] = _sums_from(self._run_float("t0"), step_dt, self._run_field("steps"), start)
+        field, real = self._run_field, self._run_float
+        for runs, k, start, j, rows in self._chunks():
+            context = _per_step(field("context"), runs, k) + j * _per_step(field("batch"), runs, k)
+            # the engine's expression, element by element: the same floats
+            gpu = (_per_step(real("gpu_fixed_s"), runs, k)
+                   + _per_step(real("s_per_token"), runs, k) * context)
+            step_dt = np.where(context >= _per_step(field("cpu_bound_until"), runs, k), gpu,
+                               _per_step(real("cpu_s"), runs, k))
+            dt[rows] = step_dt
+            t[rows] = _sums_from(real("t0")[runs], step_dt, k, start)
         return t, dt
 
     def _spread(self, single_values: NDArray[np.int64],
@@ -333,22 +351,28 @@ class CompactTimeline(Mapping[str, "NDArray[Any]"]):
         cached = self._spread(self._singles[:, 2], self._run_field("cached0"))
         if not len(self._runs):
             return used, cached
-        pos, k, T = self._run_field("row"), self._run_field("steps"), self._run_field("T")
         cross = self._crossings
         bs = cross.shape[1]
-        j, rows, start = self._run_steps()
-        each = self._each_step
-        # step T + j takes crossings[-(T + j) % bs] blocks: read from the flat crossings
-        need = cross.ravel()[each(np.arange(len(k)) * bs) + block_position(-(each(T) + j), bs)]
-        need[j == 0] = 0                                       # the first step's were taken before
-        total = np.cumsum(need)
-        taken = total - each((total - need)[start])            # cumulative within each run
-        used[rows] += taken
-        cached[rows] -= np.maximum(0, taken - each(self._run_field("blank0")))
+        T, blank0 = self._run_field("T"), self._run_field("blank0")
+        for runs, k, start, j, rows in self._chunks():
+            # step T + j takes crossings[-(T + j) % bs] blocks: read from the flat crossings
+            at = np.repeat(np.arange(runs.start, runs.stop) * bs, k)
+            need = cross.ravel()[at + block_position(-(_per_step(T, runs, k) + j), bs)]
+            need[j == 0] = 0                                   # the first step's were taken before
+            total = np.cumsum(need)
+            taken = total - np.repeat((total - need)[start], k)  # cumulative within each run
+            used[rows] += taken
+            cached[rows] -= np.maximum(0, taken - _per_step(blank0, runs, k))
+        pos, k = self._run_field("row"), self._run_field("steps")
         last = pos + k - 1
         used[last] = self._run_field("used_end")
         cached[last] = self._run_field("cached_end")
         return used, cached
+
+
+def _per_step(values: NDArray[Any], runs: slice, k: NDArray[np.int64]) -> NDArray[Any]:
+    """The values of ``runs``, one a run, repeated for each of its ``k`` steps."""
+    return np.repeat(values[runs], k)
 
 
 def _sums_from(t0: NDArray[np.float64], steps: NDArray[np.float64], k: NDArray[np.int64],
