@@ -4,16 +4,17 @@ Explained in chapter 2 (the timeline chart) and chapter 4 (what the metrics
 are made of).
 
 The engine reports one step at a time (:meth:`Recorder.step`) or a run of
-pure decode steps at once (:meth:`Recorder.decode_run`). Times and durations
-are kept step by step; within a run, gaps and block counts follow from the
-run's start and the decode group's block crossings, so they are rebuilt at
-the end, for all runs at once. The other columns are constant inside a run
-(but for its last step, after the run's finishes), so a run keeps only the
-few that are not zero: its batch, queue and swapped counts.
-:meth:`Recorder.timeline` hands them over as a :class:`CompactTimeline`,
-which expands a column of :attr:`kvsim.SimResult.timeline` (one row per
-engine step, state after it) with numpy only when it is first read, and keeps
-it: a run that nobody reads the timeline of never holds its columns.
+pure decode steps at once (:meth:`Recorder.decode_run`). A single step keeps
+its columns; a run only its parameters, whatever its length: its steps'
+durations follow from its timing (:data:`RunTiming`) and their ends from its
+start, its gaps and block counts from those and the decode group's block
+crossings, and the other columns are constant inside a run (but for its last
+step, after the run's finishes), so it keeps only the few that are not zero:
+its batch, queue and swapped counts. :meth:`Recorder.timeline` hands them over
+as a :class:`CompactTimeline`, which expands a column of
+:attr:`kvsim.SimResult.timeline` (one row per engine step, state after it)
+with numpy only when it is first read, and keeps it: memory grows with the
+run's events, not its steps, until someone reads the columns.
 """
 from __future__ import annotations
 
