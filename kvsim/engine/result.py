@@ -62,8 +62,8 @@ if TYPE_CHECKING:
     from .requests import RequestTable
     from .timeline import Recorder
 
-__all__ = ["Table", "Deferred", "SimResult", "SUMMARY_KEYS", "weighted_quantile", "time_to_first_token",
-           "build_result"]
+__all__ = ["Table", "Deferred", "SimResult", "SUMMARY_KEYS", "weighted_quantile",
+           "weighted_quantiles", "time_to_first_token", "build_result"]
 
 SUMMARY_KEYS = (
     "requests_arrived", "requests_finished", "preemptions", "preemptions_per_1k",
@@ -142,16 +142,23 @@ def weighted_quantile(values: ArrayLike, weights: ArrayLike, q: float) -> float:
 
     (The "inverted CDF" definition: an actual sample, never an interpolation.)
     """
+    return weighted_quantiles(values, weights, (q,))[0]
+
+
+def weighted_quantiles(values: ArrayLike, weights: ArrayLike,
+                       qs: Sequence[float]) -> list[float]:
+    """:func:`weighted_quantile` at each of ``qs``, the values sorted once."""
     values = np.asarray(values, dtype=float)
     weights = np.asarray(weights, dtype=float)
     keep = weights > 0
     values, weights = values[keep], weights[keep]
     if values.size == 0:
-        return 0.0
+        return [0.0 for _ in qs]
     order = np.argsort(values, kind="stable")
     cw = np.cumsum(weights[order])
-    idx = int(np.searchsorted(cw, q * cw[-1], side="left"))
-    return float(values[order][min(idx, values.size - 1)])
+    ordered = values[order]
+    return [float(ordered[min(int(np.searchsorted(cw, q * cw[-1], side="left")),
+                              values.size - 1)]) for q in qs]
 
 
 def time_to_first_token(arrival_s: NDArray[np.float64], first_token_s: NDArray[np.float64], *,
@@ -274,6 +281,7 @@ class SimResult:
             gaps.append(pz["end_s"][pz_in] - pz["start_s"][pz_in])
             wts.append(np.ones(int(pz_in.sum())))
         gaps_v, wts_v = np.concatenate(gaps), np.concatenate(wts)
+        itl_p50, itl_p99 = weighted_quantiles(gaps_v, wts_v, (0.50, 0.99))
 
         # longest gap per request, open pauses counted up to the end
         longest = rq["max_gap_s"].copy()
@@ -300,8 +308,8 @@ class SimResult:
             "ttft_p50_s": q(ttft, 0.50),
             "ttft_p95_s": q(ttft, 0.95),
             "ttft_p99_s": q(ttft, 0.99),
-            "itl_p50_s": weighted_quantile(gaps_v, wts_v, 0.50),
-            "itl_p99_s": weighted_quantile(gaps_v, wts_v, 0.99),
+            "itl_p50_s": itl_p50,
+            "itl_p99_s": itl_p99,
             "max_gap_s": float(maxgap.max()) if maxgap.size else 0.0,
             "share_paused_over_1s": float(np.mean(maxgap_started > 1.0)) if maxgap_started.size else 0.0,
             "throughput_tok_s": per_s(tl["prefill_tokens"][step_in].sum()
