@@ -39,11 +39,16 @@ from kvsim import Geometric, Workload      # the public names: the same at every
 cold = Workload.poisson(1.5, 120, prompt=850, output=Geometric(250), seed=0)
 jobs = {"belgavi-2min": (lambda: kvsim.simulate(cold, model="llama-2-7b", gpu="a40-48gb",
                                                 gpu_memory_utilization=0.60), 20),
-        "belgavi-scenario": (lambda: kvsim.run_scenario("belgavi"), 3)}
+        "belgavi-scenario": (lambda: kvsim.run_scenario("belgavi"), 3),
+        # the result read once: the timeline's columns are expanded when first read
+        "belgavi-2min+summary": (lambda: kvsim.simulate(cold, model="llama-2-7b", gpu="a40-48gb",
+                                                        gpu_memory_utilization=0.60).summary(), 20)}
 trace = Path(sys.argv[1])
 if trace.is_file():
     azure = Workload.from_trace(trace)
     jobs["azure-hour"] = (lambda: kvsim.simulate(azure, model="llama-3.1-8b", gpu="h100-80gb"), 1)
+    jobs["azure-hour+summary"] = (lambda: kvsim.simulate(azure, model="llama-3.1-8b",
+                                                         gpu="h100-80gb").summary(), 1)
 out = {}
 for name, (run, repeats) in jobs.items():
     run()

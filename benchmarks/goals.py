@@ -145,10 +145,12 @@ n = int(sys.argv[1])
 wl = Workload.poisson(5.0, n / 5.0, prompt=1000, output=Geometric(200), seed=1)
 before = peak_rss_bytes()
 c0 = time.process_time()
-kvsim.simulate(wl, model="llama-3.1-8b", gpu="h100-80gb")
+result = kvsim.simulate(wl, model="llama-3.1-8b", gpu="h100-80gb")
 cpu = time.process_time() - c0
 peak = peak_rss_bytes()
-print(json.dumps({"requests": len(wl), "cpu_s": cpu, "before_bytes": before, "peak_bytes": peak}))
+result.summary()                      # reads most timeline columns: they are expanded now
+print(json.dumps({"requests": len(wl), "cpu_s": cpu, "before_bytes": before, "peak_bytes": peak,
+                  "read_peak_bytes": peak_rss_bytes()}))
 """
 
 
@@ -208,6 +210,9 @@ def report(quick: bool = False, against: str | None = None) -> None:
         print(f"  {'memory of a run of 10^5 requests':<42} {grown / 2**20:8.0f} MB added to the "
               f"process's peak ({large['peak_bytes'] / 2**20:.0f} MB in all)   goal <= "
               f"{MEMORY_LIMIT_BYTES / 2**20:.0f} MB   {_met(grown <= MEMORY_LIMIT_BYTES)}")
+        read = large["read_peak_bytes"] - large["before_bytes"]
+        print(f"  {'  and once its summary read the timeline':<42} {read / 2**20:8.0f} MB "
+              "(the columns are expanded when first read)")
     else:
         print("  (memory at 10^5 requests: skipped with --quick)")
     if against is None:

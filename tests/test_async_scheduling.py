@@ -11,6 +11,7 @@ import pytest
 import kvsim
 from kvsim.engine.costs import StepCost
 from kvsim.engine.loop import build_engine
+from kvsim.engine.timeline import Recorder
 from kvsim.errors import KvsimError
 from kvsim.model.vllm_defaults import async_scheduling_default, vllm_async_scheduling_default
 
@@ -93,9 +94,15 @@ def test_a_decode_run_times_each_step_as_a_single_step_would(first_context, step
     slope = engine.cost.decode_s_per_token
     assert gpu_fixed + slope * (gpu_bound_from - 1) < cpu <= gpu_fixed + slope * gpu_bound_from
     context = gpu_bound_from - 3 * n - 1 if first_context is None else first_context
-    ends, dts = engine._time_async_decode_run(1.5, n, steps, context)
+    ends, timing = engine._time_async_decode_run(1.5, n, steps, context)
+    # the durations the recorder rebuilds from the run's timing
+    rec = Recorder()
+    rec.decode_run(1.5, ends, timing, 0, [0], 0, 0, 0, 0, 0, n, 0, 0, n, 0)
+    timeline = rec.timeline()
+    dts = timeline["dt_s"].tolist()
     want = [engine.cost.step_s(n, n, decode_context=context + j * n) for j in range(steps)]
     assert dts == want
+    assert timeline["t_s"].tolist() == ends
     t, want_ends = 1.5, []
     for dt in want:
         t += dt

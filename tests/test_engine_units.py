@@ -284,7 +284,10 @@ def test_the_priority_heap_pops_in_sorted_order(keys, pops, rnd):
 
 def hand_made_recorder() -> Recorder:
     """Eight steps (block size 4): a prefill, a run of 4 decode steps, a mixed step with a
-    preemption, a run of 2 decode steps."""
+    preemption, a run of 2 decode steps.
+
+    A run's durations follow from its timing ``(context, gpu_fixed_s, s_per_token, cpu_s,
+    cpu_bound_until)``: step ``j`` attends to ``context + j * batch`` tokens."""
     rec = Recorder()
     # row 0: three prompts prefilled, 13 blocks held, one request still waiting
     rec.step(0.20, 0.20, 0.0, 13, 0, (3, 1, 0, 0, 0, 400, 0, 3, 0, 0, 0))
@@ -294,14 +297,17 @@ def hand_made_recorder() -> Recorder:
     # so 13, 14, 14, 15 blocks; the first taken block comes from the 1 blank free block, the
     # second evicts a cached one: cached 3, 3, 3, 2. The last row shows the state after the
     # run's finishes instead: 9 used, 5 cached, 2 running, nobody waiting.
-    rec.decode_run(0.20, [0.22, 0.25, 0.29, 0.30], [0.02, 0.03, 0.04, 0.01], 1, [1, 0, 1, 1],
-                   13, 1, 3, 9, 5, 3, 1, 0, 2, 0)
+    # Durations 0.01 + 0.0001 * (100, 103, 106, 109 tokens): 0.02, 0.0203, 0.0206, 0.0209 s.
+    rec.decode_run(0.20, [0.22, 0.2403, 0.2609, 0.2818], (100, 0.01, 0.0001, 0.0, 0), 1,
+                   [1, 0, 1, 1], 13, 1, 3, 9, 5, 3, 1, 0, 2, 0)
     # row 5: a mixed step: one preemption, 50 prefill tokens of which 16 recomputed, 1 decode
     rec.step(0.37, 0.07, 0.07, 20, 1, (2, 1, 0, 1, 1, 50, 1, 1, 0, 0, 16))
     # rows 6-7: decode steps T = 6, 7 of 2 members: j = 1 takes crossings[-7 % 4 = 1] = 1 block;
     # no blank block left, so it evicts the one cached block. Last row: 19 used, 2 cached.
-    rec.decode_run(0.37, [0.39, 0.47], [0.02, 0.08], 6, [0, 1, 1, 0], 20, 0, 1, 19, 2, 2, 0, 1,
-                   1, 3)
+    # Asynchronous timing: 10 tokens (below 11) take the CPU's 0.031 s, 12 tokens the GPU's
+    # 0.02 + 0.001 * 12 = 0.032 s.
+    rec.decode_run(0.37, [0.401, 0.433], (10, 0.02, 0.001, 0.031, 11), 6, [0, 1, 1, 0], 20, 0,
+                   1, 19, 2, 2, 0, 1, 1, 3)
     return rec
 
 
@@ -311,9 +317,9 @@ def test_the_recorder_returns_what_the_steps_put_in():
     for name, dtype in TIMELINE_COLUMNS.items():
         assert tl[name].dtype == dtype and tl[name].shape == (8,), name
     want = {
-        "t_s": [0.20, 0.22, 0.25, 0.29, 0.30, 0.37, 0.39, 0.47],
-        "dt_s": [0.20, 0.02, 0.03, 0.04, 0.01, 0.07, 0.02, 0.08],
-        "gap_s": [0.0, 0.02, 0.03, 0.04, 0.01, 0.07, 0.02, 0.08],
+        "t_s": [0.20, 0.22, 0.2403, 0.2609, 0.2818, 0.37, 0.401, 0.433],
+        "dt_s": [0.20, 0.02, 0.0203, 0.0206, 0.0209, 0.07, 0.031, 0.032],
+        "gap_s": [0.0, 0.02, 0.0203, 0.0206, 0.0209, 0.07, 0.031, 0.032],
     }
     for name, values in want.items():
         assert tl[name].tolist() == pytest.approx(values, rel=0, abs=1e-12), name
@@ -365,21 +371,22 @@ def test_pauses_events_and_stints():
     assert ev["t_s"].tolist() == [0.37, 0.47]
     assert ev["request"].tolist() == [2, 1] and ev["mode"].tolist() == [0, 1]
 
-    rec.stint(0, 1, 3)                        # rows 1, 2: gaps 0.02, 0.03
-    rec.stint(1, 2, 6)                        # rows 2-5: gaps 0.03, 0.04, 0.01, 0.07
+    rec.stint(0, 1, 3)                        # rows 1, 2: gaps 0.02, 0.0203
+    rec.stint(1, 2, 6)                        # rows 2-5: gaps 0.0203, 0.0206, 0.0209, 0.07
     rec.stint(2, 4, 4)                        # empty: not kept
-    rec.stint(0, 6, 7)                        # row 6: 0.02 (request 0's second stint)
-    rec.stint(2, 7, 8)                        # row 7: 0.08
+    rec.stint(0, 6, 7)                        # row 6: 0.031 (request 0's second stint)
+    rec.stint(2, 7, 8)                        # row 7: 0.032
     assert rec.stints.tolist() == [0, 1, 3, 1, 2, 6, 0, 6, 7, 2, 7, 8]
     gaps = rec.timeline()["gap_s"]
     longest = rec.longest_stint_gaps(gaps, 4)
     # request 0: the longer of its two stints' longest gaps; request 3 never decoded
-    assert longest.tolist() == pytest.approx([0.03, 0.07, 0.08, 0.0], rel=0, abs=1e-12)
+    assert longest.tolist() == pytest.approx([0.031, 0.07, 0.032, 0.0], rel=0, abs=1e-12)
 
 
 def test_a_runs_first_gap_is_measured_from_the_runs_start():
     rec = Recorder()
-    rec.decode_run(1.0, [1.1, 1.3], [0.1, 0.2], 0, [2], 2, 5, 0, 4, 0, 2, 0, 0, 2, 0)
+    # two sequences: 0.1 + 0.05 * (0, 2 tokens) = 0.1, 0.2 s
+    rec.decode_run(1.0, [1.1, 1.3], (0, 0.1, 0.05, 0.0, 0), 0, [2], 2, 5, 0, 4, 0, 2, 0, 0, 2, 0)
     tl = rec.timeline()
     assert tl["gap_s"].tolist() == pytest.approx([0.1, 0.2], rel=0, abs=1e-12)
     # block size 1: both members take a block every step; the first step's were taken before

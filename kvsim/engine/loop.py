@@ -41,7 +41,7 @@ from .options import ENGINE_DEFAULTS, resolve_options
 from .plan import DECODE_RUN, LOAD_WAIT, StepPlan
 from .result import SimResult, build_result, host_tier_table
 from .scheduler import Scheduler, SchedulerSnapshot
-from .timeline import Recorder
+from .timeline import Recorder, RunTiming
 
 if TYPE_CHECKING:
     from kvsim.model.hardware import GPUSpec
@@ -153,8 +153,8 @@ class Engine:
             # one step: plan it, price it, apply it (a decode run: several identical steps)
             plan = schedule()
             if plan.kind == DECODE_RUN:
-                ends, dts = time_decode_run(plan)
-                apply_decode_run(plan, ends, dts)
+                ends, timing = time_decode_run(plan)
+                apply_decode_run(plan, ends, timing)
             elif plan.kind == LOAD_WAIT:          # no step until a load or an arrival
                 sched.idle_until(min(plan.wait_until_s, arrival, until))
                 continue
@@ -173,9 +173,11 @@ class Engine:
             sched.tier_log, self.cfg.block_bytes, self.cost.pcie_bytes_per_s)
         return build_result(sched.requests, sched.rec, config, sched.counters(), tier)
 
-    def _time_decode_run(self, plan: StepPlan) -> tuple[list[float], list[float]]:
-        """End times and durations of the decode steps that run: at most ``plan.max_steps``,
-        and none that starts at or after the next arrival or ``until_s``."""
+    def _time_decode_run(self, plan: StepPlan) -> tuple[list[float], RunTiming]:
+        """End times of the decode steps that run (at most ``plan.max_steps``, and none that
+        starts at or after the next arrival or ``until_s``) and what their durations follow
+        from (:data:`kvsim.engine.timeline.RunTiming`: the recorder keeps that, not the
+        durations)."""
         t0, n, k = self.scheduler.now_s, plan.n_group, plan.max_steps
         context = plan.context_tokens
         slope = self._decode_slope
@@ -184,9 +186,10 @@ class Engine:
         fixed = self._fixed_s.get(n)
         if fixed is None:
             fixed = self._fixed_s[n] = self.cost.fixed_s(n, n)
+        timing = (context, fixed, slope, 0.0, 0)   # never CPU-bound
         if k == 1:                                 # one step (the commonest case)
             dt = fixed + slope * context
-            return [t0 + dt], [dt]
+            return [t0 + dt], timing
         lim = self.arrivals.next_time()
         if self.until < lim:
             lim = self.until
@@ -205,11 +208,11 @@ class Engine:
         ends = list(ends)
         if lim < _INF and k > 1:               # keep the steps that start before lim
             k = 1 + bisect_left(ends, lim, 0, k - 1)
-            del dts[k:], ends[k:]
-        return ends, dts
+            del ends[k:]
+        return ends, timing
 
     def _time_async_decode_run(self, t0: float, n: int, k: int,
-                               context: int) -> tuple[list[float], list[float]]:
+                               context: int) -> tuple[list[float], RunTiming]:
         """:meth:`_time_decode_run` under asynchronous scheduling: each step lasts the larger
         of its GPU time and its CPU time, the sum :meth:`StepCost.step_s` makes step by step."""
         costs = self._async_costs.get(n)
@@ -217,10 +220,11 @@ class Engine:
             costs = self._async_costs[n] = self._async_step_costs(n)
         gpu_fixed, cpu, gpu_bound_from = costs
         slope = self._decode_slope
+        timing = (context, gpu_fixed, slope, cpu, gpu_bound_from)
         if k == 1:
             gpu = gpu_fixed + slope * context
             dt = gpu if gpu >= cpu else cpu
-            return [t0 + dt], [dt]
+            return [t0 + dt], timing
         lim = self.arrivals.next_time()
         if self.until < lim:
             lim = self.until
@@ -246,8 +250,8 @@ class Engine:
         del ends[0]
         if lim < _INF and k > 1:
             k = 1 + bisect_left(ends, lim, 0, k - 1)
-            del dts[k:], ends[k:]
-        return ends, dts
+            del ends[k:]
+        return ends, timing
 
     def _async_step_costs(self, n: int) -> tuple[float, float, int]:
         """A decode step of ``n`` sequences under asynchronous scheduling: its GPU time without

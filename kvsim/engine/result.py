@@ -45,13 +45,16 @@ Explained in chapter 4, *Detection*.
 """
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from kvsim.errors import KvsimError, check_float
+
+from .timeline import longest_stint_gaps
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike, NDArray
@@ -59,8 +62,8 @@ if TYPE_CHECKING:
     from .requests import RequestTable
     from .timeline import Recorder
 
-__all__ = ["Table", "SimResult", "SUMMARY_KEYS", "weighted_quantile", "time_to_first_token",
-           "build_result"]
+__all__ = ["Table", "Deferred", "SimResult", "SUMMARY_KEYS", "weighted_quantile",
+           "weighted_quantiles", "time_to_first_token", "build_result"]
 
 SUMMARY_KEYS = (
     "requests_arrived", "requests_finished", "preemptions", "preemptions_per_1k",
@@ -72,25 +75,39 @@ SUMMARY_KEYS = (
 )
 
 
-class Table(Mapping[str, "NDArray[Any]"]):
-    """Read-only columns of equal length: ``table["t_s"]`` is a numpy array."""
+class Deferred:
+    """A column of ``length`` rows that :class:`Table` computes (``compute()``) when it is
+    first read, and keeps."""
 
-    def __init__(self, columns: Mapping[str, NDArray[Any] | Sequence[Any]]) -> None:
-        lengths = {len(v) for v in columns.values()}
+    __slots__ = ("length", "compute")
+
+    def __init__(self, length: int, compute: Callable[[], ArrayLike]) -> None:
+        self.length, self.compute = length, compute
+
+
+class Table(Mapping[str, "NDArray[Any]"]):
+    """Read-only columns of equal length: ``table["t_s"]`` is a numpy array.
+
+    A column given as a :class:`Deferred` is computed when first read, once
+    (the same array on every read after)."""
+
+    def __init__(self, columns: Mapping[str, NDArray[Any] | Sequence[Any] | Deferred]) -> None:
+        lengths = {v.length if isinstance(v, Deferred) else len(v) for v in columns.values()}
         if len(lengths) > 1:
             raise ValueError(f"columns of unequal length: {sorted(lengths)}")
-        self._cols: dict[str, NDArray[Any]] = {}
+        self._cols: dict[str, NDArray[Any] | Deferred] = {}
         for k, v in columns.items():
-            a = np.asarray(v)
-            a.setflags(write=False)
-            self._cols[k] = a
+            self._cols[k] = v if isinstance(v, Deferred) else _read_only(v)
         self._n = lengths.pop() if lengths else 0
 
     def __getitem__(self, name: str) -> NDArray[Any]:
         try:
-            return self._cols[name]
+            column = self._cols[name]
         except KeyError:
             raise KeyError(f"no column {name!r}: columns are {', '.join(self._cols)}") from None
+        if isinstance(column, Deferred):
+            column = self._cols[name] = _read_only(column.compute())
+        return column
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._cols)
@@ -108,10 +125,16 @@ class Table(Mapping[str, "NDArray[Any]"]):
 
     def to_dict(self) -> dict[str, list[Any]]:
         """Plain Python lists (JSON-ready)."""
-        return {k: v.tolist() for k, v in self._cols.items()}
+        return {k: self[k].tolist() for k in self._cols}
 
     def __repr__(self) -> str:
         return f"Table({self._n} rows: {', '.join(self._cols)})"
+
+
+def _read_only(values: ArrayLike) -> NDArray[Any]:
+    a = np.asarray(values)
+    a.setflags(write=False)
+    return a
 
 
 def weighted_quantile(values: ArrayLike, weights: ArrayLike, q: float) -> float:
@@ -119,16 +142,23 @@ def weighted_quantile(values: ArrayLike, weights: ArrayLike, q: float) -> float:
 
     (The "inverted CDF" definition: an actual sample, never an interpolation.)
     """
+    return weighted_quantiles(values, weights, (q,))[0]
+
+
+def weighted_quantiles(values: ArrayLike, weights: ArrayLike,
+                       qs: Sequence[float]) -> list[float]:
+    """:func:`weighted_quantile` at each of ``qs``, the values sorted once."""
     values = np.asarray(values, dtype=float)
     weights = np.asarray(weights, dtype=float)
     keep = weights > 0
     values, weights = values[keep], weights[keep]
     if values.size == 0:
-        return 0.0
+        return [0.0 for _ in qs]
     order = np.argsort(values, kind="stable")
     cw = np.cumsum(weights[order])
-    idx = int(np.searchsorted(cw, q * cw[-1], side="left"))
-    return float(values[order][min(idx, values.size - 1)])
+    ordered = values[order]
+    return [float(ordered[min(int(np.searchsorted(cw, q * cw[-1], side="left")),
+                              values.size - 1)]) for q in qs]
 
 
 def time_to_first_token(arrival_s: NDArray[np.float64], first_token_s: NDArray[np.float64], *,
@@ -251,6 +281,7 @@ class SimResult:
             gaps.append(pz["end_s"][pz_in] - pz["start_s"][pz_in])
             wts.append(np.ones(int(pz_in.sum())))
         gaps_v, wts_v = np.concatenate(gaps), np.concatenate(wts)
+        itl_p50, itl_p99 = weighted_quantiles(gaps_v, wts_v, (0.50, 0.99))
 
         # longest gap per request, open pauses counted up to the end
         longest = rq["max_gap_s"].copy()
@@ -277,8 +308,8 @@ class SimResult:
             "ttft_p50_s": q(ttft, 0.50),
             "ttft_p95_s": q(ttft, 0.95),
             "ttft_p99_s": q(ttft, 0.99),
-            "itl_p50_s": weighted_quantile(gaps_v, wts_v, 0.50),
-            "itl_p99_s": weighted_quantile(gaps_v, wts_v, 0.99),
+            "itl_p50_s": itl_p50,
+            "itl_p99_s": itl_p99,
             "max_gap_s": float(maxgap.max()) if maxgap.size else 0.0,
             "share_paused_over_1s": float(np.mean(maxgap_started > 1.0)) if maxgap_started.size else 0.0,
             "throughput_tok_s": per_s(tl["prefill_tokens"][step_in].sum()
@@ -324,16 +355,21 @@ def build_result(reqs: RequestTable, rec: Recorder, config: dict[str, Any],
     """Assemble a :class:`SimResult` from a finished run's request table
     (:class:`kvsim.engine.requests.RequestTable`), recorder
     (:class:`kvsim.engine.timeline.Recorder`), settings, counters and host-tier log."""
-    tl = rec.timeline()
+    # The timeline stays compact (decode runs as their parameters) until a column is read;
+    # so does max_gap_s, which needs its gaps.
+    compact = rec.timeline(final=True)
+    timeline = Table({name: Deferred(compact.num_rows, partial(compact.__getitem__, name))
+                      for name in compact})
     n = reqs.count
-    max_gap = np.maximum(reqs.column("max_gap", float), rec.longest_stint_gaps(tl["gap_s"], n))
+    max_gap = Deferred(n, partial(_max_gap_s, reqs.column("max_gap", float),
+                                  np.frombuffer(rec.stints, dtype=np.int64).copy(), timeline))
     arrival = reqs.column("arrival", float)
     first = reqs.column("first_token", float)
 
     def ints(name: str) -> NDArray[Any]:
         return reqs.column(name, np.int64)
 
-    requests = {
+    requests: dict[str, NDArray[Any] | Deferred] = {
         "arrival_s": arrival, "first_token_s": first,
         "finish_s": reqs.column("finish", float),
         "ttft_s": time_to_first_token(arrival, first),
@@ -350,5 +386,12 @@ def build_result(reqs: RequestTable, rec: Recorder, config: dict[str, Any],
     if config.get("kv_offloading_size") is not None or config.get("enable_hierarchical_cache"):
         # the host tier's column, when one runs
         requests["loaded_tokens"] = ints("loaded")
-    return SimResult(Table(requests), Table(tl), Table(rec.pause_table()),
+    return SimResult(Table(requests), timeline, Table(rec.pause_table()),
                      Table(rec.event_table()), config, counters, host_tier)
+
+
+def _max_gap_s(own: NDArray[np.float64], stints: NDArray[np.int64],
+               timeline: Table) -> NDArray[np.float64]:
+    """The requests' ``max_gap_s``: the longest of their own gaps (pauses, first tokens)
+    and of the steps' gaps while they decoded."""
+    return np.maximum(own, longest_stint_gaps(stints, timeline["gap_s"], len(own)))

@@ -71,7 +71,7 @@ if TYPE_CHECKING:
     from .blocks.pool import Hit
     from .options import EngineConfig
     from .plan import Chunk
-    from .timeline import Recorder
+    from .timeline import Recorder, RunTiming
 
 #: The request source: :class:`kvsim.traffic.arrivals.OpenArrivals` or ``ClosedArrivals``. Any,
 #: not their union: the scheduler calls each one's own methods after testing ``closed_loop``,
@@ -952,9 +952,9 @@ class Scheduler:
         self._requeue_stalled()
         self._record(plan, t1, dt, dt, 0, 0, 0, 0, 0)
 
-    def apply_decode_run(self, plan: StepPlan, ends: list[float], dts: list[float]) -> None:
+    def apply_decode_run(self, plan: StepPlan, ends: list[float], timing: RunTiming) -> None:
         """``len(ends)`` (at most ``plan.max_steps``) identical decode steps of ``plan`` ran,
-        ending at ``ends`` and lasting ``dts`` (the blocks of the first are taken)."""
+        ending at ``ends``, their durations set by ``timing`` (the blocks of the first are taken)."""
         kv, group = self.kv, self.decoding
         pool = kv.pool
         T, n, k = self.step, plan.n_group, len(ends)
@@ -974,7 +974,7 @@ class Scheduler:
             self._finish_decoders(T + k - 1, t1)
         if self.arrivals.arrived_by(t1):       # arrivals in the last step (refused ones leave)
             self._pull_after_step(t1)
-        self.rec.decode_run(t0, ends, dts, T, crossings, kv.num_blocks - blank0 - cached0, blank0,
+        self.rec.decode_run(t0, ends, timing, T, crossings, kv.num_blocks - blank0 - cached0, blank0,
                             cached0, kv.num_blocks - pool.blank - pool.cached_free,
                             pool.cached_free, n, waiting, swapped, len(self.running),
                             len(self.waiting) + len(self.loading), len(self.prefilling))
