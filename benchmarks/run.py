@@ -7,6 +7,7 @@
                                         # of a 10^4-configuration study (~30 s)
     python benchmarks/run.py --exporter # only kvsim exporter under load (~10 s)
     python benchmarks/run.py --loop     # only the test loop: make unit's CPU time (~1 min)
+    python benchmarks/run.py --tier     # only the host tiers on the long-prompt storm (~10 s)
     python benchmarks/run.py --goals [--against REV|none]  # only the engine's goals (goals.py)
 
 Goals (issue 33; goals.py measures them first, in calibration units, met or not met):
@@ -52,6 +53,7 @@ from kvsim.observe.series import run_metrics
 from kvsim.runs.sweeps import chunk_size_for
 from kvsim.traffic.lengths import Geometric
 from kvsim.traffic.workload import Workload
+from kvsim.units import GiB
 
 ROOT = Path(__file__).resolve().parents[1]
 #: The exporter's goal: the p99 of one scrape in a burst of 200 simultaneous ones, on
@@ -275,7 +277,8 @@ def unit_loop() -> None:
 
 
 def host_tier(rep: int) -> None:
-    """vLLM's host tier (kv_offloading_size) on the long-prompt storm: what it saves, per size
+    """vLLM's host tier (kv_offloading_size), then TensorRT-LLM V2's (host_cache_size), on the
+    long-prompt storm: what each saves, per size
     (tokens recomputed, loaded instead, prefilled in all), the tail and the goodput (answer
     tokens per second in the scenario's measured window), and what it costs the simulator."""
     print("\nThe host tier on scenario belgavi-long (vLLM's kv_offloading_size, GiB):")
@@ -292,6 +295,20 @@ def host_tier(rep: int) -> None:
         print(f"  {'off' if size is None else f'{size:g} GiB':>8} {int(q['recomputed_tokens'].sum()):>12,} "
               f"{loaded:>12,} {prefilled:>12,} {s['ttft_p99_s']:>9.1f}s {s['goodput_tok_s']:>10,.0f} "
               f"{r.counters.get('kv_offload_allocation_failures', 0):>8,} {took * 1e3:>7.1f}ms")
+    print("  TensorRT-LLM V2 (admission='max_utilization', use_kv_cache_manager_v2=True): its "
+          "host tier takes suspended requests (host_cache_size, GiB; auto: the GPU pool's size)")
+    print(f"  {'tier':>8} {'recomputed':>12} {'resumed':>12} {'suspended':>12} {'p99 TTFT':>10} "
+          f"{'goodput':>10} {'':>8} {'time':>9}")
+    for gib in (0, 0.25, 1.0, None):
+        opts = {"admission": "max_utilization", "use_kv_cache_manager_v2": True,
+                "host_cache_size": None if gib is None else int(gib * GiB)}
+        r = kvsim.run_scenario("belgavi-long", **opts)
+        q, s = r.requests, r.summary()
+        took = median_time(functools.partial(kvsim.run_scenario, "belgavi-long", **opts),
+                           max(3, rep // 3))
+        print(f"  {'auto' if gib is None else f'{gib:g} GiB':>8} {int(q['recomputed_tokens'].sum()):>12,} "
+              f"{int(q['loaded_tokens'].sum()):>12,} {r.counters['trtllm_suspensions']:>12,} "
+              f"{s['ttft_p99_s']:>9.1f}s {s['goodput_tok_s']:>10,.0f} {'':>8} {took * 1e3:>7.1f}ms")
 
 
 #: The planning study make bench measures: 4 configurations of a 7B model (GPU, memory share),
@@ -372,6 +389,8 @@ def main(argv=None) -> int:
     ap.add_argument("--exporter", action="store_true",
                     help="only kvsim exporter under bursts of simultaneous scrapes")
     ap.add_argument("--loop", action="store_true", help="only make unit's CPU time")
+    ap.add_argument("--tier", action="store_true",
+                    help="only the host tiers' effect on the long-prompt storm, per size")
     ap.add_argument("--goals", action="store_true",
                     help="only the engine's speed and memory goals, met or not met (goals.py)")
     ap.add_argument("--against", metavar="REV", default="HEAD~1",
@@ -401,6 +420,10 @@ def main(argv=None) -> int:
     if args.exporter:
         print(f"kvsim {kvsim.__version__} | Python {sys.version.split()[0]}")
         exporter_load()
+        return 0
+    if args.tier:
+        print(f"kvsim {kvsim.__version__} | Python {sys.version.split()[0]} | medians")
+        host_tier(rep)
         return 0
 
     print(f"kvsim {kvsim.__version__} | Python {sys.version.split()[0]} | medians of {rep} runs\n")

@@ -34,7 +34,7 @@ SUMMARY_KEYS = {
     "itl_p50_s", "itl_p99_s", "max_gap_s", "share_paused_over_1s", "throughput_tok_s",
     "goodput_tok_s", "kv_usage_mean", "kv_usage_max", "max_waiting", "mean_running",
     "simulated_s", "engine", "rescued_tokens", "prefix_cache_hit_rate",
-    "recompute_rescued_share", "requests_rejected", "vllm_version",
+    "recompute_rescued_share", "requests_rejected", "vllm_version", "loaded_tokens",
 }
 CAPACITY_KEYS = {
     "model", "gpu", "engine", "gpu_memory_utilization", "tensor_parallel_size", "kv_dtype",

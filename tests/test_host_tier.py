@@ -93,6 +93,10 @@ def test_a_preempted_request_recomputes_only_what_the_tier_does_not_hold():
     assert before == {"recomputed_tokens": 223, "rescued_tokens": 1856}
     assert sum(before.values()) == 2000 + 80 - 1
     assert after == {"recomputed_tokens": 79, "rescued_tokens": 1856, "loaded_tokens": 144}
+    tiered = _preempting_run(8.0)
+    assert tiered.summary(warmup_s=0.0)["loaded_tokens"] == 144 == \
+        int(tiered.requests["loaded_tokens"].sum())
+    assert _preempting_run(None).summary(warmup_s=0.0)["loaded_tokens"] == 0
     assert after["rescued_tokens"] + after["loaded_tokens"] == 2000    # every prompt block
 
 

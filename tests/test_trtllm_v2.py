@@ -60,11 +60,12 @@ def test_a_suspended_request_comes_back_from_the_host_and_recomputes_nothing():
     counters = res.counters
     assert counters["trtllm_host_capacity_blocks"] == 8
     assert counters["trtllm_suspensions"] == 1 and counters["trtllm_resumed_tokens"] == 64
+    assert _col(res, "loaded_tokens") == [0, 64] and res.summary()["loaded_tokens"] == 64
     # without a tier the same victim is recompute-paused: its prompt's 2 blocks stay in the
     # prefix cache, so it recomputes the 32 generated tokens' KV
     bare = _run(TWO, host_cache_size=0, **V2)
     assert _col(bare, "swaps") == [0, 0] and _col(bare, "recomputed_tokens") == [0, 32]
-    assert bare.counters["trtllm_resumed_tokens"] == 0
+    assert bare.counters["trtllm_resumed_tokens"] == 0 and bare.summary()["loaded_tokens"] == 0
 
 
 def test_the_victim_is_the_tail_of_the_list_not_the_next_one():

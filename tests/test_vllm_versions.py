@@ -35,7 +35,8 @@ def test_the_default_is_the_newest_release_and_the_summary_names_it():
     assert VLLM_VERSION_DEFAULT == "0.34" == f"0.{VLLM_V1_RELEASES[-1]}"
     r = kvsim.simulate([R(0.0, 16, 4)], model="llama-2-7b", gpu="l40s-48gb", num_gpu_blocks=10)
     assert r.config["vllm_version"] == "0.34" and r.summary()["vllm_version"] == "0.34"
-    assert list(r.summary())[-1] == "vllm_version"          # appended, never reordered
+    # keys are appended, never reordered: the release, then the tokens a host tier loaded
+    assert list(r.summary())[-2:] == ["vllm_version", "loaded_tokens"]
     v0 = kvsim.simulate([R(0.0, 16, 4)], model="llama-2-7b", gpu="l40s-48gb",
                         num_gpu_blocks=10, engine="v0")
     assert v0.summary()["vllm_version"] == "0.10"

@@ -101,6 +101,14 @@ def summary_text(result: SimResult) -> str:
 def tier_line(result: SimResult) -> str | None:
     """One line on the host tier, when one ran: its size and what it loaded, stored, dropped."""
     config, counters = result.config, result.counters
+    if config.get("use_kv_cache_manager_v2"):
+        size = config.get("host_cache_size")
+        return (f"host tier: TensorRT-LLM V2's host_cache_size="
+                f"{'auto' if size is None else f'{size:,} bytes'}, "
+                f"{counters['trtllm_host_capacity_blocks']:,} blocks; "
+                f"{counters['trtllm_suspensions']:,} requests suspended to it, "
+                f"{int(result.requests['loaded_tokens'].sum()):,} tokens resumed from it "
+                f"(over the whole run)")
     if result.host_tier is None:
         return None
     which = (f"vLLM's kv_offloading_size={config['kv_offloading_size']:g} GiB"

@@ -36,7 +36,10 @@
 * ``recomputed_tokens`` — tokens computed again after a preemption;
   ``rescued_tokens`` — tokens a resumed request found in the prefix cache
   instead (its own blocks, freed but not yet reused);
-  ``recompute_rescued_share`` = rescued / (rescued + recomputed).
+  ``recompute_rescued_share`` = rescued / (rescued + recomputed);
+  ``loaded_tokens`` — tokens copied back from a host tier instead of computed
+  (vLLM's ``kv_offloading_size``, SGLang's HiCache, TensorRT-LLM V2's resumed
+  requests; 0 without a tier).
 * ``prefix_cache_hit_rate`` — prompt tokens found cached at first admission,
   over the prompt tokens looked up (vLLM's prefix-cache hits / queries, which
   also leave resumed requests out).
@@ -71,7 +74,7 @@ SUMMARY_KEYS = (
     "itl_p50_s", "itl_p99_s", "max_gap_s", "share_paused_over_1s", "throughput_tok_s",
     "goodput_tok_s", "kv_usage_mean", "kv_usage_max", "max_waiting", "mean_running",
     "simulated_s", "engine", "rescued_tokens", "prefix_cache_hit_rate", "recompute_rescued_share",
-    "requests_rejected", "vllm_version",
+    "requests_rejected", "vllm_version", "loaded_tokens",
 )
 
 
@@ -293,6 +296,7 @@ class SimResult:
 
         recomputed = int(rq["recomputed_tokens"][in_win].sum())
         rescued = int(rq["rescued_tokens"][in_win].sum())
+        loaded = int(rq["loaded_tokens"][in_win].sum()) if "loaded_tokens" in rq else 0
         looked_up = int(rq["prefix_lookup_tokens"][in_win].sum())
 
         def q(a: NDArray[np.float64], p: float) -> float:
@@ -328,6 +332,7 @@ class SimResult:
             if rescued + recomputed else 0.0,
             "requests_rejected": int(rejected.sum()),
             "vllm_version": str(self.config.get("vllm_version", "")),
+            "loaded_tokens": loaded,
         }
 
     def __repr__(self) -> str:
@@ -383,8 +388,9 @@ def build_result(reqs: RequestTable, rec: Recorder, config: dict[str, Any],
         "first_scheduled_s": reqs.column("first_scheduled", float),
         "rejected": ints("rejected"),
     }
-    if config.get("kv_offloading_size") is not None or config.get("enable_hierarchical_cache"):
-        # the host tier's column, when one runs
+    if config.get("kv_offloading_size") is not None or config.get("enable_hierarchical_cache") \
+            or config.get("use_kv_cache_manager_v2"):
+        # the host tier's column, when one runs (TensorRT-LLM V2's: its resumed requests)
         requests["loaded_tokens"] = ints("loaded")
     return SimResult(Table(requests), timeline, Table(rec.pause_table()),
                      Table(rec.event_table()), config, counters, host_tier)
