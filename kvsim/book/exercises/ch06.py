@@ -41,18 +41,19 @@ TARGET_RATE = 10.0
 WHATIF_H100_PRICE = 1.50
 
 
-def _plan_kwargs() -> dict[str, object]:
-    return {"prompt": PROMPT_TOKENS, "output": Geometric(ANSWER_MEAN), "seeds": SEEDS,
-            "duration_s": DURATION_S, "warmup_s": WARMUP_S, "rel_tol": REL_TOL,
-            "progress": False}
+def _search(base: dict[str, object], grid: dict[str, list[object]] | None,
+            slo: dict[str, float], prices: dict[str, float] | None = None) -> Plan:
+    """:func:`kvsim.plan` on the chapter's traffic, seeds, runs and tolerance."""
+    return plan(base, grid, slo=slo, prices=prices, prompt=PROMPT_TOKENS,
+                output=Geometric(ANSWER_MEAN), seeds=SEEDS, duration_s=DURATION_S,
+                warmup_s=WARMUP_S, rel_tol=REL_TOL, progress=False)
 
 
 @cache
 def case_plan() -> Plan:
     """The chapter's plan: every configuration at every step-time scale of :data:`SCALES`."""
-    return plan(BASE, {"gpu": list(GPUS), "kv_dtype": list(KV_DTYPES),
-                       "step_time_scale": list(SCALES)},
-                slo=SLO, prices=PRICES, **_plan_kwargs())  # type: ignore[arg-type]
+    return _search(BASE, {"gpu": list(GPUS), "kv_dtype": list(KV_DTYPES),
+                          "step_time_scale": list(SCALES)}, SLO, PRICES)
 
 
 def label(config: ConfigPlan) -> str:
@@ -118,13 +119,6 @@ def bill(c: ConfigPlan, target: float = TARGET_RATE) -> float:
 def gpu_hours(rate: float) -> float:
     """GPU-hours per million requests on one GPU at ``rate`` (eq-gpu-hours, the planner's)."""
     return gpu_hours_per_million(rate, 1)
-
-
-@cache
-def slo_plan(ttft_p99_s: float) -> Plan:
-    """The A40 with an FP8 cache at kvsim's step time under another p99 TTFT limit."""
-    return plan({**BASE, "gpu": "a40-48gb", "kv_dtype": "fp8"}, None,
-                slo={**SLO, "ttft_p99_s": ttft_p99_s}, **_plan_kwargs())  # type: ignore[arg-type]
 
 
 # --- predictions ------------------------------------------------------------------------
@@ -303,4 +297,4 @@ EXERCISES: list[Exercise] = [
 __all__ = ["EXERCISES", "PREDICTIONS", "BASE", "GPUS", "KV_DTYPES", "SCALES", "SLO", "SEEDS",
            "PRICES", "TARGET_RATE", "WHATIF_H100_PRICE", "WARMUP_S", "DURATION_S", "REL_TOL",
            "case_plan", "label", "config", "config_index", "at_kvsim_time",
-           "dollars_per_million", "replicas", "at_scale", "cheapest_at", "bill", "gpu_hours", "slo_plan"]
+           "dollars_per_million", "replicas", "at_scale", "cheapest_at", "bill", "gpu_hours"]
