@@ -143,3 +143,15 @@ def test_the_glued_numbers_are_what_kvsim_computes_now():
     }
     for name, value in expected.items():
         assert got[name] == pytest.approx(value, rel=1e-5), name
+
+
+def test_no_dollar_sign_opens_inline_math_before_a_glued_number():
+    """MyST's dollarmath reads ``$`` ... ``$`` as inline math: two prices written ``${eval}...``
+    in one paragraph rendered as raw roles on the site. Every dollar sign before a number is
+    escaped (``\\$``)."""
+    import re
+
+    nb = read_chapter(NOTEBOOK)
+    prose = "\n".join(c.source for c in nb.cells if c.cell_type == "markdown")
+    assert "\\${eval}" in prose
+    assert not re.findall(r"(?<!\\)\$\{eval\}", prose)
