@@ -331,8 +331,8 @@ PLAN_TITLES = {
     "short": "90 minutes: a conference slot",
     "foundations": "Half a day on chapters 1-3: bytes, admission, swap",
     "practice": "Half a day on chapters 4-5: detection, Belgavi's store and the lab",
-    "day": "A day: every chapter's core and the lab",
-    "full": "Two days: every chapter whole, the lab, and the learners' own servers",
+    "day": "A day: the core of chapters 1-5 and the lab",
+    "full": "Two days: chapters 1-5 whole, the lab, and the learners' own servers",
 }
 
 #: A section title that marks a widget to explore, which a compact plan leaves for home.
