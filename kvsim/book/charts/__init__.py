@@ -24,7 +24,8 @@ One module per family, every name importable from ``kvsim.book.charts``:
 * :mod:`kvsim.book.charts.swap` — chapter 3: swap against recompute, the
   crossover, the block-size study, the spread over seeds;
 * :mod:`kvsim.book.charts.alert_rule` — chapter 4's alert explorer: when a rule
-  with a threshold, a window and a ``for`` fires on the incident.
+  with a threshold, a window and a ``for`` fires on the incident;
+* :mod:`kvsim.book.charts.planner` — chapter 6: the planner's rates against their cost.
 
 The lab's mission charts are in :mod:`kvsim.book.lab_charts`.
 """
@@ -41,6 +42,7 @@ from .capacity import (
                        capacity_chart,
                        capacity_grid,
 )
+from .planner import pareto_chart, pareto_data
 from .runs import (
                        WORK_KINDS,
                        band_chart,
@@ -81,4 +83,5 @@ __all__ = [
     "MODES", "swap_recompute_data", "swap_recompute_chart", "get_gpu_label", "block_size_data",
     "block_size_chart", "spread_data", "spread_chart",
     "alert_rule_data", "alert_rule_chart", "alert_readout",
+    "pareto_data", "pareto_chart",
 ]

@@ -39,7 +39,7 @@ from typing import TypeVar
 
 from kvsim.errors import KvsimError
 
-from . import ch01, ch02, ch03, ch04, ch05
+from . import ch01, ch02, ch03, ch04, ch05, ch06
 from .base import Answer, Exercise, Prediction, Verdict, plain
 from .setups import BELGAVI, H100_8B
 
@@ -50,7 +50,7 @@ __all__ = [
     "not_run_note", "SKIP",
 ]
 
-CHAPTERS = (ch01, ch02, ch03, ch04, ch05)
+CHAPTERS = (ch01, ch02, ch03, ch04, ch05, ch06)
 
 
 _Item = TypeVar("_Item", Exercise, Prediction)

@@ -988,6 +988,136 @@ window.kvbookChecksData = {
    ],
    "unit": "per 1,000 requests",
    "why": "323 per 1,000: at 1.2 requests/s the server is still overloaded (at most 433 waiting), so the cache stays pinned and preempts as often, over fewer requests"
+  },
+  "ch06-a40-million": {
+   "abs_tol": 0.0,
+   "between": null,
+   "derive": true,
+   "expected": 79.36507936507937,
+   "hint": "eq-gpu-hours at the A40 FP16's rate, times the A40's price an hour",
+   "kind": "float",
+   "question": "dollars per million requests of the A40 with a 16-bit cache at its sustainable rate",
+   "rel_tol": 0.01,
+   "traps": [
+    [
+     158.73015873015873,
+     "that is GPU-hours; multiply by the price an hour"
+    ],
+    [
+     396.82539682539687,
+     "that is the H100's price; this configuration runs on an A40"
+    ],
+    [
+     55.55555555555556,
+     "that is the best day's threshold; the SLO holds on every day only at the lowest"
+    ]
+   ],
+   "unit": "dollars per million requests",
+   "why": "1,000,000 / (3,600 × 1.75) × $0.50 = $79.37 per million requests"
+  },
+  "ch06-dollars-hour": {
+   "abs_tol": 0.0,
+   "between": null,
+   "derive": true,
+   "expected": 2.0,
+   "hint": "for each configuration, eq-replicas times its GPU's price an hour; take the least",
+   "kind": "float",
+   "question": "dollars an hour of the cheapest configuration at 10 requests/s",
+   "rel_tol": 0.005,
+   "traps": [
+    [
+     1.5384615384615385,
+     "that pays for a fraction of a replica; replicas come whole (round up)"
+    ],
+    [
+     2.5,
+     "that is the H100 with FP8: one replica carries the load, but it is not the cheapest an hour"
+    ],
+    [
+     42.73504273504273,
+     "that is dollars per million requests; the question asks dollars an hour"
+    ]
+   ],
+   "unit": "dollars an hour",
+   "why": "the A40 FP8 needs 4 replicas at $0.50 an hour: $2.00 an hour"
+  },
+  "ch06-gpu-hours": {
+   "abs_tol": 0.0,
+   "between": null,
+   "derive": true,
+   "expected": 85.47008547008546,
+   "hint": "eq-gpu-hours: a million requests at r per second take 1,000,000 / r seconds; divide by 3,600 for hours",
+   "kind": "float",
+   "question": "GPU-hours per million requests of the A40 with an FP8 cache at its sustainable rate",
+   "rel_tol": 0.01,
+   "traps": [
+    [
+     5128.205128205128,
+     "that is GPU-minutes: an hour has 3,600 seconds"
+    ],
+    [
+     79.36507936507937,
+     "that is the best day's threshold; the SLO holds on every day only at the lowest, the configuration's rate"
+    ],
+    [
+     307692.3076923077,
+     "that is GPU-seconds: divide by 3,600 for hours"
+    ]
+   ],
+   "unit": "GPU-hours per million requests",
+   "why": "1,000,000 / (3,600 × 3.25) = 85.5 GPU-hours per million requests"
+  },
+  "ch06-replicas": {
+   "abs_tol": 0.0,
+   "between": null,
+   "derive": true,
+   "expected": 6,
+   "hint": "eq-replicas: the target load over one replica's sustainable rate, rounded up",
+   "kind": "int",
+   "question": "replicas of the A40 with a 16-bit cache that carry 10 requests/s",
+   "rel_tol": 0.0,
+   "traps": [
+    [
+     5,
+     "that rounds down: the last replica would run past its SLO; round up"
+    ],
+    [
+     4,
+     "that is the best day's threshold; plan on the rate every day holds"
+    ],
+    [
+     18,
+     "that multiplies; divide the target by one replica's rate"
+    ]
+   ],
+   "unit": "replicas",
+   "why": "⌈10 / 1.75⌉ = 6: a replica is whole"
+  },
+  "ch06-whatif-price": {
+   "abs_tol": 0.0,
+   "between": null,
+   "derive": true,
+   "expected": 27.77777777777778,
+   "hint": "eq-gpu-hours at the H100 FP8's rate, times the new price",
+   "kind": "float",
+   "question": "what happens if the H100's price falls to $1.50 an hour: the H100 FP8's dollars per million requests",
+   "rel_tol": 0.01,
+   "traps": [
+    [
+     46.2962962962963,
+     "that is at the old price of $2.50 an hour"
+    ],
+    [
+     18.51851851851852,
+     "that is GPU-hours; multiply by the price"
+    ],
+    [
+     1666.6666666666667,
+     "that uses minutes: an hour has 3,600 seconds"
+    ]
+   ],
+   "unit": "dollars per million requests",
+   "why": "1,000,000 / (3,600 × 15) × $1.50 = $27.78 per million requests"
   }
  },
  "format": "kvbook-checks",
@@ -1232,6 +1362,47 @@ window.kvbookChecksData = {
    "value": 0.86,
    "value_text": "0.86",
    "why": "the least gpu_memory_utilization on the grid that meets the SLO on all five days; a lucky day passes with far less, the worst day needs this much"
+  },
+  "ch06-predict-a40": {
+   "band": [
+    1.75,
+    2.5
+   ],
+   "band_label": "the thresholds of the three days",
+   "band_text": [
+    "1.75",
+    "2.5"
+   ],
+   "question": "the highest rate one A40 with a 16-bit cache sustains under the SLO",
+   "rel_tol": 0.1,
+   "unit": "requests/s",
+   "value": 1.75,
+   "value_text": "1.75",
+   "why": "the SLO must hold on every day: the seeds' thresholds run from 1.75 to 2.5 req/s and the lowest decides; just above it ttft_p99_s fails (a queue that grows), long before the cache alone would"
+  },
+  "ch06-predict-bill": {
+   "question": "what the cheapest configuration costs an hour at 10 requests/s",
+   "rel_tol": 0.15,
+   "unit": "dollars an hour",
+   "value": 2.0,
+   "value_text": "2",
+   "why": "4 replicas of the A40 FP8 (10 / 3.25 req/s, rounded up) at $0.50 an hour each; a whole replica is paid for even when the last one is half used"
+  },
+  "ch06-predict-h100": {
+   "question": "the H100 with an FP8 cache: its sustainable rate as a multiple of the A40 FP16's",
+   "rel_tol": 0.15,
+   "unit": "times the A40 FP16's rate",
+   "value": 8.6,
+   "value_text": "8.6",
+   "why": "the H100 steps faster (more bandwidth and compute) and FP8 halves each token's bytes, so more requests run at once: 15 against 1.75 req/s, for 5 times the price an hour"
+  },
+  "ch06-predict-slow": {
+   "question": "the A40 FP8's sustainable rate with every engine step 10% slower",
+   "rel_tol": 0.1,
+   "unit": "requests/s",
+   "value": 3.0,
+   "value_text": "3",
+   "why": "every step 10% longer serves each request more slowly, so the queue's knee comes sooner: 3 against 3.25 req/s at kvsim's own step time"
   }
  }
 };
