@@ -339,6 +339,7 @@ class EngineConfig:
     watermark_blocks: int = field()
     kv_bytes_per_token: int = field()
     block_bytes: int = field()
+    kv_cache_groups: int = field()      # vLLM's KV cache groups one engine block spans
     swap_space_blocks: int = field()
     host_tier_blocks: int = field()     # 0: no host tier
     host_block_bytes: int = field()     # a block's bytes on the host (page-aligned)
@@ -450,7 +451,7 @@ def resolve_options(model: ModelLike, gpu: GPULike, options: Mapping[str, Any]) 
     if o["weight_bytes"] is None:
         o["weight_bytes"] = (budget.weight_bytes if o["num_gpu_blocks"] is None
                              else model_spec.weight_bytes)
-    block_bytes = budget.kv_bytes_per_token * budget.block_size
+    block_bytes = budget.block_bytes * o["kv_cache_groups"]
     host_blocks, host_block_bytes = _host_tier_size(o, block_bytes, budget.kv_bytes_per_token)
     o.update(watermark_blocks=int(o["watermark"] * o["num_gpu_blocks"]),
              kv_bytes_per_token=budget.kv_bytes_per_token, block_bytes=block_bytes,
@@ -557,19 +558,40 @@ def _pool(model: ModelSpec, gpu: GPUSpec, o: dict[str, Any]) -> KVBudget:
         raise KvsimError("num_gpu_blocks and kv_cache_tokens are both set: expected at most one "
                          "(both pin the pool)")
     common = dict(kv_dtype=o["kv_dtype"], block_size=o["block_size"],
-                  tensor_parallel_size=o["tensor_parallel_size"], engine=o["engine"])
+                  tensor_parallel_size=o["tensor_parallel_size"], engine=o["engine"],
+                  max_num_batched_tokens=o["max_num_batched_tokens"],
+                  async_scheduling=o["async_scheduling"])
     if o["num_gpu_blocks"] is None and o["kv_cache_tokens"] is None:
         budget = kv_budget(gpu, model, gpu_memory_utilization=o["gpu_memory_utilization"],
                            activation_bytes=o["activation_bytes"], weight_bytes=o["weight_bytes"],
-                           max_num_batched_tokens=o["max_num_batched_tokens"],
                            max_num_seqs=o["max_num_seqs"], usage_context=o["usage_context"],
                            **common)
-        o["num_gpu_blocks"] = budget.blocks
+        _engine_pool(o, budget)
         return budget
     # An explicit pool (vLLM's num_gpu_blocks_override, or its start-up log line):
     # the memory split is not needed, only bytes per token.
     budget = pinned_budget(gpu, model, num_gpu_blocks=o["num_gpu_blocks"],
                            kv_cache_tokens=o["kv_cache_tokens"], max_model_len=o["max_model_len"],
                            vllm_version=o["vllm_version"], **common)
-    o["num_gpu_blocks"] = budget.blocks
+    _engine_pool(o, budget)
     return budget
+
+
+def _engine_pool(o: dict[str, Any], budget: KVBudget) -> None:
+    """``o["num_gpu_blocks"]``: the engine's blocks, each the blocks of every KV cache group
+    for the same tokens (``o["kv_cache_groups"]`` of vLLM's, :attr:`KVBudget.groups`).
+
+    NOTE(sliding-window-full-context): the engine charges sliding-window groups the full
+    context, as vLLM V1 does with its hybrid allocator off (V0's one block table too).
+    NOTE(kv-groups-one-table): every group holds the full context, so kvsim keeps one block
+    table per request whose block spans the groups' blocks of the same tokens; vLLM's pool of
+    ``budget.blocks`` group blocks holds ``budget.blocks // groups`` of them (a remainder of
+    fewer than ``groups`` blocks is left unused, where vLLM could give it to one group).
+    """
+    groups = len(budget.groups.groups)
+    o["kv_cache_groups"] = groups
+    o["num_gpu_blocks"] = budget.blocks // groups
+    if o["num_gpu_blocks"] < 1:
+        raise KvsimError(f"num_gpu_blocks={budget.blocks} is out of range for {budget.model.name}: "
+                         f"expected at least {groups}, one block for each of its {groups} KV "
+                         f"cache groups")
