@@ -587,6 +587,11 @@ def _engine_pool(o: dict[str, Any], budget: KVBudget) -> None:
     table per request whose block spans the groups' blocks of the same tokens; vLLM's pool of
     ``budget.blocks`` group blocks holds ``budget.blocks // groups`` of them (a remainder of
     fewer than ``groups`` blocks is left unused, where vLLM could give it to one group).
+    The other engines' policies run on the same pool: NOTE(sglang-swa-pool): SGLang 0.5.23
+    keeps sliding-window layers in a pool of their own (``SWAKVPool``, its size
+    ``swa_full_tokens_ratio`` of the full pool's tokens, model_executor/pool_configurator.py);
+    NOTE(trtllm-window-pools): TensorRT-LLM's KV cache manager keeps a block manager per
+    attention window (``WindowBlockManager``, kvCacheManager.h); kvsim models neither.
     """
     groups = len(budget.groups.groups)
     o["kv_cache_groups"] = groups
