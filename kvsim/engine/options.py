@@ -59,6 +59,7 @@ from kvsim.errors import (
     check_int,
 )
 from kvsim.model.hardware import get_gpu
+from kvsim.model.kv_groups import window_admission_cap
 from kvsim.model.memory import kv_budget, pinned_budget
 from kvsim.model.presets import get_model
 from kvsim.model.vllm_defaults import (
@@ -339,7 +340,10 @@ class EngineConfig:
     watermark_blocks: int = field()
     kv_bytes_per_token: int = field()
     block_bytes: int = field()
-    kv_cache_groups: int = field()      # vLLM's KV cache groups one engine block spans
+    kv_cache_groups: int = field()      # vLLM's KV cache groups (of which sliding-window:)
+    kv_window_groups: int = field()     # 0: every group holds the full context
+    sliding_window: int = field()       # the window groups' window (0: none)
+    window_cap_blocks: int = field()    # a window group's admission cap (vLLM 0.20+)
     swap_space_blocks: int = field()
     host_tier_blocks: int = field()     # 0: no host tier
     host_block_bytes: int = field()     # a block's bytes on the host (page-aligned)
@@ -451,7 +455,7 @@ def resolve_options(model: ModelLike, gpu: GPULike, options: Mapping[str, Any]) 
     if o["weight_bytes"] is None:
         o["weight_bytes"] = (budget.weight_bytes if o["num_gpu_blocks"] is None
                              else model_spec.weight_bytes)
-    block_bytes = budget.block_bytes * o["kv_cache_groups"]
+    block_bytes = budget.block_bytes * (1 if o["kv_window_groups"] else o["kv_cache_groups"])
     host_blocks, host_block_bytes = _host_tier_size(o, block_bytes, budget.kv_bytes_per_token)
     o.update(watermark_blocks=int(o["watermark"] * o["num_gpu_blocks"]),
              kv_bytes_per_token=budget.kv_bytes_per_token, block_bytes=block_bytes,
@@ -577,6 +581,19 @@ def _pool(model: ModelSpec, gpu: GPUSpec, o: dict[str, Any]) -> KVBudget:
     return budget
 
 
+def _frees_windows(o: dict[str, Any], window_groups: int) -> bool:
+    """Do the window groups hold only their window in this run (vLLM V1, optimistic admission)?
+
+    NOTE(sliding-window-prefix-cache): not yet with the prefix cache on (which freed window
+    blocks stay findable is vLLM's ``prefix_cache_retention_interval``, and a window group's
+    hit needs the last ``window - 1`` tokens' blocks; the host tier needs the prefix cache
+    too): those runs keep the full-context rule (NOTE(sliding-window-full-context)), as do
+    the SGLang and TensorRT-LLM policies.
+    """
+    return (window_groups > 0 and o["engine"] == "v1" and o["admission"] == "optimistic"
+            and not o["enable_prefix_caching"])
+
+
 def _engine_pool(o: dict[str, Any], budget: KVBudget) -> None:
     """``o["num_gpu_blocks"]``: the engine's blocks, each the blocks of every KV cache group
     for the same tokens (``o["kv_cache_groups"]`` of vLLM's, :attr:`KVBudget.groups`).
@@ -593,8 +610,21 @@ def _engine_pool(o: dict[str, Any], budget: KVBudget) -> None:
     NOTE(trtllm-window-pools): TensorRT-LLM's KV cache manager keeps a block manager per
     attention window (``WindowBlockManager``, kvCacheManager.h); kvsim models neither.
     """
-    groups = len(budget.groups.groups)
+    layout = budget.groups
+    groups = len(layout.groups)
     o["kv_cache_groups"] = groups
+    o["kv_window_groups"] = o["sliding_window"] = o["window_cap_blocks"] = 0
+    if _frees_windows(o, layout.window_groups):
+        # vLLM V1's hybrid allocator: the pool is its group blocks; every group takes a block
+        # for each new token block, the window groups give back what leaves their window
+        assert layout.window is not None
+        o["kv_window_groups"] = layout.window_groups
+        o["sliding_window"] = layout.window
+        o["window_cap_blocks"] = window_admission_cap(
+            layout.window, o["max_model_len"], budget.block_size,
+            (2 if o["async_scheduling"] else 1) * o["max_num_batched_tokens"])
+        o["num_gpu_blocks"] = budget.blocks
+        return
     o["num_gpu_blocks"] = budget.blocks // groups
     if o["num_gpu_blocks"] < 1:
         raise KvsimError(f"num_gpu_blocks={budget.blocks} is out of range for {budget.model.name}: "
