@@ -262,7 +262,10 @@ class EngineConfig:
     Each option's field states its default (``None``: decided by the engine
     mode, the release, the model or the GPU, see the module's table), its
     range and its one-line error; :func:`resolve_options` settles them.
-    Derived figures: ``num_gpu_blocks`` (usable blocks), ``watermark_blocks``,
+    Derived figures: ``num_gpu_blocks`` (usable blocks; for a model with sliding-window
+    layers the option counts vLLM's blocks, one KV cache group's each, and the resolved
+    figure is the engine's pool: those, or, where every group holds the full context, those
+    divided by the groups, :func:`_engine_pool`), ``watermark_blocks``,
     ``kv_bytes_per_token`` (for the whole TP group), ``block_bytes``,
     ``weight_bytes``, ``swap_space_blocks``.
     """
