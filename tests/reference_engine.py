@@ -23,6 +23,11 @@ result and workload types and :class:`kvsim.errors.KvsimError`. Arrivals
 (open and closed loop, conversations) are issued here, after the documented
 behaviour of ``kvsim/traffic/arrivals.py``.
 
+Sliding windows (vLLM V1's hybrid allocator, the prefix cache off): a request keeps
+a block table per KV cache group (:attr:`Req.groups`); each time it is scheduled, its
+window groups put ``None`` in place of (free) the blocks wholly before the window of its
+processed tokens, one by one, before its new blocks are counted.
+
 With ``check=True`` (the default) the prefix-cache invariants are asserted
 after every step (:meth:`Pool.check`, :meth:`Engine.check`): every physical
 block is exactly one of free-blank, cached-free or owned; reference counts
@@ -236,6 +241,8 @@ class Req:
         self.state = "waiting"      # waiting | running | swapped | finished
         self.prefilling = True
         self.table: list[Block] = []        # block table
+        self.groups: list[list[Block | None]] = []   # sliding windows: a table per KV cache group
+        self.last_step, self.last_tokens = -2, 0     # the last step it was scheduled in, its tokens
         self.shared = 0             # leading blocks held as shared-prefix blocks
         self.swap_blocks = 0
         self.first_token = self.finish = NAN
@@ -424,6 +431,15 @@ class Engine:
         self.bs = cfg.block_size
         self.N = cfg.num_gpu_blocks
         self.v0 = cfg.engine == "v0"
+        # Sliding windows (engine-reference: vLLM V1's hybrid allocator): a table per KV cache
+        # group, the window groups' blocks before the window replaced by None when scheduled
+        self.window = cfg.sliding_window if cfg.kv_window_groups else 0
+        self.n_groups, self.n_window_groups = cfg.kv_cache_groups, cfg.kv_window_groups
+        self.lag = 1 if cfg.async_scheduling else 0
+        in_flight = (2 if cfg.async_scheduling else 1) * cfg.max_num_batched_tokens
+        self.window_cap = (_blocks_for(min(self.window - 1 + in_flight, cfg.max_model_len),
+                                       cfg.block_size) + 1) if self.window else 0
+        self.step_no = 0
         self.caching = cfg.enable_prefix_caching
         self.pool = Pool(self.N)
         self.until = cfg.until_s if cfg.until_s is not None else math.inf
@@ -467,7 +483,7 @@ class Engine:
         o = min(o, max(cfg.max_model_len - p, 0))
         if p >= cfg.max_model_len:
             return 1
-        if _blocks_for(p + o - 1, bs) > usable:
+        if self._admission_blocks(p + o - 1, capped=True) > usable:
             return 2
         if cfg.admission in ("guaranteed", "static_batch") and _blocks_for(
                 p + (cfg.max_tokens if cfg.max_tokens is not None else o), bs) > self.N:
@@ -523,11 +539,48 @@ class Engine:
             self.waiting.append(r)
 
     # ------------------------------------------------------------------ blocks
+    def _admission_blocks(self, tokens: int, *, capped: bool) -> int:
+        """Blocks a request of ``tokens`` tokens asks for: every group's; a window group at
+        most its admission cap when ``capped`` (vLLM's full-sequence check)."""
+        n = _blocks_for(tokens, self.bs)
+        if not self.window:
+            return n
+        window_n = min(n, self.window_cap) if capped else n
+        return n * (self.n_groups - self.n_window_groups) + window_n * self.n_window_groups
+
     def _grow(self, r: Req, tokens: int) -> None:
+        if self.window:
+            if not r.groups:
+                r.groups = [[] for _ in range(self.n_groups)]
+            for table in r.groups:
+                while len(table) < _blocks_for(tokens, self.bs):
+                    table.append(self.pool.take())
+            return
         while len(r.table) < _blocks_for(tokens, self.bs):
             r.table.append(self.pool.take())
 
+    def _scheduled(self, r: Req, tokens: int) -> None:
+        """``r`` is scheduled ``tokens`` tokens in this step (its in-flight tokens next step)."""
+        r.last_step, r.last_tokens = self.step_no, tokens
+
+    def _remove_skipped(self, r: Req) -> None:
+        """vLLM's remove_skipped_blocks as r is scheduled: each window group frees (None) its
+        blocks wholly before the window of the processed tokens (stored less the tokens of the
+        step before, still in flight with asynchronous scheduling)."""
+        if not self.window or not r.groups:
+            return
+        in_flight = r.last_tokens if self.lag and r.last_step == self.step_no - 1 else 0
+        skip = max(0, r.stored - in_flight - self.window + 1) // self.bs
+        for table in r.groups[self.n_groups - self.n_window_groups:]:
+            for i in range(min(skip, len(table))):
+                if table[i] is not None:
+                    self.pool.release(table[i])
+                    table[i] = None
+
     def _short(self, r: Req, tokens: int) -> bool:
+        if self.window:
+            have = sum(len(t) for t in r.groups) if r.groups else 0
+            return self.n_groups * _blocks_for(tokens, self.bs) - have > self.pool.n_free
         return _blocks_for(tokens, self.bs) - len(r.table) > self.pool.n_free
 
     def _cache_prefix(self, r: Req, tokens: int) -> None:
@@ -543,6 +596,13 @@ class Engine:
     def _free_blocks(self, r: Req, stored: int) -> None:
         """Free ``r``'s blocks, last block first; full blocks stay cached (prefix caching)."""
         pool = self.pool
+        if self.window:                       # prefix caching is off with windows
+            for table in r.groups:
+                for b in reversed(table):
+                    if b is not None:
+                        pool.release(b)
+            r.groups = []
+            r.last_step, r.last_tokens = -2, 0
         if self.caching:
             full = stored // self.bs
             for i in range(max(r.prefix_blocks, r.shared), full):
@@ -770,6 +830,7 @@ class Engine:
         return self.result()
 
     def step(self) -> None:
+        self.step_no += 1
         t0 = self.t
         st = {"preemptions": 0, "swap_out_bytes": 0, "copies": 0}
 
@@ -880,6 +941,7 @@ class Engine:
             c, chunk_cut = self._pass_tokens(r, budget)
             cut = cut or chunk_cut
             tokens = r.stored + c
+            self._remove_skipped(r)
             if self._short(r, tokens):
                 pass_preempted = True
                 preempted_itself, regained = self._make_room(r, tokens, st, scheduled)
@@ -890,6 +952,7 @@ class Engine:
                     and _blocks_for(tokens, bs) > len(r.table)):
                 late_decoder_take = True
             self._grow(r, tokens)
+            self._scheduled(r, c)
             if r.prefilling:
                 self._cache_prefix(r, tokens)
             scheduled[r] = c
@@ -965,9 +1028,9 @@ class Engine:
             c = min(c, budget)
             upto = tokens if self.v0 else H + c
             if cfg.scheduler_reserve_full_isl and not self.v0:
-                new_blocks = _blocks_for(tokens, bs) - len(hit)
+                new_blocks = self._admission_blocks(tokens, capped=True) - len(hit)
             else:
-                new_blocks = _blocks_for(upto, bs) - len(hit)
+                new_blocks = self._admission_blocks(upto, capped=False) - len(hit)
             evictable = sum(1 for b in hit if b.ref == 0)
             headroom = cfg.watermark_blocks if self.v0 or self.running else 0
             if not self._admits(r, new_blocks, evictable, headroom, len(hit)):
@@ -992,6 +1055,7 @@ class Engine:
         r.table = list(hit)
         r.shared = min(len(hit), r.prefix_blocks)
         self._grow(r, upto)
+        self._scheduled(r, upto - H)
         resumed_req = r.preemptions > 0
         if self.caching:
             self.queries[resumed_req] += tokens
@@ -1081,7 +1145,10 @@ class Engine:
         holders: dict[int, int] = {}
         for r in self.reqs:
             if r.state != "running":
-                assert not r.table, f"request {r.rid} ({r.state}) holds GPU blocks"
+                assert not r.table and not r.groups, f"request {r.rid} ({r.state}) holds GPU blocks"
+                continue
+            if self.window:
+                self._check_groups(r, holders)
                 continue
             # a request holds the blocks of its stored tokens; V0 those of a whole prefill
             expect = _blocks_for(r.target if self.v0 and r.prefilling else r.stored, bs)
@@ -1099,6 +1166,21 @@ class Engine:
         assert len(self.running) <= self.cfg.max_num_seqs
         assert 0 <= self.swap_used <= self.cfg.swap_space_blocks
         assert self.swap_used == sum(r.swap_blocks for r in self.swapped)
+
+    def _check_groups(self, r: Req, holders: dict[int, int]) -> None:
+        """With windows: every group's table covers the stored tokens; a window group has
+        freed no block its window still holds."""
+        n = _blocks_for(r.stored, self.bs)
+        keep_from = max(0, r.stored - self.window + 1) // self.bs
+        for g, table in enumerate(r.groups):
+            assert len(table) == n, f"request {r.rid} group {g} holds {len(table)} != {n}"
+            window_group = g >= self.n_groups - self.n_window_groups
+            for i, b in enumerate(table):
+                if b is None:
+                    assert window_group and i < keep_from, f"request {r.rid} freed block {i}"
+                else:
+                    holders[b.bid] = holders.get(b.bid, 0) + 1
+        assert not r.table
 
     # ------------------------------------------------------------------ result
     def result(self) -> SimResult:

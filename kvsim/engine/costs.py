@@ -227,6 +227,11 @@ def attention_pairs(context_before: int, chunk: int) -> int:
     chunk costs ``chunk x context_before + chunk (chunk + 1) / 2`` pairs:
     quadratic in the prompt, which is why re-prefilling a long request costs
     more than linearly.
+    NOTE(sliding-window-attention): a sliding-window layer attends to at most ``window``
+    positions, but kvsim prices every layer over the whole context, here and in the decode
+    context: a decode run's time is linear in its steps only while each member's context
+    grows by one a step, and capping it needs each member's window step in the run's timing
+    (the per-member starts :mod:`kvsim.engine.blocks.window_frees` keeps for the frees).
     """
     c, s = int(chunk), int(context_before)
     return c * s + c * (c + 1) // 2

@@ -16,14 +16,14 @@ run at the first one instead, with a one-line error naming it
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from kvsim.errors import KvsimError
 from kvsim.units import format_bytes
 
-from .blocks.counting import blocks_for
+from .blocks.counting import blocks_for, request_blocks
 from .policies import GuaranteedAdmission
 
 if TYPE_CHECKING:
@@ -47,12 +47,21 @@ REJECTION_REASONS = {
 }
 
 
+def _request_blocks(cfg: EngineConfig, tokens: Any) -> Any:
+    """The blocks a request of ``tokens`` tokens is admitted with (a window group's at most its
+    admission cap: vLLM's own bound on what one request holds)."""
+    if not cfg.kv_window_groups:
+        return blocks_for(tokens, cfg.block_size)
+    return request_blocks(tokens, cfg.block_size, cfg.kv_cache_groups, cfg.kv_window_groups,
+                          cfg.window_cap_blocks)
+
+
 def _unfit_masks(cfg: EngineConfig, prompts: NDArray[np.int64], outputs: NDArray[np.int64],
                  max_blocks: int) -> list[tuple[int, NDArray[np.bool_]]]:
     """``(reason code, requests it refuses)`` for each rule, in :data:`REJECTION_REASONS`' order."""
     capped = np.minimum(outputs, np.maximum(cfg.max_model_len - prompts, 0))
     masks = [(1, prompts >= cfg.max_model_len),
-             (2, blocks_for(prompts + capped - 1, cfg.block_size) > max_blocks)]
+             (2, _request_blocks(cfg, prompts + capped - 1) > max_blocks)]
     if cfg.reserves_answers:
         masks.append((3, GuaranteedAdmission.reservations(cfg, prompts, capped)
                       > cfg.num_gpu_blocks))
@@ -103,7 +112,7 @@ def check_requests_fit(cfg: EngineConfig, model_name: str,
             cap, blocks = max_blocks * bs, cfg.num_gpu_blocks
             raise KvsimError(
                 f"request {first + i} (prompt {p} + output {o} tokens) can never fit the KV "
-                f"pool: it needs up to {blocks_for(p + o - 1, bs)} blocks of {bs} tokens but the pool "
+                f"pool: it needs up to {_request_blocks(cfg, p + o - 1)} blocks of {bs} tokens but the pool "
                 f"has {blocks:,} block{'s' if blocks != 1 else ''} ({max_blocks:,} usable for "
                 f"admission after the watermark, {cap:,} tokens, "
                 f"{format_bytes(blocks * cfg.block_bytes, 'GB')}): expected prompt + output <= "

@@ -42,11 +42,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .blocks.counting import blocks_for
+from .blocks.counting import blocks_for, skipped_blocks
 from .blocks.decode_group import IN_DECODE_GROUP
 
 if TYPE_CHECKING:
-    from .blocks import BlockPool
+    from .blocks import BlockPool, KVCacheManager
     from .scheduler import Scheduler
 
 __all__ = ["check_invariants", "check_finished"]
@@ -186,13 +186,16 @@ def _blocks(eng: Scheduler, problems: list[str]) -> None:
     held = 0
     holders: dict[int, list[Any]] = {}       # shared-prefix block -> [block, running holders]
     for rid in eng.running:
-        if rid in group:
+        if rid in group and not kv.window:
             blocks = blocks_for(group.stored(rid, T), kv.block_size)
         else:
-            blocks = kv.held[rid]
-            stored = reqs.computed[rid] if rid in eng.prefilling else \
-                reqs.prompt[rid] + reqs.generated[rid] - 1
-            if blocks < blocks_for(stored, kv.block_size):
+            if rid in group:
+                blocks, stored = kv.held_by(rid, T), group.stored(rid, T)
+            else:
+                blocks = kv.held[rid]
+                stored = reqs.computed[rid] if rid in eng.prefilling else \
+                    reqs.prompt[rid] + reqs.generated[rid] - 1
+            if blocks < _least_blocks(kv, stored):
                 problems.append(f"request {rid} stores {stored} tokens in {blocks} blocks")
         held += blocks
         for block in kv.group_refs.get(rid, ()):
@@ -213,6 +216,15 @@ def _blocks(eng: Scheduler, problems: list[str]) -> None:
     distinct = held - sum(n - 1 for _, n in holders.values())
     if distinct != in_use:
         problems.append(f"{in_use} blocks in use, the running requests hold {distinct}")
+
+
+def _least_blocks(kv: KVCacheManager, stored: int) -> int:
+    """The fewest blocks ``stored`` tokens of KV may hold: every group's blocks, less, with
+    sliding windows, those wholly before the window of all ``stored`` tokens."""
+    full = blocks_for(stored, kv.block_size)
+    if not kv.window:
+        return full
+    return kv.take_mult * full - kv.free_mult * skipped_blocks(stored, kv.window, kv.block_size)
 
 
 def _tokens(eng: Scheduler, problems: list[str]) -> None:

@@ -59,6 +59,7 @@ from kvsim.errors import (
     check_int,
 )
 from kvsim.model.hardware import get_gpu
+from kvsim.model.kv_groups import window_admission_cap
 from kvsim.model.memory import kv_budget, pinned_budget
 from kvsim.model.presets import get_model
 from kvsim.model.vllm_defaults import (
@@ -261,7 +262,10 @@ class EngineConfig:
     Each option's field states its default (``None``: decided by the engine
     mode, the release, the model or the GPU, see the module's table), its
     range and its one-line error; :func:`resolve_options` settles them.
-    Derived figures: ``num_gpu_blocks`` (usable blocks), ``watermark_blocks``,
+    Derived figures: ``num_gpu_blocks`` (usable blocks; for a model with sliding-window
+    layers the option counts vLLM's blocks, one KV cache group's each, and the resolved
+    figure is the engine's pool: those, or, where every group holds the full context, those
+    divided by the groups, :func:`_engine_pool`), ``watermark_blocks``,
     ``kv_bytes_per_token`` (for the whole TP group), ``block_bytes``,
     ``weight_bytes``, ``swap_space_blocks``.
     """
@@ -339,6 +343,10 @@ class EngineConfig:
     watermark_blocks: int = field()
     kv_bytes_per_token: int = field()
     block_bytes: int = field()
+    kv_cache_groups: int = field()      # vLLM's KV cache groups (of which sliding-window:)
+    kv_window_groups: int = field()     # 0: every group holds the full context
+    sliding_window: int = field()       # the window groups' window (0: none)
+    window_cap_blocks: int = field()    # a window group's admission cap (vLLM 0.20+)
     swap_space_blocks: int = field()
     host_tier_blocks: int = field()     # 0: no host tier
     host_block_bytes: int = field()     # a block's bytes on the host (page-aligned)
@@ -450,7 +458,7 @@ def resolve_options(model: ModelLike, gpu: GPULike, options: Mapping[str, Any]) 
     if o["weight_bytes"] is None:
         o["weight_bytes"] = (budget.weight_bytes if o["num_gpu_blocks"] is None
                              else model_spec.weight_bytes)
-    block_bytes = budget.kv_bytes_per_token * budget.block_size
+    block_bytes = budget.block_bytes * (1 if o["kv_window_groups"] else o["kv_cache_groups"])
     host_blocks, host_block_bytes = _host_tier_size(o, block_bytes, budget.kv_bytes_per_token)
     o.update(watermark_blocks=int(o["watermark"] * o["num_gpu_blocks"]),
              kv_bytes_per_token=budget.kv_bytes_per_token, block_bytes=block_bytes,
@@ -557,19 +565,71 @@ def _pool(model: ModelSpec, gpu: GPUSpec, o: dict[str, Any]) -> KVBudget:
         raise KvsimError("num_gpu_blocks and kv_cache_tokens are both set: expected at most one "
                          "(both pin the pool)")
     common = dict(kv_dtype=o["kv_dtype"], block_size=o["block_size"],
-                  tensor_parallel_size=o["tensor_parallel_size"], engine=o["engine"])
+                  tensor_parallel_size=o["tensor_parallel_size"], engine=o["engine"],
+                  max_num_batched_tokens=o["max_num_batched_tokens"],
+                  async_scheduling=o["async_scheduling"])
     if o["num_gpu_blocks"] is None and o["kv_cache_tokens"] is None:
         budget = kv_budget(gpu, model, gpu_memory_utilization=o["gpu_memory_utilization"],
                            activation_bytes=o["activation_bytes"], weight_bytes=o["weight_bytes"],
-                           max_num_batched_tokens=o["max_num_batched_tokens"],
                            max_num_seqs=o["max_num_seqs"], usage_context=o["usage_context"],
                            **common)
-        o["num_gpu_blocks"] = budget.blocks
+        _engine_pool(o, budget)
         return budget
     # An explicit pool (vLLM's num_gpu_blocks_override, or its start-up log line):
     # the memory split is not needed, only bytes per token.
     budget = pinned_budget(gpu, model, num_gpu_blocks=o["num_gpu_blocks"],
                            kv_cache_tokens=o["kv_cache_tokens"], max_model_len=o["max_model_len"],
                            vllm_version=o["vllm_version"], **common)
-    o["num_gpu_blocks"] = budget.blocks
+    _engine_pool(o, budget)
     return budget
+
+
+def _frees_windows(o: dict[str, Any], window_groups: int) -> bool:
+    """Do the window groups hold only their window in this run (vLLM V1, optimistic admission)?
+
+    NOTE(sliding-window-prefix-cache): not yet with the prefix cache on (which freed window
+    blocks stay findable is vLLM's ``prefix_cache_retention_interval``, and a window group's
+    hit needs the last ``window - 1`` tokens' blocks; the host tier needs the prefix cache
+    too): those runs keep the full-context rule (NOTE(sliding-window-full-context)), as do
+    the SGLang and TensorRT-LLM policies.
+    """
+    return (window_groups > 0 and o["engine"] == "v1" and o["admission"] == "optimistic"
+            and not o["enable_prefix_caching"])
+
+
+def _engine_pool(o: dict[str, Any], budget: KVBudget) -> None:
+    """``o["num_gpu_blocks"]``: the engine's blocks, each the blocks of every KV cache group
+    for the same tokens (``o["kv_cache_groups"]`` of vLLM's, :attr:`KVBudget.groups`).
+
+    NOTE(sliding-window-full-context): the engine charges sliding-window groups the full
+    context, as vLLM V1 does with its hybrid allocator off (V0's one block table too).
+    NOTE(kv-groups-one-table): every group holds the full context, so kvsim keeps one block
+    table per request whose block spans the groups' blocks of the same tokens; vLLM's pool of
+    ``budget.blocks`` group blocks holds ``budget.blocks // groups`` of them (a remainder of
+    fewer than ``groups`` blocks is left unused, where vLLM could give it to one group).
+    The other engines' policies run on the same pool: NOTE(sglang-swa-pool): SGLang 0.5.23
+    keeps sliding-window layers in a pool of their own (``SWAKVPool``, its size
+    ``swa_full_tokens_ratio`` of the full pool's tokens, model_executor/pool_configurator.py);
+    NOTE(trtllm-window-pools): TensorRT-LLM's KV cache manager keeps a block manager per
+    attention window (``WindowBlockManager``, kvCacheManager.h); kvsim models neither.
+    """
+    layout = budget.groups
+    groups = len(layout.groups)
+    o["kv_cache_groups"] = groups
+    o["kv_window_groups"] = o["sliding_window"] = o["window_cap_blocks"] = 0
+    if _frees_windows(o, layout.window_groups):
+        # vLLM V1's hybrid allocator: the pool is its group blocks; every group takes a block
+        # for each new token block, the window groups give back what leaves their window
+        assert layout.window is not None
+        o["kv_window_groups"] = layout.window_groups
+        o["sliding_window"] = layout.window
+        o["window_cap_blocks"] = window_admission_cap(
+            layout.window, o["max_model_len"], budget.block_size,
+            (2 if o["async_scheduling"] else 1) * o["max_num_batched_tokens"])
+        o["num_gpu_blocks"] = budget.blocks
+        return
+    o["num_gpu_blocks"] = budget.blocks // groups
+    if o["num_gpu_blocks"] < 1:
+        raise KvsimError(f"num_gpu_blocks={budget.blocks} is out of range for {budget.model.name}: "
+                         f"expected at least {groups}, one block for each of its {groups} KV "
+                         f"cache groups")

@@ -119,7 +119,11 @@ class Scheduler:
         self.kv = KVCacheManager(cfg.num_gpu_blocks, cfg.block_size,
                                  prefix_caching=cfg.enable_prefix_caching,
                                  watermark_blocks=cfg.watermark_blocks,
-                                 watermark_when_alone=cfg.watermark_when_alone)
+                                 watermark_when_alone=cfg.watermark_when_alone,
+                                 window=cfg.sliding_window if cfg.kv_window_groups else 0,
+                                 groups=cfg.kv_cache_groups, window_groups=cfg.kv_window_groups,
+                                 window_lag=1 if cfg.async_scheduling else 0,
+                                 window_cap=cfg.window_cap_blocks)
         self.decoding = self.kv.decoding       # the decoding requests (their blocks: kv)
         self.requests = reqs = RequestTable(cfg.max_model_len)
         self.running: dict[int, None] = {}      # admission order
@@ -316,6 +320,7 @@ class Scheduler:
         """
         if self.victims:
             self.victims = []
+        self.kv.step = self.step
         if self.host_load_bytes:
             self.host_load_bytes = 0
         if self._swapping:
@@ -397,15 +402,19 @@ class Scheduler:
         """Only the decode group runs, its first step's blocks taken: up to the first finish,
         before the first step that needs more blocks than are free, and one step only when
         the policy might admit a waiting request in the next step (or jumps are off)."""
-        group, pool, bs, T = self.decoding, self.kv.pool, self.block_size, self.step
+        kv, group, pool, bs, T = self.kv, self.decoding, self.kv.pool, self.block_size, self.step
         k = group.next_finish()[0] - T + 1
         if k > self.max_jump or self.loading or (
                 (self.waiting or self.swapped) and not self.policy.stays_blocked
                 and not self.policy.batch_is_full):
             k = 1
+        if k > 1 and kv.window:                    # the windows' frees keep their residues
+            k = min(k, kv.window_run_limit(T))
+            if (self.waiting or self.swapped) and kv.frees_in_run():
+                k = 1                              # frees may open the blocked queue
         free = pool.blank + pool.cached_free
-        if k > 1 and free < n_group * blocks_for(k - 1, bs):   # the blocks might not last k steps
-            k = 1 + group.steps_until_short(T + 1, free, k - 1)
+        if k > 1 and free < n_group * kv.take_mult * blocks_for(k - 1, bs):   # might not last
+            k = 1 + kv.decode_steps_until_short(T + 1, free, k - 1)
         # One plan object serves every decode run: it lives only until apply_decode_run,
         # and decode runs are most of a run's plans (a new object each costs ~5% of a run).
         plan = self._decode_run
@@ -464,6 +473,8 @@ class Scheduler:
         if self.cfg.engine == "v1" and any(kv.registers_prefix(r, s + c) for r, s, c in chunks):
             self._take_in_admission_order(chunks)
         else:                                      # order cannot matter: take all at once
+            for rid, _, _ in chunks:               # the windows' frees first (none without)
+                kv.settle_window(rid)
             kv.take_decode_step(self.step)
             for rid, start, c in chunks:
                 kv.grow(rid, start + c)
@@ -493,7 +504,7 @@ class Scheduler:
                 return None
             start = computed[rid]
             plan.append((rid, start, c))
-            new_blocks += max(0, kv.blocks_for(start + c) - kv.held[rid])
+            new_blocks += kv.new_blocks(rid, start + c)
             budget -= c
         return plan, new_blocks
 
@@ -535,6 +546,7 @@ class Scheduler:
                 continue
             c = 1 if decoding else self._chunk_of(rid, budget)
             tokens = self._stored(rid) + c
+            kv.settle_window(rid)
             if self._suspends and not decoding and kv.shortfall(rid, tokens) > 0:
                 # TensorRT-LLM V2's context path suspends nobody: the chunk is skipped, or,
                 # without a host tier, a started request left out of the step is freed and
@@ -648,7 +660,7 @@ class Scheduler:
             upto = tokens if cfg.whole_prompt_allocation else start + c
             # the blocks the gate asks for: V1 the whole prompt (scheduler_reserve_full_isl)
             gate = tokens if cfg.scheduler_reserve_full_isl else upto
-            new_blocks = kv.blocks_for(gate) - hit.blocks
+            new_blocks = kv.admission_blocks(gate, capped=cfg.scheduler_reserve_full_isl) - hit.blocks
             if host and not self._loads_in_step:   # vLLM: a load in the background, the
                 loaded_to = (hit.blocks + host) * self.block_size   # WAITING_FOR_REMOTE_KVS
                 gate = tokens if cfg.scheduler_reserve_full_isl else loaded_to
@@ -960,7 +972,7 @@ class Scheduler:
         T, n, k = self.step, plan.n_group, len(ends)
         t0, t1 = self.now_s, ends[-1]
         blank0, cached0 = pool.blank, pool.cached_free
-        crossings = group.crossings.copy()         # before this run's finishes change it
+        crossings = kv.run_crossings()             # before this run's finishes change it
         if k > 1:                                  # the blocks of steps T+1 .. T+k-1
             kv.take_decode_steps(T + 1, T + k)
         self.now_s, self.step = t1, T + k

@@ -10,10 +10,15 @@ pass and the non-PyTorch memory, and cut the rest into blocks::
 
     usable       = round(memory_bytes x tensor_parallel_size x gpu_memory_utilization)
     kv_bytes     = usable - weight_bytes - activation_bytes
-    block_bytes  = kv_bytes_per_token x block_size
+    block_bytes  = kv_bytes_per_token x block_size x group_size / kv_layers
     vllm_blocks  = kv_bytes // block_bytes        # what vLLM allocates and logs
     blocks       = vllm_blocks - 1                # V1 keeps one block as the "null block"
-    tokens       = blocks x block_size
+    tokens       = blocks // groups x block_size
+
+A model whose KV layers are all full attention is one KV cache group of every
+layer (``group_size = kv_layers``, one group); vLLM V1's hybrid allocator gives
+sliding-window layers their own groups, and a block is one group's page
+(:mod:`kvsim.model.kv_groups`).
 
 ``activation_bytes`` is, when not given, the peak of vLLM's profiling run
 (:func:`peak_activation_bytes`: a forward pass of ``max_num_batched_tokens``
@@ -39,6 +44,7 @@ from kvsim.units import cdiv, format_bytes
 
 from .dtypes import DTYPE_BYTES
 from .hardware import GPUSpec, get_gpu
+from .kv_groups import KVGroup, KVLayout
 from .presets import ModelSource, get_model
 from .spec import ModelSpec
 from .vllm_defaults import (
@@ -48,6 +54,7 @@ from .vllm_defaults import (
     SAMPLER_LOGIT_BYTES,
     USAGE_CONTEXTS,
     VLLM_VERSION_DEFAULT,
+    async_scheduling_default,
     batch_defaults,
     blocks_from_logged_tokens,
     check_vllm_version,
@@ -116,11 +123,17 @@ class KVBudget:
     ``kv_bytes_per_token`` is what one token costs the whole group (the
     model's figure, times the KV replication tensor parallelism forces when
     there are fewer KV heads than GPUs or the model uses MLA).
-    ``vllm_blocks`` is what vLLM allocates and logs (its ``num_gpu_blocks``;
-    "GPU KV cache size: N tokens" is ``vllm_blocks * block_size``); ``blocks``
-    the usable ones (V1 keeps ``null_blocks = 1`` aside), which is what
-    kvsim's ``num_gpu_blocks`` engine option means; ``tokens = blocks *
-    block_size``.
+    ``layout`` is vLLM V1's KV cache groups (:mod:`kvsim.model.kv_groups`): one group of
+    every layer unless the model has sliding-window layers, whose groups hold only their
+    window; a block (``block_bytes``) is one group's page and every group draws from the
+    same blocks. ``vllm_blocks`` is what vLLM allocates and logs (its ``num_gpu_blocks``;
+    "GPU KV cache size: N tokens" was ``vllm_blocks // groups * block_size`` before
+    0.23); ``blocks`` the usable ones (V1 keeps ``null_blocks = 1`` aside), which is what
+    kvsim's ``num_gpu_blocks`` engine option means; ``tokens = blocks // groups *
+    block_size``, the context the pool holds when every group holds every token.
+    ``max_in_flight_tokens`` (``max_num_batched_tokens``, twice that with asynchronous
+    scheduling: vLLM's ``VllmConfig.max_in_flight_tokens``) sizes a window group's
+    admission cap (:meth:`kvsim.model.kv_groups.KVLayout.admission_blocks`).
     Explained in chapter 1, *Bytes per token and capacity*.
     """
 
@@ -144,22 +157,33 @@ class KVBudget:
     non_torch_bytes: int = 0
     engine: str = "v1"
     pinned: bool = False
+    layout: KVLayout | None = None
+    max_in_flight_tokens: int = 0
+
+    @property
+    def groups(self) -> KVLayout:
+        """The KV cache groups (one group of every KV layer when none was given)."""
+        if self.layout is None:
+            return KVLayout((KVGroup(self.model.kv_layers),), self.model.kv_layers)
+        return self.layout
 
     @property
     def log_tokens(self) -> int:
         """The pool in tokens as vLLM counts it, ``vllm_blocks * block_size`` (the null block
-        included): what its start-up log prints as "GPU KV cache size: N tokens" before 0.23, and
-        at any release when ``max_model_len`` is a multiple of ``block_size`` and the model keeps
-        no per-request state (:meth:`startup_log` prints each release's own figure)."""
-        return self.vllm_blocks * self.block_size
+        included, divided among the KV cache groups): what its start-up log prints as "GPU KV
+        cache size: N tokens" before 0.23, and at any release when ``max_model_len`` is a multiple
+        of ``block_size`` and the model keeps no per-request state and no window
+        (:meth:`startup_log` prints each release's own figure)."""
+        return self.vllm_blocks // len(self.groups.groups) * self.block_size
 
     def log_concurrency(self, max_model_len: int | None = None) -> float:
         """vLLM's "Maximum concurrency for N tokens per request": requests of ``max_model_len``.
 
         ``vllm_blocks / ceil(max_model_len / block_size)`` (vLLM V1's
         ``get_max_concurrency_for_kv_cache_config`` for full attention; it
-        counts the null block, as its log does). ``max_model_len`` defaults to
-        the model's.
+        counts the null block, as its log does), the divisor summed over the KV
+        cache groups, a window group's being its admission cap. ``max_model_len``
+        defaults to the model's.
         """
         return self.vllm_blocks / self._log_blocks_per_request(self._log_length(max_model_len))
 
@@ -168,7 +192,14 @@ class KVBudget:
         return check_int("max_model_len", length, min=1)
 
     def _log_blocks_per_request(self, length: int) -> int:
-        return self.blocks_for(length) + self.state_blocks_per_request
+        return self.blocks_per_request(length) + self.state_blocks_per_request
+
+    def blocks_per_request(self, seq_len: int) -> int:
+        """Blocks one request of ``seq_len`` tokens counts, summed over the KV cache groups: a
+        full group's ``ceil(seq_len / block_size)``, a window group's admission cap (vLLM's
+        ``max_memory_usage_bytes // page``, :meth:`kvsim.model.kv_groups.KVLayout.admission_blocks`)."""
+        seq_len = check_int("seq_len", seq_len, min=1)
+        return self.groups.admission_blocks(seq_len, self.block_size, self.max_in_flight_tokens)
 
     def startup_log(self, max_model_len: int | None = None,
                     vllm_version: str = VLLM_VERSION_DEFAULT) -> list[str]:
@@ -178,10 +209,9 @@ class KVBudget:
         per request: 6.78x"]``; before 0.28 the two figures are two lines, and before 0.23 the
         size is ``vllm_blocks * block_size`` rather than ``int(concurrency * max_model_len)``
         (:func:`kvsim.model.vllm_defaults.startup_log_lines`). Compare them with your
-        server's log. A V0 budget has no such line (V0 logs its block counts).
-        NOTE(sliding-window-full-context): a model with sliding-window layers is sized as if
-        every layer held the full context; vLLM V1's hybrid allocator counts its window groups
-        apart, so its lines differ for such models.
+        server's log. A V0 budget has no such line (V0 logs its block counts). A model with
+        sliding-window layers counts each window group at its admission cap
+        (:meth:`blocks_per_request`), as vLLM 0.20 and later do.
         """
         if self.engine != "v1":
             raise KvsimError(f"startup_log() is vLLM V1's log; this budget is engine={self.engine!r}: "
@@ -191,7 +221,8 @@ class KVBudget:
         length = self._log_length(max_model_len)
         return startup_log_lines(version, num_blocks=self.vllm_blocks, block_size=self.block_size,
                                  max_model_len=length,
-                                 blocks_per_request=self._log_blocks_per_request(length))
+                                 blocks_per_request=self._log_blocks_per_request(length),
+                                 num_groups=len(self.groups.groups))
 
     def blocks_for(self, seq_len: int) -> int:
         """Blocks a sequence of ``seq_len`` tokens holds: ``ceil(seq_len / block_size)``."""
@@ -212,12 +243,25 @@ class KVBudget:
     def max_concurrent(self, seq_len: int) -> int:
         """How many sequences of ``seq_len`` tokens fit at once: ``blocks // ceil(seq_len / block_size)``.
 
-        For hybrid models each request's fixed state
-        (:attr:`state_blocks_per_request`) is added to the divisor. Explained
+        The divisor is summed over the KV cache groups, a window group counting the
+        fewer of ``ceil(seq_len / block_size)`` and its admission cap (what vLLM admits a
+        request with, :meth:`kvsim.model.kv_groups.KVLayout.admission_blocks`; below the
+        window the request's own blocks, as today). For hybrid models
+        each request's fixed state (:attr:`state_blocks_per_request`) is added to it. Explained
         in chapter 1 (how many requests fit) and chapter 2 (sizing
         ``max_num_seqs`` from capacity at p95 length).
         """
-        return self.blocks // (self.blocks_for(seq_len) + self.state_blocks_per_request)
+        seq_len = check_int("seq_len", seq_len, min=1)
+        held = self.groups.admission_blocks(seq_len, self.block_size, self.max_in_flight_tokens,
+                                            at_most_own=True)
+        return self.blocks // (held + self.state_blocks_per_request)
+
+    def _groups_lines(self) -> list[str]:
+        """The KV cache groups, for a model with a window group (no line otherwise)."""
+        layout = self.groups
+        if not layout.window_groups:
+            return []
+        return [f"KV groups       {layout.describe()} (a block is one group's page)"]
 
     def describe(self) -> str:
         """A multi-line human summary; every byte figure names its unit (GB and GiB)."""
@@ -237,6 +281,7 @@ class KVBudget:
                 f"KV per token    {self.kv_bytes_per_token:,} B = "
                 f"{format_bytes(self.kv_bytes_per_token, 'KiB', 1)}",
                 f"block           {self.block_size} tokens = {self.block_bytes:,} B",
+            ] + self._groups_lines() + [
                 f"tokens          {self.tokens:,}",
             ])
         return "\n".join([
@@ -256,6 +301,7 @@ class KVBudget:
             f"{format_bytes(self.kv_bytes_per_token, 'MB', 3)}",
             f"block           {self.block_size} tokens = {self.block_bytes:,} B = "
             f"{format_bytes(self.block_bytes, 'MiB', 2)}",
+        ] + self._groups_lines() + [
             f"blocks          {self.blocks:,}" + (
                 f" usable ({self.vllm_blocks:,} in vLLM's log, one kept as the null block)"
                 if self.null_blocks else ""),
@@ -329,7 +375,8 @@ def kv_budget(gpu: GPUSpec | str, model: ModelSource, *, gpu_memory_utilization:
               block_size: int = 16, activation_bytes: int | None = None,
               weight_bytes: int | None = None, tensor_parallel_size: int = 1,
               max_num_batched_tokens: int | None = None, max_num_seqs: int | None = None,
-              engine: str = "v1", usage_context: str = "server") -> KVBudget:
+              engine: str = "v1", usage_context: str = "server",
+              async_scheduling: bool | None = None) -> KVBudget:
     """The KV pool left on ``gpu`` for ``model`` at ``gpu_memory_utilization``.
 
     ``gpu`` is a :class:`~kvsim.model.hardware.GPUSpec` or preset name; ``model`` a
@@ -339,7 +386,11 @@ def kv_budget(gpu: GPUSpec | str, model: ModelSource, *, gpu_memory_utilization:
     for the batch limits (``max_num_batched_tokens`` and ``max_num_seqs``,
     by default vLLM's for this GPU class, ``usage_context`` and ``engine``)
     plus the non-PyTorch memory of every GPU. ``engine="v1"`` keeps one block
-    aside as the null block, as vLLM V1 does.
+    aside as the null block, as vLLM V1 does, and cuts a model with sliding-window
+    layers into its hybrid allocator's KV cache groups (:mod:`kvsim.model.kv_groups`);
+    ``async_scheduling`` (default: vLLM's for the engine at the current release) and
+    ``max_num_batched_tokens`` give the tokens in flight a window group's admission cap
+    allows for.
     Raises :class:`KvsimError` when weights and activations do not leave room
     for a single block, saying both figures and the least utilisation that
     would. Explained in chapter 1, *Bytes per token and capacity*.
@@ -359,8 +410,10 @@ def kv_budget(gpu: GPUSpec | str, model: ModelSource, *, gpu_memory_utilization:
         weight_bytes = model.weight_bytes
     weight_bytes = check_int("weight_bytes", weight_bytes, min=0)
     peak = non_torch = 0
+    tokens_default, seqs_default = batch_defaults(gpu, usage_context, engine)
+    in_flight = _max_in_flight_tokens(engine, max_num_batched_tokens or tokens_default,
+                                      async_scheduling)
     if activation_bytes is None:
-        tokens_default, seqs_default = batch_defaults(gpu, usage_context, engine)
         peak = tp * peak_activation_bytes(
             model, max_num_batched_tokens=max_num_batched_tokens or tokens_default,
             max_num_seqs=max_num_seqs or seqs_default, tensor_parallel_size=tp)
@@ -370,9 +423,7 @@ def kv_budget(gpu: GPUSpec | str, model: ModelSource, *, gpu_memory_utilization:
 
     mem_total = gpu.memory_bytes * tp
     usable = round(mem_total * util)
-    num, den = _tp_kv_factor(model, tp)
-    per_token = model.kv_bytes_per_token(kv_dtype) * num // den
-    block_bytes = per_token * block_size
+    layout, per_token, block_bytes = _block_layout(model, engine, kv_dtype, tp, block_size)
     null_blocks = 1 if engine == "v1" else 0
     kv_bytes = usable - weight_bytes - activation_bytes
     if kv_bytes < block_bytes * (1 + null_blocks):
@@ -401,9 +452,29 @@ def kv_budget(gpu: GPUSpec | str, model: ModelSource, *, gpu_memory_utilization:
                     block_size=block_size, tensor_parallel_size=tp, usable_bytes=usable,
                     weight_bytes=weight_bytes, activation_bytes=activation_bytes,
                     kv_bytes=kv_bytes, kv_bytes_per_token=per_token, block_bytes=block_bytes,
-                    blocks=blocks, tokens=blocks * block_size, vllm_blocks=vllm_blocks,
-                    null_blocks=null_blocks, peak_activation_bytes=peak,
-                    non_torch_bytes=non_torch, engine=engine)
+                    blocks=blocks, tokens=blocks // len(layout.groups) * block_size,
+                    vllm_blocks=vllm_blocks, null_blocks=null_blocks, peak_activation_bytes=peak,
+                    non_torch_bytes=non_torch, engine=engine, layout=layout,
+                    max_in_flight_tokens=in_flight)
+
+
+def _block_layout(model: ModelSpec, engine: str, kv_dtype: str, tp: int,
+                  block_size: int) -> tuple[KVLayout, int, int]:
+    """``(KV cache groups, KV bytes per token of every layer, bytes of one block)`` on ``tp``
+    GPUs: a block is one group's page, ``group_size`` layers of ``block_size`` tokens."""
+    layout = model.kv_layout(hybrid_allocator=engine == "v1")
+    num, den = _tp_kv_factor(model, tp)
+    per_layer = model.kv_bytes_per_token_per_layer(kv_dtype) * num // den
+    return layout, per_layer * model.kv_layers, per_layer * layout.group_size * block_size
+
+
+def _max_in_flight_tokens(engine: str, max_num_batched_tokens: int,
+                          async_scheduling: bool | None) -> int:
+    """vLLM's ``max_in_flight_tokens``: one step's tokens per batch that may be in flight (two
+    batches with asynchronous scheduling, no pipeline parallelism)."""
+    if async_scheduling is None:
+        async_scheduling = async_scheduling_default(engine, VLLM_VERSION_DEFAULT)
+    return (2 if async_scheduling else 1) * max_num_batched_tokens
 
 
 def _blocks_logged(base: KVBudget, tokens: int, max_model_len: int | None, vllm_version: str) -> int:
@@ -417,7 +488,8 @@ def _blocks_logged(base: KVBudget, tokens: int, max_model_len: int | None, vllm_
     version = check_vllm_version(vllm_version)
     length = base._log_length(max_model_len)
     blocks = blocks_from_logged_tokens(version, tokens, block_size=bs, max_model_len=length,
-                                       blocks_per_request=base._log_blocks_per_request(length))
+                                       blocks_per_request=base._log_blocks_per_request(length),
+                                       num_groups=len(base.groups.groups))
     if blocks is None:
         raise KvsimError(f"kv_cache_tokens={tokens:,} is not a size vLLM {version} prints for "
                          f"{base.model.name} at block_size={bs} and max_model_len={length:,}: "
@@ -430,7 +502,9 @@ def pinned_budget(gpu: GPUSpec | str, model: ModelSource, *, num_gpu_blocks: int
                   kv_cache_tokens: int | None = None, kv_dtype: str | None = None,
                   block_size: int = 16, tensor_parallel_size: int = 1,
                   engine: str = "v1", max_model_len: int | None = None,
-                  vllm_version: str = VLLM_VERSION_DEFAULT) -> KVBudget:
+                  vllm_version: str = VLLM_VERSION_DEFAULT,
+                  max_num_batched_tokens: int | None = None,
+                  async_scheduling: bool | None = None) -> KVBudget:
     """The KV pool of a real server, pinned to what it reports instead of computed from memory.
 
     Give exactly one of ``num_gpu_blocks`` (usable blocks, as kvsim's
@@ -439,14 +513,17 @@ def pinned_budget(gpu: GPUSpec | str, model: ModelSource, *, num_gpu_blocks: int
     included, so the usable pool is one block less). From vLLM 0.23 that N is
     ``int(concurrency x max_model_len)`` (:func:`kvsim.model.vllm_defaults.logged_tokens`),
     so the server's ``max_model_len`` (by default the model's) and ``vllm_version``
-    say which pool printed it. Explained in chapter 1 (*calibrating on your own server*).
+    say which pool printed it (with ``max_num_batched_tokens`` and ``async_scheduling`` for
+    a model with sliding-window layers, see :func:`kv_budget`). Explained in chapter 1 (*calibrating on your own server*).
     """
     if (num_gpu_blocks is None) == (kv_cache_tokens is None):
         raise KvsimError("pinned_budget needs exactly one of num_gpu_blocks or kv_cache_tokens: "
                          "expected the figure from your server's start-up log")
     base = kv_budget(gpu, model, gpu_memory_utilization=1.0, kv_dtype=kv_dtype,
                      block_size=block_size, activation_bytes=0, weight_bytes=0,
-                     tensor_parallel_size=tensor_parallel_size, engine=engine)
+                     tensor_parallel_size=tensor_parallel_size, engine=engine,
+                     max_num_batched_tokens=max_num_batched_tokens,
+                     async_scheduling=async_scheduling)
     bs = base.block_size
     if kv_cache_tokens is not None:
         kv_cache_tokens = check_int("kv_cache_tokens", kv_cache_tokens,
@@ -461,5 +538,6 @@ def pinned_budget(gpu: GPUSpec | str, model: ModelSource, *, num_gpu_blocks: int
                     tensor_parallel_size=base.tensor_parallel_size, usable_bytes=kv_bytes,
                     weight_bytes=0, activation_bytes=0, kv_bytes=kv_bytes,
                     kv_bytes_per_token=base.kv_bytes_per_token, block_bytes=base.block_bytes,
-                    blocks=blocks, tokens=blocks * bs, vllm_blocks=total,
-                    null_blocks=base.null_blocks, engine=engine, pinned=True)
+                    blocks=blocks, tokens=blocks // len(base.groups.groups) * bs,
+                    vllm_blocks=total, null_blocks=base.null_blocks, engine=engine, pinned=True,
+                    layout=base.layout, max_in_flight_tokens=base.max_in_flight_tokens)

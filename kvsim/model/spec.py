@@ -24,7 +24,8 @@ layer the full context, sliding-window layers included, which is what vLLM's
 V0 block manager does (one block table per sequence, the same for all layers).
 :meth:`ModelSpec.kv_bytes_for_sequence` honours the windows instead: the
 difference is what a hybrid allocator (vLLM V1's per-layer-group KV manager)
-can save on long sequences.
+can save on long sequences, and :meth:`ModelSpec.kv_layout` gives that allocator's
+groups (:mod:`kvsim.model.kv_groups`).
 """
 from __future__ import annotations
 
@@ -36,6 +37,7 @@ from .architecture import parse_architecture
 from .checkpoint import config_folder, read_checkpoint_bytes
 from .config_json import HfConfig, load_config, required_int, text_config
 from .dtypes import DTYPE_BYTES, serving_dtypes
+from .kv_groups import KVLayout, kv_layout
 from .layer_state import temporal_state_bytes
 from .parameters import ComputeShape, account
 
@@ -54,7 +56,11 @@ class ModelSpec:
     (MLA, DeepSeek-V2/V3) is on when ``mla_kv_lora_rank > 0``: each KV layer
     stores one latent of ``mla_kv_lora_rank + mla_rope_head_dim`` elements per
     token, with no factor 2 for K and V. ``sliding_window_layers`` of the KV
-    layers attend only to the last ``sliding_window`` tokens.
+    layers attend only to the last ``sliding_window`` tokens; ``chunked_window`` says they are
+    Llama 4's chunked-local layers (the window is ``attention_chunk_size``), which vLLM manages
+    apart and kvsim charges the full context (NOTE(kv-groups-full-context-kinds)).
+    :meth:`kv_layout` gives vLLM V1's KV cache groups: sliding-window layers hold only their
+    window there (:mod:`kvsim.model.kv_groups`).
 
     ``dtype`` is the serving dtype of the weights and the default KV-cache
     dtype. ``weight_dtype`` (an addition to the shared contract; ``None`` means
@@ -84,6 +90,7 @@ class ModelSpec:
     mla_rope_head_dim: int = 0
     sliding_window: int | None = None
     sliding_window_layers: int = 0
+    chunked_window: bool = False
     state_bytes_per_request: int = 0
     dtype: str = "bf16"
     max_model_len: int = 4096
@@ -163,6 +170,9 @@ class ModelSpec:
         for field in ("vocab_size", "intermediate_size", "checkpoint_bytes"):
             if getattr(self, field) is not None:
                 self._count(field, min=1)
+        if not isinstance(self.chunked_window, bool):
+            raise KvsimError(f"{self._prefix}chunked_window={self.chunked_window!r} is not valid: "
+                             f"expected True or False")
         if self.compute is not None and not isinstance(self.compute, ComputeShape):
             raise KvsimError(f"{self._prefix}compute={self.compute!r:.60} is not valid: "
                              f"expected a kvsim.model.parameters.ComputeShape or None")
@@ -277,10 +287,11 @@ class ModelSpec:
 
         ``2 x kv_layers x num_kv_heads x head_dim x`` dtype bytes; for MLA
         ``kv_layers x (kv_lora_rank + rope_dim) x`` dtype bytes. ``kv_dtype``
-        defaults to the model's ``dtype``. NOTE(sliding-window-full-context):
-        sliding-window layers are charged like full-attention ones, as vLLM's
-        V0 block manager does (V1's hybrid allocator frees what leaves the window); see
-        :meth:`kv_bytes_for_sequence` for what a window-aware allocator needs.
+        defaults to the model's ``dtype``. Sliding-window layers are counted like
+        full-attention ones here: this is what one token costs while every layer still
+        holds it (and the whole cost under vLLM V0's one block table); vLLM V1's hybrid
+        allocator frees what leaves a window (:meth:`kv_layout`,
+        :meth:`kv_bytes_for_sequence`).
         Explained in chapter 1, *Bytes per token and capacity*.
 
         >>> kvsim.get_model("llama-2-7b").kv_bytes_per_token()
@@ -288,15 +299,25 @@ class ModelSpec:
         """
         return self.kv_layers * self.kv_bytes_per_token_per_layer(kv_dtype)
 
+    def kv_layout(self, *, hybrid_allocator: bool = True) -> KVLayout:
+        """vLLM V1's KV cache groups for this model (:func:`kvsim.model.kv_groups.kv_layout`).
+
+        ``hybrid_allocator=False`` (vLLM V0) is one group of every KV layer. Chunked-local
+        layers and stateful hybrids keep that one group too: NOTE(kv-groups-full-context-kinds).
+        """
+        hybrid = hybrid_allocator and not self.chunked_window and not self.state_bytes_per_request
+        return kv_layout(self.kv_layers, self.sliding_window_layers, self.sliding_window,
+                         hybrid_allocator=hybrid)
+
     def kv_bytes_for_sequence(self, num_tokens: int, kv_dtype: str | None = None) -> int:
         """KV bytes a sequence of ``num_tokens`` needs when sliding windows are honoured.
 
         Full-attention layers hold every token; sliding-window layers (and
         Llama 4's chunked-attention layers, whose chunk is the window) hold at
         most ``sliding_window`` tokens. This is what a hybrid allocator (vLLM
-        V1's per-layer-group KV cache manager) could save compared with
-        ``num_tokens * kv_bytes_per_token()``, which is what kvsim's engine
-        charges (the V0 block manager's rule). Block rounding is not applied,
+        V1's per-layer-group KV cache manager) can save compared with
+        ``num_tokens * kv_bytes_per_token()`` (the V0 block manager's rule);
+        :meth:`kv_layout` gives the groups kvsim's engine counts in blocks. Block rounding is not applied,
         and the fixed ``state_bytes_per_request`` of linear-attention layers is
         not included. Explained in chapter 1, *Bytes per token and capacity*.
         """
@@ -379,6 +400,7 @@ class ModelSpec:
             mla_rope_head_dim=arch["rope_dim"] if arch["kv_lora_rank"] else 0,
             sliding_window=arch["sliding_window"] if arch["sliding_layers"] else None,
             sliding_window_layers=arch["sliding_layers"],
+            chunked_window="chunked" in arch["kinds"],
             state_bytes_per_request=state_bytes,
             dtype=dtype,
             weight_dtype=weight_dtype,

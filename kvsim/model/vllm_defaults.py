@@ -266,7 +266,7 @@ def async_scheduling_default(engine: str, version: str) -> bool:
 
 
 def startup_log_lines(version: str, *, num_blocks: int, block_size: int, max_model_len: int,
-                      blocks_per_request: int) -> list[str]:
+                      blocks_per_request: int, num_groups: int = 1) -> list[str]:
     """What vLLM V1 release ``version`` logs about its KV pool at start-up, for a model whose
     request of ``max_model_len`` tokens takes ``blocks_per_request`` blocks of ``num_blocks``
     (vLLM's count, the null block included).
@@ -278,30 +278,38 @@ def startup_log_lines(version: str, *, num_blocks: int, block_size: int, max_mod
     """
     concurrency = num_blocks / blocks_per_request
     tokens = logged_tokens(version, num_blocks=num_blocks, block_size=block_size,
-                           max_model_len=max_model_len, blocks_per_request=blocks_per_request)
+                           max_model_len=max_model_len, blocks_per_request=blocks_per_request,
+                           num_groups=num_groups)
     size = f"GPU KV cache size: {tokens:,} tokens"
     most = f"Maximum concurrency for {max_model_len:,} tokens per request: {concurrency:.2f}x"
     return [f"{size}, {most}"] if _minor(version) >= LOG_ONE_LINE_SINCE else [size, most]
 
 
 def logged_tokens(version: str, *, num_blocks: int, block_size: int, max_model_len: int,
-                  blocks_per_request: int) -> int:
+                  blocks_per_request: int, num_groups: int = 1) -> int:
     """The N of "GPU KV cache size: N tokens" at release ``version`` (see :func:`startup_log_lines`).
+
+    Before 0.23 it is ``num_blocks // num_groups * block_size`` for a model of ``num_groups``
+    KV cache groups (:mod:`kvsim.model.kv_groups`; vllm/v1/core/kv_cache_utils.py at 0.20).
 
     From 0.23 it is a float product truncated, so it can fall a token short of
     ``num_blocks * block_size`` even when ``max_model_len`` is a multiple of ``block_size``.
     """
     if _minor(version) >= LOG_TOKENS_FROM_CONCURRENCY_SINCE:
         return int(num_blocks / blocks_per_request * max_model_len)
-    return num_blocks * block_size
+    return num_blocks // num_groups * block_size
 
 
 def blocks_from_logged_tokens(version: str, tokens: int, *, block_size: int, max_model_len: int,
-                              blocks_per_request: int) -> int | None:
+                              blocks_per_request: int, num_groups: int = 1) -> int | None:
     """The ``num_blocks`` whose start-up line at ``version`` reads ``tokens`` (None if none does):
     :func:`logged_tokens` inverted, so a pool can be pinned to the figure a server printed."""
     def logs(blocks: int) -> int:
         return logged_tokens(version, num_blocks=blocks, block_size=block_size,
-                             max_model_len=max_model_len, blocks_per_request=blocks_per_request)
+                             max_model_len=max_model_len, blocks_per_request=blocks_per_request,
+                             num_groups=num_groups)
+    if _minor(version) < LOG_TOKENS_FROM_CONCURRENCY_SINCE:
+        estimate = tokens // block_size * num_groups
+        return next((b for b in range(estimate, estimate + num_groups) if logs(b) == tokens), None)
     estimate = tokens * blocks_per_request // max_model_len
     return next((b for b in range(max(1, estimate - 1), estimate + 3) if logs(b) == tokens), None)

@@ -7,7 +7,8 @@ demand) and chapter 3, *Swap versus recompute* (what the prefix cache rescues).
 * :mod:`.pool`: the free-block queue and the prefix cache (vLLM's ``BlockPool``);
 * :mod:`.manager`: per-request block tables, what the scheduler asks
   (vLLM's ``KVCacheManager``);
-* :mod:`.decode_group`: the decoding requests' blocks in closed form.
+* :mod:`.decode_group`: the decoding requests' blocks in closed form;
+* :mod:`.window_frees`: the blocks their sliding windows free, in closed form.
 """
 from __future__ import annotations
 
