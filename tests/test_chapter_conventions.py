@@ -313,3 +313,11 @@ def test_a_chart_right_after_a_predict_box_asks_the_question(path):
     """Design §6: the title asks the question; the finding shows once the reader has guessed."""
     found = answering_titles(_nb(path))
     assert not found, f"charts after a prediction cell that state the answer (cell, title): {found}"
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=IDS)
+def test_no_dollar_sign_opens_inline_math_before_a_glued_number(path):
+    """MyST's dollarmath reads ``$`` ... ``$`` as inline math, so two prices written
+    ``${eval}...`` in one paragraph render as raw roles on the site (found in chapter 6):
+    a dollar sign before a glued number is written ``\\$``."""
+    assert not re.findall(r"(?<!\\)\$\{eval\}", _markdown(_nb(path))), path.name
