@@ -169,8 +169,8 @@ class KVBudget:
 
     @property
     def log_tokens(self) -> int:
-        """The pool in tokens as vLLM counts it, ``vllm_blocks * block_size`` (the null block
-        included, divided among the KV cache groups): what its start-up log prints as "GPU KV
+        """The pool in tokens as vLLM counts it, ``vllm_blocks // groups * block_size`` (the null
+        block included, divided among the KV cache groups): what its start-up log prints as "GPU KV
         cache size: N tokens" before 0.23, and at any release when ``max_model_len`` is a multiple
         of ``block_size`` and the model keeps no per-request state and no window
         (:meth:`startup_log` prints each release's own figure)."""
@@ -207,7 +207,7 @@ class KVBudget:
 
         At 0.34: ``["GPU KV cache size: 27,776 tokens, Maximum concurrency for 4,096 tokens
         per request: 6.78x"]``; before 0.28 the two figures are two lines, and before 0.23 the
-        size is ``vllm_blocks * block_size`` rather than ``int(concurrency * max_model_len)``
+        size is ``vllm_blocks // groups * block_size`` rather than ``int(concurrency * max_model_len)``
         (:func:`kvsim.model.vllm_defaults.startup_log_lines`). Compare them with your
         server's log. A V0 budget has no such line (V0 logs its block counts). A model with
         sliding-window layers counts each window group at its admission cap
