@@ -36,7 +36,6 @@ from kvsim.traffic.workload import Request, Workload
 from kvsim.units import UNLIMITED
 
 from .costs import StepCost
-from .invariants import check_finished, check_invariants
 from .options import ENGINE_DEFAULTS, resolve_options
 from .plan import DECODE_RUN, LOAD_WAIT, StepPlan
 from .result import SimResult, build_result, host_tier_table
@@ -134,6 +133,8 @@ class Engine:
     def run(self, after_step: Callable[[Engine], object] | None = None) -> SimResult:
         """Run to the end; ``after_step(engine)``, when given, is called after every step."""
         sched, arrivals, until, check = self.scheduler, self.arrivals, self.until, self.cfg.check
+        if check:                  # imported when asked for, not at every run's start-up
+            from .invariants import check_finished, check_invariants
         schedule, apply, apply_decode_run = sched.schedule, sched.apply, sched.apply_decode_run
         plan_s = self.cost.plan_s
         # the decode runs' timing, chosen once (the two forms take the same arguments)
