@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import math
 from bisect import bisect_left
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from itertools import accumulate
 from typing import TYPE_CHECKING, Any
 
@@ -36,7 +36,6 @@ from kvsim.traffic.workload import Request, Workload
 from kvsim.units import UNLIMITED
 
 from .costs import StepCost
-from .invariants import check_finished, check_invariants
 from .options import ENGINE_DEFAULTS, resolve_options
 from .plan import DECODE_RUN, LOAD_WAIT, StepPlan
 from .result import SimResult, build_result, host_tier_table
@@ -114,6 +113,7 @@ class Engine:
         # asynchronous scheduling: per batch size, _async_step_costs
         self._async_costs: dict[int, tuple[float, float, int]] = {}
         self._decode_slope = cost.decode_s_per_token
+        self._async = cost.async_scheduling
 
     @property
     def steps(self) -> int:
@@ -133,8 +133,12 @@ class Engine:
     def run(self, after_step: Callable[[Engine], object] | None = None) -> SimResult:
         """Run to the end; ``after_step(engine)``, when given, is called after every step."""
         sched, arrivals, until, check = self.scheduler, self.arrivals, self.until, self.cfg.check
+        if check:                  # imported when asked for, not at every run's start-up
+            from .invariants import check_finished, check_invariants
         schedule, apply, apply_decode_run = sched.schedule, sched.apply, sched.apply_decode_run
-        plan_s, time_decode_run = self.cost.plan_s, self._time_decode_run
+        plan_s = self.cost.plan_s
+        # the decode runs' timing, chosen once (the two forms take the same arguments)
+        time_run = self._time_async_decode_run if self._async else self._time_sync_decode_run
         running, waiting, swapped = sched.running, sched.waiting, sched.swapped  # never rebound
         loading = sched.loading
         while True:
@@ -153,7 +157,8 @@ class Engine:
             # one step: plan it, price it, apply it (a decode run: several identical steps)
             plan = schedule()
             if plan.kind == DECODE_RUN:
-                ends, timing = time_decode_run(plan)
+                ends, timing = time_run(sched.now_s, plan.n_group, plan.max_steps,
+                                        plan.context_tokens)
                 apply_decode_run(plan, ends, timing)
             elif plan.kind == LOAD_WAIT:          # no step until a load or an arrival
                 sched.idle_until(min(plan.wait_until_s, arrival, until))
@@ -178,61 +183,61 @@ class Engine:
         starts at or after the next arrival or ``until_s``) and what their durations follow
         from (:data:`kvsim.engine.timeline.RunTiming`: the recorder keeps that, not the
         durations)."""
-        t0, n, k = self.scheduler.now_s, plan.n_group, plan.max_steps
-        context = plan.context_tokens
-        slope = self._decode_slope
-        if self.cost.async_scheduling:
-            return self._time_async_decode_run(t0, n, k, context)
+        time_run = self._time_async_decode_run if self._async else self._time_sync_decode_run
+        return time_run(self.scheduler.now_s, plan.n_group, plan.max_steps, plan.context_tokens)
+
+    def _time_sync_decode_run(self, t0: float, n: int, k: int,
+                              context: int) -> tuple[list[float], RunTiming]:
+        """:meth:`_time_decode_run` of ``k`` steps of ``n`` sequences from ``t0``, the first
+        attending to ``context`` tokens, without asynchronous scheduling: each step lasts
+        ``fixed + slope * context``, the sum :meth:`StepCost.step_s` makes step by step."""
         fixed = self._fixed_s.get(n)
         if fixed is None:
             fixed = self._fixed_s[n] = self.cost.fixed_s(n, n)
+        slope = self._decode_slope
         timing = (context, fixed, slope, 0.0, 0)   # never CPU-bound
+        first = fixed + slope * context
         if k == 1:                                 # one step (the commonest case)
-            dt = fixed + slope * context
-            return [t0 + dt], timing
-        lim = self.arrivals.next_time()
+            return [t0 + first], timing
+        lim = self.arrivals.next_time()        # no step starts at or after it, nor until_s
         if self.until < lim:
             lim = self.until
-        if k > 1 and lim < _INF:
+        if lim < _INF:
             # Steps only lengthen as the context grows, so no more than (lim - t0) / (first
             # step's time) of them end before lim: + 1 for the step that straddles lim, + 1
             # for the division's rounding. The exact cut is the bisect below.
-            kt = int((lim - t0) / (fixed + slope * context)) + 2
+            kt = int((lim - t0) / first) + 2
             if kt < k:
                 k = kt
         # the same sum, step by step, that single steps make (byte-identical times)
-        dts = [fixed + slope * c for c in range(context, context + k * n, n)]
-        ends: Iterator[float] | list[float]     # the running sums, then their list
-        ends = accumulate(dts, initial=t0)
-        next(ends)
-        ends = list(ends)
+        ends = list(accumulate([fixed + slope * c for c in range(context, context + k * n, n)],
+                               initial=t0))
+        del ends[0]
         if lim < _INF and k > 1:               # keep the steps that start before lim
-            k = 1 + bisect_left(ends, lim, 0, k - 1)
-            del ends[k:]
+            del ends[1 + bisect_left(ends, lim, 0, k - 1):]
         return ends, timing
 
     def _time_async_decode_run(self, t0: float, n: int, k: int,
                                context: int) -> tuple[list[float], RunTiming]:
-        """:meth:`_time_decode_run` under asynchronous scheduling: each step lasts the larger
-        of its GPU time and its CPU time, the sum :meth:`StepCost.step_s` makes step by step."""
+        """:meth:`_time_sync_decode_run` under asynchronous scheduling: each step lasts the
+        larger of its GPU time and its CPU time, the sum :meth:`StepCost.step_s` makes step
+        by step."""
         costs = self._async_costs.get(n)
         if costs is None:
             costs = self._async_costs[n] = self._async_step_costs(n)
         gpu_fixed, cpu, gpu_bound_from = costs
         slope = self._decode_slope
         timing = (context, gpu_fixed, slope, cpu, gpu_bound_from)
-        if k == 1:
-            gpu = gpu_fixed + slope * context
-            dt = gpu if gpu >= cpu else cpu
-            return [t0 + dt], timing
-        lim = self.arrivals.next_time()
-        if self.until < lim:
-            lim = self.until
         first = gpu_fixed + slope * context
         if first < cpu:
             first = cpu
+        if k == 1:
+            return [t0 + first], timing
+        lim = self.arrivals.next_time()        # no step starts at or after it, nor until_s
+        if self.until < lim:
+            lim = self.until
         if lim < _INF:
-            kt = int((lim - t0) / first) + 2     # steps only lengthen: as in _time_decode_run
+            kt = int((lim - t0) / first) + 2     # steps only lengthen: as in the sync form
             if kt < k:
                 k = kt
         # The step whose context reaches gpu_bound_from is the first the GPU's time decides:
@@ -249,8 +254,7 @@ class Engine:
         ends = list(accumulate(dts, initial=t0))
         del ends[0]
         if lim < _INF and k > 1:
-            k = 1 + bisect_left(ends, lim, 0, k - 1)
-            del ends[k:]
+            del ends[1 + bisect_left(ends, lim, 0, k - 1):]
         return ends, timing
 
     def _async_step_costs(self, n: int) -> tuple[float, float, int]:

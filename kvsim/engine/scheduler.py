@@ -162,6 +162,10 @@ class Scheduler:
         self.max_jump = 1 if cfg.step_by_step else UNLIMITED
         self.max_prefill = self.kv.most_blocks_alone    # the most one request may ever hold
         self._decode_run = StepPlan(DECODE_RUN)         # reused: see the end of schedule()
+        # schedule()'s shortcut for a step of decodes only applies: nothing for its general
+        # pass to do first (swaps, a host tier, a policy's own step) and no window frees
+        self._plain_decodes = not (self._swapping or self.tier is not None or self.kv.window
+                                   or self.policy.acts_before_step)
         self._closed_loop = arrivals.closed_loop
         self._reject = cfg.unfit_requests == "reject"
         if not arrivals.closed_loop:            # every request is known: check and table them
@@ -320,7 +324,15 @@ class Scheduler:
         """
         if self.victims:
             self.victims = []
-        self.kv.step = self.step
+        self.kv.step = T = self.step
+        # The commonest step: only the decode group runs, nothing prefills, waits or pauses
+        # and its blocks are free. What the general pass below would decide, without its
+        # checks (a tenth of a decode run's time).
+        group = self.decoding
+        if self._plain_decodes and group.size and not (
+                self.prefilling or self.waiting or self.swapped or self.stalled or self.unstalled) \
+                and group.size <= self.cfg.max_num_batched_tokens and self.kv.take_decode_step(T):
+            return self._decode_run_plan(group.size)
         if self.host_load_bytes:
             self.host_load_bytes = 0
         if self._swapping:
@@ -969,31 +981,37 @@ class Scheduler:
         ending at ``ends``, their durations set by ``timing`` (the blocks of the first are taken)."""
         kv, group = self.kv, self.decoding
         pool = kv.pool
-        T, n, k = self.step, plan.n_group, len(ends)
+        T, k = self.step, len(ends)
+        T_last = T + k - 1
         t0, t1 = self.now_s, ends[-1]
         blank0, cached0 = pool.blank, pool.cached_free
         crossings = kv.run_crossings()             # before this run's finishes change it
         if k > 1:                                  # the blocks of steps T+1 .. T+k-1
-            kv.take_decode_steps(T + 1, T + k)
-        self.now_s, self.step = t1, T + k
+            kv.take_decode_steps(T + 1, T_last + 1)
+        self.now_s, self.step = t1, T_last + 1
         if self.policy.counts_steps:
             self.policy.stepped(k)
         if self.tier is not None:                # its stores are done within two steps
             for i in range(min(k, 2)):
                 self._end_tier_step(ends[i])
-        waiting, swapped = len(self.waiting) + len(self.loading), len(self.swapped)
-        if group.next_finish_step() <= T + k - 1:
-            self._finish_decoders(T + k - 1, t1)
-        if self.arrivals.arrived_by(t1):       # arrivals in the last step (refused ones leave)
+        waiting, swapped = self.waiting, self.swapped
+        queued_before, swapped_before = len(waiting) + len(self.loading), len(swapped)
+        if group.next_finish_step() <= T_last:
+            self._finish_decoders(T_last, t1)
+        # arrivals in the last step (refused ones leave); next_time() <= t1 is arrived_by(t1)
+        # without the count
+        if self.arrivals.next_time() <= t1:
             self._pull_after_step(t1)
-        self.rec.decode_run(t0, ends, timing, T, crossings, kv.num_blocks - blank0 - cached0, blank0,
-                            cached0, kv.num_blocks - pool.blank - pool.cached_free,
-                            pool.cached_free, n, waiting, swapped, len(self.running),
-                            len(self.waiting) + len(self.loading), len(self.prefilling))
+        num_blocks = kv.num_blocks
+        self.rec.decode_run(t0, ends, timing, T, crossings, num_blocks - blank0 - cached0, blank0,
+                            cached0, num_blocks - pool.blank - pool.cached_free,
+                            pool.cached_free, plan.n_group, queued_before, swapped_before,
+                            len(self.running), len(waiting) + len(self.loading),
+                            len(self.prefilling))
 
     def _record(self, plan: StepPlan, t1: float, dt: float, gap: float, decoding: int,
                 prefill_tokens: int, decode_tokens: int, emitted: int, recomputed: int) -> None:
-        if self.arrivals.arrived_by(t1):       # arrivals during the step (refused ones leave)
+        if self.arrivals.next_time() <= t1:    # arrivals during the step (refused ones leave)
             self._pull_after_step(t1)
         pool, swap = self.kv.pool, self.swap
         self.rec.step(t1, dt, gap, self.kv.num_blocks - pool.blank - pool.cached_free,

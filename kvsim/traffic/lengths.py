@@ -31,9 +31,9 @@ is at most :data:`MAX_LENGTH`.
 """
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass, field
-from statistics import NormalDist
 from typing import TYPE_CHECKING, TypeAlias
 
 import numpy as np
@@ -42,6 +42,9 @@ from numpy.typing import ArrayLike, NDArray
 from kvsim.errors import KvsimError, check_float, check_int
 
 from . import libm
+
+if TYPE_CHECKING:
+    from statistics import NormalDist
 
 __all__ = [
     "MAX_LENGTH", "LengthDist", "Fixed", "Uniform", "Geometric", "LogNormal", "BoundedPareto",
@@ -56,9 +59,25 @@ MAX_LENGTH = 10**9
 TokenArray: TypeAlias = NDArray[np.int64]
 FloatArray: TypeAlias = NDArray[np.float64]
 
-_STD_NORMAL = NormalDist()
-_Z95 = _STD_NORMAL.inv_cdf(0.95)
-_norm_ppf_elementwise = np.frompyfunc(_STD_NORMAL.inv_cdf, 1, 1)
+
+
+@functools.cache
+def _std_normal() -> NormalDist:
+    """The standard normal distribution. ``statistics`` is imported when it is first needed:
+    at import it is a few ms of every run's start-up, and most runs draw no log-normal."""
+    from statistics import NormalDist
+    return NormalDist()
+
+
+@functools.cache
+def _z95() -> float:
+    """The standard normal's 95th percentile."""
+    return _std_normal().inv_cdf(0.95)
+
+
+@functools.cache
+def _norm_ppf_elementwise() -> np.ufunc:
+    return np.frompyfunc(_std_normal().inv_cdf, 1, 1)
 
 
 def _norm_ppf(uniforms: ArrayLike) -> FloatArray:
@@ -67,7 +86,7 @@ def _norm_ppf(uniforms: ArrayLike) -> FloatArray:
     z: FloatArray = np.full(u.shape, -np.inf)
     inside = u > 0.0
     if inside.any():
-        z[inside] = np.asarray(_norm_ppf_elementwise(u[inside]), dtype=np.float64)
+        z[inside] = np.asarray(_norm_ppf_elementwise()(u[inside]), dtype=np.float64)
     return z
 
 
@@ -283,7 +302,7 @@ class LogNormal(LengthDist):
         """
         median = check_float("median", median, min=1.0, max=MAX_LENGTH)
         p95 = check_float("p95", p95, min=median, max=MAX_LENGTH, min_open=True)
-        return cls(median, math.log(p95 / median) / _Z95)
+        return cls(median, math.log(p95 / median) / _z95())
 
     @classmethod
     def from_mean_sigma(cls, mean: float, sigma: float) -> LogNormal:
@@ -301,10 +320,11 @@ class LogNormal(LengthDist):
         ``sigma`` is returned.
         """
         mean = check_float("mean", mean, min=1.0, max=MAX_LENGTH)
-        limit = mean * math.exp(_Z95 * _Z95 / 2)
+        z95 = _z95()
+        limit = mean * math.exp(z95 * z95 / 2)
         p95 = check_float("p95", p95, min=mean, max=round(limit, 6), min_open=True)
-        disc = max(_Z95 * _Z95 - 2 * math.log(p95 / mean), 0.0)
-        sigma = _Z95 - math.sqrt(disc)
+        disc = max(z95 * z95 - 2 * math.log(p95 / mean), 0.0)
+        sigma = z95 - math.sqrt(disc)
         return cls(mean * math.exp(-sigma * sigma / 2), sigma)
 
     @property
@@ -324,8 +344,8 @@ class LogNormal(LengthDist):
         """Continuous law: ``E[min(X, c)]``, in closed form."""
         c, s, mu = float(max_tokens), self.sigma, self.mu
         lc = math.log(c)
-        return (self.mean * _STD_NORMAL.cdf((lc - mu - s * s) / s)
-                + c * (1.0 - _STD_NORMAL.cdf((lc - mu) / s)))
+        return (self.mean * _std_normal().cdf((lc - mu - s * s) / s)
+                + c * (1.0 - _std_normal().cdf((lc - mu) / s)))
 
     def _params(self) -> str:
         return f"log-normal (median {_fmt(self.median)}, sigma {self.sigma:.3g})"
