@@ -616,9 +616,11 @@ def _frees_windows(o: dict[str, Any], window_groups: int) -> bool:
 
     NOTE(sliding-window-prefix-cache): not yet with the prefix cache on (which freed window
     blocks stay findable is vLLM's ``prefix_cache_retention_interval``, and a window group's
-    hit needs the last ``window - 1`` tokens' blocks; the host tier needs the prefix cache
-    too): those runs keep the full-context rule (NOTE(sliding-window-full-context)), as do
-    the SGLang and TensorRT-LLM policies.
+    hit needs the last ``window - 1`` tokens' blocks: the rules are in
+    :mod:`kvsim.engine.blocks.window_retention`, which the engine does not use yet; the host
+    tier needs the prefix cache too): those runs keep the full-context rule
+    (NOTE(sliding-window-full-context)), whatever the interval, as do the SGLang and
+    TensorRT-LLM policies.
     """
     return (window_groups > 0 and o["engine"] == "v1" and o["admission"] == "optimistic"
             and not o["enable_prefix_caching"])
