@@ -24,6 +24,8 @@ from kvsim.engine.blocks.window_retention import (
 from kvsim.engine.options import resolve_options
 from kvsim.errors import KvsimError
 
+NULL = -1                              # the block models' null block (tests/window_block_model.py)
+
 BS = 16
 MISTRAL_WINDOW = 4096                  # Mistral-7B v0.1 and Gemma-2-9B's window layers
 
@@ -216,3 +218,79 @@ def test_the_interval_does_not_change_a_run_yet():
     b = kvsim.simulate(wl, model="mistral-7b", gpu="a100-80gb", num_gpu_blocks=200,
                        prefix_cache_retention_interval="dense")
     assert_same_result(a, b, "retention 0 vs dense", config=False)
+
+
+# ------------------------------------------------------------------ block by block, as vLLM runs it
+MISTRAL = (MISTRAL_WINDOW,)              # one window group
+GEMMA_2 = (None, MISTRAL_WINDOW)         # a full group, then a window group
+
+
+def _model(retention: int | str, windows: tuple[int | None, ...] = MISTRAL,
+           num_blocks: int = 2000):
+    from window_block_model import BlockModel
+    return BlockModel(num_blocks, block_size=BS, windows=windows, retention_interval=retention)
+
+
+def _conversation(retention: int | str, num_blocks: int = 2000, filler_tokens: int = 0,
+                  windows: tuple[int | None, ...] = MISTRAL) -> int:
+    """Turn 1 of a conversation (prompt 5,000 in 2,048-token chunks, an answer of 301 tokens:
+    5,300 computed), then, if asked, another request of ``filler_tokens`` tokens, then turn 2
+    (5,500 tokens): its hit in tokens, from the block-by-block model."""
+    model = _model(retention, windows, num_blocks)
+    assert model.run(1, 7, 5000, 301, chunk=2048) == 0
+    if filler_tokens:
+        model.run(2, 8, filler_tokens, 1, chunk=2048)
+    return model.admit(3, 7, 5500)
+
+
+def test_block_by_block_a_second_turn_hits_what_the_rules_say():
+    """The window frees during turn 1's answer (blocks 0-74 leave the window), the finish, and
+    the lookup, block by block: 4,992 tokens with retention 0, 5,296 dense, as
+    :func:`_turn_two_hits` derives from the rules alone."""
+    assert _conversation(0) == 4992 == _turn_two_hits(0)[0]
+    assert _conversation(DENSE) == 5296 == _turn_two_hits(DENSE)[0]
+    # 8,192-token segments keep blocks 256-511 of the first: the answer's blocks up to 330 too
+    assert _conversation(8192) == 5296
+    assert _conversation(16384) == 4992       # blocks 768-1023 of the first: past the answer
+
+
+def test_unhashed_window_blocks_are_reused_first_and_the_first_window_free_is_evicted_first():
+    """A 400-block pool: after turn 1, 256 blocks keep a hash (56-311), 144 do not. Another
+    request of 144 blocks takes only unhashed ones (prepended, reused first), so turn 2 still
+    hits; one of 145 blocks evicts the oldest hashed block, 56 (the first the window freed
+    during the answer, at the queue's front of the cached ones), and a window hit past the
+    window needs all 256: turn 2 hits nothing."""
+    assert _conversation(0, num_blocks=400, filler_tokens=144 * BS) == 4992
+    assert _conversation(0, num_blocks=400, filler_tokens=145 * BS) == 0
+
+
+def test_block_by_block_gemma_2s_full_group_hits_and_its_window_group_bounds_the_hit():
+    """Gemma-2 (a full group and a window group over one pool): the full group keeps every
+    block of turn 1 (331), the window group 56-311, so turn 2 hits 312 blocks and pins 331 as
+    its junction; a model of full attention only hits all 331."""
+    model = _model(0, GEMMA_2)
+    model.run(1, 7, 5000, 301, chunk=2048)
+    assert model.lookup(7, 5500) == (312, 331)
+    assert _conversation(0, windows=GEMMA_2) == 4992 == _turn_two_hits(0)[1]
+    assert _conversation(DENSE, windows=GEMMA_2) == 5296
+    assert _conversation(0, windows=(None,)) == 5296
+
+
+def test_block_by_block_the_window_group_holds_only_its_window_with_the_cache_on():
+    """While turn 1 decodes, its window group holds at most ceil(4,096 / 16) + 1 blocks and the
+    full group all of them: after the last scheduled token (slots for 5,300 tokens, 332 blocks;
+    5,299 processed, so 75 window blocks freed) the pool has 2,000 - 332 - 257 free."""
+    model = _model(0, GEMMA_2)
+    model.admit(1, 7, 5000)
+    computed = 0
+    for n in (2048, 2048, 904):
+        assert model.schedule(1, computed, n, 5000)
+        computed += n
+    for k in range(300):
+        assert model.schedule(1, computed, 1, 5000 + k + 1)
+        computed += 1
+    assert computed == 5300
+    full, window = model.tables[1]
+    assert len(full) == 332 and NULL not in full
+    assert sum(b != NULL for b in window) == 332 - 75
+    assert len(model.queue) == 2000 - 332 - (332 - 75)
