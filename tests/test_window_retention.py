@@ -294,3 +294,16 @@ def test_block_by_block_the_window_group_holds_only_its_window_with_the_cache_on
     assert len(full) == 332 and NULL not in full
     assert sum(b != NULL for b in window) == 332 - 75
     assert len(model.queue) == 2000 - 332 - (332 - 75)
+
+
+def test_the_exporters_cache_config_label_shows_the_runs_interval():
+    """``vllm:cache_config_info``'s ``prefix_cache_retention_interval`` is ``str()`` of vLLM's
+    value: "0" by default, "None" for dense (0.28 and earlier), the interval when set."""
+    from kvsim.observe.series import cache_config_labels
+    wl = kvsim.Workload.from_requests([kvsim.Request(0.0, 100, 5)])
+    for options, label in (({}, "0"), ({"vllm_version": "0.28"}, "None"),
+                           ({"prefix_cache_retention_interval": 8192}, "8192")):
+        result = kvsim.simulate(wl, model="mistral-7b", gpu="a100-80gb", num_gpu_blocks=100,
+                                **options)
+        labels = cache_config_labels(result.config, "v1", 100)
+        assert labels["prefix_cache_retention_interval"] == label
