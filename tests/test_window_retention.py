@@ -4,13 +4,12 @@ What a window group's hit needs (``SlidingWindowManager.find_longest_cache_hit``
 its blocks keep a hash (``reachable_block_mask`` under ``prefix_cache_retention_interval``),
 the hit every group agrees on (``HybridKVCacheCoordinator.find_longest_cache_hit``) and the
 option's defaults and checks (vllm/config/cache.py, vllm/envs.py,
-``_validate_prefix_cache_retention_interval``). The engine does not use the rules yet
-(NOTE(sliding-window-prefix-cache)); these tests pin them for when it does.
+``_validate_prefix_cache_retention_interval``). The engine runs them block by block
+(:mod:`kvsim.engine.blocks.window_cache`; through the engine: tests/test_window_cache.py).
 """
 from __future__ import annotations
 
 import pytest
-from test_engine_properties import assert_same_result
 
 import kvsim
 from kvsim.engine.blocks.window_retention import (
@@ -208,16 +207,6 @@ def test_good_intervals_are_kept():
         assert config.prefix_cache_retention_interval == kept
     # 0 and dense are accepted on a model without window layers (vLLM: 0 is a no-op there)
     assert resolve_options("llama-2-7b", "a100-80gb", {})[4].prefix_cache_retention_interval == 0
-
-
-def test_the_interval_does_not_change_a_run_yet():
-    """NOTE(sliding-window-prefix-cache): windowed runs with the prefix cache keep the
-    full-context rule, whatever the interval."""
-    wl = kvsim.Workload.from_requests([kvsim.Request(0.0, 300, 20), kvsim.Request(0.1, 300, 20)])
-    a = kvsim.simulate(wl, model="mistral-7b", gpu="a100-80gb", num_gpu_blocks=200)
-    b = kvsim.simulate(wl, model="mistral-7b", gpu="a100-80gb", num_gpu_blocks=200,
-                       prefix_cache_retention_interval="dense")
-    assert_same_result(a, b, "retention 0 vs dense", config=False)
 
 
 # ------------------------------------------------------------------ block by block, as vLLM runs it

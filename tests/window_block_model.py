@@ -1,7 +1,7 @@
 """KV cache groups with the prefix cache, block by block, as vLLM 0.34 runs them.
 
-A test helper, independent of kvsim's pool, and a specification for the engine's
-(NOTE(sliding-window-prefix-cache)): full and sliding-window groups over one pool, each
+A test helper, independent of kvsim's pool, and the specification the engine's
+:mod:`kvsim.engine.blocks.window_cache` and tests/reference_engine.py follow: full and sliding-window groups over one pool, each
 block an id in one free queue shared by every group (front: taken next), its hash a
 block identity per group ``(group, stream, index)`` (vLLM's ``BlockHashWithGroupId``):
 

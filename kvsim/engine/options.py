@@ -614,16 +614,17 @@ def _pool(model: ModelSpec, gpu: GPUSpec, o: dict[str, Any]) -> KVBudget:
 def _frees_windows(o: dict[str, Any], window_groups: int) -> bool:
     """Do the window groups hold only their window in this run (vLLM V1, optimistic admission)?
 
-    NOTE(sliding-window-prefix-cache): not yet with the prefix cache on (which freed window
-    blocks stay findable is vLLM's ``prefix_cache_retention_interval``, and a window group's
-    hit needs the last ``window - 1`` tokens' blocks: the rules are in
-    :mod:`kvsim.engine.blocks.window_retention`, which the engine does not use yet; the host
-    tier needs the prefix cache too): those runs keep the full-context rule
-    (NOTE(sliding-window-full-context)), whatever the interval, as do the SGLang and
+    With the prefix cache on, which freed window blocks stay findable is vLLM's
+    ``prefix_cache_retention_interval``, and a window group's hit needs the last
+    ``window - 1`` tokens' blocks (:mod:`kvsim.engine.blocks.window_retention`): the engine
+    runs those block by block (:mod:`kvsim.engine.blocks.window_cache`).
+    NOTE(sliding-window-host-tier): not with a host tier (``kv_offloading_size``), whose
+    stores and loads kvsim keys by token blocks over every group: those runs keep the
+    full-context rule (NOTE(sliding-window-full-context)), as do the SGLang and
     TensorRT-LLM policies.
     """
     return (window_groups > 0 and o["engine"] == "v1" and o["admission"] == "optimistic"
-            and not o["enable_prefix_caching"])
+            and o["kv_offloading_size"] is None)
 
 
 def _engine_pool(o: dict[str, Any], budget: KVBudget) -> None:

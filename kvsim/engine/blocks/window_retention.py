@@ -33,8 +33,8 @@ block_pool.py) keeps a sliding-window group's prefix cache sparse:
   (:func:`agreed_hit_blocks`). A model whose every layer slides is one group
   (``UnitaryKVCacheCoordinator``): no junction.
 
-The rules here are on block indices; kvsim's engine does not use them yet
-(NOTE(sliding-window-prefix-cache) in :func:`kvsim.engine.options._frees_windows`).
+The rules here are on block indices; :mod:`kvsim.engine.blocks.window_cache` runs them
+block by block in the engine.
 
 Legend: ``bs`` block size; ``need`` the contiguous cached blocks a window group's hit
 needs; ``h`` a hit, in blocks; ``L`` the full group's hit, in blocks.
