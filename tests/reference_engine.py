@@ -31,7 +31,8 @@ on (vLLM 0.34's rules, written here on their own, after tests/window_block_model
 the blocks it frees go last first, up to the first freed one, and a finish frees group by
 group, last first (:meth:`Pool.free_batch`: unhashed to the queue's front in that order,
 hashed to its tail); a block gets one hash per group (``bytes([group]) + chain hash``) when
-the token that fills it is scheduled, a window group's only where
+the token that fills it is scheduled and its value known (a decode's input is not while the
+step before is in flight, with asynchronous scheduling), a window group's only where
 ``prefix_cache_retention_interval`` keeps it (:meth:`Engine._keeps_hash`); every copy is
 found, the oldest first; a lookup is the full groups' run, then the window groups' first
 run of ``ceil((window - 1) / bs)`` cached blocks from the right within it, the full run the
@@ -601,7 +602,11 @@ class Engine:
                 while len(table) < _blocks_for(tokens, self.bs):
                     table.append(self.pool.take())
             if self.caching:
-                self._hash_window_blocks(r, tokens)
+                # up to the tokens whose values are known: the target, or its slots less the
+                # token of the step before, still in flight with asynchronous scheduling
+                in_flight = self.lag and r.last_step == self.step_no - 1
+                known = max(r.target, r.stored + (0 if in_flight else 1))
+                self._hash_window_blocks(r, min(tokens, known))
             return
         while len(r.table) < _blocks_for(tokens, self.bs):
             r.table.append(self.pool.take())

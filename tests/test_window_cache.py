@@ -118,3 +118,19 @@ def test_windowed_runs_with_the_cache_agree_with_the_reference_engine(seed):
     assert fast.config["kv_window_groups"] >= 1
     assert_same_result(fast, slow, "jumps vs step_by_step")
     assert_same_result(fast, ref, "kvsim vs reference engine")
+
+
+@pytest.mark.parametrize("async_scheduling, hit", [(False, 32), (True, 16)])
+def test_a_block_a_decode_fills_is_hashed_once_its_token_is_known(async_scheduling, hit):
+    """Prompt 20, answer 13: 32 tokens stored, two full blocks of 16. The last decode step's
+    input (token 31) fills block 1; synchronous, its value is known when it is scheduled and
+    block 1 gets its hash; asynchronous, it is still in flight (the request ran in the step
+    before), cache_blocks stops at block 0 and the request finishes first: turn 2 (38 tokens)
+    hits 32 tokens, or 16 (dense retention, so only this rule decides)."""
+    wl = kvsim.Workload.closed_loop(users=1, duration_s=0.5, prompt=Fixed(20), output=Fixed(13),
+                                    turns=Fixed(2), followup=Fixed(5))
+    res = kvsim.simulate(wl, model="mistral-7b", gpu="a100-80gb", num_gpu_blocks=200,
+                         block_size=16, async_scheduling=async_scheduling,
+                         prefix_cache_retention_interval="dense", check=True)
+    assert res.requests["prompt_tokens"].tolist()[:2] == [20, 38]
+    assert res.requests["prefix_hit_tokens"].tolist()[:2] == [0, hit]

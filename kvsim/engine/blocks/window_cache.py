@@ -25,10 +25,12 @@ vllm/v1/core/kv_cache_manager.py of 0.34.0), exactly in vLLM's order:
 A block's identity is per group (vLLM's ``BlockHashWithGroupId``): ``(group, kind, id,
 index)`` of :mod:`kvsim.engine.blocks.block_queue`.
 
-NOTE(window-cache-async-hash): a block gets its hash when the token that fills it is
-scheduled; with asynchronous scheduling vLLM caps ``cache_blocks`` at the tokens whose
-values it has, so a block filled by a decode is hashed one step later there (a request
-that finishes right after filling a block leaves it unhashed in vLLM, hashed in kvsim).
+``cache_blocks`` stops at the tokens whose values the scheduler has (``request.num_tokens``):
+with asynchronous scheduling a decode's input token is still in flight when the request ran
+in the step before, so the block it fills gets its hash a step later (a request that finishes
+right after filling a block leaves it without one). kvsim's count of those tokens: the
+request's prompt, or after a preemption its prompt and answer so far (``known``), or its
+slots less the token in flight.
 
 Legend: ``bs`` block size; ``h`` a hit in blocks; ``NULL`` a freed (skipped) table entry.
 """
@@ -91,6 +93,7 @@ class WindowCacheManager(KVCacheManager):
         self.cached_upto: dict[int, int] = {}          # blocks cache_blocks has seen
         self.junction: dict[int, int] = {}             # tokens (0: none)
         self.prompt: dict[int, int] = {}
+        self.known: dict[int, int] = {}                # tokens whose values are known
         self.parked: dict[int, int] = {}               # blocks of a decode-group member
 
     def _no_bulk_take(self, n: int) -> None:
@@ -107,7 +110,7 @@ class WindowCacheManager(KVCacheManager):
     def register(self, rid: int, group: int, prefix_tokens: int, stream_key: int,
                  prompt_tokens: int = 0) -> None:
         super().register(rid, group, prefix_tokens, stream_key, prompt_tokens)
-        self.prompt[rid] = prompt_tokens
+        self.prompt[rid] = self.known[rid] = prompt_tokens
 
     # ------------------------------------------------------------------ lookups
     def lookup(self, rid: int, num_tokens: int) -> Hit:
@@ -213,10 +216,14 @@ class WindowCacheManager(KVCacheManager):
             taken = self.groups * n
             self.held[rid] += taken
         slots = self.slots[rid]
+        # cache_blocks stops at request.num_tokens: the token scheduled in the step before is
+        # still in flight with asynchronous scheduling (its value unknown)
+        in_flight = self.lag and self.last.get(rid, (-2, 0))[0] == self.step - 1
+        known = max(self.known[rid], slots + (0 if in_flight else 1))
         if tokens > slots:
             self.last[rid] = (self.step, tokens - slots)
             self.slots[rid] = tokens
-        self._cache_blocks(rid, tables, tokens // bs)
+        self._cache_blocks(rid, tables, min(tokens, known) // bs)
         return taken
 
     def _cache_blocks(self, rid: int, tables: list[list[int]], full: int) -> None:
@@ -247,6 +254,8 @@ class WindowCacheManager(KVCacheManager):
         """``free``: group by group, the non-null blocks last first (a block keeps the hash
         ``grow`` gave it; an unreachable stream's are never looked up again)."""
         self.held.pop(rid)
+        # preempted: its prompt and the answer so far are known when it is admitted again
+        self.known[rid] = max(self.known.get(rid, 0), stored_tokens + 1)
         for table in self.tables.pop(rid, ()):
             self.queue.free_blocks([b for b in reversed(table) if b >= 0])
         self.slots[rid] = self.skipped[rid] = 0
@@ -257,6 +266,7 @@ class WindowCacheManager(KVCacheManager):
     def forget(self, rid: int) -> None:
         super().forget(rid)
         self.prompt.pop(rid, None)
+        self.known.pop(rid, None)
 
     # ------------------------------------------- the decode group: parked between steps
     def held_by(self, rid: int, T: int) -> int:
