@@ -134,3 +134,24 @@ def test_a_block_a_decode_fills_is_hashed_once_its_token_is_known(async_scheduli
                          prefix_cache_retention_interval="dense", check=True)
     assert res.requests["prompt_tokens"].tolist()[:2] == [20, 38]
     assert res.requests["prefix_hit_tokens"].tolist()[:2] == [0, hit]
+
+
+@pytest.mark.parametrize("model, retention, hits", [
+    ("gemma-2-9b", 0, [0, 0, 6000]),
+    ("gemma-2-9b", "dense", [0, 6000, 6000]),
+    ("mistral-7b", 0, [0, 0, 0]),
+    ("mistral-7b", "dense", [0, 6000, 6000]),
+])
+def test_a_shared_prefix_is_kept_in_a_window_group_only_where_it_keeps_its_hash(model, retention,
+                                                                                hits):
+    """Three 7,000-token prompts, one after another, sharing 6,000 tokens (375 blocks). With
+    retention 0 request 0's window blocks keep a hash only before its own replay boundary
+    (6,999), outside the prefix, so request 1 finds none there. On Gemma-2 the full group
+    finds all 375 blocks: request 1 hits nothing but pins 6,000 as its junction, so its window
+    blocks 119-374 keep their hash and request 2 hits the whole prefix. Mistral-7B is one
+    window group (no junction): the prefix is never hit. Dense keeps every block."""
+    wl = kvsim.Workload.from_requests([kvsim.Request(5.0 * i, 7000, 10)
+                                       for i in range(3)]).with_shared_prefix(6000)
+    res = kvsim.simulate(wl, model=model, gpu="a100-80gb", num_gpu_blocks=3000,
+                         prefix_cache_retention_interval=retention, check=True)
+    assert res.requests["prefix_hit_tokens"].tolist() == hits
