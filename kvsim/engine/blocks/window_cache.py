@@ -223,7 +223,9 @@ class WindowCacheManager(KVCacheManager):
         if tokens > slots:
             self.last[rid] = (self.step, tokens - slots)
             self.slots[rid] = tokens
-        self._cache_blocks(rid, tables, min(tokens, known) // bs)
+        full = min(tokens, known) // bs
+        if full > self.cached_upto[rid]:
+            self._cache_blocks(rid, tables, full)
         return taken
 
     def _cache_blocks(self, rid: int, tables: list[list[int]], full: int) -> None:
@@ -282,7 +284,9 @@ class WindowCacheManager(KVCacheManager):
         self.held[rid] = IN_DECODE_GROUP
 
     def leave_decoding(self, rid: int, T: int) -> int:
-        stored = self.decoding.remove(rid, T)
+        decoding = self.decoding
+        stored = decoding.remove(rid, T)
+        decoding.forget_finishes()
         self.held[rid] = self.parked.pop(rid)
         self.slots[rid] = stored
         return stored
