@@ -23,10 +23,20 @@ result and workload types and :class:`kvsim.errors.KvsimError`. Arrivals
 (open and closed loop, conversations) are issued here, after the documented
 behaviour of ``kvsim/traffic/arrivals.py``.
 
-Sliding windows (vLLM V1's hybrid allocator, the prefix cache off): a request keeps
+Sliding windows (vLLM V1's hybrid allocator): a request keeps
 a block table per KV cache group (:attr:`Req.groups`); each time it is scheduled, its
 window groups put ``None`` in place of (free) the blocks wholly before the window of its
-processed tokens, one by one, before its new blocks are counted.
+processed tokens, one by one, before its new blocks are counted. With the prefix cache
+on (vLLM 0.34's rules, written here on their own, after tests/window_block_model.py):
+the blocks it frees go last first, up to the first freed one, and a finish frees group by
+group, last first (:meth:`Pool.free_batch`: unhashed to the queue's front in that order,
+hashed to its tail); a block gets one hash per group (``bytes([group]) + chain hash``) when
+the token that fills it is scheduled and its value known (a decode's input is not while the
+step before is in flight, with asynchronous scheduling), a window group's only where
+``prefix_cache_retention_interval`` keeps it (:meth:`Engine._keeps_hash`); every copy is
+found, the oldest first; a lookup is the full groups' run, then the window groups' first
+run of ``ceil((window - 1) / bs)`` cached blocks from the right within it, the full run the
+junction when the window stops short (:meth:`Engine._window_hit`).
 
 With ``check=True`` (the default) the prefix-cache invariants are asserted
 after every step (:meth:`Pool.check`, :meth:`Engine.check`): every physical
@@ -129,6 +139,8 @@ class Pool:
         self.cached = 0            # free blocks with a hash
         self.evicted = 0           # cached blocks reused for new data
         self.over_free = self.over_held = self.stream_over_free = 0    # copies (the NOTE)
+        # sliding windows with the prefix cache: a hash per group, every copy found (oldest)
+        self.copies: dict[bytes, list[Block]] = {}
 
     @property
     def n_free(self) -> int:
@@ -146,6 +158,11 @@ class Pool:
             self.evicted += 1
             if self.index.get(b.hash) is b:
                 del self.index[b.hash]
+            copies = self.copies.get(b.hash)
+            if copies is not None:
+                copies.remove(b)
+                if not copies:
+                    del self.copies[b.hash]
             b.hash = b.tokens = None
         assert b.ref == 0
         b.ref = 1
@@ -168,6 +185,31 @@ class Pool:
                 self.free.move_to_end(b.bid, last=False)   # front: reused first
             else:
                 self.cached += 1
+
+    def free_batch(self, blocks: list[Block]) -> None:
+        """vLLM's free_blocks: the blocks without a hash go to the queue's front in the order
+        given (the first reused first), those with one to its tail in that order."""
+        front = []
+        for b in blocks:
+            b.ref -= 1
+            assert b.ref >= 0, f"negative reference count on {b}"
+            if b.ref == 0:
+                if b.hash is None:
+                    front.append(b)
+                else:
+                    self.free[b.bid] = b
+                    self.cached += 1
+        for b in reversed(front):
+            self.free[b.bid] = b
+            self.free.move_to_end(b.bid, last=False)
+
+    def cache_copy(self, b: Block, h: bytes, tokens: tuple) -> None:
+        """``b`` (held) now holds the content ``h`` of one group (a copy among others)."""
+        assert b.ref > 0
+        if b.hash is not None:
+            return
+        b.hash, b.tokens = h, tokens
+        self.copies.setdefault(h, []).append(b)
 
     def _index(self, b: Block, h: bytes) -> None:
         """The spec's NOTE: while a copy of ``h`` is cached (held, or free in the queue),
@@ -220,6 +262,8 @@ class Pool:
         assert all(b.hash is None for b in order[:n_blank]), "an unhashed block behind a cached one"
         for h, b in self.index.items():
             assert b.hash == h, f"index entry for {b} with another hash"
+        for h, copies in self.copies.items():
+            assert copies and all(b.hash == h for b in copies), f"copies of {h!r}"
 
 
 # =========================================================================== requests
@@ -242,6 +286,8 @@ class Req:
         self.prefilling = True
         self.table: list[Block] = []        # block table
         self.groups: list[list[Block | None]] = []   # sliding windows: a table per KV cache group
+        self.hashed = 0             # windows with the prefix cache: blocks given their hashes
+        self.junction = 0           # ... and the shared-prefix junction, in tokens (0: none)
         self.last_step, self.last_tokens = -2, 0     # the last step it was scheduled in, its tokens
         self.shared = 0             # leading blocks held as shared-prefix blocks
         self.swap_blocks = 0
@@ -555,9 +601,99 @@ class Engine:
             for table in r.groups:
                 while len(table) < _blocks_for(tokens, self.bs):
                     table.append(self.pool.take())
+            if self.caching:
+                # up to the tokens whose values are known: the target, or its slots less the
+                # token of the step before, still in flight with asynchronous scheduling
+                in_flight = self.lag and r.last_step == self.step_no - 1
+                known = max(r.target, r.stored + (0 if in_flight else 1))
+                self._hash_window_blocks(r, min(tokens, known))
             return
         while len(r.table) < _blocks_for(tokens, self.bs):
             r.table.append(self.pool.take())
+
+    # ------------------------------------- sliding windows with the prefix cache (vLLM 0.34)
+    def _window_need(self) -> int:
+        """Cached blocks a window group's hit ends with: the window less one token."""
+        return _blocks_for(self.window - 1, self.bs)
+
+    def _keeps_hash(self, r: Req, i: int) -> bool:
+        """Does a window group's block ``i`` of ``r`` get a hash (reachable_block_mask)?"""
+        interval, need, bs = self.cfg.prefix_cache_retention_interval, self._window_need(), self.bs
+        if interval == "dense":
+            return True
+        if interval > 0:
+            per = interval // bs
+            if need >= per or i % per >= per - need:
+                return True
+        for boundary in [r.P - 1] + ([r.junction] if r.junction else []):
+            if boundary // bs - need <= i < boundary // bs:
+                return True
+        return False
+
+    def _hash_window_blocks(self, r: Req, tokens: int) -> None:
+        """cache_blocks: the blocks filled up to ``tokens`` get their hash, one per group (a
+        window group's only where the retention keeps it)."""
+        full = tokens // self.bs
+        first_window = self.n_groups - self.n_window_groups
+        for i in range(r.hashed, full):
+            h, tok = r.block_key(i)
+            keep = self._keeps_hash(r, i)
+            for g, table in enumerate(r.groups):
+                if table[i] is not None and (g < first_window or keep):
+                    self.pool.cache_copy(table[i], bytes([g]) + h, tok)
+        r.hashed = max(r.hashed, full)
+
+    def _window_hit(self, r: Req, tokens: int) -> tuple[int, int, list[list[Block | None]]]:
+        """``(hit blocks, junction blocks, a table per group)``: the full groups' run from block
+        0, then the window groups' first run of ``need`` cached blocks from the right within it
+        (or the run from block 0), the full run the junction when the window stops short."""
+        bs, copies = self.bs, self.pool.copies
+        first_window = self.n_groups - self.n_window_groups
+        top = (tokens - 1) // bs
+
+        def found(g: int, i: int) -> Block | None:
+            h, tok = r.block_key(i)
+            blocks = copies.get(bytes([g]) + h)
+            if not blocks:
+                return None
+            assert blocks[0].tokens == tok, f"request {r.rid} hit a block whose tokens differ"
+            return blocks[0]
+        limit = top
+        if first_window:
+            limit = 0
+            while limit < top and all(found(g, limit) for g in range(first_window)):
+                limit += 1
+        need, run, hit = self._window_need(), 0, None
+        for i in range(limit - 1, -1, -1):
+            if all(found(g, i) for g in range(first_window, self.n_groups)):
+                run += 1
+                if run >= need:
+                    hit = i + run
+                    break
+            else:
+                run = 0
+        if hit is None:
+            hit = run
+        junction = limit if first_window and hit < limit else 0
+        skip = max(0, hit * bs - self.window + 1) // bs
+        tables = [[None] * (skip if g >= first_window else 0)
+                  + [found(g, i) for i in range(skip if g >= first_window else 0, hit)]
+                  for g in range(self.n_groups)]
+        return hit, junction, tables
+
+    def _window_new_blocks(self, tokens: int, upto: int, hit: int) -> int:
+        """Blocks admission takes: each group's blocks for ``upto`` less the hit (a window
+        group's skipped ones none), and with the full-sequence check those for ``tokens``,
+        a window group counted at most its cap."""
+        skip = max(0, hit * self.bs - self.window + 1) // self.bs
+        first_window = self.n_groups - self.n_window_groups
+
+        def new(n_tokens: int, capped: bool) -> int:
+            n = _blocks_for(n_tokens, self.bs)
+            w = min(n, self.window_cap) if capped else n
+            return first_window * max(0, n - hit) + self.n_window_groups * max(0, w - max(skip, hit))
+        chunk = new(upto, False)
+        return max(chunk, new(tokens, True)) if self.cfg.scheduler_reserve_full_isl else chunk
 
     def _scheduled(self, r: Req, tokens: int) -> None:
         """``r`` is scheduled ``tokens`` tokens in this step (its in-flight tokens next step)."""
@@ -571,6 +707,16 @@ class Engine:
             return
         in_flight = r.last_tokens if self.lag and r.last_step == self.step_no - 1 else 0
         skip = max(0, r.stored - in_flight - self.window + 1) // self.bs
+        if self.caching:                      # last first, to the first freed one, batched
+            for table in r.groups[self.n_groups - self.n_window_groups:]:
+                freed = []
+                for i in range(min(skip, len(table)) - 1, -1, -1):
+                    if table[i] is None:
+                        break
+                    freed.append(table[i])
+                    table[i] = None
+                self.pool.free_batch(freed)
+            return
         for table in r.groups[self.n_groups - self.n_window_groups:]:
             for i in range(min(skip, len(table))):
                 if table[i] is not None:
@@ -585,7 +731,7 @@ class Engine:
 
     def _cache_prefix(self, r: Req, tokens: int) -> None:
         """Shared-prefix blocks are cached as soon as a scheduled chunk fills them."""
-        if not self.caching or r.group < 0:
+        if not self.caching or r.group < 0 or self.window:   # windows: hashed in _grow
             return
         full = min(tokens, r.prefix_tokens) // self.bs
         for i in range(r.shared, full):
@@ -596,13 +742,18 @@ class Engine:
     def _free_blocks(self, r: Req, stored: int) -> None:
         """Free ``r``'s blocks, last block first; full blocks stay cached (prefix caching)."""
         pool = self.pool
-        if self.window:                       # prefix caching is off with windows
+        if self.window:                       # group by group, last block first
             for table in r.groups:
+                if self.caching:
+                    pool.free_batch([b for b in reversed(table) if b is not None])
+                    continue
                 for b in reversed(table):
                     if b is not None:
                         pool.release(b)
             r.groups = []
             r.last_step, r.last_tokens = -2, 0
+            r.hashed = r.junction = 0
+            return
         if self.caching:
             full = stored // self.bs
             for i in range(max(r.prefix_blocks, r.shared), full):
@@ -1018,8 +1169,14 @@ class Engine:
                and budget > 0):
             r = self.waiting[0]
             tokens = r.target
-            hit = self._lookup(r, tokens)
-            H = len(hit) * bs
+            window_cache = self.window and self.caching
+            if window_cache:
+                n_hit, junction, tables = self._window_hit(r, tokens)
+                hit = [b for t in tables for b in t if b is not None]
+            else:
+                hit = self._lookup(r, tokens)
+                n_hit = len(hit)
+            H = n_hit * bs
             c = tokens - H
             if 0 < thr < c:
                 c = thr
@@ -1027,7 +1184,9 @@ class Engine:
                 break
             c = min(c, budget)
             upto = tokens if self.v0 else H + c
-            if cfg.scheduler_reserve_full_isl and not self.v0:
+            if window_cache:
+                new_blocks = self._window_new_blocks(tokens, upto, n_hit)
+            elif cfg.scheduler_reserve_full_isl and not self.v0:
                 new_blocks = self._admission_blocks(tokens, capped=True) - len(hit)
             else:
                 new_blocks = self._admission_blocks(upto, capped=False) - len(hit)
@@ -1035,12 +1194,27 @@ class Engine:
             headroom = cfg.watermark_blocks if self.v0 or self.running else 0
             if not self._admits(r, new_blocks, evictable, headroom, len(hit)):
                 break
-            self._start_prefill(r, hit, tokens, c, upto)
+            if window_cache:
+                self._start_window_prefill(r, n_hit, junction, tables, tokens, c, upto)
+            else:
+                self._start_prefill(r, hit, tokens, c, upto)
             chunks.append((r, H, c))
             budget -= c
             self.round_room -= _blocks_for(r.target, bs)
             if cfg.admission == "sglang":
                 self._sglang_reserve(r, H + c, chunks)
+
+    def _start_window_prefill(self, r: Req, n_hit: int, junction: int, tables, tokens: int,
+                              c: int, upto: int) -> None:
+        """Sliding windows with the prefix cache: the hit's blocks (a window group's after its
+        skipped ones) touched into a table per group, then :meth:`_start_prefill`'s rest."""
+        for table in tables:
+            for b in table:
+                if b is not None:
+                    self.pool.touch(b)
+        r.groups = [list(t) for t in tables]
+        r.hashed, r.junction = n_hit, junction * self.bs
+        self._start_prefill(r, [None] * n_hit, tokens, c, upto)
 
     def _start_prefill(self, r: Req, hit: list[Block], tokens: int, c: int, upto: int) -> None:
         """The head of the queue admitted: its prefix hit, its blocks up to ``upto`` tokens,
@@ -1050,10 +1224,11 @@ class Engine:
         if math.isnan(r.first_scheduled):
             r.first_scheduled = self.t
         self.stats["hit_blocks"] += len(hit)
-        for b in hit:
-            self.pool.touch(b)
-        r.table = list(hit)
-        r.shared = min(len(hit), r.prefix_blocks)
+        if not r.groups:                      # (windows with the cache: touched already)
+            for b in hit:
+                self.pool.touch(b)
+            r.table = list(hit)
+            r.shared = min(len(hit), r.prefix_blocks)
         self._grow(r, upto)
         self._scheduled(r, upto - H)
         resumed_req = r.preemptions > 0

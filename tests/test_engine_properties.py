@@ -849,7 +849,7 @@ def long_answers(draw):
 
 
 #: Gemma-2-9B with a 48-token window: its window group frees blocks within these runs' lengths
-#: (with the prefix cache off under optimistic admission; else the full-context rule)
+#: (under optimistic admission, the prefix cache off or on; else the full-context rule)
 GEMMA_W48 = replace(kvsim.get_model("gemma-2-9b"), sliding_window=48, name="gemma-2-9b-w48")
 
 

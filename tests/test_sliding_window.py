@@ -108,10 +108,12 @@ def test_gemma_2_pool_pinned_from_its_log_line_round_trips():
 
 
 def test_engine_pool_spans_the_groups_while_windows_hold_the_full_context():
-    """NOTE(kv-groups-one-table): Gemma-2's engine block is one block of each of its two groups."""
+    """NOTE(kv-groups-one-table): Gemma-2's engine block is one block of each of its two groups
+    (where windows are not modelled: here TensorRT-LLM's GUARANTEED_NO_EVICT policy)."""
     b = kv_budget("h100-80gb", "gemma-2-9b", gpu_memory_utilization=0.9)
     wl = kvsim.Workload.from_requests([kvsim.Request(0.0, 100, 10)])
-    res = kvsim.simulate(wl, model="gemma-2-9b", gpu="h100-80gb", gpu_memory_utilization=0.9)
+    res = kvsim.simulate(wl, model="gemma-2-9b", gpu="h100-80gb", gpu_memory_utilization=0.9,
+                         admission="guaranteed")
     assert res.total_blocks == b.blocks // 2
     assert res.config["kv_cache_groups"] == 2
     assert res.config["block_bytes"] == 2 * b.block_bytes
@@ -196,7 +198,7 @@ def test_the_admission_gate_counts_the_window_group_at_its_cap(async_scheduling,
 
 
 @pytest.mark.parametrize("options", [
-    dict(enable_prefix_caching=True),            # NOTE(sliding-window-prefix-cache)
+    dict(enable_prefix_caching=True, kv_offloading_size=1),   # NOTE(sliding-window-host-tier)
     dict(admission="guaranteed"),
     dict(engine="v0"),
 ])

@@ -42,6 +42,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from .blocks.block_queue import BlockQueue
 from .blocks.counting import blocks_for, skipped_blocks
 from .blocks.decode_group import IN_DECODE_GROUP
 
@@ -149,7 +150,36 @@ def _queues(eng: Scheduler, problems: list[str]) -> None:
         problems.append(f"refused requests {sorted(refused)[:5]} are in the engine's queues")
 
 
+def _block_queue(pool: BlockQueue, problems: list[str]) -> None:
+    """The exact pool: a block is free exactly when nobody holds it, the free ones without a
+    hash before those with one, and the hash map names exactly the hashed blocks."""
+    blank = cached = 0
+    for block in pool.free_queue:
+        if pool.refs[block]:
+            problems.append(f"block {block} is free and held by {pool.refs[block]} requests")
+        if pool.hash_of[block][0] < 0:
+            if cached:
+                problems.append(f"block {block} without a hash is queued behind cached ones")
+            blank += 1
+        else:
+            cached += 1
+    if (blank, cached) != (pool.blank, pool.cached_free):
+        problems.append(f"the free queue holds {blank} blank and {cached} cached blocks, the "
+                        f"counts say {pool.blank} and {pool.cached_free}")
+    held = sum(1 for n in pool.refs if n)
+    if held + blank + cached != pool.num_blocks:
+        problems.append(f"{held} held + {blank + cached} free blocks in a pool of {pool.num_blocks}")
+    if sum(n - 1 for n in pool.refs if n) != pool.extra_refs:
+        problems.append(f"extra_refs={pool.extra_refs} disagrees with the blocks' holders")
+    for key, blocks in pool.copies.items():
+        if not blocks or any(pool.hash_of[b] != key for b in blocks):
+            problems.append(f"the hash map's copies of {key} do not carry it")
+
+
 def _pool(pool: BlockPool, problems: list[str]) -> None:
+    if isinstance(pool, BlockQueue):
+        _block_queue(pool, problems)
+        return
     queued = 0
     for eid, entry in pool.queue.items():
         if entry.eid != eid:
@@ -213,7 +243,9 @@ def _blocks(eng: Scheduler, problems: list[str]) -> None:
                         f"{wrong[:3]}")
     # a shared-prefix block is in each holder's count, and in use once
     in_use = kv.num_blocks - kv.pool.free
-    distinct = held - sum(n - 1 for _, n in holders.values())
+    # a shared block is in each holder's count, and in use once
+    distinct = held - (kv.pool.extra_refs if isinstance(kv.pool, BlockQueue)
+                       else sum(n - 1 for _, n in holders.values()))
     if distinct != in_use:
         problems.append(f"{in_use} blocks in use, the running requests hold {distinct}")
 

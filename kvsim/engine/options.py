@@ -21,6 +21,8 @@ option                                ``engine="v1"`` (default)   ``engine="v0"`
 ``vllm_version``                      "0.34" (0.11-0.34)          "0.10" (0.6-0.10)
 ``scheduler_reserve_full_isl``        True (from 0.19; 0.18 and   (whole prompt)
                                       earlier: False)
+``prefix_cache_retention_interval``   0 (from 0.29; 0.28 and      "dense"
+                                      earlier: "dense")
 ``async_scheduling``                  True (from 0.14; 0.13 and   False
                                       earlier: False)
 ``step_overhead_s``/``seq_overhead_s`` V1's CPU overhead          V0's
@@ -69,9 +71,11 @@ from kvsim.model.vllm_defaults import (
     batch_defaults,
     check_vllm_version,
     has_reserve_full_isl,
+    has_retention_interval,
     max_num_batched_tokens_default,
     models_host_tier,
     reserve_full_isl_default,
+    retention_interval_default,
     vllm_version_default,
     watermark_default,
     watermark_when_alone,
@@ -79,6 +83,7 @@ from kvsim.model.vllm_defaults import (
 from kvsim.units import GiB
 
 from .blocks.host_tier import hicache_blocks, host_tier_blocks
+from .blocks.window_retention import DENSE, check_retention_interval
 from .costs import CostModel
 
 if TYPE_CHECKING:
@@ -239,6 +244,23 @@ def _release(name: str, value: Any, s: Settling) -> str:
     return check_vllm_version(value, s.values["engine"])
 
 
+def _retention(name: str, value: Any, s: Settling) -> int | str:
+    """``prefix_cache_retention_interval``: a whole number of tokens >= 0, or ``"dense"`` (vLLM's
+    None), on a release that has it (a multiple of the block size is checked with the pool)."""
+    if isinstance(value, str) and value.lower() == DENSE:
+        return DENSE
+    if isinstance(value, str):
+        raise KvsimError(f"{name}={value!r} is not a retention interval: expected a whole "
+                         f"number of tokens >= 0 or {DENSE!r} (vLLM's None)")
+    interval = check_int(name, value, min=0, max=10**9)
+    o = s.values
+    if not has_retention_interval(o["engine"], o["vllm_version"]):
+        raise KvsimError(f"{name}={interval} is not available with engine={o['engine']!r} "
+                         f"vllm_version={o['vllm_version']!r}: vLLM V1 added it in 0.23; expected "
+                         f"{DENSE!r} or vllm_version >= 0.23")
+    return interval
+
+
 def _pool_share(name: str, value: Any, _: Settling) -> float:
     return check_gpu_memory_utilization(value)
 
@@ -292,6 +314,9 @@ class EngineConfig:
         async_scheduling_default(s.values["engine"], s.values["vllm_version"])))
     enable_prefix_caching: bool = option(None, _boolean,
                                          decide=lambda s: s.values["engine"] == "v1")
+    # which sliding-window blocks keep their hash: tokens between retained windows, or "dense"
+    prefix_cache_retention_interval: int | str = option(None, _retention, decide=lambda s: (
+        retention_interval_default(s.values["engine"], s.values["vllm_version"])))
     watermark: float = option(None, _floats(
         min=0, max=WATERMARK_MAX, why="the share of the pool held back from admission; more "
                                       "than half would hold back more than it admits"),
@@ -416,7 +441,7 @@ def resolve_options(model: ModelLike, gpu: GPULike, options: Mapping[str, Any]) 
         # NOTE(no-swap-with-prefix-cache): V0's swap predates the prefix cache; not modelled
         raise KvsimError("preemption_mode='swap' with enable_prefix_caching=True is not "
                          "modelled: expected enable_prefix_caching=False with swap")
-    s.settle("vllm_version", "scheduler_reserve_full_isl")
+    s.settle("vllm_version", "scheduler_reserve_full_isl", "prefix_cache_retention_interval")
     version = o["vllm_version"]
     if o["scheduler_reserve_full_isl"] and o["engine"] == "v1" and not has_reserve_full_isl(version):
         raise KvsimError(f"scheduler_reserve_full_isl=True is not available with vllm_version="
@@ -455,6 +480,8 @@ def resolve_options(model: ModelLike, gpu: GPULike, options: Mapping[str, Any]) 
     budget = _pool(model_spec, gpu_spec, o)
     o["block_size"] = budget.block_size
     o["kv_dtype"] = budget.kv_dtype
+    check_retention_interval(o["prefix_cache_retention_interval"], block_size=budget.block_size,
+                             window_groups=budget.groups.window_groups)
     if o["weight_bytes"] is None:
         o["weight_bytes"] = (budget.weight_bytes if o["num_gpu_blocks"] is None
                              else model_spec.weight_bytes)
@@ -587,14 +614,17 @@ def _pool(model: ModelSpec, gpu: GPUSpec, o: dict[str, Any]) -> KVBudget:
 def _frees_windows(o: dict[str, Any], window_groups: int) -> bool:
     """Do the window groups hold only their window in this run (vLLM V1, optimistic admission)?
 
-    NOTE(sliding-window-prefix-cache): not yet with the prefix cache on (which freed window
-    blocks stay findable is vLLM's ``prefix_cache_retention_interval``, and a window group's
-    hit needs the last ``window - 1`` tokens' blocks; the host tier needs the prefix cache
-    too): those runs keep the full-context rule (NOTE(sliding-window-full-context)), as do
-    the SGLang and TensorRT-LLM policies.
+    With the prefix cache on, which freed window blocks stay findable is vLLM's
+    ``prefix_cache_retention_interval``, and a window group's hit needs the last
+    ``window - 1`` tokens' blocks (:mod:`kvsim.engine.blocks.window_retention`): the engine
+    runs those block by block (:mod:`kvsim.engine.blocks.window_cache`).
+    NOTE(sliding-window-host-tier): not with a host tier (``kv_offloading_size``), whose
+    stores and loads kvsim keys by token blocks over every group: those runs keep the
+    full-context rule (NOTE(sliding-window-full-context)), as do the SGLang and
+    TensorRT-LLM policies.
     """
     return (window_groups > 0 and o["engine"] == "v1" and o["admission"] == "optimistic"
-            and not o["enable_prefix_caching"])
+            and o["kv_offloading_size"] is None)
 
 
 def _engine_pool(o: dict[str, Any], budget: KVBudget) -> None:

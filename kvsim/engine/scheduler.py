@@ -51,7 +51,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple, TypeAlias
 
 from kvsim.units import UNLIMITED
 
-from .blocks import IN_DECODE_GROUP, KVCacheManager, block_position, blocks_for
+from .blocks import IN_DECODE_GROUP, KVCacheManager, WindowCacheManager, block_position, blocks_for
 from .blocks.host_tier import HICACHE_LOAD_BACK_THRESHOLD, HostTier, TierOp
 from .blocks.pool import NO_HIT
 from .costs import transfer_copies
@@ -96,6 +96,26 @@ REQUEST_STATES = ("not arrived", "waiting", "prefilling", "decoding", "preempted
                   "finished")
 
 
+def _kv_manager(cfg: EngineConfig) -> KVCacheManager:
+    """The run's KV manager: block counts, or, for sliding windows with the prefix cache on,
+    block by block (:class:`kvsim.engine.blocks.WindowCacheManager`)."""
+    window = cfg.sliding_window if cfg.kv_window_groups else 0
+    lag = 1 if cfg.async_scheduling else 0
+    if cfg.kv_window_groups and cfg.enable_prefix_caching:
+        return WindowCacheManager(
+            cfg.num_gpu_blocks, cfg.block_size, watermark_blocks=cfg.watermark_blocks,
+            watermark_when_alone=cfg.watermark_when_alone, window=window,
+            groups=cfg.kv_cache_groups, window_groups=cfg.kv_window_groups, window_lag=lag,
+            window_cap=cfg.window_cap_blocks,
+            retention_interval=cfg.prefix_cache_retention_interval)
+    return KVCacheManager(cfg.num_gpu_blocks, cfg.block_size,
+                          prefix_caching=cfg.enable_prefix_caching,
+                          watermark_blocks=cfg.watermark_blocks,
+                          watermark_when_alone=cfg.watermark_when_alone, window=window,
+                          groups=cfg.kv_cache_groups, window_groups=cfg.kv_window_groups,
+                          window_lag=lag, window_cap=cfg.window_cap_blocks)
+
+
 class Scheduler:
     """The scheduler: its requests, queues, blocks and policy (see the module docstring).
 
@@ -116,14 +136,7 @@ class Scheduler:
         self.block_size = cfg.block_size
         self.now_s = 0.0
         self.step = 0
-        self.kv = KVCacheManager(cfg.num_gpu_blocks, cfg.block_size,
-                                 prefix_caching=cfg.enable_prefix_caching,
-                                 watermark_blocks=cfg.watermark_blocks,
-                                 watermark_when_alone=cfg.watermark_when_alone,
-                                 window=cfg.sliding_window if cfg.kv_window_groups else 0,
-                                 groups=cfg.kv_cache_groups, window_groups=cfg.kv_window_groups,
-                                 window_lag=1 if cfg.async_scheduling else 0,
-                                 window_cap=cfg.window_cap_blocks)
+        self.kv = _kv_manager(cfg)
         self.decoding = self.kv.decoding       # the decoding requests (their blocks: kv)
         self.requests = reqs = RequestTable(cfg.max_model_len)
         self.running: dict[int, None] = {}      # admission order
@@ -235,7 +248,7 @@ class Scheduler:
     def add_request(self, rid: int, prefix_group: int, prefix_tokens: int, stream: int) -> None:
         """Request ``rid`` (already in the table) arrives: its tokens are ``prefix_tokens`` of
         ``prefix_group`` (-1: none), then the stream ``stream`` (see :mod:`kvsim.engine.blocks`)."""
-        self.kv.register(rid, prefix_group, prefix_tokens, stream)
+        self.kv.register(rid, prefix_group, prefix_tokens, stream, int(self.requests.prompt[rid]))
         self.waiting.push(rid)
 
     def generated_now(self, rid: int) -> int:
@@ -469,7 +482,7 @@ class Scheduler:
         """
         kv, group = self.kv, self.decoding
         n_group = group.size
-        if n_group > budget:
+        if n_group > budget or kv.per_request:    # per_request: windows with the prefix cache
             return self._schedule_in_order(budget)
         if not self.prefilling or self._prefills_wait():
             # only decodes (the commonest step): the group's blocks, if they are free
@@ -672,7 +685,7 @@ class Scheduler:
             upto = tokens if cfg.whole_prompt_allocation else start + c
             # the blocks the gate asks for: V1 the whole prompt (scheduler_reserve_full_isl)
             gate = tokens if cfg.scheduler_reserve_full_isl else upto
-            new_blocks = kv.admission_blocks(gate, capped=cfg.scheduler_reserve_full_isl) - hit.blocks
+            new_blocks = kv.admission_new_blocks(gate, upto, hit, capped=cfg.scheduler_reserve_full_isl)
             if host and not self._loads_in_step:   # vLLM: a load in the background, the
                 loaded_to = (hit.blocks + host) * self.block_size   # WAITING_FOR_REMOTE_KVS
                 gate = tokens if cfg.scheduler_reserve_full_isl else loaded_to

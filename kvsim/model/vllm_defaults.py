@@ -36,11 +36,17 @@ Which releases behave which way:
   in vllm/v1/core/sched/scheduler.py of 0.34.0 frees the blocks, resets the computed
   tokens and puts the request at the front of the waiting queue; ``preemption_mode``
   and the swap space went with V0 in 0.11).
+* ``prefix_cache_retention_interval`` (which blocks of sliding-window layers keep
+  their prefix-cache hash, :mod:`kvsim.engine.blocks.window_retention`): absent in
+  the 0.20.0 wheel (every full block is hashed: "dense"); from 0.23 the environment
+  variable ``VLLM_PREFIX_CACHE_RETENTION_INTERVAL`` sets it, unset meaning dense
+  (vllm/envs.py of the 0.23.0 to 0.28.0 wheels); from 0.29 it is
+  ``CacheConfig.prefix_cache_retention_interval`` (``--prefix-cache-retention-interval``),
+  default 0 (vllm/config/cache.py of the 0.29.0 wheel reads the deprecated variable,
+  else 0; ``Field(default=0)`` from 0.30). :data:`RETENTION_INTERVAL_SINCE`,
+  :data:`RETENTION_ZERO_SINCE`.
 * Releases 0.29 to 0.34 (read in the 0.34.0 wheel, commit 62d4bc3c7, and the
-  wheels between) change nothing kvsim models for a GPU-only engine: 0.29 makes
-  ``--prefix-cache-retention-interval`` (default 0) decide which blocks of
-  sliding-window layers stay cached, which kvsim does not model (it charges those
-  layers the full context: kvsim/model/spec.py says so); 0.30 adds the
+  wheels between) otherwise change nothing kvsim models for a GPU-only engine; 0.30 adds the
   per-request histogram ``vllm:request_num_preemptions`` (buckets 1, 2, 3, 4, 5, 10,
   20), which kvsim's current metric set carries.
 * The host-memory KV tier (``--kv-offloading-size`` in GiB, since 0.11.1; the
@@ -69,7 +75,8 @@ __all__ = ["VLLM_V1_VERSIONS", "ENGINES", "USAGE_CONTEXTS", "batch_defaults", "w
            "vllm_version_default", "ASYNC_SCHEDULING_SINCE", "async_scheduling_default",
            "vllm_async_scheduling_default", "OFFLOAD_PROMPT_ONLY_SINCE", "models_host_tier",
            "LOG_TOKENS_FROM_CONCURRENCY_SINCE", "LOG_ONE_LINE_SINCE", "startup_log_lines",
-           "logged_tokens", "blocks_from_logged_tokens"]
+           "logged_tokens", "blocks_from_logged_tokens", "RETENTION_INTERVAL_SINCE",
+           "RETENTION_ZERO_SINCE", "has_retention_interval", "retention_interval_default"]
 
 #: The V1 releases kvsim knows (minor versions of 0.x): 0.11, the first without V0, to 0.34.
 VLLM_V1_RELEASES: tuple[int, ...] = tuple(range(11, 35))
@@ -102,6 +109,13 @@ LOG_ONE_LINE_SINCE = 28
 #: listed in tracking issue #27679 and shipped in 0.14.0 (January 2026; the release notes as
 #: quoted by torch-spyre/sendnn-inference PR #636).
 ASYNC_SCHEDULING_SINCE = 14
+#: The first release with a sliding-window prefix-cache retention interval (the environment
+#: variable ``VLLM_PREFIX_CACHE_RETENTION_INTERVAL``; absent in the 0.20.0 wheel, present in
+#: 0.23.0: the boundary may be off by up to two releases). Unset, it is dense.
+RETENTION_INTERVAL_SINCE = 23
+#: The first release whose retention interval is 0 by default (``--prefix-cache-retention-interval``,
+#: vllm-project/vllm PR #52216; the 0.29.0 wheel's vllm/config/cache.py).
+RETENTION_ZERO_SINCE = 29
 
 _VERSION_RE = re.compile(r"(\d+)\.(\d+)(?:\.(\d+))?")
 ENGINES = ("v1", "v0")
@@ -245,6 +259,19 @@ def reserve_full_isl_default(engine: str, version: str) -> bool:
 def models_host_tier(version: str) -> bool:
     """Whether kvsim models the host tier of a V1 release (0.23 and later)."""
     return _minor(version) >= OFFLOAD_PROMPT_ONLY_SINCE
+
+
+def has_retention_interval(engine: str, version: str) -> bool:
+    """Whether a release has a sliding-window retention interval (V1 from 0.23)."""
+    check_choice("engine", engine, ENGINES)
+    return engine == "v1" and _minor(version) >= RETENTION_INTERVAL_SINCE
+
+
+def retention_interval_default(engine: str, version: str) -> int | str:
+    """``prefix_cache_retention_interval`` when the user sets none: 0 for V1 from 0.29, else
+    ``"dense"`` (vLLM's None: every full block of a sliding-window layer stays cached)."""
+    check_choice("engine", engine, ENGINES)
+    return 0 if engine == "v1" and _minor(version) >= RETENTION_ZERO_SINCE else "dense"
 
 
 def vllm_async_scheduling_default(engine: str, version: str) -> bool:

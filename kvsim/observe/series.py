@@ -248,6 +248,9 @@ def cache_config_labels(cfg: Mapping[str, Any], version: str, total_blocks: int)
                 "gpu_memory_utilization": util, "num_gpu_blocks": str(total_blocks)}
     tokens = total_blocks * bs
     max_model_len = int(cfg.get("max_model_len") or 4096)
+    # kvsim's "dense" is vLLM's None (a result cached before the option reads as vLLM's 0)
+    interval = cfg.get("prefix_cache_retention_interval", 0)
+    retention = "None" if interval == "dense" else str(interval)
     known = {
         "block_size": str(bs), "user_specified_block_size": str(bs != 16),
         "gpu_memory_utilization": util, "cache_dtype": dtype,
@@ -255,8 +258,9 @@ def cache_config_labels(cfg: Mapping[str, Any], version: str, total_blocks: int)
         "effective_attention_block_size": str(bs), "kv_cache_size_tokens": str(tokens),
         "kv_cache_max_concurrency": str(tokens / max_model_len),
         "kv_offloading_size": str(cfg.get("kv_offloading_size")),
+        "prefix_cache_retention_interval": retention,
     }
-    defaults = {"prefix_caching_hash_algo": "sha256", "prefix_cache_retention_interval": "0",
+    defaults = {"prefix_caching_hash_algo": "sha256",
                 "kv_cache_dtype_skip_layers": "[]", "mamba_cache_dtype": "auto",
                 "mamba_ssm_cache_dtype": "auto", "mamba_cache_mode": "none",
                 "replayssm_buffer_len": "16", "kv_offloading_backend": "native",

@@ -61,6 +61,12 @@ class DecodeGroup:
         self._version[rid] += 1
         return off + T
 
+    def forget_finishes(self) -> None:
+        """Drop the finish heap's entries once the group is empty (they are all stale): for a
+        group that every step empties, as :mod:`kvsim.engine.blocks.window_cache`'s does."""
+        if not self.size:
+            self._finish.clear()
+
     def stored(self, rid: int, T: int) -> int:
         return self.offset[rid] + T
 

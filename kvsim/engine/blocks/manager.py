@@ -6,7 +6,8 @@ It owns every block: those of the requests it tracks one by one (``held``) and,
 through :class:`kvsim.engine.blocks.decode_group.DecodeGroup`, those of the
 decoding requests, whose tables grow by one token a step in closed form.
 
-With sliding windows (vLLM V1's hybrid allocator, the prefix cache off) a block is
+With sliding windows (vLLM V1's hybrid allocator, the prefix cache off; with it on,
+:class:`kvsim.engine.blocks.window_cache.WindowCacheManager` counts block by block) a block is
 one KV cache group's: a request holds ``groups x ceil(slots / bs)`` blocks less
 ``window_groups x skipped``, ``skipped`` the blocks wholly before the window of its
 processed tokens, freed each time it is scheduled (:meth:`KVCacheManager.settle_window`;
@@ -27,6 +28,9 @@ __all__ = ["KVCacheManager"]
 class KVCacheManager:
     """Per-request block tables over a :class:`BlockPool` (vLLM's ``KVCacheManager``).
 
+    ``per_request`` (class attribute): the scheduler must run every step request by request
+    (True only for :class:`kvsim.engine.blocks.window_cache.WindowCacheManager`).
+
     Args:
         num_blocks: usable blocks.
         block_size: tokens per block.
@@ -43,6 +47,8 @@ class KVCacheManager:
             again (1: asynchronous scheduling), which its window does not free yet.
         window_cap: a window group's admission cap in blocks (vLLM 0.20+).
     """
+
+    per_request = False
 
     def __init__(self, num_blocks: int, block_size: int, *, prefix_caching: bool,
                  watermark_blocks: int = 0, watermark_when_alone: bool = False,
@@ -134,8 +140,11 @@ class KVCacheManager:
         """The most blocks one request may ever hold: the pool less the watermark it keeps alone."""
         return self.num_blocks - (self.watermark_blocks if self.watermark_when_alone else 0)
 
-    def register(self, rid: int, group: int, prefix_tokens: int, stream_key: int) -> None:
-        """Say what ``rid``'s tokens are: ``prefix_tokens`` of ``group`` (-1: none), then ``stream_key``."""
+    def register(self, rid: int, group: int, prefix_tokens: int, stream_key: int,
+                 prompt_tokens: int = 0) -> None:
+        """Say what ``rid``'s tokens are: ``prefix_tokens`` of ``group`` (-1: none), then
+        ``stream_key``; its prompt has ``prompt_tokens`` (used with sliding windows and the
+        prefix cache: :mod:`kvsim.engine.blocks.window_cache`)."""
         self.identity[rid] = (group, prefix_tokens, stream_key)
         self.held[rid] = 0
         if self.window:
@@ -270,6 +279,12 @@ class KVCacheManager:
     def full_blocks(self, tokens: int) -> int:
         """Blocks ``tokens`` tokens fill completely."""
         return tokens // self.block_size
+
+    def admission_new_blocks(self, gate: int, upto: int, hit: Hit, *, capped: bool) -> int:
+        """Fresh blocks a new request with ``hit`` asks for at admission: those of ``gate``
+        tokens (:meth:`admission_blocks`) less the hit (``upto``, the tokens it is given
+        now, counts only with sliding windows and the prefix cache)."""
+        return self.admission_blocks(gate, capped=capped) - hit.blocks
 
     def can_allocate(self, new_blocks: int, hit: Hit = NO_HIT, headroom: int = 0) -> bool:
         """Would ``new_blocks`` fresh blocks (plus the hit's free blocks) leave ``headroom`` free?"""
