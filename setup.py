@@ -115,7 +115,7 @@ class BuildCompiledEngine(build_ext):
             _say(f"compiling the engine failed ({type(exc).__name__}: {exc}): "
                  "the pure-Python engine only")
             return
-        stamp = {"modules": list(NATIVE.COMPILED_MODULES), "suffix": NATIVE._extension_suffix(),
+        stamp = {"modules": list(NATIVE.COMPILED_MODULES), "suffix": NATIVE.extension_suffix(),
                  "sources": SOURCES}
         path = self._stamp_path()
         path.parent.mkdir(parents=True, exist_ok=True)

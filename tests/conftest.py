@@ -115,6 +115,13 @@ def kind_of(item) -> str:
     return next((k for k in KINDS[:-1] if k in names), KINDS[-1])
 
 
+def pytest_report_header(config):
+    """Which engine the tests run: compiled, or pure and why (kvsim/engine/native.py)."""
+    import kvsim.engine
+
+    return f"kvsim engine: {kvsim.engine.build_note()}"
+
+
 def pytest_collection_modifyitems(config, items):
     durations = measured_durations()
     for item in items:

@@ -31,8 +31,8 @@ from importlib.machinery import ModuleSpec
 from pathlib import Path
 from types import ModuleType
 
-__all__ = ["COMPILED_MODULES", "GROUP", "PURE_VAR", "STAMPED", "STAMP_FILE", "build_note",
-           "compiled", "extension_path", "install", "source_digests"]
+__all__ = ["BUILD_DIR", "COMPILED_MODULES", "GROUP", "PURE_VAR", "STAMPED", "STAMP_FILE", "build_note",
+           "compiled", "extension_path", "extension_suffix", "install", "source_digests", "stale_reason"]
 
 #: The modules mypyc compiles, under ``kvsim.engine``: where a run spends its time (the
 #: scheduler, the loop, the block layer, the cost model, the recorder) and the classes they
@@ -61,7 +61,8 @@ _PACKAGE = Path(__file__).resolve().parents[1]
 _state: dict[str, str] = {}
 
 
-def _extension_suffix() -> str:
+def extension_suffix() -> str:
+    """The file suffix of this Python's extension modules (``.cpython-311-x86_64-linux-gnu.so``)."""
     return importlib.machinery.EXTENSION_SUFFIXES[0]
 
 
@@ -69,8 +70,8 @@ def extension_path(module: str, package: Path = _PACKAGE) -> Path:
     """Where the build keeps ``module`` (a name in :data:`COMPILED_MODULES`, or the shared
     library ``GROUP + "__mypyc"``), under ``package`` (kvsim's folder)."""
     if module == f"{GROUP}__mypyc":
-        return package / BUILD_DIR / f"{module}{_extension_suffix()}"
-    return package / BUILD_DIR / "engine" / (module.replace(".", "/") + _extension_suffix())
+        return package / BUILD_DIR / f"{module}{extension_suffix()}"
+    return package / BUILD_DIR / "engine" / (module.replace(".", "/") + extension_suffix())
 
 
 def source_digests(package: Path = _PACKAGE) -> dict[str, str]:
@@ -110,7 +111,7 @@ def _pure_requested() -> bool:
     return value == "1"
 
 
-def _stale_reason(package: Path) -> str | None:
+def stale_reason(package: Path) -> str | None:
     """Why the build in ``package`` cannot be used (``None``: it can)."""
     stamp_path = package / BUILD_DIR / STAMP_FILE
     if not stamp_path.is_file():
@@ -120,7 +121,7 @@ def _stale_reason(package: Path) -> str | None:
         built_sources, built_modules = dict(stamp["sources"]), list(stamp["modules"])
     except (ValueError, KeyError, TypeError):
         return f"the compiled build's {BUILD_DIR}/{STAMP_FILE} is unreadable; `make compile` rebuilds it"
-    if built_modules != list(COMPILED_MODULES) or stamp.get("suffix") != _extension_suffix():
+    if built_modules != list(COMPILED_MODULES) or stamp.get("suffix") != extension_suffix():
         return "the compiled build is for another module list or Python; `make compile` rebuilds it"
     now = source_digests(package)
     changed = sorted(set(now) ^ set(built_sources) | {f for f in now if built_sources.get(f) != now[f]})
@@ -142,7 +143,7 @@ def install(package: Path = _PACKAGE) -> None:
     if _pure_requested():
         _state.update(path="pure", note=f"pure Python ({PURE_VAR}=1)")
         return
-    reason = _stale_reason(package)
+    reason = stale_reason(package)
     if reason is not None:
         _state.update(path="pure", note=f"pure Python: {reason}")
         return
