@@ -53,7 +53,7 @@ FOR_READERS = {"numpy", "altair", "ipywidgets", "ipykernel", "jupyterlab", "jupy
 #: The root's requirements.txt and runtime.txt are not among them: Binder never reads them, and
 #: the quick tests above check that binder/ pins the same versions and Python.
 BINDER_INPUTS = ["binder/requirements.txt", "binder/runtime.txt", "binder/postBuild", "binder/start",
-                 "pyproject.toml", "tests/test_binder.py"]
+                 "pyproject.toml", "setup.py", "tests/test_binder.py"]
 
 
 def reader_imports() -> list[str]:
@@ -154,8 +154,9 @@ def test_binders_environment_runs_every_chapter(tmp_path):
         pytest.skip(why)
     repo = tmp_path / "repo"
     for name in ("binder", "book", "kvsim"):
-        shutil.copytree(ROOT / name, repo / name, ignore=shutil.ignore_patterns("__pycache__", "_build"))
-    for name in ("pyproject.toml", "README.md", "_toc.yml"):
+        shutil.copytree(ROOT / name, repo / name,
+                        ignore=shutil.ignore_patterns("__pycache__", "_build", "_compiled"))
+    for name in ("pyproject.toml", "setup.py", "README.md", "_toc.yml"):
         shutil.copy2(ROOT / name, repo / name)
     env_dir = tmp_path / "env"
     venv.create(env_dir, with_pip=True)

@@ -35,12 +35,14 @@ __all__ = ["BUILD_DIR", "COMPILED_MODULES", "GROUP", "PURE_VAR", "STAMPED", "STA
            "compiled", "extension_path", "extension_suffix", "install", "source_digests", "stale_reason"]
 
 #: The modules mypyc compiles, under ``kvsim.engine``: where a run spends its time (the
-#: scheduler, the loop, the block layer, the cost model, the recorder) and the classes they
-#: pass between them. The rest stays interpreted: the cold modules (options, the result's
-#: assembly in numpy, calibration, fits, invariant checks) and ``waiting`` (``FCFSQueue``
-#: subclasses ``collections.deque``, which a compiled class cannot).
+#: scheduler, the loop, the block layer, the recorder) and the classes they pass between
+#: them. The rest stays interpreted: the cold modules (options, the result's assembly in
+#: numpy, calibration, fits, invariant checks); ``waiting`` (``FCFSQueue`` subclasses
+#: ``collections.deque``, which crashes compiled); and ``costs``, whose ``CostModel`` takes
+#: the user's constants and checks them in ``__post_init__``: compiled, its typed fields
+#: would refuse a wrong type with a ``TypeError`` before the check's one-line error.
 COMPILED_MODULES: tuple[str, ...] = (
-    "loop", "scheduler", "plan", "costs", "timeline", "requests", "policies", "swapping",
+    "loop", "scheduler", "plan", "timeline", "requests", "policies", "swapping",
     "suspension", "blocks.counting", "blocks.decode_group", "blocks.manager", "blocks.pool",
     "blocks.window_frees", "blocks.host_tier",
 )
