@@ -30,6 +30,7 @@ import os
 import re
 import shutil
 import subprocess
+import sysconfig
 import venv
 from pathlib import Path
 
@@ -145,6 +146,12 @@ def test_binders_start_hands_the_run_cache_to_the_session(tmp_path):
 
 
 @pytest.mark.packaging
+def _can_compile() -> bool:
+    """A C compiler on the PATH and this Python's headers: setup.py compiles the engine."""
+    compiler = (sysconfig.get_config_var("CC") or "cc").split()[0]
+    return shutil.which(compiler) is not None and (Path(sysconfig.get_paths()["include"]) / "Python.h").is_file()
+
+
 def test_binders_environment_runs_every_chapter(tmp_path):
     if os.environ.get("KVBOOK_OFFLINE", "") == "1":
         pytest.skip("KVBOOK_OFFLINE=1: this test installs from the package index")
@@ -176,7 +183,11 @@ def test_binders_environment_runs_every_chapter(tmp_path):
         return proc.stdout + proc.stderr
 
     run(str(bin_dir / "python"), "-m", "pip", "install", "-q", "-r", "binder/requirements.txt")
-    run("bash", "binder/postBuild", timeout=1800)
+    built = run("bash", "binder/postBuild", timeout=1800)
+    engine = [line for line in built.splitlines() if line.startswith("kvsim engine: ")]
+    assert len(engine) == 1, f"postBuild did not say which engine it built: {built[-3000:]}"
+    if _can_compile():   # Binder's image can (gcc, conda's headers): so must this copy of it
+        assert engine[0].startswith("kvsim engine: compiled"), built[-3000:]
     warmed = list((tmp_path / "runs").rglob("*.json"))
     assert len(warmed) > 100, f"postBuild left {len(warmed)} runs in the run cache: chapter 5's sweeps"
     assert not (tmp_path / "missions.json").exists(), "postBuild's run of chapter 5 kept mission progress"
