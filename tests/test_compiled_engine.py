@@ -14,6 +14,8 @@ byte, and never a stale build.
 """
 from __future__ import annotations
 
+import importlib
+import inspect
 import json
 import os
 import re
@@ -81,6 +83,20 @@ for i in range(60):
             print(f"snap{i}", hashlib.sha256(repr(snaps).encode()).hexdigest()[:20])
     except kvsim.KvsimError as exc:
         print(f"fuzz{i} refused: {exc}")
+# Sliding-window models (the window frees; with the prefix cache, the block-by-block manager):
+# multi-turn conversations, so that later turns hit the cache.
+for i in range(12):
+    wl = kvsim.Workload.closed_loop(users=rng.randint(1, 4), duration_s=rng.choice([4, 8]),
+                                    prompt=kvsim.Uniform(200, 6000), output=kvsim.Uniform(20, 400),
+                                    turns=kvsim.Uniform(1, 3), followup=kvsim.Uniform(20, 200),
+                                    seed=i)
+    opts = dict(num_gpu_blocks=rng.choice([900, 3000]), enable_prefix_caching=i % 2 == 0,
+                prefix_cache_retention_interval=rng.choice([0, "dense"]), check=True)
+    model = rng.choice(["mistral-7b", "gemma-2-9b"])
+    try:
+        print(f"window{i}", digest(kvsim.simulate(wl, model=model, gpu="a100-80gb", **opts)))
+    except kvsim.KvsimError as exc:
+        print(f"window{i} refused: {exc}")
 """
 
 _WHICH = r"""
@@ -127,6 +143,23 @@ def test_compiled_and_pure_engines_give_byte_identical_results():
     assert (c_lines[0], p_lines[0]) == ("compiled", "pure")
     assert len(c_lines) > 60 and sum("refused" in line for line in c_lines) < len(c_lines) // 2
     assert c_lines[1:] == p_lines[1:]
+
+
+def test_no_interpreted_engine_class_subclasses_a_compiled_one():
+    """A compiled class refuses an interpreted subclass (a TypeError when it is built, on the
+    compiled engine only): a module with such a class must be on the list too."""
+    compiled = {f"kvsim.engine.{m}" for m in native.COMPILED_MODULES}
+    names = [f"kvsim.engine.{p.relative_to(PACKAGE / 'engine').with_suffix('').as_posix().replace('/', '.')}"
+             for p in sorted((PACKAGE / "engine").rglob("*.py")) if p.name != "__init__.py"]
+    assert compiled <= set(names), sorted(compiled - set(names))
+    wrong = []
+    for name in sorted(set(names) - compiled):
+        module = importlib.import_module(name)
+        for _, cls in inspect.getmembers(module, inspect.isclass):
+            if cls.__module__ == name:
+                wrong += [f"{name}.{cls.__name__} subclasses {base.__module__}.{base.__name__}"
+                          for base in cls.__mro__[1:] if base.__module__ in compiled]
+    assert wrong == []
 
 
 # --- staleness: a copy of the package, with the real build or a fake one ------------------
