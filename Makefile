@@ -31,7 +31,7 @@ BUILD := $(JUPYTER_BOOK) build . --all -W -n --keep-going
 NBVAL := --nbval --nbval-current-env --nbval-cell-timeout=600 \
          --nbval-sanitize-with tests/nbval_sanitize.cfg
 
-.PHONY: help book serve test test-full unit durations lint typecheck execute bench bench-compare vendor site-data lab-data clean
+.PHONY: help book serve test test-full unit durations lint typecheck compile execute bench bench-compare vendor site-data lab-data clean
 
 help:
 	@echo "make book     build the book into $(SITE)/ (clean build, -W -n)"
@@ -42,6 +42,7 @@ help:
 	@echo "make durations  re-measure the tests and rewrite tests/durations.json (which are slow)"
 	@echo "make lint     ruff over kvsim, the tests, scripts and benchmarks"
 	@echo "make typecheck  mypy, strict, over all of kvsim"
+	@echo "make compile  rebuild the compiled engine in place (after editing an engine module)"
 	@echo "make execute  re-execute the notebooks in place (commit the result)"
 	@echo "make bench    run the benchmarks"
 	@echo "make bench-compare REV=...  the engine's speed against REV, interleaved"
@@ -114,6 +115,16 @@ lint:
 # All of kvsim under mypy's strict flags (pyproject.toml's [tool.mypy]).
 typecheck:
 	@$(PYTHON) scripts/timed.py typecheck -- $(PYTHON) -m mypy
+
+# The compiled engine (kvsim/engine/native.py): the editable install again, which compiles the
+# engine's hot modules with mypyc into kvsim/_compiled/ (about a minute). After an edit to an
+# engine module the pure modules run until this is run again; kvsim never runs a stale build.
+compile:
+	@mkdir -p build
+	@$(PYTHON) -m pip install --no-deps -v -e . > build/compile.log 2>&1 \
+	  || { tail -n 20 build/compile.log; echo "make compile: pip failed (build/compile.log)"; exit 1; }
+	@grep -h "kvsim build:" build/compile.log | sed 's/^ *//'
+	@$(PYTHON) -c "import kvsim.engine as e; print('kvsim engine:', e.build_note())"
 
 execute:
 	$(PYTHON) scripts/execute_notebooks.py

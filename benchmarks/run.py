@@ -16,6 +16,7 @@ Goals (issue 33; goals.py measures them first, in calibration units, met or not 
 * time per simulated request flat within 15% from 10^2 to 10^5 requests
 * memory of a run of 10^5 requests                        <= 300 MB
 * start-up, import kvsim to the first result              <= 0.1 s
+* the pure-Python path (KVSIM_PURE=1) within 2x of the fastest (the compiled engine)
 Targets, on the project's 2-core machine, with prefix caching on:
 * every chapter executed top to bottom in a fresh kernel          <= 3 minutes
 * make unit (lint, types, the unit tests), the run cache cold      <= 60 s of CPU

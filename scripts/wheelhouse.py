@@ -34,6 +34,7 @@ The platform names and their wheel tags are in :data:`PLATFORMS`.
 from __future__ import annotations
 
 import argparse
+import os
 import platform
 import subprocess
 import sys
@@ -112,9 +113,9 @@ def _platform_args(name: str, python: str) -> list[str]:
     return args
 
 
-def _run(cmd: list[str]) -> None:
+def _run(cmd: list[str], env: dict[str, str] | None = None) -> None:
     print("+", " ".join(cmd), flush=True)
-    done = subprocess.run(cmd)
+    done = subprocess.run(cmd, env=env)
     if done.returncode:
         raise SystemExit(done.returncode)
 
@@ -129,7 +130,10 @@ def build(names: list[str], pythons: list[str]) -> None:
     for name in names:
         folder = OUT / name
         folder.mkdir(exist_ok=True)
-        _run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--wheel-dir", str(folder), str(ROOT)])
+        # The pure-Python engine (KVSIM_PURE=1, setup.py): one py3-none-any wheel for every
+        # platform and Python of the room (a compiled one would fit only this machine's).
+        _run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--wheel-dir", str(folder), str(ROOT)],
+             env=dict(os.environ, KVSIM_PURE="1"))
         for python in pythons:
             _run([sys.executable, "-m", "pip", "download", "--dest", str(folder), "-r", str(pins)]
                  + _platform_args(name, python))

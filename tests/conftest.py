@@ -115,9 +115,23 @@ def kind_of(item) -> str:
     return next((k for k in KINDS[:-1] if k in names), KINDS[-1])
 
 
+def pytest_report_header(config):
+    """Which engine the tests run: compiled, or pure and why (kvsim/engine/native.py)."""
+    import kvsim.engine
+
+    return f"kvsim engine: {kvsim.engine.build_note()}"
+
+
 def pytest_collection_modifyitems(config, items):
     durations = measured_durations()
+    import kvsim.engine
+
+    compiled = kvsim.engine.compiled()
     for item in items:
+        if compiled and item.get_closest_marker("pure_engine"):
+            item.add_marker(pytest.mark.skip(
+                reason="patches the engine's internals, which the compiled engine's classes refuse: "
+                       "run it with KVSIM_PURE=1 (.ci/run does)"))
         if Path(str(item.path)).suffix == ".ipynb":
             item.add_marker(pytest.mark.notebooks)
         if item.nodeid in SITE_TESTS:

@@ -30,6 +30,7 @@ import os
 import re
 import shutil
 import subprocess
+import sysconfig
 import venv
 from pathlib import Path
 
@@ -53,7 +54,7 @@ FOR_READERS = {"numpy", "altair", "ipywidgets", "ipykernel", "jupyterlab", "jupy
 #: The root's requirements.txt and runtime.txt are not among them: Binder never reads them, and
 #: the quick tests above check that binder/ pins the same versions and Python.
 BINDER_INPUTS = ["binder/requirements.txt", "binder/runtime.txt", "binder/postBuild", "binder/start",
-                 "pyproject.toml", "tests/test_binder.py"]
+                 "pyproject.toml", "setup.py", "tests/test_binder.py"]
 
 
 def reader_imports() -> list[str]:
@@ -145,6 +146,12 @@ def test_binders_start_hands_the_run_cache_to_the_session(tmp_path):
 
 
 @pytest.mark.packaging
+def _can_compile() -> bool:
+    """A C compiler on the PATH and this Python's headers: setup.py compiles the engine."""
+    compiler = (sysconfig.get_config_var("CC") or "cc").split()[0]
+    return shutil.which(compiler) is not None and (Path(sysconfig.get_paths()["include"]) / "Python.h").is_file()
+
+
 def test_binders_environment_runs_every_chapter(tmp_path):
     if os.environ.get("KVBOOK_OFFLINE", "") == "1":
         pytest.skip("KVBOOK_OFFLINE=1: this test installs from the package index")
@@ -154,8 +161,9 @@ def test_binders_environment_runs_every_chapter(tmp_path):
         pytest.skip(why)
     repo = tmp_path / "repo"
     for name in ("binder", "book", "kvsim"):
-        shutil.copytree(ROOT / name, repo / name, ignore=shutil.ignore_patterns("__pycache__", "_build"))
-    for name in ("pyproject.toml", "README.md", "_toc.yml"):
+        shutil.copytree(ROOT / name, repo / name,
+                        ignore=shutil.ignore_patterns("__pycache__", "_build", "_compiled"))
+    for name in ("pyproject.toml", "setup.py", "README.md", "_toc.yml"):
         shutil.copy2(ROOT / name, repo / name)
     env_dir = tmp_path / "env"
     venv.create(env_dir, with_pip=True)
@@ -175,7 +183,11 @@ def test_binders_environment_runs_every_chapter(tmp_path):
         return proc.stdout + proc.stderr
 
     run(str(bin_dir / "python"), "-m", "pip", "install", "-q", "-r", "binder/requirements.txt")
-    run("bash", "binder/postBuild", timeout=1800)
+    built = run("bash", "binder/postBuild", timeout=1800)
+    engine = [line for line in built.splitlines() if line.startswith("kvsim engine: ")]
+    assert len(engine) == 1, f"postBuild did not say which engine it built: {built[-3000:]}"
+    if _can_compile():   # Binder's image can (gcc, conda's headers): so must this copy of it
+        assert engine[0].startswith("kvsim engine: compiled"), built[-3000:]
     warmed = list((tmp_path / "runs").rglob("*.json"))
     assert len(warmed) > 100, f"postBuild left {len(warmed)} runs in the run cache: chapter 5's sweeps"
     assert not (tmp_path / "missions.json").exists(), "postBuild's run of chapter 5 kept mission progress"

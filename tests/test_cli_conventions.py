@@ -16,6 +16,7 @@ import sys
 import pytest
 
 import kvsim
+import kvsim.engine
 from kvsim import cli
 from kvsim.cli import build_parser, main
 from kvsim.cli.progress import ProgressLine, progress_wanted
@@ -46,7 +47,7 @@ def test_every_subcommand_is_listed():
 def test_version_prints_kvsims_version_everywhere(capsys, argv):
     assert main(argv) == 0
     out, err = capsys.readouterr()
-    assert (out, err) == (f"kvsim {kvsim.__version__}\n", "")
+    assert (out, err) == (f"kvsim {kvsim.__version__}\nengine: {kvsim.engine.build_note()}\n", "")
 
 
 @pytest.mark.parametrize("command", ["exporter", "lint-rules"])

@@ -178,6 +178,7 @@ def test_a_run_whose_batch_changes_every_step():
     assert decode_only.size >= 7 and (np.diff(decode_only) < 0).all()   # shrinks every step
 
 
+@pytest.mark.pure_engine
 def test_each_column_is_expanded_once_and_only_when_read(monkeypatch):
     expanded: list[str] = []
     real = CompactTimeline._expand

@@ -745,6 +745,7 @@ def _sglang_policy(max_tokens, free_blocks):
     return pol
 
 
+@pytest.mark.pure_engine
 def test_sglang_plans_on_max_tokens_for_running_and_new_requests_alike():
     """SGLang's reserve uses max_new_tokens (the engine's max_tokens) for the running
     requests as for the candidate, not the running requests' true (shorter) answers.

@@ -130,6 +130,7 @@ def _loads(size, **options):
     return seen, engine
 
 
+@pytest.mark.pure_engine
 @pytest.mark.parametrize("link", [16e9, 32e9])
 def test_a_load_lasts_what_the_link_takes(link):
     """The 9 blocks (8 MiB each) load over PCIe in 9 x 8 MiB / bandwidth, in the background;
@@ -224,6 +225,7 @@ STALL_DAY = [(0.832, 580, 114), (1.154, 553, 25), (0.201, 294, 12), (1.022, 392,
              (0.321, 506, 96), (1.015, 412, 107), (1.973, 834, 115)]
 
 
+@pytest.mark.pure_engine
 def test_a_stall_on_loaded_blocks_frees_the_last_loaded_request():
     """The last of the waiting requests that hold loaded blocks gives them back, counted as a
     preemption (kvsim's rule: NOTE(host-tier-stall-release)); every request then finishes."""

@@ -107,6 +107,7 @@ def test_a_request_that_finished_short_is_caught():
         invariants.check_finished(eng)
 
 
+@pytest.mark.pure_engine
 def test_a_faulty_pool_fails_a_checked_run(monkeypatch):
     """The check runs inside simulate: an engine bug stops the run at the step it happens."""
     real = BlockPool.take
@@ -147,6 +148,7 @@ def test_books_that_do_not_balance_are_caught_at_the_end():
         invariants.check_finished(sched)                 # refused nor left in the engine
 
 
+@pytest.mark.pure_engine
 def test_a_last_row_that_shows_a_refused_request_waiting_is_caught(monkeypatch):
     """The old bug's shape: a drained run whose last row still counts a request waiting."""
     sched = _finished_engine()

@@ -33,6 +33,8 @@ from pathlib import Path
 
 import pytest
 
+from kvsim.engine import native
+
 pytestmark = pytest.mark.packaging
 
 if os.environ.get("KVBOOK_OFFLINE", "") == "1":
@@ -79,7 +81,7 @@ def _pip(args: list[str], what: str, python: str = sys.executable) -> None:
 
 
 #: What the build reads: pyproject.toml, the readme and licence files it names, the package.
-BUILD_INPUTS = ("pyproject.toml", PYPROJECT["readme"], *PYPROJECT["license-files"], "kvsim")
+BUILD_INPUTS = ("pyproject.toml", "setup.py", PYPROJECT["readme"], *PYPROJECT["license-files"], "kvsim")
 
 
 def _copy_sources(dest: Path) -> Path:
@@ -89,7 +91,7 @@ def _copy_sources(dest: Path) -> Path:
         src = ROOT / name
         if src.is_dir():
             shutil.copytree(src, dest / name, ignore=shutil.ignore_patterns(
-                "__pycache__", "*.py[cod]", "*.egg-info"))
+                "__pycache__", "*.py[cod]", "*.egg-info", "_compiled"))
         else:
             shutil.copy2(src, dest / name)
     return dest
@@ -139,11 +141,21 @@ def test_the_wheel_holds_the_whole_package_and_declares_its_dependencies(install
         names = whl.namelist()
         meta = whl.read(f"kvsim-{VERSION}.dist-info/METADATA").decode()
     info = f"kvsim-{VERSION}.dist-info/"
-    assert installed.wheel.name == f"kvsim-{VERSION}-py3-none-any.whl"
     assert [n for n in names if not n.startswith(("kvsim/", info))] == []
     shipped = {n for n in names if n.startswith("kvsim/")}
+    # The compiled engine, when this machine could build it (setup.py): its extensions and stamp.
+    built = {n for n in shipped if n.startswith(f"kvsim/{native.BUILD_DIR}/")}
     source = {p.relative_to(ROOT).as_posix() for p in (ROOT / "kvsim").rglob("*.py")}
-    assert shipped == source, (sorted(source - shipped), sorted(shipped - source))
+    assert shipped - built == source, (sorted(source - shipped), sorted(shipped - built - source))
+    if built:
+        tag = f"cp{sys.version_info[0]}{sys.version_info[1]}"
+        assert re.fullmatch(rf"kvsim-{re.escape(VERSION)}-{tag}-{tag}-\w+\.whl", installed.wheel.name)
+        package = Path("kvsim")
+        assert built == {f"kvsim/{native.BUILD_DIR}/{native.STAMP_FILE}"} | {
+            native.extension_path(m, package).as_posix()
+            for m in (*native.COMPILED_MODULES, f"{native.GROUP}__mypyc")}
+    else:
+        assert installed.wheel.name == f"kvsim-{VERSION}-py3-none-any.whl"
     requires = [line.split(":", 1)[1].strip() for line in meta.splitlines()
                 if line.startswith("Requires-Dist:")]
     core = {re.split(r"[<>=!~;\[ ]", r, maxsplit=1)[0].lower().replace("_", "-")
@@ -153,6 +165,26 @@ def test_the_wheel_holds_the_whole_package_and_declares_its_dependencies(install
     # a range with no cap: kvsim writes its exposition itself, so newer clients are welcome
     assert ">=0.20" in prom.replace(" ", "") and "<" not in prom, prom
     assert {"Provides-Extra: notebook", "Provides-Extra: lab", "Provides-Extra: cluster"} <= set(meta.splitlines())
+
+
+def test_the_installed_wheel_runs_the_engine_it_carries(installed):
+    with zipfile.ZipFile(installed.wheel) as whl:
+        carries = any(n.startswith(f"kvsim/{native.BUILD_DIR}/") for n in whl.namelist())
+    probe = installed.run(installed.python, "-c",
+                          "import kvsim.engine as e; print(e.compiled(), e.build_note())")
+    assert probe.returncode == 0, probe.stderr
+    assert probe.stdout.startswith(f"{carries} "), probe.stdout
+
+
+def test_kvsim_pure_builds_a_pure_wheel(tmp_path, monkeypatch):
+    """KVSIM_PURE=1 at build time: a wheel for any platform (scripts/wheelhouse.py builds it so)."""
+    monkeypatch.setenv(native.PURE_VAR, "1")
+    src = _copy_sources(tmp_path / "src")
+    _pip(["wheel", "--no-deps", "--quiet", str(src), "-w", str(tmp_path / "wheels")], "build the wheel")
+    built = [p.name for p in (tmp_path / "wheels").glob("kvsim-*.whl")]
+    assert built == [f"kvsim-{VERSION}-py3-none-any.whl"]
+    with zipfile.ZipFile(tmp_path / "wheels" / built[0]) as whl:
+        assert not [n for n in whl.namelist() if native.BUILD_DIR in n]
 
 
 def test_the_wheel_carries_the_mit_licence_text(installed):
@@ -187,7 +219,8 @@ def test_kvsim_comes_from_the_venv_alone_without_the_notebook_extras(installed):
 def test_version_is_pyprojects(installed):
     for cmd in ([installed.kvsim], [installed.python, "-m", "kvsim"]):
         proc = installed.run(*cmd, "--version")
-        assert (proc.returncode, proc.stdout, proc.stderr) == (0, f"kvsim {VERSION}\n", ""), cmd
+        assert (proc.returncode, proc.stderr) == (0, ""), cmd
+        assert re.fullmatch(rf"kvsim {re.escape(VERSION)}\nengine: (compiled|pure Python)[^\n]*\n", proc.stdout)
 
 
 def test_capacity_agrees_with_the_repository_and_errors_in_one_line(installed):
@@ -329,7 +362,7 @@ def test_pipx_installs_the_cli_alone(installed):
     kvsim_bin = root / "pipx-bin" / "kvsim"
     version = subprocess.run([str(kvsim_bin), "--version"], cwd=installed.cwd, env=env,
                              capture_output=True, text=True, timeout=120)
-    assert (version.returncode, version.stdout) == (0, f"kvsim {VERSION}\n"), version.stderr
+    assert version.returncode == 0 and version.stdout.startswith(f"kvsim {VERSION}\nengine: "), version.stderr
     capacity = subprocess.run([str(kvsim_bin), "capacity", "--model", "llama-3.1-8b", "--gpu",
                                "h100-80gb", "--util", "0.9", "--json"], cwd=installed.cwd, env=env,
                               capture_output=True, text=True, timeout=120)

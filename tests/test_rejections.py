@@ -214,6 +214,7 @@ def test_a_refused_request_never_counts_as_waiting_and_the_run_ends_at_its_last_
     assert not waiting.any()                                # the gauge does not stick at 1
 
 
+@pytest.mark.pure_engine
 def test_the_invariant_checker_catches_a_refused_request_in_a_queue(monkeypatch):
     """check=True asserts the books at the end: a refused request left in the waiting queue
     (the old waiting-count bug's shape) fails the run."""

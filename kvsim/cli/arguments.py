@@ -57,7 +57,8 @@ class Parser(argparse.ArgumentParser):
 
 
 class VersionAction(argparse.Action):
-    """``kvsim --version``: ``kvsim X.Y.Z`` from the installed distribution's metadata."""
+    """``kvsim --version``: ``kvsim X.Y.Z`` from the installed distribution's metadata, then
+    ``engine: ...``, which engine runs and why (:func:`kvsim.engine.build_note`)."""
 
     def __init__(self, option_strings: Sequence[str], dest: str = argparse.SUPPRESS,
                  default: str = argparse.SUPPRESS, help: str | None = None) -> None:
@@ -66,7 +67,9 @@ class VersionAction(argparse.Action):
     def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
                  values: object, option_string: str | None = None) -> NoReturn:
         from kvsim import __version__  # looked up only when asked for
-        print(f"kvsim {__version__}")
+        from kvsim.engine import build_note
+
+        print(f"kvsim {__version__}\nengine: {build_note()}")
         parser.exit()
 
 
