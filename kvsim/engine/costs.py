@@ -292,7 +292,12 @@ class AttentionSpan:
     @classmethod
     def of(cls, model: ModelSpec) -> AttentionSpan:
         """The span of ``model``'s attention: its sliding-window layers (not chunked-local ones,
-        NOTE(chunked-local-attention)) over ``sliding_window``."""
+        NOTE(chunked-local-attention)) over ``sliding_window``, whatever the engine mode or
+        admission policy.
+        NOTE(sglang-llama-family-window): SGLang 0.5.23 builds Mistral-7B as a Llama
+        (srt/models/llama.py passes no window to its attention), so it attends over the whole
+        context there, while Gemma-2 slides (srt/models/gemma2.py); kvsim's SGLang policy
+        windows both."""
         if model.chunked_window or not model.sliding_window:
             return cls(model.kv_layers)
         return cls(model.kv_layers, model.sliding_window_layers, model.sliding_window)
