@@ -18,7 +18,8 @@ require byte-identical results. It shares none of the engine's internals:
 
 From kvsim it uses only the public parts: option resolution
 (:func:`kvsim.engine.options.resolve_options`), the step-time formula
-(:class:`kvsim.engine.costs.StepCost`, :func:`kvsim.engine.costs.attention_pairs`), the
+(:class:`kvsim.engine.costs.StepCost`, and what each request's attention reads per kind of
+layer, :class:`kvsim.engine.costs.AttentionSpan`, asked request by request), the
 result and workload types and :class:`kvsim.errors.KvsimError`. Arrivals
 (open and closed loop, conversations) are issued here, after the documented
 behaviour of ``kvsim/traffic/arrivals.py``.
@@ -56,7 +57,7 @@ from collections import OrderedDict, deque
 
 import numpy as np
 
-from kvsim.engine.costs import StepCost, attention_pairs
+from kvsim.engine.costs import StepCost
 from kvsim.engine.options import (
     SGLANG_CLIP_MAX_NEW_TOKENS,
     SGLANG_RETRACT_DECODE_STEPS,
@@ -1018,11 +1019,15 @@ class Engine:
                 self._empty_step(t0, st, stalled)
                 return
             raise RuntimeError(f"reference engine made no progress at t={t0}")
-        context = sum(r.P + r.G for r in solo) + sum(r.P + r.G for r in resumed)
+        # what each request attends to, per kind of layer (the cost model's units: tokens
+        # without sliding windows)
+        span = self.cost.span
+        context = sum(span.decode_units(r.P + r.G) for r in solo) \
+            + sum(span.decode_units(r.P + r.G) for r in resumed)
         pairs = kv_tokens = prefill_tokens = 0
         for _, start, c in chunks:
-            pairs += attention_pairs(start, c)
-            kv_tokens += start + c
+            pairs += span.prefill_pair_units(start, c)
+            kv_tokens += span.prefill_kv_units(start, c)
             prefill_tokens += c
         dt = self.cost.step_s(decode_seqs + prefill_tokens, decode_seqs + len(chunks), context,
                               pairs, kv_tokens, st["swap_out_bytes"] + swap_in_bytes,

@@ -91,10 +91,10 @@ def test_a_decode_run_times_each_step_as_a_single_step_would(first_context, step
     engine.scheduler.pull_arrivals(0.0)          # no arrival left to cut the run short
     n = 8
     gpu_fixed, cpu, gpu_bound_from = engine._async_step_costs(n)
-    slope = engine.cost.decode_s_per_token
+    slope = engine.cost.decode_s_per_unit
     assert gpu_fixed + slope * (gpu_bound_from - 1) < cpu <= gpu_fixed + slope * gpu_bound_from
     context = gpu_bound_from - 3 * n - 1 if first_context is None else first_context
-    ends, timing = engine._time_async_decode_run(1.5, n, steps, context)
+    ends, timing = engine._time_async_decode_run(1.5, n, steps, context, n)
     # the durations the recorder rebuilds from the run's timing
     rec = Recorder()
     rec.decode_run(1.5, ends, timing, 0, [0], 0, 0, 0, 0, 0, n, 0, 0, n, 0)

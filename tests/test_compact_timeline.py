@@ -44,10 +44,10 @@ def _rows_of_calls(calls: list[tuple[str, tuple]]) -> dict[str, list]:
             continue
         (t0, ends, timing, T, crossings, used0, blank0, cached0, used_end, cached_end, batch,
          waiting, swapped, running_end, waiting_end, idle) = args
-        context, gpu_fixed_s, s_per_token, cpu_s, cpu_bound_until = timing
+        context, growth, gpu_fixed_s, s_per_token, cpu_s, cpu_bound_until = timing
         bs, taken, previous = len(crossings), 0, t0
         for j in range(len(ends)):
-            c = context + j * batch
+            c = context + j * growth
             dt = gpu_fixed_s + s_per_token * c if c >= cpu_bound_until else cpu_s
             end = previous + dt
             if j > 0:
@@ -84,9 +84,11 @@ def _random_calls(rng: random.Random) -> list[tuple[str, tuple]]:
         # CPU-bound for a while, sometimes (asynchronous scheduling), or never
         cpu_s, cpu_bound_until = rng.choice([(0.0, 0), (rng.uniform(0.001, 0.05),
                                                        context + rng.randint(-50, 50 * k))])
-        timing = (context, gpu_fixed_s, s_per_token, cpu_s, cpu_bound_until)
+        # the context grows by the batch a step, or (sliding windows) by another count
+        growth = rng.choice([batch, batch, rng.randint(0, 3 * batch)])
+        timing = (context, growth, gpu_fixed_s, s_per_token, cpu_s, cpu_bound_until)
         ends, end = [], t0                  # as the engine sums them
-        for c in range(context, context + k * batch, batch):
+        for c in (context + j * growth for j in range(k)):
             end += gpu_fixed_s + s_per_token * c if c >= cpu_bound_until else cpu_s
             ends.append(end)
         crossings = [rng.randint(0, 8) for _ in range(bs)]

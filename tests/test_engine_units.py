@@ -286,8 +286,9 @@ def hand_made_recorder() -> Recorder:
     """Eight steps (block size 4): a prefill, a run of 4 decode steps, a mixed step with a
     preemption, a run of 2 decode steps.
 
-    A run's durations follow from its timing ``(context, gpu_fixed_s, s_per_token, cpu_s,
-    cpu_bound_until)``: step ``j`` attends to ``context + j * batch`` tokens."""
+    A run's durations follow from its timing ``(context, growth, gpu_fixed_s, s_per_token,
+    cpu_s, cpu_bound_until)``: step ``j`` attends to ``context + j * growth`` tokens (growth:
+    the batch, without sliding windows)."""
     rec = Recorder()
     # row 0: three prompts prefilled, 13 blocks held, one request still waiting
     rec.step(0.20, 0.20, 0.0, 13, 0, (3, 1, 0, 0, 0, 400, 0, 3, 0, 0, 0))
@@ -298,7 +299,7 @@ def hand_made_recorder() -> Recorder:
     # second evicts a cached one: cached 3, 3, 3, 2. The last row shows the state after the
     # run's finishes instead: 9 used, 5 cached, 2 running, nobody waiting.
     # Durations 0.01 + 0.0001 * (100, 103, 106, 109 tokens): 0.02, 0.0203, 0.0206, 0.0209 s.
-    rec.decode_run(0.20, [0.22, 0.2403, 0.2609, 0.2818], (100, 0.01, 0.0001, 0.0, 0), 1,
+    rec.decode_run(0.20, [0.22, 0.2403, 0.2609, 0.2818], (100, 3, 0.01, 0.0001, 0.0, 0), 1,
                    [1, 0, 1, 1], 13, 1, 3, 9, 5, 3, 1, 0, 2, 0)
     # row 5: a mixed step: one preemption, 50 prefill tokens of which 16 recomputed, 1 decode
     rec.step(0.37, 0.07, 0.07, 20, 1, (2, 1, 0, 1, 1, 50, 1, 1, 0, 0, 16))
@@ -306,7 +307,7 @@ def hand_made_recorder() -> Recorder:
     # no blank block left, so it evicts the one cached block. Last row: 19 used, 2 cached.
     # Asynchronous timing: 10 tokens (below 11) take the CPU's 0.031 s, 12 tokens the GPU's
     # 0.02 + 0.001 * 12 = 0.032 s.
-    rec.decode_run(0.37, [0.401, 0.433], (10, 0.02, 0.001, 0.031, 11), 6, [0, 1, 1, 0], 20, 0,
+    rec.decode_run(0.37, [0.401, 0.433], (10, 2, 0.02, 0.001, 0.031, 11), 6, [0, 1, 1, 0], 20, 0,
                    1, 19, 2, 2, 0, 1, 1, 3)
     return rec
 
@@ -386,7 +387,7 @@ def test_pauses_events_and_stints():
 def test_a_runs_first_gap_is_measured_from_the_runs_start():
     rec = Recorder()
     # two sequences: 0.1 + 0.05 * (0, 2 tokens) = 0.1, 0.2 s
-    rec.decode_run(1.0, [1.1, 1.3], (0, 0.1, 0.05, 0.0, 0), 0, [2], 2, 5, 0, 4, 0, 2, 0, 0, 2, 0)
+    rec.decode_run(1.0, [1.1, 1.3], (0, 2, 0.1, 0.05, 0.0, 0), 0, [2], 2, 5, 0, 4, 0, 2, 0, 0, 2, 0)
     tl = rec.timeline()
     assert tl["gap_s"].tolist() == pytest.approx([0.1, 0.2], rel=0, abs=1e-12)
     # block size 1: both members take a block every step; the first step's were taken before

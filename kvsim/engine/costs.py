@@ -19,6 +19,15 @@ one after another (:eq:`step-time` in chapter 3)::
            + attention_s(pairs, kv_tokens)    # prefill: quadratic; decode: reads the KV cache
            + swap_s                           # blocking PCIe copies (V0 swap), if any
 
+The attention term counts what each kind of layer reads (:class:`AttentionSpan`): a
+decoding sequence at context ``c`` reads, over the KV layers,
+
+    full_layers x c + window_layers x min(c, window)          layer-tokens
+
+and a prefill chunk's query at position ``x`` attends to ``x + 1`` keys in a full layer,
+``min(x + 1, window)`` in a sliding-window layer (:func:`attention_pairs`,
+:func:`window_pairs`); each layer-token costs its FLOPs and its KV bytes.
+
 With ``async_scheduling`` (vLLM V1's overlapped engine loop) the CPU term does not add: a
 step lasts the larger of ``cpu_s`` and the sum of the GPU terms (:meth:`StepCost.step_s`).
 
@@ -41,6 +50,7 @@ The other constants are documented below.
 from __future__ import annotations
 
 import itertools
+import math
 from dataclasses import dataclass, fields, replace
 from typing import TYPE_CHECKING
 
@@ -75,7 +85,7 @@ if TYPE_CHECKING:
     GPULike: TypeAlias = str | GPUSpec
 
 __all__ = ["CostModel", "StepCost", "StepTime", "swap_time_s", "recompute_time_s", "transfer_copies",
-           "attention_pairs", "ATTENTION_EFFICIENCY", "CPU_OVERHEAD", "sign_changes"]
+           "attention_pairs", "window_pairs", "window_kv_tokens", "AttentionSpan", "ATTENTION_EFFICIENCY", "CPU_OVERHEAD", "sign_changes"]
 
 #: Fraction of dense peak FLOPs that FlashAttention-style attention kernels
 #: reach. FlashAttention-2 reports "50-73% of the theoretical maximum FLOPs/s
@@ -226,22 +236,100 @@ def attention_pairs(context_before: int, chunk: int) -> int:
     The token at position x attends to x + 1 positions (itself included), so a
     chunk costs ``chunk x context_before + chunk (chunk + 1) / 2`` pairs:
     quadratic in the prompt, which is why re-prefilling a long request costs
-    more than linearly.
-    NOTE(sliding-window-attention): a sliding-window layer attends to at most ``window``
-    positions, but kvsim prices every layer over the whole context, here and in the decode
-    context: a decode run's time is linear in its steps only while each member's context
-    grows by one a step, and capping it needs each member's window step in the run's timing
-    (the per-member starts :mod:`kvsim.engine.blocks.window_frees` keeps for the frees).
+    more than linearly. In a sliding-window layer: :func:`window_pairs`.
     """
     c, s = int(chunk), int(context_before)
     return c * s + c * (c + 1) // 2
+
+
+def window_pairs(context_before: int, chunk: int, window: int) -> int:
+    """:func:`attention_pairs` in a sliding-window layer: the token at position x attends to
+    ``min(x + 1, window)`` positions (vLLM's FlashAttention backend passes ``window_size =
+    (window - 1, 0)``: the token and the ``window - 1`` before it)."""
+    start, end = int(context_before), int(context_before) + int(chunk)
+    growing_end = min(end, window)             # positions x < window attend to x + 1
+    pairs = growing_end * (growing_end + 1) // 2 - start * (start + 1) // 2 \
+        if start < growing_end else 0
+    return pairs + window * (end - max(start, window)) if end > window else pairs
+
+
+def window_kv_tokens(context_before: int, chunk: int, window: int) -> int:
+    """KV tokens a chunk reads in a sliding-window layer: from ``window - 1`` before its first
+    token to its last (every position when the context is shorter)."""
+    start = int(context_before)
+    return start + int(chunk) - max(0, start + 1 - window)
+
+
+class AttentionSpan:
+    """What attention reads, per kind of layer: the one formula for a step's attention work.
+
+    Full-attention layers attend to the whole context; sliding-window layers to at
+    most ``window`` positions (:func:`window_pairs`). A step's attention is counted in
+    *units*: one token (or one (query, key) pair) in ``unit_layers`` KV layers, the
+    greatest common divisor of the two kinds' layer counts, so that every count is
+    an integer and a model without windows counts plain tokens (its unit is every
+    layer). A decoding request at context ``c`` attends to ``full_weight x c +
+    window_weight x min(c, window)`` units (:meth:`decode_units`); Mistral-7B (every
+    layer sliding) counts ``min(c, 4,096)``, Gemma-2-9B (21 full, 21 sliding) ``c +
+    min(c, 4,096)`` units of 21 layers. The cost model prices a unit
+    (:attr:`StepCost.decode_s_per_unit`); the scheduler, the decode runs' timing and
+    the reference engine count them here.
+
+    NOTE(chunked-local-attention): Llama 4's chunked-local layers attend within their
+    chunk only; kvsim prices them over the whole context, like full layers.
+    """
+
+    __slots__ = ("window", "full_weight", "window_weight", "unit_layers", "kv_layers")
+
+    def __init__(self, kv_layers: int, window_layers: int = 0, window: int = 0) -> None:
+        if not window or not window_layers:
+            window_layers, window = 0, 0
+        full = kv_layers - window_layers
+        unit = math.gcd(full, window_layers)     # gcd(n, 0) == n: no windows, one unit of all
+        self.kv_layers, self.unit_layers, self.window = kv_layers, unit, window
+        self.full_weight, self.window_weight = full // unit, window_layers // unit
+
+    @classmethod
+    def of(cls, model: ModelSpec) -> AttentionSpan:
+        """The span of ``model``'s attention: its sliding-window layers (not chunked-local ones,
+        NOTE(chunked-local-attention)) over ``sliding_window``, whatever the engine mode or
+        admission policy.
+        NOTE(sglang-llama-family-window): SGLang 0.5.23 builds Mistral-7B as a Llama
+        (srt/models/llama.py passes no window to its attention), so it attends over the whole
+        context there, while Gemma-2 slides (srt/models/gemma2.py); kvsim's SGLang policy
+        windows both."""
+        if model.chunked_window or not model.sliding_window:
+            return cls(model.kv_layers)
+        return cls(model.kv_layers, model.sliding_window_layers, model.sliding_window)
+
+    def decode_units(self, context: int) -> int:
+        """Units a decoding request attends to at ``context`` tokens (its new one included)."""
+        w = self.window
+        if not w:
+            return context
+        return self.full_weight * context + self.window_weight * (context if context < w else w)
+
+    def prefill_pair_units(self, context_before: int, chunk: int) -> int:
+        """(query, key) pairs of a prefill chunk, in units."""
+        pairs = attention_pairs(context_before, chunk)
+        if not self.window:
+            return pairs
+        return (self.full_weight * pairs
+                + self.window_weight * window_pairs(context_before, chunk, self.window))
+
+    def prefill_kv_units(self, context_before: int, chunk: int) -> int:
+        """KV tokens a prefill chunk reads, in units."""
+        if not self.window:
+            return context_before + chunk
+        return (self.full_weight * (context_before + chunk)
+                + self.window_weight * window_kv_tokens(context_before, chunk, self.window))
 
 
 class StepCost:
     """Step times for one model on one GPU (or TP group): the formula of the module docstring.
 
     Built once per simulation. Every time kvsim reports comes from
-    :meth:`step_s` (or :meth:`fixed_s` plus ``decode_s_per_token`` times the
+    :meth:`step_s` (or :meth:`fixed_s` plus ``decode_s_per_unit`` times the
     decode context, which is the same sum for a pure decode step).
 
     Args:
@@ -302,10 +390,24 @@ class StepCost:
         self.attn_latency_s = k * float(gpu.attention_latency_s)  # type: ignore[arg-type]
         kv_heads_per_gpu = max(1, model.num_kv_heads // tp)
         self.attn_seq_s = k * float(gpu.attention_s_per_seq_head) * kv_heads_per_gpu
-        #: seconds per token of decode context (each decoding sequence reads its
-        #: whole KV and attends to it): the slope of a pure decode step.
+        #: seconds per token of decode context in every KV layer (each decoding sequence reads
+        #: its KV and attends to it)
         self.decode_s_per_token = (self.attn_flops_per_pair * self.s_per_attn_flop
                                    + self.kv_read_bytes_per_token * self.s_per_byte)
+        #: what each kind of layer attends to (:class:`AttentionSpan`): a step's attention is
+        #: counted in its units, one token in ``span.unit_layers`` of the KV layers
+        self.span = span = AttentionSpan.of(model)
+        if span.unit_layers == span.kv_layers:     # every layer of one kind: a unit is a token
+            self.flops_per_pair_unit = self.attn_flops_per_pair
+            self.kv_read_bytes_per_unit = self.kv_read_bytes_per_token
+            self.decode_s_per_unit = self.decode_s_per_token
+        else:
+            share = span.unit_layers / span.kv_layers
+            self.flops_per_pair_unit = self.attn_flops_per_pair * share
+            self.kv_read_bytes_per_unit = self.kv_read_bytes_per_token * share
+            #: the slope of a pure decode step: seconds per unit of decode context
+            self.decode_s_per_unit = (self.flops_per_pair_unit * self.s_per_attn_flop
+                                      + self.kv_read_bytes_per_unit * self.s_per_byte)
         self._fixed: dict[tuple[int, int], float] = {}
         self._fixed_gpu: dict[tuple[int, int], float] = {}
 
@@ -396,9 +498,10 @@ class StepCost:
         return t
 
     def prefill_attention_s(self, pairs: int, kv_tokens: int) -> float:
-        """Attention of prefill chunks: ``pairs`` (query, key) pairs, ``kv_tokens`` read."""
-        return pairs * self.attn_flops_per_pair * self.s_per_attn_flop \
-            + kv_tokens * self.kv_read_bytes_per_token * self.s_per_byte
+        """Attention of prefill chunks: ``pairs`` (query, key) pairs, ``kv_tokens`` read, both in
+        :attr:`span`'s units (:meth:`AttentionSpan.prefill_pair_units`)."""
+        return pairs * self.flops_per_pair_unit * self.s_per_attn_flop \
+            + kv_tokens * self.kv_read_bytes_per_unit * self.s_per_byte
 
     def swap_s(self, nbytes: int, copies: int) -> float:
         """Blocking swap copies inside a step: bytes over PCIe plus a fixed cost per copy."""
@@ -418,22 +521,23 @@ class StepCost:
 
         ``decode_context``: the sum over decoding sequences of the tokens each
         attends to; ``prefill_pairs``/``prefill_kv_tokens``: the prefill
-        chunks' attention pairs and the KV tokens they read. A pure decode
-        step is exactly ``fixed_s(n, n) + decode_s_per_token * decode_context``
-        (with ``async_scheduling``: the larger of ``fixed_gpu_s(n, n) +
-        decode_s_per_token * decode_context`` and ``cpu_s(n)``).
+        chunks' attention pairs and the KV tokens they read. All three are in
+        :attr:`span`'s units (:class:`AttentionSpan`: tokens, for a model without
+        sliding windows). A pure decode step is exactly ``fixed_s(n, n) +
+        decode_s_per_unit * decode_context`` (with ``async_scheduling``: the larger of
+        ``fixed_gpu_s(n, n) + decode_s_per_unit * decode_context`` and ``cpu_s(n)``).
         """
         if self.async_scheduling:
             # V1's engine core schedules step N+1 and processes step N's output while the
             # GPU runs step N (vLLM PRs #19970, #23569): the step lasts the longer of the two.
             # NOTE(async-serial-remainder): the per-step synchronisation that remains (the
             # sampled tokens back to the CPU) is not charged.
-            gpu = self.fixed_gpu_s(n_tokens, n_seqs) + self.decode_s_per_token * decode_context
+            gpu = self.fixed_gpu_s(n_tokens, n_seqs) + self.decode_s_per_unit * decode_context
             if prefill_pairs or prefill_kv_tokens:
                 gpu = gpu + self.prefill_attention_s(prefill_pairs, prefill_kv_tokens)
             cpu = self.cpu_s(n_seqs)
             return gpu if gpu >= cpu else cpu
-        t = self.fixed_s(n_tokens, n_seqs) + self.decode_s_per_token * decode_context
+        t = self.fixed_s(n_tokens, n_seqs) + self.decode_s_per_unit * decode_context
         if prefill_pairs or prefill_kv_tokens:
             t = t + self.prefill_attention_s(prefill_pairs, prefill_kv_tokens)
         if swap_bytes or swap_copies:
@@ -449,7 +553,7 @@ class StepCost:
             if prefill_pairs or prefill_kv_tokens else 0.0
         return StepTime(self.cpu_s(n_seqs), self.linear_s(n_tokens), self.elementwise_s(n_tokens),
                         self.lm_head_s(n_seqs), self.allreduce_s(n_tokens),
-                        self.attention_launch_s(n_seqs), self.decode_s_per_token * decode_context,
+                        self.attention_launch_s(n_seqs), self.decode_s_per_unit * decode_context,
                         prefill, 0.0 if self.async_scheduling else self.swap_s(swap_bytes, swap_copies),
                         self.async_scheduling)
 
@@ -461,7 +565,7 @@ class StepCost:
         """
         if plan.kind == EVICTED:
             return self.swap_s(plan.swap_out_bytes, plan.swap_copies)
-        step = self.step_s(*_step_terms(plan))
+        step = self.step_s(*self.step_terms(plan))
         if plan.host_load_bytes:
             # NOTE(hicache-load-overlap): SGLang copies a loaded prefix layer by layer while
             # the forward pass runs (each layer's attention waits for its copy); kvsim's step
@@ -476,28 +580,36 @@ class StepCost:
         if plan.kind == EVICTED:
             return StepTime(0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0,
                             self.swap_s(plan.swap_out_bytes, plan.swap_copies), False)
-        parts = self.step_parts(*_step_terms(plan))
+        parts = self.step_parts(*self.step_terms(plan))
         if plan.host_load_bytes:
             return replace(parts, host_load_s=self.transfer_s(plan.host_load_bytes))
         return parts
 
     def prefill_s(self, tokens: int, context_before: int = 0) -> float:
         """One step that only prefills ``tokens`` tokens of one sequence after ``context_before``."""
-        return self.step_s(tokens, 1, prefill_pairs=attention_pairs(context_before, tokens),
-                           prefill_kv_tokens=context_before + tokens)
+        span = self.span
+        return self.step_s(tokens, 1, prefill_pairs=span.prefill_pair_units(context_before, tokens),
+                           prefill_kv_tokens=span.prefill_kv_units(context_before, tokens))
 
-
-def _step_terms(plan: StepPlan) -> tuple[int, int, int, int, int, int, int]:
-    """What :meth:`StepCost.step_s` takes, for a planned step: ``(n_tokens, n_seqs,
-    decode_context, prefill_pairs, prefill_kv_tokens, swap_bytes, swap_copies)``."""
-    pairs = kv_tokens = prefill_tokens = 0
-    for _, start, c in plan.chunks:
-        pairs += attention_pairs(start, c)
-        kv_tokens += start + c
-        prefill_tokens += c
-    decode_seqs = plan.decode_seqs
-    return (decode_seqs + prefill_tokens, decode_seqs + len(plan.chunks), plan.context_tokens,
-            pairs, kv_tokens, plan.swap_out_bytes + plan.swap_in_bytes, plan.swap_copies)
+    def step_terms(self, plan: StepPlan) -> tuple[int, int, int, int, int, int, int]:
+        """What :meth:`step_s` takes, for a planned step: ``(n_tokens, n_seqs, decode_context,
+        prefill_pairs, prefill_kv_tokens, swap_bytes, swap_copies)`` (the plan counts its
+        decode context in :attr:`span`'s units already)."""
+        pairs = kv_tokens = prefill_tokens = 0
+        span = self.span
+        if span.window:
+            for _, start, c in plan.chunks:
+                pairs += span.prefill_pair_units(start, c)
+                kv_tokens += span.prefill_kv_units(start, c)
+                prefill_tokens += c
+        else:
+            for _, start, c in plan.chunks:
+                pairs += attention_pairs(start, c)
+                kv_tokens += start + c
+                prefill_tokens += c
+        decode_seqs = plan.decode_seqs
+        return (decode_seqs + prefill_tokens, decode_seqs + len(plan.chunks), plan.context_tokens,
+                pairs, kv_tokens, plan.swap_out_bytes + plan.swap_in_bytes, plan.swap_copies)
 
 
 def transfer_copies(blocks: int, kv_layers: int, kv_factor: int = 2) -> int:

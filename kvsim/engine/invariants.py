@@ -21,6 +21,9 @@ run of identical decode steps counts as one):
 * **tokens**: no request generated more than its answer, computed more than
   its target or stores more than ``max_model_len``; at the end of the run,
   every finished request has its whole answer (:func:`check_finished`);
+* **window context** (sliding-window attention): the decode group's members
+  below their window are the ones it counts and sums the offsets of, each
+  with its capped step due, and none it counts at the window is below it;
 * **refused requests** (``unfit_requests="reject"``) are in no queue after any
   step, and at the end of the run none of them was ever scheduled, holds a
   block, generated a token, was preempted or finished;
@@ -108,6 +111,7 @@ def check_invariants(eng: Scheduler) -> None:
     _pool(eng.kv.pool, problems)
     _blocks(eng, problems)
     _tokens(eng, problems)
+    _window_context(eng, problems)
     if problems:
         raise AssertionError(f"kvsim invariant broken after step {eng.step} (t={eng.now_s:.6f} s): "
                              + "; ".join(problems))
@@ -248,6 +252,31 @@ def _blocks(eng: Scheduler, problems: list[str]) -> None:
                        else sum(n - 1 for _, n in holders.values()))
     if distinct != in_use:
         problems.append(f"{in_use} blocks in use, the running requests hold {distinct}")
+
+
+def _window_context(eng: Scheduler, problems: list[str]) -> None:
+    """The decode group's sliding-window context (:meth:`DecodeGroup.window_context`): its
+    uncapped members' count and offsets are those of the members not at their window, each
+    capped member is at it, and every other one has its capped step due (the group is read,
+    not settled)."""
+    group, T = eng.decoding, eng.step
+    w = group.window
+    if not w:
+        return
+    capped = group.capped_members()
+    below = [off for rid, off in group.offset.items() if rid not in capped]
+    if (len(below), sum(below)) != (group.uncapped, group.uncapped_offset_sum):
+        problems.append(f"the decode group counts {group.uncapped} members below the window "
+                        f"(offsets {group.uncapped_offset_sum}), its members {len(below)} "
+                        f"({sum(below)})")
+    early = [rid for rid in capped if group.offset[rid] + T + 1 < w]
+    if early:
+        problems.append(f"requests {early[:3]} count at the window {w:,} before reaching it")
+    pending = group.pending_caps()
+    lost = [rid for rid, off in group.offset.items()
+            if rid not in capped and pending.get(rid) != w - 1 - off]
+    if lost:
+        problems.append(f"requests {lost[:3]} below the window {w:,} have no capped step due")
 
 
 def _least_blocks(kv: KVCacheManager, stored: int) -> int:

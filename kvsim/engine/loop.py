@@ -112,7 +112,7 @@ class Engine:
         self._fixed_s: dict[int, float] = {}    # step time of n decodes, without attention
         # asynchronous scheduling: per batch size, _async_step_costs
         self._async_costs: dict[int, tuple[float, float, int]] = {}
-        self._decode_slope = cost.decode_s_per_token
+        self._decode_slope = cost.decode_s_per_unit
         self._async = cost.async_scheduling
 
     @property
@@ -158,7 +158,7 @@ class Engine:
             plan = schedule()
             if plan.kind == DECODE_RUN:
                 ends, timing = time_run(sched.now_s, plan.n_group, plan.max_steps,
-                                        plan.context_tokens)
+                                        plan.context_tokens, plan.context_growth)
                 apply_decode_run(plan, ends, timing)
             elif plan.kind == LOAD_WAIT:          # no step until a load or an arrival
                 sched.idle_until(min(plan.wait_until_s, arrival, until))
@@ -184,18 +184,20 @@ class Engine:
         from (:data:`kvsim.engine.timeline.RunTiming`: the recorder keeps that, not the
         durations)."""
         time_run = self._time_async_decode_run if self._async else self._time_sync_decode_run
-        return time_run(self.scheduler.now_s, plan.n_group, plan.max_steps, plan.context_tokens)
+        return time_run(self.scheduler.now_s, plan.n_group, plan.max_steps, plan.context_tokens,
+                        plan.context_growth)
 
-    def _time_sync_decode_run(self, t0: float, n: int, k: int,
-                              context: int) -> tuple[list[float], RunTiming]:
+    def _time_sync_decode_run(self, t0: float, n: int, k: int, context: int,
+                              growth: int) -> tuple[list[float], RunTiming]:
         """:meth:`_time_decode_run` of ``k`` steps of ``n`` sequences from ``t0``, the first
-        attending to ``context`` tokens, without asynchronous scheduling: each step lasts
+        attending to ``context`` (the cost model's units, :class:`kvsim.engine.costs.AttentionSpan`)
+        and each the next ``growth`` more, without asynchronous scheduling: each step lasts
         ``fixed + slope * context``, the sum :meth:`StepCost.step_s` makes step by step."""
         fixed = self._fixed_s.get(n)
         if fixed is None:
             fixed = self._fixed_s[n] = self.cost.fixed_s(n, n)
         slope = self._decode_slope
-        timing = (context, fixed, slope, 0.0, 0)   # never CPU-bound
+        timing = (context, growth, fixed, slope, 0.0, 0)   # never CPU-bound
         first = fixed + slope * context
         if k == 1:                                 # one step (the commonest case)
             return [t0 + first], timing
@@ -210,15 +212,18 @@ class Engine:
             if kt < k:
                 k = kt
         # the same sum, step by step, that single steps make (byte-identical times)
-        ends = list(accumulate([fixed + slope * c for c in range(context, context + k * n, n)],
-                               initial=t0))
+        if growth:
+            dts = [fixed + slope * c for c in range(context, context + k * growth, growth)]
+        else:                                  # every member at its window (every layer sliding)
+            dts = [first] * k
+        ends = list(accumulate(dts, initial=t0))
         del ends[0]
         if lim < _INF and k > 1:               # keep the steps that start before lim
             del ends[1 + bisect_left(ends, lim, 0, k - 1):]
         return ends, timing
 
-    def _time_async_decode_run(self, t0: float, n: int, k: int,
-                               context: int) -> tuple[list[float], RunTiming]:
+    def _time_async_decode_run(self, t0: float, n: int, k: int, context: int,
+                               growth: int) -> tuple[list[float], RunTiming]:
         """:meth:`_time_sync_decode_run` under asynchronous scheduling: each step lasts the
         larger of its GPU time and its CPU time, the sum :meth:`StepCost.step_s` makes step
         by step."""
@@ -227,7 +232,7 @@ class Engine:
             costs = self._async_costs[n] = self._async_step_costs(n)
         gpu_fixed, cpu, gpu_bound_from = costs
         slope = self._decode_slope
-        timing = (context, gpu_fixed, slope, cpu, gpu_bound_from)
+        timing = (context, growth, gpu_fixed, slope, cpu, gpu_bound_from)
         first = gpu_fixed + slope * context
         if first < cpu:
             first = cpu
@@ -242,15 +247,17 @@ class Engine:
                 k = kt
         # The step whose context reaches gpu_bound_from is the first the GPU's time decides:
         # the steps before it last cpu, so no per-step max (a third of the run's timing).
-        stop = context + k * n
-        if context >= gpu_bound_from:
-            dts = [gpu_fixed + slope * c for c in range(context, stop, n)]
-        elif stop - n < gpu_bound_from:
+        stop = context + k * growth
+        if not growth:                         # every member at its window (every layer sliding)
+            dts = [first] * k
+        elif context >= gpu_bound_from:
+            dts = [gpu_fixed + slope * c for c in range(context, stop, growth)]
+        elif stop - growth < gpu_bound_from:
             dts = [cpu] * k
         else:
-            cpu_steps = -(-(gpu_bound_from - context) // n)
+            cpu_steps = -(-(gpu_bound_from - context) // growth)
             dts = [cpu] * cpu_steps
-            dts += [gpu_fixed + slope * c for c in range(context + cpu_steps * n, stop, n)]
+            dts += [gpu_fixed + slope * c for c in range(context + cpu_steps * growth, stop, growth)]
         ends = list(accumulate(dts, initial=t0))
         del ends[0]
         if lim < _INF and k > 1:
@@ -259,7 +266,7 @@ class Engine:
 
     def _async_step_costs(self, n: int) -> tuple[float, float, int]:
         """A decode step of ``n`` sequences under asynchronous scheduling: its GPU time without
-        attention, its CPU time, and the least context (tokens) from which the GPU's time
+        attention, its CPU time, and the least context (units) from which the GPU's time
         ``gpu_fixed + slope * context`` is at least the CPU's (``UNLIMITED`` if it never is)."""
         gpu_fixed, cpu, slope = self.cost.fixed_gpu_s(n, n), self.cost.cpu_s(n), self._decode_slope
         if gpu_fixed >= cpu:

@@ -44,7 +44,10 @@ class StepPlan:
     ``n_group`` decode-group members and the ``solo`` decoders (scheduled one
     by one) and ``resumed`` requests (swapped back in) decode one token each;
     ``chunks`` are prefill chunks ``(request, first token, tokens)``;
-    ``context_tokens`` is the KV the step's decodes attend to. ``preempted``
+    ``context_tokens`` is the KV the step's decodes attend to, in the cost model's units
+    (:class:`kvsim.engine.costs.AttentionSpan`; tokens without sliding windows), and
+    ``context_growth`` (``DECODE_RUN`` only) what it grows by from one step of the run to
+    the next. ``preempted``
     lists the requests evicted while planning, ``(request, mode)`` in order;
     ``swap_*`` is the step's PCIe transfer, ``host_load_bytes`` what the step loads from
     SGLang's host tier (overlapped with its compute). ``max_steps`` (``DECODE_RUN``
@@ -60,6 +63,7 @@ class StepPlan:
     solo: Sequence[int]
     resumed: Sequence[int]
     context_tokens: int
+    context_growth: int
     preempted: tuple[tuple[int, int], ...]
     max_steps: int
     swap_out_bytes: int
@@ -68,7 +72,8 @@ class StepPlan:
     wait_until_s: float
     host_load_bytes: int
 
-    __slots__ = ("kind", "n_group", "chunks", "solo", "resumed", "context_tokens", "preempted",
+    __slots__ = ("kind", "n_group", "chunks", "solo", "resumed", "context_tokens", "context_growth",
+                 "preempted",
                  "max_steps", "swap_out_bytes", "swap_in_bytes", "swap_copies", "wait_until_s",
                  "host_load_bytes")
 
@@ -80,6 +85,7 @@ class StepPlan:
         self.kind, self.n_group, self.max_steps = kind, n_group, max_steps
         self.chunks, self.solo, self.resumed = chunks, solo, resumed
         self.context_tokens, self.preempted = context_tokens, preempted
+        self.context_growth = n_group
         self.swap_out_bytes, self.swap_in_bytes, self.swap_copies = \
             swap_out_bytes, swap_in_bytes, swap_copies
         self.wait_until_s = wait_until_s

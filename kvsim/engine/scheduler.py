@@ -54,7 +54,7 @@ from kvsim.units import UNLIMITED
 from .blocks import IN_DECODE_GROUP, KVCacheManager, WindowCacheManager, block_position, blocks_for
 from .blocks.host_tier import HICACHE_LOAD_BACK_THRESHOLD, HostTier, TierOp
 from .blocks.pool import NO_HIT
-from .costs import transfer_copies
+from .costs import AttentionSpan, transfer_copies
 from .fit import check_requests_fit, unfit_reasons
 from .plan import BATCH, DECODE_RUN, EVICTED, LOAD_WAIT, StepPlan
 from .policies import make_policy
@@ -138,6 +138,10 @@ class Scheduler:
         self.step = 0
         self.kv = _kv_manager(cfg)
         self.decoding = self.kv.decoding       # the decoding requests (their blocks: kv)
+        #: what each kind of layer attends to: the decode context is counted in its units
+        self.span = AttentionSpan.of(model)
+        if self.span.window:
+            self.decoding.attend_window(self.span.window)
         self.requests = reqs = RequestTable(cfg.max_model_len)
         self.running: dict[int, None] = {}      # admission order
         self.prefilling: dict[int, None] = {}   # running, still in prefill (same order)
@@ -437,6 +441,14 @@ class Scheduler:
             k = min(k, kv.window_run_limit(T))
             if (self.waiting or self.swapped) and kv.frees_in_run():
                 k = 1                              # frees may open the blocked queue
+        span = self.span
+        if span.window:                            # sliding-window attention
+            group.settle_capped(T)
+            # the run's context grows by a fixed amount a step up to the next member's capped
+            # step (at it, the member's own context is the window either way)
+            capped = group.next_capped_step()
+            if k > 1 and capped < T + k - 1:
+                k = int(capped) - T + 1
         free = pool.blank + pool.cached_free
         if k > 1 and free < n_group * kv.take_mult * blocks_for(k - 1, bs):   # might not last
             k = 1 + kv.decode_steps_until_short(T + 1, free, k - 1)
@@ -444,18 +456,39 @@ class Scheduler:
         # and decode runs are most of a run's plans (a new object each costs ~5% of a run).
         plan = self._decode_run
         plan.n_group, plan.max_steps = n_group, k
-        plan.context_tokens = group.offset_sum + n_group * (T + 1)
+        if span.window:
+            plan.context_tokens = (span.full_weight * (group.offset_sum + n_group * (T + 1))
+                                   + span.window_weight * group.window_context(T))
+            plan.context_growth = span.full_weight * n_group + span.window_weight * group.uncapped
+        else:
+            plan.context_tokens = group.offset_sum + n_group * (T + 1)
+            plan.context_growth = n_group
         self.last_plan = plan
         return plan
+
+    def _group_window_units(self, span: AttentionSpan) -> int:
+        """The decode group's context in this step in ``span``'s units (sliding windows)."""
+        group, T = self.decoding, self.step
+        group.settle_capped(T)
+        return span.full_weight * group.context(T) + span.window_weight * group.window_context(T)
 
     def _batch_plan(self, chunks: list[Chunk], solo: list[int], resumed: list[int] | tuple[()],
                     n_group: int, victims: tuple[tuple[int, int], ...]) -> StepPlan:
         reqs, swap = self.requests, self.swap
-        context = self.decoding.context(self.step) if n_group else 0
-        if solo:
-            context += sum(self._stored(r) + 1 for r in solo)
-        if resumed:
-            context += sum(reqs.prompt[r] + reqs.generated[r] for r in resumed)
+        span = self.span
+        if span.window:                            # sliding-window attention: in its units
+            context = self._group_window_units(span) if n_group else 0
+            if solo:
+                context += sum(span.decode_units(self._stored(r) + 1) for r in solo)
+            if resumed:
+                context += sum(span.decode_units(reqs.prompt[r] + reqs.generated[r])
+                               for r in resumed)
+        else:
+            context = self.decoding.context(self.step) if n_group else 0
+            if solo:
+                context += sum(self._stored(r) + 1 for r in solo)
+            if resumed:
+                context += sum(reqs.prompt[r] + reqs.generated[r] for r in resumed)
         if self._suspends:
             # NOTE(trtllm-v2-copy-overlap): TensorRT-LLM copies a suspended request's pages out
             # and a resumed one's back on the stream of the step that moves them; kvsim prices

@@ -43,15 +43,17 @@ _SINGLE_FIELDS = ("row", "kv_blocks_used", "kv_blocks_cached") + _CONST
 _SINGLE_FLOATS = ("t_s", "dt_s", "gap_s")
 _RUN_FIELDS = ("row", "steps", "T", "used0", "blank0", "cached0", "used_end", "cached_end",
                "batch", "waiting", "swapped", "running_end", "waiting_end", "idle",
-               "context", "cpu_bound_until")
+               "context", "growth", "cpu_bound_until")
 _RUN_FLOATS = ("t0", "gpu_fixed_s", "s_per_token", "cpu_s")
 
-#: What a decode run's step durations follow from: ``(context, gpu_fixed_s, s_per_token,
-#: cpu_s, cpu_bound_until)``. Step ``j`` of a run of ``batch`` sequences attends to
-#: ``c = context + j * batch`` tokens and lasts ``gpu_fixed_s + s_per_token * c``, or
-#: ``cpu_s`` while ``c < cpu_bound_until`` (asynchronous scheduling, when the CPU's time is
-#: the longer; 0 without it). The same expression the engine sums (:mod:`kvsim.engine.loop`).
-RunTiming = tuple[int, float, float, float, int]
+#: What a decode run's step durations follow from: ``(context, growth, gpu_fixed_s,
+#: s_per_token, cpu_s, cpu_bound_until)``. Step ``j`` of a run attends to ``c = context + j *
+#: growth`` (in the cost model's units, :class:`kvsim.engine.costs.AttentionSpan`: tokens,
+#: and ``growth`` the run's batch, for a model without sliding windows) and lasts
+#: ``gpu_fixed_s + s_per_token * c``, or ``cpu_s`` while ``c < cpu_bound_until`` (asynchronous
+#: scheduling, when the CPU's time is the longer; 0 without it). The same expression the
+#: engine sums (:mod:`kvsim.engine.loop`).
+RunTiming = tuple[int, int, float, float, float, int]
 
 #: About how many steps of decode runs are expanded at a time (:meth:`CompactTimeline._chunks`).
 _CHUNK_STEPS = 1 << 16
@@ -124,12 +126,12 @@ class Recorder:
         ``running_end`` and ``waiting_end`` (after its finishes and arrivals). ``idle``
         running requests take no part (TensorRT-LLM's STATIC_BATCH: prefills that wait).
         """
-        context, gpu_fixed_s, s_per_token, cpu_s, cpu_bound_until = timing
+        context, growth, gpu_fixed_s, s_per_token, cpu_s, cpu_bound_until = timing
         k = len(ends)
         self._run_floats.fromlist([t0, gpu_fixed_s, s_per_token, cpu_s])
         self._runs.fromlist([self._rows, k, T, used0, blank0, cached0, used_end, cached_end,
                              batch, waiting, swapped, running_end, waiting_end, idle,
-                             context, cpu_bound_until])
+                             context, growth, cpu_bound_until])
         self._run_crossings.fromlist(crossings)
         self._rows += k
         self._end = ends[-1]
@@ -292,7 +294,7 @@ class CompactTimeline(Mapping[str, "NDArray[Any]"]):
             dt[rows] = self._single_floats[:, 1]
         field, real = self._run_field, self._run_float
         for runs, k, start, j, rows in self._chunks():
-            context = _per_step(field("context"), runs, k) + j * _per_step(field("batch"), runs, k)
+            context = _per_step(field("context"), runs, k) + j * _per_step(field("growth"), runs, k)
             # the engine's expression, element by element: the same floats
             gpu = (_per_step(real("gpu_fixed_s"), runs, k)
                    + _per_step(real("s_per_token"), runs, k) * context)

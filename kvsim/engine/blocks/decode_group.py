@@ -11,7 +11,13 @@ From the offsets it answers, for any step ``T``:
   are a multiple of the block size): the residue histogram ``crossings``;
 * the attention context of the step (the sum over members of the tokens each
   attends to, its stored ones plus the new one);
-* which member finishes first (a heap of the step of each one's last token).
+* which member finishes first (a heap of the step of each one's last token);
+* for a model with sliding-window layers (:meth:`DecodeGroup.attend_window`), the
+  context those layers attend to, each member's capped at the window: a member
+  attends to ``offset + T + 1`` tokens up to the step it reaches the window
+  (its *capped step*, ``window - 1 - offset``) and to ``window`` from then on, so
+  the capped sum grows by the uncapped members a step, and a heap of capped steps
+  says when that slope next changes.
 
 Legend: ``T`` engine step; ``offset`` a member's stored tokens minus ``T``;
 ``bs`` block size.
@@ -39,6 +45,17 @@ class DecodeGroup:
         self._finish: list[tuple[int, int, int]] = []   # (last step, rid, version)
         self._version: dict[int, int] = {}
         self.first_step: dict[int, int] = {}    # step from which each member decodes
+        # sliding-window attention (attend_window): 0 without
+        self.window = 0
+        self.uncapped = 0                       # members below the window ...
+        self.uncapped_offset_sum = 0            # ... and their offsets
+        self._capped: set[int] = set()          # members at the window (settled)
+        self._caps: list[tuple[int, int, int]] = []   # (capped step, rid, version), uncapped ones
+
+    def attend_window(self, window: int) -> None:
+        """Keep the context sliding-window layers of ``window`` tokens attend to
+        (:meth:`window_context`); before the first member joins."""
+        self.window = window
 
     def add(self, rid: int, stored_tokens: int, T: int, last_step: int) -> None:
         """``rid`` holds ``stored_tokens`` before step ``T`` and emits its last token in ``last_step``."""
@@ -51,6 +68,14 @@ class DecodeGroup:
         self._version[rid] = v
         heapq.heappush(self._finish, (last_step, rid, v))
         self.first_step[rid] = T
+        if self.window:
+            capped_step = self.window - 1 - off
+            if capped_step <= T:
+                self._capped.add(rid)
+            else:
+                self.uncapped += 1
+                self.uncapped_offset_sum += off
+                heapq.heappush(self._caps, (capped_step, rid, v))
 
     def remove(self, rid: int, T: int) -> int:
         """Take ``rid`` out before step ``T``; return its stored tokens then."""
@@ -59,6 +84,14 @@ class DecodeGroup:
         self.size -= 1
         self.offset_sum -= off
         self._version[rid] += 1
+        if self.window:
+            if rid in self._capped:
+                self._capped.discard(rid)
+            else:                                # its heap entry is stale now (version)
+                self.uncapped -= 1
+                self.uncapped_offset_sum -= off
+                if not self.uncapped:
+                    self._caps.clear()
         return off + T
 
     def forget_finishes(self) -> None:
@@ -93,6 +126,38 @@ class DecodeGroup:
     def context(self, T: int) -> int:
         """Tokens the members attend to in step ``T`` (stored + the new one, summed)."""
         return self.offset_sum + self.size * (T + 1)
+
+    def settle_capped(self, T: int) -> None:
+        """Members whose capped step is at or before ``T`` count at the window from now on
+        (the scheduler calls it with the step it plans; steps only advance)."""
+        heap, version = self._caps, self._version
+        while heap and heap[0][0] <= T:
+            _, rid, v = heapq.heappop(heap)
+            if v == version[rid] and rid in self.offset:
+                self._capped.add(rid)
+                self.uncapped -= 1
+                self.uncapped_offset_sum -= self.offset[rid]
+
+    def window_context(self, T: int) -> int:
+        """Tokens the members attend to in step ``T`` in a sliding-window layer, each at most
+        the window (after :meth:`settle_capped` for ``T``)."""
+        return self.uncapped_offset_sum + self.uncapped * (T + 1) + len(self._capped) * self.window
+
+    def capped_members(self) -> frozenset[int]:
+        """The members counted at the window (settled), for the invariant checker."""
+        return frozenset(self._capped)
+
+    def pending_caps(self) -> dict[int, int]:
+        """The capped step due of each member below the window, for the invariant checker."""
+        return {rid: step for step, rid, v in self._caps
+                if v == self._version[rid] and rid in self.offset and rid not in self._capped}
+
+    def next_capped_step(self) -> float:
+        """The next step at which a member reaches the window (inf: none will)."""
+        heap, version = self._caps, self._version
+        while heap and (heap[0][2] != version[heap[0][1]] or heap[0][1] not in self.offset):
+            heapq.heappop(heap)
+        return heap[0][0] if heap else math.inf
 
     def next_finish(self) -> tuple[int, int]:
         """``(last step, rid)`` of the member that finishes first (the group must not be empty)."""
