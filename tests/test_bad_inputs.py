@@ -370,6 +370,8 @@ CLI = [
     (["exporter", "--scenario", "belgavi", "--vllm-version", "v9"],
      ["vllm_version='v9'", "v1, v1-0.10, v0"]),
     (["exporter", "--scenario", "belgavi", "--set", "rate_per_s=0"], ["rate_per_s=0", "(0, 1000000]"]),
+    (["exporter", "--scenario", "belgavi", "--set", "admission=max_utilization"],
+     ["admission='max_utilization'", "expected admission='optimistic'"]),
     # issue 30
     (["simulate", "--trace", "TRACE", *TRACE_ARGS, "--util", "0.9", "--time-scale", "1e300"],
      ["time_scale=1e+300", "[0.001, 1000]"]),

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import argparse
 
-from kvsim.errors import check_float, check_int
+from kvsim.errors import KvsimError, check_float, check_int
 
 from .arguments import Subcommands, add_subcommand, checked, metric_set
 from .names import canonical_options
@@ -67,9 +67,19 @@ def add_parser(subparsers: Subcommands) -> argparse.ArgumentParser:
 
 def run(args: argparse.Namespace) -> str:
     """Run the scenario and serve it until stopped; nothing more to print."""
+    from kvsim.engine.options import ADMISSION_NAMES
     from kvsim.observe.exporter import serve
     from kvsim.runs.scenarios import run_scenario
-    result = run_scenario(args.scenario, **canonical_options(parse_sets(args.set), "--set"))
+    options = canonical_options(parse_sets(args.set), "--set")
+    admission = options.get("admission", "optimistic")
+    if admission in ADMISSION_NAMES and admission != "optimistic":   # others: the engine's error
+        # The other policies are SGLang's and TensorRT-LLM's schedulers, whose servers expose
+        # metrics of their own: vLLM's families for them would describe no real server.
+        raise KvsimError(f"--set admission={admission!r} models another engine's scheduler "
+                         "(SGLang's or TensorRT-LLM's), and the exporter speaks vLLM's metric "
+                         "families: expected admission='optimistic' (vLLM's), or kvsim simulate "
+                         "for that engine's run")
+    result = run_scenario(args.scenario, **options)
     serve(result, speed=args.speed, host=args.host, port=args.port,
           version=args.metrics_version, model_name=args.model_name)
     return ""
