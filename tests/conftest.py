@@ -131,7 +131,7 @@ def pytest_collection_modifyitems(config, items):
         if compiled and item.get_closest_marker("pure_engine"):
             item.add_marker(pytest.mark.skip(
                 reason="patches the engine's internals, which the compiled engine's classes refuse: "
-                       "run it with KVSIM_PURE=1 (.ci/run does)"))
+                       "run it with KVSIM_PURE=1 (make test and make unit do)"))
         if Path(str(item.path)).suffix == ".ipynb":
             item.add_marker(pytest.mark.notebooks)
         if item.nodeid in SITE_TESTS:

@@ -38,11 +38,9 @@ class _Stop(Exception):
     pass
 
 
-def _engine_mid_run(steps: int = 40, **overrides):
-    """The scheduler of a Belgavi engine (prefix caching on, V1) stopped after ``steps`` steps."""
-    kwargs = get_scenario("belgavi", **overrides)
-    workload, model, gpu = kwargs.pop("workload"), kwargs.pop("model"), kwargs.pop("gpu")
-    eng = build_engine(workload, model, gpu, dict(kwargs, step_by_step=True))
+def stopped_after(eng, steps: int):
+    """Run the engine ``eng`` (built step by step) and stop it after ``steps`` steps: its
+    scheduler, mid-run."""
     seen = [0]
 
     def stop_after(_engine):
@@ -52,7 +50,14 @@ def _engine_mid_run(steps: int = 40, **overrides):
 
     with pytest.raises(_Stop):
         eng.run(after_step=stop_after)
-    sched = eng.scheduler
+    return eng.scheduler
+
+
+def _engine_mid_run(steps: int = 40, **overrides):
+    """The scheduler of a Belgavi engine (prefix caching on, V1) stopped after ``steps`` steps."""
+    kwargs = get_scenario("belgavi", **overrides)
+    workload, model, gpu = kwargs.pop("workload"), kwargs.pop("model"), kwargs.pop("gpu")
+    sched = stopped_after(build_engine(workload, model, gpu, dict(kwargs, step_by_step=True)), steps)
     assert sched.running, "the planted faults need running requests"
     invariants.check_invariants(sched)        # sound before any fault
     return sched

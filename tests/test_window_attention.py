@@ -15,6 +15,7 @@ from dataclasses import replace
 
 import pytest
 from test_engine_properties import assert_same_result, random_config, three_engines
+from test_invariants import stopped_after
 
 import kvsim
 from kvsim.engine.costs import AttentionSpan, StepCost, attention_pairs, window_pairs
@@ -152,10 +153,6 @@ def test_the_fuzz_reaches_capped_decodes_in_runs():
     assert ran >= 15
 
 
-class _Stop(Exception):
-    pass
-
-
 def _windowed_engine_mid_run(steps: int):
     """A scheduler decoding 6 requests on Mistral-7B with a 32-token window, stopped after
     ``steps`` steps (some members past their window, some below it)."""
@@ -165,16 +162,7 @@ def _windowed_engine_mid_run(steps: int):
     eng = build_engine(kvsim.Workload.from_requests(requests), _windowed("mistral-7b", 32),
                        kvsim.get_gpu("a100-80gb"),
                        dict(enable_prefix_caching=False, step_by_step=True))
-    seen = [0]
-
-    def stop_after(_engine):
-        seen[0] += 1
-        if seen[0] == steps:
-            raise _Stop
-
-    with pytest.raises(_Stop):
-        eng.run(after_step=stop_after)
-    return eng.scheduler
+    return stopped_after(eng, steps)
 
 
 def test_the_invariant_checker_catches_a_wrong_window_context():
