@@ -9,6 +9,7 @@
     python benchmarks/run.py --loop     # only the test loop: make unit's CPU time (~1 min)
     python benchmarks/run.py --tier     # only the host tiers on the long-prompt storm (~10 s)
     python benchmarks/run.py --goals [--against REV|none]  # only the engine's goals (goals.py)
+    python benchmarks/run.py --peer     # only kvsim against another simulator, sched-sim (peer.py)
 
 Goals (issue 33; goals.py measures them first, in calibration units, met or not met):
 * the 2-minute Belgavi workload (cold server, 1.5 req/s)  <= 3 ms
@@ -17,6 +18,8 @@ Goals (issue 33; goals.py measures them first, in calibration units, met or not 
 * memory of a run of 10^5 requests                        <= 300 MB
 * start-up, import kvsim to the first result              <= 0.1 s
 * the pure-Python path (KVSIM_PURE=1) within 2x of the fastest (the compiled engine)
+Then kvsim against another simulator, sched-sim from PyPI, whole process, at 3,000 and 30,000
+requests (peer.py: it installs sched-sim into a virtual environment of its own under .cache/).
 Targets, on the project's 2-core machine, with prefix caching on:
 * every chapter executed top to bottom in a fresh kernel          <= 3 minutes
 * make unit (lint, types, the unit tests), the run cache cold      <= 60 s of CPU
@@ -47,6 +50,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import goals
+import peer
 import startup_logs
 
 import kvsim
@@ -396,6 +400,9 @@ def main(argv=None) -> int:
                     help="only the host tiers' effect on the long-prompt storm, per size")
     ap.add_argument("--goals", action="store_true",
                     help="only the engine's speed and memory goals, met or not met (goals.py)")
+    ap.add_argument("--peer", action="store_true",
+                    help="only kvsim against sched-sim from PyPI, whole process, at 3,000 and "
+                         "30,000 requests (peer.py; installs it into .cache/ on first use)")
     ap.add_argument("--against", metavar="REV", default="HEAD~1",
                     help="the revision the goals' speed is compared with, interleaved "
                          "(default HEAD~1, the previous one; 'none': no comparison)")
@@ -411,6 +418,10 @@ def main(argv=None) -> int:
     if args.goals:
         print(f"kvsim {kvsim.__version__} | Python {sys.version.split()[0]}")
         goals.report(quick=args.quick, against=against)
+        return 0
+    if args.peer:
+        print(f"kvsim {kvsim.__version__} | Python {sys.version.split()[0]}")
+        peer.report(quick=args.quick)
         return 0
     if args.dask:
         print(f"kvsim {kvsim.__version__} | Python {sys.version.split()[0]} | medians")
@@ -431,6 +442,8 @@ def main(argv=None) -> int:
 
     print(f"kvsim {kvsim.__version__} | Python {sys.version.split()[0]} | medians of {rep} runs\n")
     goals.report(quick=args.quick, against=against)
+    print()
+    peer.report(quick=args.quick)
     print()
     cold = Workload.poisson(1.5, 120, prompt=850, output=Geometric(250), seed=0)
     belgavi = dict(model="llama-2-7b", gpu="a40-48gb", gpu_memory_utilization=0.60)
