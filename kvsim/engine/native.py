@@ -20,7 +20,6 @@ Standard library only: ``setup.py`` loads this file by its path, before kvsim is
 from __future__ import annotations
 
 import hashlib
-import importlib.abc
 import importlib.machinery
 import importlib.util
 import json
@@ -90,8 +89,10 @@ def source_digests(package: Path = _PACKAGE) -> dict[str, str]:
     return digests
 
 
-class _CompiledEngineFinder(importlib.abc.MetaPathFinder):
-    """Finds the compiled modules (and mypyc's shared library) in the build's folder."""
+class _CompiledEngineFinder:
+    """Finds the compiled modules (and mypyc's shared library) in the build's folder: a meta
+    path finder (a class with ``find_spec``; not a subclass of ``importlib.abc.MetaPathFinder``,
+    whose module imports ``importlib.resources`` and ``tempfile``, a cost at every start-up)."""
 
     def __init__(self, files: dict[str, Path]) -> None:
         self.files = files
