@@ -11,7 +11,6 @@ gives the same results byte for byte.
 from __future__ import annotations
 
 import importlib.util
-import json
 import os
 import sys
 import tempfile
@@ -39,8 +38,9 @@ def _say(message: str) -> None:
 NATIVE = _native()
 #: The setuptools commands that compile extensions (pip's other steps only read metadata).
 _BUILDS = {"bdist_wheel", "build", "build_ext", "editable_wheel", "develop", "install"}
-#: The stamp of the sources the extensions are generated from (taken before mypyc reads them).
-SOURCES: dict[str, str] = {}
+#: The stamp of the sources the extensions are generated from (taken before mypyc reads them;
+#: its format is native.take_stamp's).
+STAMP: dict[str, object] = {}
 
 
 def _mypyc_extensions() -> list:
@@ -56,7 +56,7 @@ def _mypyc_extensions() -> list:
     except ImportError as exc:
         _say(f"mypyc is not installed ({exc}): the pure-Python engine only")
         return []
-    SOURCES.update(NATIVE.source_digests(ROOT / "kvsim"))
+    STAMP.update(NATIVE.take_stamp(ROOT / "kvsim"))
     paths = [f"kvsim/engine/{m.replace('.', '/')}.py" for m in NATIVE.COMPILED_MODULES]
     started = time.perf_counter()
     try:
@@ -115,11 +115,9 @@ class BuildCompiledEngine(build_ext):
             _say(f"compiling the engine failed ({type(exc).__name__}: {exc}): "
                  "the pure-Python engine only")
             return
-        stamp = {"modules": list(NATIVE.COMPILED_MODULES), "suffix": NATIVE.extension_suffix(),
-                 "sources": SOURCES}
         path = self._stamp_path()
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(stamp, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+        NATIVE.write_stamp(path, STAMP)
         self.built = str(path)
         _say(f"compiled the engine ({len(NATIVE.COMPILED_MODULES)} modules) in "
              f"{time.perf_counter() - started:.0f} s")

@@ -11,6 +11,8 @@ byte, and never a stale build.
   an unreadable stamp leaves the pure engine, ``KVSIM_PURE=1`` forces it and a wrong value is
   a one-line error. These run with or without a compiler (a fake build shows the finder would
   have loaded it).
+* The check reads no file whose size and mtime are the stamp's, and hashes any other: an edit
+  is caught even when it keeps the size, a ``touch`` keeps the build.
 """
 from __future__ import annotations
 
@@ -179,9 +181,7 @@ def _fake_build(tree: Path) -> None:
         path = native.extension_path(module, package)
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(b"")
-    stamp = {"modules": list(native.COMPILED_MODULES), "suffix": native.extension_suffix(),
-             "sources": native.source_digests(package)}
-    (package / native.BUILD_DIR / native.STAMP_FILE).write_text(json.dumps(stamp), encoding="utf-8")
+    native.write_stamp(package / native.BUILD_DIR / native.STAMP_FILE, native.take_stamp(package))
 
 
 def _which(tree: Path, pure: str | None = None) -> tuple[bool, str, str]:
@@ -263,3 +263,74 @@ def test_the_real_build_is_used_until_a_source_changes(tmp_path):
     _edit(tree / "kvsim" / "engine" / "costs.py")
     is_compiled, note, file = _which(tree)
     assert not is_compiled and "kvsim/engine/costs.py" in note and file.endswith("scheduler.py")
+
+
+# --- the stamp's fast path: size and mtime vouch for the bytes, anything else is hashed ----
+
+def _settle(package: Path) -> None:
+    """Every source file's mtime in 2023, long settled: the stamp records its size and mtime."""
+    past = (1_700_000_000_000_000_000, 1_700_000_000_000_000_000)
+    for path in package.rglob("*.py"):
+        os.utime(path, ns=past)
+
+
+def _hashed_by_the_check(package: Path, monkeypatch) -> tuple[str | None, list[str]]:
+    """``stale_reason`` of ``package``, and the files it hashed to find it."""
+    hashed: list[str] = []
+    digest = native._digest
+
+    def counting(path: str) -> str:
+        hashed.append(Path(path).relative_to(package).as_posix())
+        return digest(path)
+
+    monkeypatch.setattr(native, "_digest", counting)
+    return native.stale_reason(package), hashed
+
+
+def test_a_fresh_build_is_checked_without_hashing_and_an_edit_is_still_caught(tmp_path, monkeypatch):
+    tree = _copy_package(tmp_path, with_build=False)
+    package = tree / "kvsim"
+    _settle(package)
+    _fake_build(tree)
+    assert _hashed_by_the_check(package, monkeypatch) == (None, [])
+
+    scheduler = package / "engine" / "scheduler.py"
+    os.utime(scheduler)                         # same bytes, a new mtime: hashed, still fresh
+    assert _hashed_by_the_check(package, monkeypatch) == (None, ["engine/scheduler.py"])
+
+    # The same size, another byte, a new mtime: the digest catches it.
+    text = scheduler.read_text(encoding="utf-8")
+    scheduler.write_text(text[:-1] + ("#" if text[-1] != "#" else "\n"), encoding="utf-8")
+    assert scheduler.stat().st_size == len(text.encode())
+    reason, hashed = _hashed_by_the_check(package, monkeypatch)
+    assert "stale (kvsim/engine/scheduler.py changed" in reason and hashed == ["engine/scheduler.py"]
+
+    _edit(package / "model" / "memory.py")      # a new size and mtime
+    reason, _ = _hashed_by_the_check(package, monkeypatch)
+    assert "stale (kvsim/engine/scheduler.py and 1 more changed" in reason
+
+
+def test_a_file_changed_just_before_the_stamp_is_always_hashed(tmp_path, monkeypatch):
+    """Its mtime could survive an edit within the file system's timestamp granularity, so
+    the stamp does not let its size and mtime vouch for it."""
+    tree = _copy_package(tmp_path, with_build=False)
+    package = tree / "kvsim"
+    _settle(package)
+    os.utime(package / "units.py")              # now: not settled when the stamp is taken
+    _fake_build(tree)
+    stamp = json.loads((package / native.BUILD_DIR / native.STAMP_FILE).read_text(encoding="utf-8"))
+    assert "units.py" in stamp["sources"] and "units.py" not in stamp["stats"]
+    assert _hashed_by_the_check(package, monkeypatch) == (None, ["units.py"])
+
+
+def test_a_stamp_without_sizes_and_mtimes_hashes_every_file(tmp_path, monkeypatch):
+    """A build stamped before they were recorded stays usable: every file is hashed."""
+    tree = _copy_package(tmp_path, with_build=False)
+    package = tree / "kvsim"
+    _fake_build(tree)
+    stamp_path = package / native.BUILD_DIR / native.STAMP_FILE
+    stamp = json.loads(stamp_path.read_text(encoding="utf-8"))
+    del stamp["stats"]
+    stamp_path.write_text(json.dumps(stamp), encoding="utf-8")
+    reason, hashed = _hashed_by_the_check(package, monkeypatch)
+    assert reason is None and sorted(hashed) == sorted(stamp["sources"])

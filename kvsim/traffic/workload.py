@@ -31,7 +31,6 @@ answers" is literally the same traffic.
 """
 from __future__ import annotations
 
-import csv
 import io
 import math
 import os
@@ -983,6 +982,8 @@ def _split_rows(body: list[bytes], first: int, *,
     """A trace's rows split at commas, and their line numbers (``None``: row ``i`` is on line
     ``first + i``). Quoted fields go through the csv module; blank lines are skipped."""
     if quoted:
+        import csv  # deferred: only a trace with quoted fields needs it, not every start-up
+
         text = b"\n".join(body).decode("utf-8", "replace")
         reader = csv.reader(io.StringIO(text))
         rows: list[Sequence[str | bytes]] = []
