@@ -13,7 +13,12 @@ with their spread: a change is real when the spread does not straddle 1.
 
 The other revision is checked out with ``git worktree`` in a temporary
 directory and removed afterwards; the working tree is used as it is,
-uncommitted changes included.
+uncommitted changes included. Both run the same engine: when the working tree
+runs the compiled one (kvsim/engine/native.py), the other revision's is built
+too (``pip wheel``, an isolated build that leaves this environment's kvsim
+alone, its ``kvsim/_compiled/`` unpacked into the checkout: about a minute); a
+revision from before the compiled engine, or ``--pure``, compares the two pure
+engines (``KVSIM_PURE=1``).
 """
 from __future__ import annotations
 
@@ -24,6 +29,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import zipfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -33,7 +39,7 @@ TRACE = ROOT.parent / "shared" / "data" / "AzureLLMInferenceTrace_conv.csv"
 _ROUND = r"""
 import json, sys, time
 from pathlib import Path
-import kvsim
+import kvsim, kvsim.engine
 from kvsim import Geometric, Workload      # the public names: the same at every revision
 
 cold = Workload.poisson(1.5, 120, prompt=850, output=Geometric(250), seed=0)
@@ -58,13 +64,20 @@ for name, (run, repeats) in jobs.items():
         run()
         best = min(best, time.process_time() - t0)
     out[name] = best
-print(json.dumps(out))
+# which engine ran (a revision from before the compiled engine has only the pure one)
+print(json.dumps({"compiled": getattr(kvsim.engine, "compiled", lambda: False)(), "times": out}))
 """
 
+_ENGINE = "import json, kvsim.engine as e; print(json.dumps(getattr(e, 'compiled', lambda: False)()))"
 
-def _round(tree: Path) -> dict:
+
+def _run(tree: Path, code: str, pure: bool, *args: str) -> object:
+    """What a fresh process running ``code`` with ``tree``'s kvsim printed last, as JSON."""
     env = dict(os.environ, PYTHONPATH=str(tree), PYTHONHASHSEED="0")
-    proc = subprocess.run([sys.executable, "-c", _ROUND, str(TRACE)], cwd=tree, env=env,
+    env.pop("KVSIM_RUN_CACHE", None)
+    if pure:
+        env["KVSIM_PURE"] = "1"
+    proc = subprocess.run([sys.executable, "-c", code, *args], cwd=tree, env=env,
                           capture_output=True, text=True, timeout=900)
     if proc.returncode != 0:
         raise SystemExit(f"compare: the run in {tree} failed: "
@@ -72,11 +85,40 @@ def _round(tree: Path) -> dict:
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
+def _round(tree: Path, pure: bool) -> dict:
+    """One round's best times in ``tree``, after checking which engine ran."""
+    said = _run(tree, _ROUND, pure, str(TRACE))
+    assert isinstance(said, dict)
+    if said["compiled"] == pure:
+        raise SystemExit(f"compare: {tree} ran the {'compiled' if pure else 'pure'} engine, "
+                         f"not the {'pure' if pure else 'compiled'} one")
+    return said["times"]
+
+
+def _compile(tree: Path, scratch: Path) -> bool:
+    """Build ``tree``'s compiled engine beside its sources; False when it has none (a
+    revision from before kvsim/engine/native.py, or a build that fell back to pure)."""
+    if not (tree / "kvsim" / "engine" / "native.py").is_file():
+        return False
+    print("(building the compiled engine of the other revision, about a minute)", flush=True)
+    proc = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet",
+                           "--disable-pip-version-check", "-w", str(scratch), str(tree)],
+                          capture_output=True, text=True, timeout=1800)
+    wheels = sorted(scratch.glob("kvsim-*.whl"))
+    if proc.returncode != 0 or not wheels:
+        return False
+    with zipfile.ZipFile(wheels[0]) as wheel:
+        wheel.extractall(tree, [m for m in wheel.namelist() if m.startswith("kvsim/_compiled/")])
+    return _run(tree, _ENGINE, False) is True
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("rev", nargs="?", default="HEAD",
                     help="the revision to compare the working tree with (default HEAD)")
     ap.add_argument("--rounds", type=int, default=3, help="alternating rounds, 1-50 (default 3)")
+    ap.add_argument("--pure", action="store_true",
+                    help="compare the pure-Python engines (KVSIM_PURE=1), even where compiled")
     args = ap.parse_args(argv)
     if not 1 <= args.rounds <= 50:
         ap.error(f"--rounds {args.rounds} is out of range: expected 1 to 50")
@@ -89,17 +131,21 @@ def main(argv=None) -> int:
         subprocess.run(["git", "worktree", "add", "--detach", "--quiet", str(other), args.rev],
                        cwd=ROOT, check=True)
         try:
+            pure = args.pure or _run(ROOT, _ENGINE, False) is not True
+            if not pure and not _compile(other, Path(tmp) / "wheel"):
+                print(f"({args.rev} has no compiled engine here: both engines compared pure)")
+                pure = True
             rounds = []
             for i in range(args.rounds):
-                base, new = _round(other), _round(ROOT)
+                base, new = _round(other, pure), _round(ROOT, pure)
                 rounds.append((base, new))
                 print(f"round {i + 1}/{args.rounds}: " + ", ".join(
                     f"{k} {base[k] * 1e3:,.1f} -> {new[k] * 1e3:,.1f} ms" for k in base))
         finally:
             subprocess.run(["git", "worktree", "remove", "--force", str(other)], cwd=ROOT,
                            check=False)
-    print(f"\n{args.rev} against the working tree ({args.rounds} rounds, CPU time; "
-          f"ratio < 1: the working tree is faster)")
+    print(f"\n{args.rev} against the working tree ({args.rounds} rounds, CPU time, both "
+          f"{'pure' if pure else 'compiled'}; ratio < 1: the working tree is faster)")
     for name in rounds[0][0]:
         ratios = [new[name] / base[name] for base, new in rounds]
         best_base = min(base[name] for base, _ in rounds)
