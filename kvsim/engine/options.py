@@ -84,7 +84,7 @@ from kvsim.units import GiB
 
 from .blocks.host_tier import hicache_blocks, host_tier_blocks
 from .blocks.window_retention import DENSE, check_retention_interval
-from .costs import CostModel
+from .cost_model import CostModel
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
