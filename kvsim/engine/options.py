@@ -439,9 +439,10 @@ def resolve_options(model: ModelLike, gpu: GPULike, options: Mapping[str, Any]) 
     The options are checked in a fixed order (so the first bad one is the one named), each
     by its own rule, with the rules between options in between. The answer depends only on
     the model's and the GPU's specs and the options, and every part of it is frozen, so
-    the last :data:`RESOLVED_MAX` are remembered (each run gets a copy of the config), keyed on those values when all of them
-    are plain (:data:`_PLAIN_VALUES`; a model or GPU given as a spec or a name is keyed on
-    its spec); anything else, and every bad input, is resolved (and refused) afresh.
+    the last :data:`RESOLVED_MAX` answers are remembered (each caller gets its own copy of
+    the config), keyed on those values when all of them are plain (:data:`_PLAIN_VALUES`;
+    a model or GPU given as a spec or a name is keyed on its spec); anything else, and
+    every bad input, is resolved (and refused) afresh.
     """
     key = _resolution_key(model, gpu, options)
     if key is None:
@@ -450,8 +451,9 @@ def resolve_options(model: ModelLike, gpu: GPULike, options: Mapping[str, Any]) 
     if resolved is None:
         model_spec, gpu_spec = key[0]
         resolved = _resolve(model_spec, gpu_spec, options)
-        if len(_resolved) >= RESOLVED_MAX:
-            del _resolved[next(iter(_resolved))]
+        oldest = next(iter(_resolved), None) if len(_resolved) >= RESOLVED_MAX else None
+        if oldest is not None:
+            _resolved.pop(oldest, None)         # (another thread may have taken it out first)
         _resolved[key] = resolved
     model_spec, gpu_spec, budget, cost, config = resolved
     # each run its own EngineConfig: frozen, but a test plants a fault in one run's with
