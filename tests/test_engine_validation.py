@@ -549,3 +549,59 @@ def test_summary_warmup_of_the_wrong_kind_is_an_error(short_run, bad, fragment):
     with pytest.raises(kvsim.KvsimError) as e:
         short_run.summary(warmup_s=bad)
     assert "warmup_s=" in str(e.value) and fragment in str(e.value)
+
+
+# ------------------------------------------------------------ remembered resolutions
+# resolve_options remembers its last answers (kvsim/engine/options.py, RESOLVED_MAX), keyed
+# on the specs and each option's type and repr: a value that only equals a good one is still
+# checked, and the answer is the one a fresh resolution gives.
+
+def test_a_value_equal_to_a_remembered_good_one_is_still_refused():
+    simulate(enable_prefix_caching=True, max_num_seqs=8)
+    assert "enable_prefix_caching=1 is not a boolean" in error_of(enable_prefix_caching=1,
+                                                                   max_num_seqs=8)
+    simulate(max_num_seqs=1)
+    assert "max_num_seqs=True is not a whole number" in error_of(max_num_seqs=True)
+
+
+def test_a_remembered_resolution_is_a_fresh_ones_answer():
+    from kvsim.engine import options
+
+    opts = dict(engine="v0", preemption_mode="swap", max_num_seqs=16, warmup_s=0.0)
+    first = resolve_options(MODEL, GPU, opts)
+    again = resolve_options(kvsim.get_model(MODEL), kvsim.get_gpu(GPU), dict(reversed(opts.items())))
+    assert again == first                                   # the same specs, the same options
+    assert all(a is b for a, b in zip(again[:4], first[:4], strict=True))
+    assert again[4] is not first[4]                         # each run its own config
+    object.__setattr__(again[4], "max_num_seqs", 1)         # a fault planted in one run's
+    assert resolve_options(MODEL, GPU, opts)[4].max_num_seqs == 16
+    fresh = options._resolve(MODEL, GPU, opts)
+    assert fresh == first and fresh is not first
+    negative_zero = resolve_options(MODEL, GPU, dict(opts, warmup_s=-0.0))[4]
+    assert repr(negative_zero.warmup_s) == "-0.0"           # not the remembered 0.0's
+
+
+def test_remembered_resolutions_are_bounded_and_bad_input_is_never_remembered():
+    from kvsim.engine import options
+
+    for n in range(1, options.RESOLVED_MAX + 20):
+        resolve_options(MODEL, GPU, {"max_num_seqs": n})
+    assert len(options._resolved) == options.RESOLVED_MAX
+    with pytest.raises(kvsim.KvsimError):
+        resolve_options(MODEL, GPU, {"max_num_seqs": 0})
+    with pytest.raises(kvsim.KvsimError):
+        resolve_options("no-such-model", GPU, {"max_num_seqs": 8})
+    assert all(("max_num_seqs", int, "0") not in key[1] for key in options._resolved)
+    assert all(key[0][0].name == MODEL for key in options._resolved)
+
+
+@pytest.mark.parametrize("opts", [{}, dict(engine="v0", preemption_mode="swap"),
+                                  dict(admission="sglang", enable_hierarchical_cache=True),
+                                  dict(kv_offloading_size=4.0, until_s=30.0)])
+def test_the_config_dict_is_asdicts_with_plain_values(opts):
+    import dataclasses
+
+    cfg = resolve_options(MODEL, GPU, opts)[4]
+    assert cfg.to_dict() == dataclasses.asdict(cfg)
+    assert list(cfg.to_dict()) == [f.name for f in dataclasses.fields(cfg)]
+    assert all(type(v) in (str, int, float, bool, type(None)) for v in cfg.to_dict().values())

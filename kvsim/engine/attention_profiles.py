@@ -42,7 +42,7 @@ import numpy as np
 from kvsim.model.hardware import get_gpu
 from kvsim.model.presets import get_model
 
-from .costs import StepCost, attention_pairs
+from .step_cost import StepCost, attention_pairs
 
 if TYPE_CHECKING:
     from .costs import GPULike

@@ -28,7 +28,7 @@ from kvsim.errors import KvsimError
 from kvsim.model.hardware import get_gpu
 from kvsim.model.spec import ModelSpec
 
-from .costs import StepCost
+from .step_cost import StepCost
 
 if TYPE_CHECKING:
     from kvsim.model.hardware import GPUSpec

@@ -35,11 +35,11 @@ from kvsim.traffic.arrivals import make_arrivals
 from kvsim.traffic.workload import Request, Workload
 from kvsim.units import UNLIMITED
 
-from .costs import StepCost
 from .options import ENGINE_DEFAULTS, resolve_options
 from .plan import DECODE_RUN, LOAD_WAIT, StepPlan
 from .result import SimResult, build_result, host_tier_table
 from .scheduler import Scheduler, SchedulerSnapshot
+from .step_cost import StepCost
 from .timeline import Recorder, RunTiming
 
 if TYPE_CHECKING:
@@ -136,7 +136,7 @@ class Engine:
         if check:                  # imported when asked for, not at every run's start-up
             from .invariants import check_finished, check_invariants
         schedule, apply, apply_decode_run = sched.schedule, sched.apply, sched.apply_decode_run
-        plan_s = self.cost.plan_s
+        cost = self.cost        # compiled, a direct call of its plan_s (not a bound method)
         # the decode runs' timing, chosen once (the two forms take the same arguments)
         time_run = self._time_async_decode_run if self._async else self._time_sync_decode_run
         running, waiting, swapped = sched.running, sched.waiting, sched.swapped  # never rebound
@@ -164,7 +164,7 @@ class Engine:
                 sched.idle_until(min(plan.wait_until_s, arrival, until))
                 continue
             else:
-                apply(plan, plan_s(plan))
+                apply(plan, cost.plan_s(plan))
             if check:
                 check_invariants(sched)
             if after_step is not None:

@@ -40,18 +40,19 @@ __all__ = ["BUILD_DIR", "COMPILED_MODULES", "GROUP", "PURE_VAR", "SETTLED_NS", "
            "stale_reason", "take_stamp", "write_stamp"]
 
 #: The modules mypyc compiles, under ``kvsim.engine``: where a run spends its time (the
-#: scheduler, the loop, the block layer, the recorder) and the classes they pass between
-#: them; a module with a class that subclasses a compiled one must be compiled too
-#: (tests/test_compiled_engine.py checks it). The rest stays interpreted: the cold modules (options, the result's assembly in
-#: numpy, calibration, fits, invariant checks); ``waiting`` (``FCFSQueue`` subclasses
-#: ``collections.deque``, which crashes compiled); and ``costs``, whose ``CostModel`` takes
-#: the user's constants and checks them in ``__post_init__``: compiled, its typed fields
-#: would refuse a wrong type with a ``TypeError`` before the check's one-line error.
+#: scheduler, the loop, the block layer, the recorder, the step-time formula ``step_cost``)
+#: and the classes they pass between them; a module with a class that subclasses a compiled
+#: one must be compiled too (tests/test_compiled_engine.py checks it). The rest stays
+#: interpreted: the cold modules (options, the result's assembly in numpy, calibration, fits,
+#: invariant checks); ``waiting`` (``FCFSQueue`` subclasses ``collections.deque``, which
+#: crashes compiled); and the modules that take the user's values and check them, so that a
+#: wrong type gets its one-line error, never a compiled signature's ``TypeError``:
+#: ``cost_model`` (``CostModel``, the user's constants) and ``costs`` (chapter 3's functions).
 COMPILED_MODULES: tuple[str, ...] = (
     "loop", "scheduler", "plan", "timeline", "requests", "policies", "swapping",
-    "suspension", "blocks.counting", "blocks.decode_group", "blocks.manager", "blocks.pool",
-    "blocks.window_frees", "blocks.host_tier", "blocks.block_queue", "blocks.window_cache",
-    "blocks.window_retention",
+    "suspension", "step_cost", "blocks.counting", "blocks.decode_group", "blocks.manager",
+    "blocks.pool", "blocks.window_frees", "blocks.host_tier", "blocks.block_queue",
+    "blocks.window_cache", "blocks.window_retention",
 )
 #: mypyc's group: its shared library is the top-level module ``kvsim_engine__mypyc``, which
 #: only this module's finder loads.

@@ -47,9 +47,10 @@ on a release without the option (0.18 and earlier) is an error naming the releas
 """
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field, fields
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass, field, fields
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 import numpy as np
 
@@ -84,7 +85,7 @@ from kvsim.units import GiB
 
 from .blocks.host_tier import hicache_blocks, host_tier_blocks
 from .blocks.window_retention import DENSE, check_retention_interval
-from .costs import CostModel
+from .cost_model import CostModel
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -403,9 +404,13 @@ class EngineConfig:
         return self.engine == "v0"
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        """Every field, by name, in order: what ``dataclasses.asdict`` gives (every value is an
+        immutable scalar, so no deep copy), at a fraction of its cost."""
+        return {name: getattr(self, name) for name in _FIELD_NAMES}
 
 
+#: :class:`EngineConfig`'s fields, in order.
+_FIELD_NAMES = tuple(f.name for f in fields(EngineConfig))
 #: Every engine option's rule, by name, in :class:`EngineConfig`'s order.
 OPTION_RULES: dict[str, OptionRule] = {
     f.name: f.metadata["option"] for f in fields(EngineConfig) if "option" in f.metadata}
@@ -415,13 +420,68 @@ ENGINE_DEFAULTS: dict[str, Any] = {name: rule.default for name, rule in OPTION_R
 _COST_OPTIONS = set(CostModel.names())
 
 
-def resolve_options(model: ModelLike, gpu: GPULike, options: Mapping[str, Any]) \
-        -> tuple[ModelSpec, GPUSpec, KVBudget, CostModel, EngineConfig]:
+#: What :func:`resolve_options` returns.
+Resolved: TypeAlias = "tuple[ModelSpec, GPUSpec, KVBudget, CostModel, EngineConfig]"
+#: A resolution's key: the model's and the GPU's specs, then each option's name, type and repr.
+ResolutionKey: TypeAlias = "tuple[tuple[ModelSpec, GPUSpec], tuple[tuple[str, type, str], ...]]"
+#: Option values a resolution is remembered for: immutable, and told apart by their type and
+#: ``repr`` (so ``1``, ``1.0`` and ``True``, or ``0.0`` and ``-0.0``, are different keys).
+_PLAIN_VALUES = (str, int, float, bool, type(None))
+#: The most resolutions remembered (the oldest goes first): a sweep's grid, or a book
+#: page's sliders, re-run a few configurations many times.
+RESOLVED_MAX = 64
+_resolved: dict[ResolutionKey, Resolved] = {}
+
+
+def resolve_options(model: ModelLike, gpu: GPULike, options: Mapping[str, Any]) -> Resolved:
     """Validate ``options``; return ``(model, gpu, budget, cost_model, EngineConfig)``.
 
     The options are checked in a fixed order (so the first bad one is the one named), each
-    by its own rule, with the rules between options in between.
+    by its own rule, with the rules between options in between. The answer depends only on
+    the model's and the GPU's specs and the options, and every part of it is frozen, so
+    the last :data:`RESOLVED_MAX` answers are remembered (each caller gets its own copy of
+    the config), keyed on those values when all of them are plain (:data:`_PLAIN_VALUES`;
+    a model or GPU given as a spec or a name is keyed on its spec); anything else, and
+    every bad input, is resolved (and refused) afresh.
     """
+    key = _resolution_key(model, gpu, options)
+    if key is None:
+        return _resolve(model, gpu, options)
+    resolved = _resolved.get(key)
+    if resolved is None:
+        model_spec, gpu_spec = key[0]
+        resolved = _resolve(model_spec, gpu_spec, options)
+        oldest = next(iter(_resolved), None) if len(_resolved) >= RESOLVED_MAX else None
+        if oldest is not None:
+            _resolved.pop(oldest, None)         # (another thread may have taken it out first)
+        _resolved[key] = resolved
+    model_spec, gpu_spec, budget, cost, config = resolved
+    # each run its own EngineConfig: frozen, but a test plants a fault in one run's with
+    # object.__setattr__ (tests/test_invariants.py), which must not reach the next run
+    return model_spec, gpu_spec, budget, cost, copy.copy(config)
+
+
+def _resolution_key(model: ModelLike, gpu: GPULike, options: Mapping[str, Any]) \
+        -> ResolutionKey | None:
+    """The key :func:`resolve_options` remembers a resolution by, or None when an option's
+    value is not plain, or the model or the GPU is not known (the resolution names it, in
+    its order)."""
+    values = []
+    for name, value in options.items():
+        kind = type(value)
+        if kind not in _PLAIN_VALUES:
+            return None
+        values.append((name, kind, repr(value)))
+    try:
+        key = ((get_model(model), get_gpu(gpu)), tuple(sorted(values)))
+        hash(key)
+    except (KvsimError, TypeError):
+        return None
+    return key
+
+
+def _resolve(model: ModelLike, gpu: GPULike, options: Mapping[str, Any]) -> Resolved:
+    """:func:`resolve_options`, every time."""
     unknown = set(options) - set(ENGINE_DEFAULTS) - _COST_OPTIONS
     if unknown:
         name = sorted(unknown)[0]

@@ -54,11 +54,12 @@ from kvsim.units import UNLIMITED
 from .blocks import IN_DECODE_GROUP, KVCacheManager, WindowCacheManager, block_position, blocks_for
 from .blocks.host_tier import HICACHE_LOAD_BACK_THRESHOLD, HostTier, TierOp
 from .blocks.pool import NO_HIT
-from .costs import AttentionSpan, transfer_copies
+from .costs import transfer_copies
 from .fit import check_requests_fit, unfit_reasons
 from .plan import BATCH, DECODE_RUN, EVICTED, LOAD_WAIT, StepPlan
 from .policies import make_policy
 from .requests import RequestTable
+from .step_cost import AttentionSpan
 from .suspension import deadlock_error, may_resume
 from .swapping import SwapSpace
 from .waiting import make_waiting_queue
