@@ -100,7 +100,8 @@ def calibration_loop(iterations: int = 200_000) -> float:
 #: What a measuring child process times with (inserted at its ``TIMING`` line): the
 #: calibration loop's own source, and ``in_units(fn, repeats)``, the least disturbed of
 #: ``repeats`` calls of ``fn`` as ``(seconds, units)`` -- each call's CPU time over the loop's
-#: times just before and just after it, as :func:`best_in_units` does in this process.
+#: times just before and just after it, after an untimed call, as :func:`best_in_units` does
+#: in this process.
 _CHILD_TIMING = inspect.getsource(calibration_loop) + r"""
 def in_units(fn, repeats):
     def cpu(f):
@@ -110,6 +111,7 @@ def in_units(fn, repeats):
     before = min(cpu(calibration_loop) for _ in range(2))
     best = (float("inf"), float("inf"))
     for _ in range(repeats):
+        fn()                      # the calibration loop left the caches cold: warm them again
         took = cpu(fn)
         after = min(cpu(calibration_loop) for _ in range(2))
         if took / ((before + after) / 2) < best[1]:
@@ -136,11 +138,14 @@ def best_in_units(fn, repeats: int, clock=time.process_time) -> tuple[float, flo
     to warm up): each call's time over the mean of the calibration loop's times just
     before and just after it, both by ``clock`` (CPU time unless told: ``time.perf_counter``
     for wall time), so that a load that comes and goes weighs on both alike. ``fn`` may
-    return its own time (a child process's); else its call is timed here."""
+    return its own time (a child process's); else its call is timed here. Each timed call
+    follows an untimed one: the calibration loop's 200,000-entry list leaves the CPU's caches
+    cold, which made a 2 ms run about 13% slower right after it (a long run hardly)."""
     fn()
     before = best_cpu_s(calibration_loop, 2, clock)
     best = (float("inf"), float("inf"))
     for _ in range(repeats):
+        fn()
         c0 = clock()
         reported = fn()
         took = reported if isinstance(reported, float) else clock() - c0
