@@ -82,12 +82,16 @@ def peer_python() -> Path | None:
     if PEER_ENV.exists():                 # an install that did not finish: ours to redo
         shutil.rmtree(PEER_ENV)
     print(f"(installing the peer {PEER} into {PEER_ENV.relative_to(ROOT)}, once)", flush=True)
-    venv.create(PEER_ENV, with_pip=True)
-    pip = subprocess.run([str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
-                          PEER], capture_output=True, text=True, timeout=900)
-    if pip.returncode != 0:
+    try:
+        venv.create(PEER_ENV, with_pip=True)
+        pip = subprocess.run([str(python), "-m", "pip", "install", "--quiet",
+                              "--disable-pip-version-check", PEER],
+                             capture_output=True, text=True, timeout=900)
+        last = (pip.stderr.strip().splitlines() or ["no output"])[-1] if pip.returncode else ""
+    except (OSError, subprocess.SubprocessError) as exc:   # no venv or pip here, or a hung install
+        last = str(exc) or type(exc).__name__
+    if last:
         shutil.rmtree(PEER_ENV, ignore_errors=True)
-        last = (pip.stderr.strip().splitlines() or ["no output"])[-1]
         print(f"(the peer {PEER} could not be installed here: {last}; skipped)")
         return None
     (PEER_ENV / _INSTALLED).write_text(PEER + "\n")
