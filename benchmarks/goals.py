@@ -186,12 +186,12 @@ print(json.dumps({"cpu_s": cpu, "wall_s": wall, "units": wall / ((before + after
 """
 
 # A fresh process: what a run of N requests adds to the peak RSS, then the run timed REPEATS
-# more times in calibration units (in_units), the least disturbed kept. A run of 100 requests goes first, so
-# that a size timed once (10^4, 10^5) does not carry the first call's lazy imports. Every
-# size runs this way in a process of its own, so that none runs in a process the Azure hour
-# left large (that made small runs look dearer per request). The peak is the kernel's VmHWM,
-# not getrusage's ru_maxrss, which Linux carries over an exec from the parent (this
-# benchmark's own process, after the Azure hour, is larger).
+# more times in calibration units (in_units), the least disturbed kept. A warm-up run of 100
+# requests goes first, so that the measured peak does not carry the first call's lazy
+# imports. Every size runs this way in a process of its own, so that none runs in a process
+# the Azure hour left large (that made small runs look dearer per request). The peak is the
+# kernel's VmHWM, not getrusage's ru_maxrss, which Linux carries over an exec from the parent
+# (this benchmark's own process, after the Azure hour, is larger).
 _SIZED_RUN = r"""
 import json, sys, time
 import kvsim
