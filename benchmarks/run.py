@@ -276,9 +276,11 @@ def unit_loop() -> None:
             if proc.returncode != 0:
                 print(f"  {label:<16} make unit failed (exit {proc.returncode}): run it to see why")
                 return
-            tail = [ln for ln in proc.stdout.splitlines() if re.search(r"\d+ passed", ln)][-1:]
+            # make unit runs pytest twice (the pure_engine tests again on the pure engine):
+            # its pytest summaries, joined
+            said = [ln.strip("= ") for ln in proc.stdout.splitlines() if re.search(r"\d+ passed", ln)]
             print(f"  {label:<16} {cpu:6.1f} s CPU  {wall:6.1f} s wall   {cpu / 60:.2f} x target (60 s)"
-                  f"   [{tail[0].strip('= ') if tail else ''}]")
+                  f"   [{'; '.join(said)}]")
     finally:
         shutil.rmtree(cache, ignore_errors=True)
 
