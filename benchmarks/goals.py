@@ -97,21 +97,26 @@ def calibration_loop(iterations: int = 200_000) -> float:
     return t + len(ends) + len(latest)
 
 
-#: What a measuring child process times with (inserted at its ``TIMING`` line): the
-#: calibration loop's own source; ``calibration_s()``, the least of two runs of it; and
-#: ``in_units(fn, repeats)``, the least disturbed of ``repeats`` calls of ``fn`` as
-#: ``(seconds, units)`` -- each call's CPU time over the loop's times just before and just
-#: after it, after an untimed call, as :func:`best_in_units` does in this process.
-_CHILD_TIMING = inspect.getsource(calibration_loop) + r"""
-def cpu_s(f):
+def cpu_s(fn) -> float:
+    """The CPU time of one call of ``fn``."""
     c0 = time.process_time()
-    f()
+    fn()
     return time.process_time() - c0
 
-def calibration_s():
+
+def calibration_s() -> float:
+    """The calibration loop's CPU time now: the least of two runs."""
     return min(cpu_s(calibration_loop) for _ in range(2))
 
-def in_units(fn, repeats):
+
+def in_units(fn, repeats: int) -> tuple[float, float]:
+    """``(seconds, units)`` of the least disturbed of ``repeats`` calls of ``fn``: each call's
+    CPU time over the mean of the calibration loop's times just before and just after it, so
+    that a load that comes and goes weighs on both alike. Each timed call follows an untimed
+    one: the calibration loop's 200,000-entry list leaves the CPU's caches cold, which made a
+    2 ms run about 13% slower right after it (a long run hardly). A child process measures
+    itself with this same code (``_CHILD_TIMING``): a process that waits for a child is not a
+    fair clock for it (its loop then ran up to 1.7x slower)."""
     before = calibration_s()
     best = (float("inf"), float("inf"))
     for _ in range(repeats):
@@ -122,42 +127,24 @@ def in_units(fn, repeats):
             best = (took, took / ((before + after) / 2))
         before = after
     return best
-"""
+
+
+#: What a measuring child process times with, inserted at its ``TIMING`` line: the source of
+#: :func:`calibration_loop`, :func:`cpu_s`, :func:`calibration_s` and :func:`in_units`.
+_CHILD_TIMING = "\n\n".join(inspect.getsource(f)
+                             for f in (calibration_loop, cpu_s, calibration_s, in_units))
 
 
 def best_cpu_s(fn, repeats: int) -> float:
     """The least CPU time of ``repeats`` calls of ``fn``, after one to warm up."""
     fn()
-    best = float("inf")
-    for _ in range(repeats):
-        c0 = time.process_time()
-        fn()
-        best = min(best, time.process_time() - c0)
-    return best
+    return min(cpu_s(fn) for _ in range(repeats))
 
 
 def best_in_units(fn, repeats: int) -> tuple[float, float]:
-    """``(seconds, units)`` of the least disturbed of ``repeats`` calls of ``fn`` (after one
-    to warm up): each call's CPU time over the mean of the calibration loop's times just
-    before and just after it, so that a load that comes and goes weighs on both alike. Each
-    timed call follows an untimed one: the calibration loop's 200,000-entry list leaves the
-    CPU's caches cold, which made a 2 ms run about 13% slower right after it (a long run
-    hardly). A child process measures itself the same way (``_CHILD_TIMING``): a process that
-    waits for a child is not a fair clock for it."""
+    """:func:`in_units` after one call to warm up."""
     fn()
-    before = best_cpu_s(calibration_loop, 2)
-    best = (float("inf"), float("inf"))
-    for _ in range(repeats):
-        fn()
-        c0 = time.process_time()
-        fn()
-        took = time.process_time() - c0
-        after = best_cpu_s(calibration_loop, 2)
-        units = took / ((before + after) / 2)
-        if units < best[1]:
-            best = (took, units)
-        before = after
-    return best
+    return in_units(fn, repeats)
 
 
 def _met(ok: bool) -> str:
