@@ -30,6 +30,8 @@ from __future__ import annotations
 import inspect
 import json
 import os
+import re
+import shutil
 import statistics
 import subprocess
 import sys
@@ -212,8 +214,7 @@ print(json.dumps({"cpu_s": cpu, "wall_s": wall, "units": wall / ((before + after
 # (this benchmark's own process, after the Azure hour, is larger).
 _SIZED_RUN = r"""
 import json, sys, time
-import kvsim
-from kvsim import Geometric, Workload
+SIZED
 TIMING
 
 def peak_rss_bytes():
@@ -223,12 +224,9 @@ def peak_rss_bytes():
                 return int(line.split()[1]) * 1024
     raise SystemExit("goals: no VmHWM in /proc/self/status (Linux only)")
 
-def run(workload):
-    return kvsim.simulate(workload, model="llama-3.1-8b", gpu="h100-80gb")
-
 n, repeats = int(sys.argv[1]), int(sys.argv[2])
-wl = Workload.poisson(5.0, n / 5.0, prompt=1000, output=Geometric(200), seed=1)
-run(Workload.poisson(5.0, 20.0, prompt=1000, output=Geometric(200), seed=1))   # warm-up
+wl = sized(n)
+run(sized(100))                       # warm-up
 before = peak_rss_bytes()
 result = run(wl)
 peak = peak_rss_bytes()
@@ -239,6 +237,34 @@ del result
 cpu, units = in_units(lambda: run(wl), repeats)
 print(json.dumps({"requests": len(wl), "steps": steps, "cpu_s": cpu, "units": units,
                   "before_bytes": before, "peak_bytes": peak, "read_peak_bytes": read_peak}))
+"""
+
+
+# A fresh process that runs a workload of N requests RUNS times (0 or 1) after the same warm-up
+# as _SIZED_RUN's, under valgrind's callgrind: a run's instructions are the difference between
+# the process that runs it once and the one that stops before it.
+_COUNTED_RUN = r"""
+import sys
+SIZED
+n, runs = int(sys.argv[1]), int(sys.argv[2])
+wl = sized(n)
+run(sized(100))                       # warm-up
+for _ in range(runs):
+    run(wl)
+print(len(wl))
+"""
+
+#: What both sized children run, inserted at their ``SIZED`` line: the flatness goal's
+#: workload of ``n`` requests (Poisson 5/s, so 10^5 requests are about 5.6 hours) and its run.
+_SIZED = r"""
+import kvsim
+from kvsim import Geometric, Workload
+
+def sized(n):
+    return Workload.poisson(5.0, n / 5.0, prompt=1000, output=Geometric(200), seed=1)
+
+def run(workload):
+    return kvsim.simulate(workload, model="llama-3.1-8b", gpu="h100-80gb")
 """
 
 
@@ -317,8 +343,9 @@ def pure_path_goal(rounds: PathRounds) -> None:
               f"({ratios.span('.2f')})   goal <= {PURE_LIMIT:.1f}x   {ratios.verdict(PURE_LIMIT)}")
 
 
-def _child(code: str, *args: str, env: dict[str, str] | None = None) -> dict:
-    """What a fresh process running ``code`` printed last, as JSON. It runs as a user's does:
+def _child_command(code: str, *args: str,
+                   env: dict[str, str] | None = None) -> tuple[list[str], dict[str, str]]:
+    """The command and environment of a fresh process running ``code``, as a user's runs:
     this checkout's kvsim, no run cache, and Python's bytecode cache written and read (an
     inherited PYTHONDONTWRITEBYTECODE would compile every module without a fresh .pyc from
     source at each start-up: about 50 ms more)."""
@@ -326,12 +353,59 @@ def _child(code: str, *args: str, env: dict[str, str] | None = None) -> dict:
     env.pop("KVSIM_RUN_CACHE", None)
     env.pop("PYTHONDONTWRITEBYTECODE", None)
     code = code.replace("\nTIMING\n", "\n" + _CHILD_TIMING + "\n")
-    proc = subprocess.run([sys.executable, "-c", code, *args], cwd=ROOT, env=env,
-                          capture_output=True, text=True, timeout=900)
+    code = code.replace("\nSIZED\n", "\n" + _SIZED + "\n")
+    return [sys.executable, "-c", code, *args], env
+
+
+def _output(proc: subprocess.CompletedProcess[str]) -> str:
+    """A measuring process's last line of output; one line naming its error if it failed."""
     if proc.returncode != 0:
         raise SystemExit("goals: a measuring process failed: "
                          f"{(proc.stderr.strip().splitlines() or ['no output'])[-1]}")
-    return json.loads(proc.stdout.strip().splitlines()[-1])
+    return proc.stdout.strip().splitlines()[-1]
+
+
+def _child(code: str, *args: str, env: dict[str, str] | None = None) -> dict:
+    """What a fresh process running ``code`` (:func:`_child_command`) printed last, as JSON."""
+    command, env = _child_command(code, *args, env=env)
+    return json.loads(_output(subprocess.run(command, cwd=ROOT, env=env, capture_output=True,
+                                             text=True, timeout=900)))
+
+
+def _instructions(n: int, runs: int) -> tuple[int, int]:
+    """``(instructions, requests)`` of a fresh process running :data:`_COUNTED_RUN` under
+    callgrind: what valgrind counted, and the workload's size. With one OpenBLAS thread (the
+    threads numpy starts spin for as long as the scheduler lets them; kvsim does no linear
+    algebra) and a fixed hash seed, the same process counts the same to within a few hundred
+    instructions in 643 million."""
+    command, env = _child_command(_COUNTED_RUN, str(n), str(runs),
+                                  env={"OPENBLAS_NUM_THREADS": "1", "PYTHONHASHSEED": "0"})
+    proc = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null",
+                           *command], cwd=ROOT, env=env, capture_output=True, text=True,
+                          timeout=3600)
+    requests = int(_output(proc))
+    counted = re.search(r"Collected : (\d+)", proc.stderr)
+    if counted is None:
+        raise SystemExit("goals: callgrind printed no instruction count")
+    return int(counted.group(1)), requests
+
+
+def instruction_flatness(sizes: tuple[int, ...]) -> None:
+    """The flatness goal read in instructions (callgrind): the engine's work per request at
+    each size, which the machine's load and clock do not move (the same count run after run);
+    what it leaves out, and time does not, is the memory system (caches, page faults)."""
+    if shutil.which("valgrind") is None:
+        print("  (instructions per request: valgrind is not installed, skipped)")
+        return
+    per_request = []
+    for n in sizes:
+        base, _ = _instructions(n, 0)
+        once, requests = _instructions(n, 1)
+        per_request.append((once - base) / requests)
+    spread = max(per_request) / min(per_request)
+    print("    instructions per request (callgrind: the load does not move it): "
+          + " / ".join(f"{v / 1e3:,.1f}k" for v in per_request)
+          + f"   max/min {spread:.2f}, goal <= {FLAT_LIMIT:.2f}   {_met(spread <= FLAT_LIMIT)}")
 
 
 def report(quick: bool = False, against: str | None = None) -> None:
@@ -376,9 +450,10 @@ def report(quick: bool = False, against: str | None = None) -> None:
           + " / ".join(f"{v * CALIBRATION_REFERENCE_S * 1e6:.1f}" for v in medians)
           + f" us there (medians); max/min in each round, median {spreads.median:.2f} "
           f"({spreads.span('.2f')}), goal <= {FLAT_LIMIT:.2f}   {spreads.verdict(FLAT_LIMIT)}")
-    # What the workload asks of the engine is not flat either: a short run is more of an empty
-    # server's ramp-up (smaller batches, more steps per request).
+    # The steps per request are not flat (a short run is more of an empty server's ramp-up,
+    # in smaller batches), but decode runs fuse steps: the instructions per request are.
     print(f"    (the runs take {' / '.join(f'{steps[n]:.1f}' for n in sizes)} engine steps per request)")
+    instruction_flatness(sizes)
     if large is not None:
         grown = large["peak_bytes"] - large["before_bytes"]
         print(f"  {'memory of a run of 10^5 requests':<42} {grown / 2**20:8.0f} MB added to the "
