@@ -1,11 +1,12 @@
 """kvsim's speed goals (issue 33), measured as ratios that carry from one machine to another.
 
-    python benchmarks/run.py --goals                  # the goals only (~2 minutes)
+    python benchmarks/run.py --goals                  # the goals only (~10 minutes)
     python benchmarks/run.py --goals --against main   # against main instead of HEAD~1
-    python benchmarks/run.py --goals --against none   # no comparison (~1 minute)
+    python benchmarks/run.py --goals --against none   # no comparison (~8 minutes)
 
-Times are CPU time, the best of several runs. Each is read in *calibration units*: the
-time of a fixed pure-Python loop (:func:`calibration_loop`) measured in the same process,
+(valgrind's count of the flatness goal's instructions is about 5 of those minutes, and is
+skipped when valgrind is not installed.) Times are CPU time. Each is read in *calibration
+units*: the time of a fixed pure-Python loop (:func:`calibration_loop`) measured in the same process,
 so that a faster or slower machine (or a busier one) moves both alike. The goals in
 seconds were set on the project's 2-core machine, where that loop takes
 :data:`CALIBRATION_REFERENCE_S`; a goal in units is its seconds divided by that. The
