@@ -6,8 +6,8 @@
 
 (valgrind's count of the flatness goal's instructions is about 5 of those minutes, and is
 skipped when valgrind is not installed.) Times are CPU time. Each is read in *calibration
-units*: the time of a fixed pure-Python loop (:func:`calibration_loop`) measured in the same process,
-so that a faster or slower machine (or a busier one) moves both alike. The goals in
+units*: the time of a fixed pure-Python loop (:func:`calibration_loop`) measured in the same
+process, so that a faster or slower machine (or a busier one) moves both alike. The goals in
 seconds were set on the project's 2-core machine, where that loop takes
 :data:`CALIBRATION_REFERENCE_S`; a goal in units is its seconds divided by that. The
 flatness and memory goals are ratios and bytes already. The speed against another
@@ -87,7 +87,7 @@ class Rounds:
         return statistics.median(self.values)
 
     def span(self, fmt: str) -> str:
-        """The rounds' range, each end formatted with ``fmt``: ``rounds 1.9-2.4``."""
+        """The rounds' range, each end formatted with ``fmt``: ``5 rounds 1.90-2.40``."""
         return f"{len(self.values)} rounds {min(self.values):{fmt}}-{max(self.values):{fmt}}"
 
     def verdict(self, limit: float) -> str:
@@ -373,22 +373,25 @@ def _child(code: str, *args: str, env: dict[str, str] | None = None) -> dict:
                                              text=True, timeout=900)))
 
 
-def _instructions(n: int, runs: int) -> tuple[int, int]:
+def _instructions(n: int, runs: int, *, counted: bool = True) -> tuple[int, int]:
     """``(instructions, requests)`` of a fresh process running :data:`_COUNTED_RUN` under
     callgrind: what valgrind counted, and the workload's size. With one OpenBLAS thread (the
     threads numpy starts spin for as long as the scheduler lets them; kvsim does no linear
-    algebra) and a fixed hash seed, the same process counts the same to within a few hundred
-    instructions in 643 million."""
+    algebra), a fixed hash seed and Python's bytecode cache already written, the same process
+    counts the same to within a few hundred instructions in 643 million. ``counted=False``
+    runs it without valgrind (0 instructions): it writes that cache."""
     command, env = _child_command(_COUNTED_RUN, str(n), str(runs),
                                   env={"OPENBLAS_NUM_THREADS": "1", "PYTHONHASHSEED": "0"})
-    proc = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null",
-                           *command], cwd=ROOT, env=env, capture_output=True, text=True,
-                          timeout=3600)
+    valgrind = ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null"]
+    proc = subprocess.run([*(valgrind if counted else []), *command], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=3600)
     requests = int(_output(proc))
-    counted = re.search(r"Collected : (\d+)", proc.stderr)
-    if counted is None:
+    if not counted:
+        return 0, requests
+    count = re.search(r"Collected : (\d+)", proc.stderr)
+    if count is None:
         raise SystemExit("goals: callgrind printed no instruction count")
-    return int(counted.group(1)), requests
+    return int(count.group(1)), requests
 
 
 def instruction_flatness(sizes: tuple[int, ...]) -> None:
@@ -398,6 +401,7 @@ def instruction_flatness(sizes: tuple[int, ...]) -> None:
     if shutil.which("valgrind") is None:
         print("  (instructions per request: valgrind is not installed, skipped)")
         return
+    _instructions(min(sizes), 0, counted=False)      # no counted process compiles a module
     per_request = []
     for n in sizes:
         base, _ = _instructions(n, 0)
