@@ -1,11 +1,11 @@
 """kvsim's speed goals (issue 33), measured as ratios that carry from one machine to another.
 
-    python benchmarks/run.py --goals                  # the goals only (~10 minutes)
+    python benchmarks/run.py --goals                  # the goals only (~14 minutes)
     python benchmarks/run.py --goals --against main   # against main instead of HEAD~1
-    python benchmarks/run.py --goals --against none   # no comparison (~8 minutes)
+    python benchmarks/run.py --goals --against none   # no comparison (~12 minutes)
 
-(valgrind's count of the flatness goal's instructions is about 5 of those minutes, and is
-skipped when valgrind is not installed.) Times are CPU time. Each is read in *calibration
+(valgrind's counts of instructions, for the flatness goal and the pure path's, are about 8
+of those minutes, and are skipped when valgrind is not installed.) Times are CPU time. Each is read in *calibration
 units*: the time of a fixed pure-Python loop (:func:`calibration_loop`) measured in the same
 process, so that a faster or slower machine (or a busier one) moves both alike. The goals in
 seconds were set on the project's 2-core machine, where that loop takes
@@ -273,23 +273,49 @@ def run(workload):
 # Azure hour (when the trace is there), as (seconds, units), and which path ran.
 _PATH_TIMES = r"""
 import json, sys, time
-import kvsim, kvsim.engine
-from kvsim import Geometric, Workload
-
+import kvsim.engine
+REFERENCE
 TIMING
 
 def best(fn, repeats):
     fn()
     return in_units(fn, repeats)
 
-day = Workload.poisson(1.5, 120, prompt=850, output=Geometric(250), seed=0)
-times = {"belgavi": best(lambda: kvsim.simulate(day, model="llama-2-7b", gpu="a40-48gb",
-                                                gpu_memory_utilization=0.60), int(sys.argv[1]))}
-if sys.argv[2]:
-    trace = Workload.from_trace(sys.argv[2])
-    times["azure"] = best(lambda: kvsim.simulate(trace, model="llama-3.1-8b", gpu="h100-80gb"),
-                          int(sys.argv[3]))
+runs = reference_runs(sys.argv[2])
+repeats = {"belgavi": int(sys.argv[1]), "azure": int(sys.argv[3])}
+times = {name: best(run, repeats[name]) for name, run in runs.items()}
 print(json.dumps({"compiled": kvsim.engine.compiled(), "times": times}))
+"""
+
+# A fresh process on one engine path that runs one reference run (NAME, given the trace's path
+# or "") RUNS times (0 or more) after a Belgavi day that warms it up, under valgrind's
+# callgrind (see _COUNTED_RUN); it prints which path ran.
+_COUNTED_PATH = r"""
+import sys
+import kvsim.engine
+REFERENCE
+name, trace, runs = sys.argv[1], sys.argv[2], int(sys.argv[3])
+run = reference_runs(trace)[name]
+reference_runs("")["belgavi"]()       # warm-up: the first call's imports
+for _ in range(runs):
+    run()
+print(kvsim.engine.compiled())
+"""
+
+#: What both reference-run children run, inserted at their ``REFERENCE`` line: the Belgavi
+#: day and (given the trace's path) the Azure hour, each a call that simulates it once.
+_REFERENCE = r"""
+import kvsim
+from kvsim import Geometric, Workload
+
+def reference_runs(trace_path):
+    day = Workload.poisson(1.5, 120, prompt=850, output=Geometric(250), seed=0)
+    runs = {"belgavi": lambda: kvsim.simulate(day, model="llama-2-7b", gpu="a40-48gb",
+                                              gpu_memory_utilization=0.60)}
+    if trace_path:
+        trace = Workload.from_trace(trace_path)
+        runs["azure"] = lambda: kvsim.simulate(trace, model="llama-3.1-8b", gpu="h100-80gb")
+    return runs
 """
 
 
@@ -355,6 +381,7 @@ def _child_command(code: str, *args: str,
     env.pop("PYTHONDONTWRITEBYTECODE", None)
     code = code.replace("\nTIMING\n", "\n" + _CHILD_TIMING + "\n")
     code = code.replace("\nSIZED\n", "\n" + _SIZED + "\n")
+    code = code.replace("\nREFERENCE\n", "\n" + _REFERENCE + "\n")
     return [sys.executable, "-c", code, *args], env
 
 
@@ -373,44 +400,86 @@ def _child(code: str, *args: str, env: dict[str, str] | None = None) -> dict:
                                              text=True, timeout=900)))
 
 
-def _instructions(n: int, runs: int, *, counted: bool = True) -> tuple[int, int]:
-    """``(instructions, requests)`` of a fresh process running :data:`_COUNTED_RUN` under
-    callgrind: what valgrind counted, and the workload's size. With one OpenBLAS thread (the
-    threads numpy starts spin for as long as the scheduler lets them; kvsim does no linear
-    algebra), a fixed hash seed and Python's bytecode cache already written, the same process
-    counts the same to within a few hundred instructions in 643 million. ``counted=False``
-    runs it without valgrind (0 instructions): it writes that cache."""
-    command, env = _child_command(_COUNTED_RUN, str(n), str(runs),
-                                  env={"OPENBLAS_NUM_THREADS": "1", "PYTHONHASHSEED": "0"})
+def _instructions(code: str, *args: str, env: dict[str, str] | None = None,
+                  counted: bool = True) -> tuple[int, str]:
+    """``(instructions, last line)`` of a fresh process running ``code`` under callgrind: what
+    valgrind counted, and what the process printed last. With one OpenBLAS thread (the threads
+    numpy starts spin for as long as the scheduler lets them; kvsim does no linear algebra), a
+    fixed hash seed and Python's bytecode cache already written, the same process counts the
+    same to within a few hundred instructions in 643 million. ``counted=False`` runs it
+    without valgrind (0 instructions): it writes that cache."""
+    command, env = _child_command(code, *args, env={"OPENBLAS_NUM_THREADS": "1",
+                                                    "PYTHONHASHSEED": "0", **(env or {})})
     valgrind = ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null"]
     proc = subprocess.run([*(valgrind if counted else []), *command], cwd=ROOT, env=env,
                           capture_output=True, text=True, timeout=3600)
-    requests = int(_output(proc))
+    line = _output(proc)
     if not counted:
-        return 0, requests
+        return 0, line
     count = re.search(r"Collected : (\d+)", proc.stderr)
     if count is None:
         raise SystemExit("goals: callgrind printed no instruction count")
-    return int(count.group(1)), requests
+    return int(count.group(1)), line
+
+
+def _run_instructions(code: str, args: tuple[str, ...], runs: int,
+                      env: dict[str, str] | None = None) -> tuple[float, str]:
+    """A run's instructions: ``code`` run ``runs`` times in one process, less the same process
+    that stops before it (args, then the count of runs), per run; and what it printed."""
+    base, _ = _instructions(code, *args, "0", env=env)
+    counted, line = _instructions(code, *args, str(runs), env=env)
+    return (counted - base) / runs, line
+
+
+def _have_valgrind(what: str) -> bool:
+    """Whether valgrind is here; if not, one line says that ``what`` is skipped."""
+    if shutil.which("valgrind") is None:
+        print(f"  ({what}: valgrind is not installed, skipped)")
+        return False
+    return True
 
 
 def instruction_flatness(sizes: tuple[int, ...]) -> None:
     """The flatness goal read in instructions (callgrind): the engine's work per request at
     each size, which the machine's load and clock do not move (the same count run after run);
     what it leaves out, and time does not, is the memory system (caches, page faults)."""
-    if shutil.which("valgrind") is None:
-        print("  (instructions per request: valgrind is not installed, skipped)")
+    if not _have_valgrind("instructions per request"):
         return
-    _instructions(min(sizes), 0, counted=False)      # no counted process compiles a module
+    _instructions(_COUNTED_RUN, str(min(sizes)), "0", counted=False)   # writes the .pyc files
     per_request = []
     for n in sizes:
-        base, _ = _instructions(n, 0)
-        once, requests = _instructions(n, 1)
-        per_request.append((once - base) / requests)
+        per_run, requests = _run_instructions(_COUNTED_RUN, (str(n),), 1)
+        per_request.append(per_run / int(requests))
     spread = max(per_request) / min(per_request)
     print("    instructions per request (callgrind: the load does not move it): "
           + " / ".join(f"{v / 1e3:,.1f}k" for v in per_request)
           + f"   max/min {spread:.2f}, goal <= {FLAT_LIMIT:.2f}   {_met(spread <= FLAT_LIMIT)}")
+
+
+def instruction_ratio(quick: bool) -> None:
+    """The pure path's goal read in instructions (callgrind): the pure engine's over the
+    compiled one's, on the Belgavi day (10 runs a process) and, without ``quick``, the Azure
+    hour (one run). What it leaves out, and time does not, is how fast this CPU runs each
+    engine's instructions: the interpreter's are slower ones (more indirect branches)."""
+    import kvsim.engine
+
+    if not kvsim.engine.compiled() or not _have_valgrind("the pure path in instructions"):
+        return
+    names = [("belgavi", "the Belgavi day", 10)]
+    if TRACE.exists() and not quick:
+        names.append(("azure", "the Azure hour", 1))
+    for name, label, runs in names:
+        per_run = {}
+        for path, flag in (("pure", "1"), ("compiled", "0")):
+            per_run[path], ran = _run_instructions(
+                _COUNTED_PATH, (name, str(TRACE) if name == "azure" else ""), runs,
+                env={"KVSIM_PURE": flag})
+            if ran != str(path == "compiled"):
+                raise SystemExit(f"goals: KVSIM_PURE={flag} ran the {path!r} path's opposite")
+        ratio = per_run["pure"] / per_run["compiled"]
+        print(f"    in instructions (callgrind), {label}: {per_run['pure'] / 1e6:,.1f} / "
+              f"{per_run['compiled'] / 1e6:,.1f} M = {ratio:4.2f}x   goal <= {PURE_LIMIT:.1f}x   "
+              f"{_met(ratio <= PURE_LIMIT)}")
 
 
 def report(quick: bool = False, against: str | None = None) -> None:
@@ -470,6 +539,7 @@ def report(quick: bool = False, against: str | None = None) -> None:
     else:
         print("  (memory at 10^5 requests: skipped with --quick)")
     pure_path_goal(rounds)
+    instruction_ratio(quick)
     if against is None:
         return
     known = subprocess.run(["git", "rev-parse", "--verify", "--quiet", f"{against}^{{commit}}"],
