@@ -400,35 +400,44 @@ def _child(code: str, *args: str, env: dict[str, str] | None = None) -> dict:
                                              text=True, timeout=900)))
 
 
-def _instructions(code: str, *args: str, env: dict[str, str] | None = None,
-                  counted: bool = True) -> tuple[int, str]:
-    """``(instructions, last line)`` of a fresh process running ``code`` under callgrind: what
-    valgrind counted, and what the process printed last. With one OpenBLAS thread (the threads
-    numpy starts spin for as long as the scheduler lets them; kvsim does no linear algebra), a
-    fixed hash seed and Python's bytecode cache already written, the same process counts the
-    same to within a few hundred instructions in 643 million. ``counted=False`` runs it
-    without valgrind (0 instructions): it writes that cache."""
+def _counted_process(code: str, *args: str, env: dict[str, str] | None = None,
+                     counted: bool = True) -> subprocess.Popen[str]:
+    """A fresh process running ``code`` under callgrind, started (:func:`_counted`
+    collects it). With one OpenBLAS thread (the threads numpy starts spin for as long as the
+    scheduler lets them; kvsim does no linear algebra), a fixed hash seed and Python's bytecode
+    cache already written, the same process counts the same to within a few hundred
+    instructions in 643 million, whatever else the machine runs (two at once among them),
+    and a run's count (a difference of two) repeats to 0.1%.
+    ``counted=False`` runs it without valgrind: it writes that cache."""
     command, env = _child_command(code, *args, env={"OPENBLAS_NUM_THREADS": "1",
                                                     "PYTHONHASHSEED": "0", **(env or {})})
     valgrind = ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null"]
-    proc = subprocess.run([*(valgrind if counted else []), *command], cwd=ROOT, env=env,
-                          capture_output=True, text=True, timeout=3600)
-    line = _output(proc)
-    if not counted:
-        return 0, line
-    count = re.search(r"Collected : (\d+)", proc.stderr)
+    return subprocess.Popen([*(valgrind if counted else []), *command], cwd=ROOT, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def _counted(proc: subprocess.Popen[str]) -> tuple[int, str]:
+    """``(instructions, last line)`` of a process :func:`_counted_process` started: what
+    valgrind counted (0 without valgrind), and what the process printed last."""
+    stdout, stderr = proc.communicate(timeout=3600)
+    line = _output(subprocess.CompletedProcess(proc.args, proc.returncode, stdout, stderr))
+    count = re.search(r"Collected : (\d+)", stderr)
     if count is None:
-        raise SystemExit("goals: callgrind printed no instruction count")
+        if proc.args[0] == "valgrind":
+            raise SystemExit("goals: callgrind printed no instruction count")
+        return 0, line
     return int(count.group(1)), line
 
 
 def _run_instructions(code: str, args: tuple[str, ...], runs: int,
                       env: dict[str, str] | None = None) -> tuple[float, str]:
     """A run's instructions: ``code`` run ``runs`` times in one process, less the same process
-    that stops before it (args, then the count of runs), per run; and what it printed."""
-    base, _ = _instructions(code, *args, "0", env=env)
-    counted, line = _instructions(code, *args, str(runs), env=env)
-    return (counted - base) / runs, line
+    that stops before it (args, then the count of runs), per run; and what it printed. The
+    two processes run at once (a count does not depend on the load)."""
+    base = _counted_process(code, *args, "0", env=env)
+    once = _counted_process(code, *args, str(runs), env=env)
+    (counted, line), (before, _) = _counted(once), _counted(base)
+    return (counted - before) / runs, line
 
 
 def _have_valgrind(what: str) -> bool:
@@ -445,7 +454,7 @@ def instruction_flatness(sizes: tuple[int, ...]) -> None:
     what it leaves out, and time does not, is the memory system (caches, page faults)."""
     if not _have_valgrind("instructions per request"):
         return
-    _instructions(_COUNTED_RUN, str(min(sizes)), "0", counted=False)   # writes the .pyc files
+    _counted(_counted_process(_COUNTED_RUN, str(min(sizes)), "0", counted=False))  # the .pyc
     per_request = []
     for n in sizes:
         per_run, requests = _run_instructions(_COUNTED_RUN, (str(n),), 1)

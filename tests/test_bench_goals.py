@@ -60,8 +60,11 @@ def test_every_measuring_script_is_filled_in_and_compiles(goals):
 
 def test_the_counted_processes_run_and_print_what_the_parent_reads(goals):
     # without valgrind (counted=False): the same process, its last line only
-    _, requests = goals._instructions(goals._COUNTED_RUN, "100", "1", counted=False)
+    def run(code, *args, env=None):
+        return goals._counted(goals._counted_process(code, *args, env=env, counted=False))
+
+    counted, requests = run(goals._COUNTED_RUN, "100", "1")
+    assert counted == 0                                 # valgrind did not run it
     assert 80 <= int(requests) <= 120                   # Poisson 5/s for 20 s
-    _, ran = goals._instructions(goals._COUNTED_PATH, "belgavi", "", "1",
-                                 env={"KVSIM_PURE": "1"}, counted=False)
+    _, ran = run(goals._COUNTED_PATH, "belgavi", "", "1", env={"KVSIM_PURE": "1"})
     assert ran == "False"                               # KVSIM_PURE=1: the pure path ran
