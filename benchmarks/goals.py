@@ -1,10 +1,10 @@
 """kvsim's speed goals (issue 33), measured as ratios that carry from one machine to another.
 
-    python benchmarks/run.py --goals                  # the goals only (~14 minutes)
+    python benchmarks/run.py --goals                  # the goals only (~7 minutes)
     python benchmarks/run.py --goals --against main   # against main instead of HEAD~1
-    python benchmarks/run.py --goals --against none   # no comparison (~12 minutes)
+    python benchmarks/run.py --goals --against none   # no comparison (~5 minutes)
 
-(valgrind's counts of instructions, for the flatness goal and the pure path's, are about 8
+(valgrind's counts of instructions, for the flatness goal and the pure path's, are about 3
 of those minutes, and are skipped when valgrind is not installed.) Times are CPU time. Each is read in *calibration
 units*: the time of a fixed pure-Python loop (:func:`calibration_loop`) measured in the same
 process, so that a faster or slower machine (or a busier one) moves both alike. The goals in
