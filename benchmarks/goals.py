@@ -5,9 +5,10 @@
     python benchmarks/run.py --goals --against none   # no comparison (~5 minutes)
 
 (valgrind's counts of instructions, for the flatness goal and the pure path's, are about 3
-of those minutes, and are skipped when valgrind is not installed.) Times are CPU time. Each is read in *calibration
-units*: the time of a fixed pure-Python loop (:func:`calibration_loop`) measured in the same
-process, so that a faster or slower machine (or a busier one) moves both alike. The goals in
+of those minutes, and are skipped when valgrind is not installed.) Times are CPU time.
+Each is read in *calibration units*: the time of a fixed pure-Python loop
+(:func:`calibration_loop`) measured in the same process, so that a faster or slower machine
+(or a busier one) moves both alike. The goals in
 seconds were set on the project's 2-core machine, where that loop takes
 :data:`CALIBRATION_REFERENCE_S`; a goal in units is its seconds divided by that. The
 flatness and memory goals are ratios and bytes already. The speed against another
@@ -23,7 +24,7 @@ Every goal is read over rounds of fresh processes (interleaved where two things 
 compared), each round's least disturbed run kept, and judged on the **median** of its
 rounds: met or not met. The rounds' range prints beside it; when it straddles the limit the
 verdict says so (within this machine's noise: on the project's shared VM one round differs
-from the next by up to 1.5x), so that a goal read at its limit is not mistaken for a goal met
+from the next by up to 1.7x), so that a goal read at its limit is not mistaken for a goal met
 or missed. Goals are never tests (a busy machine would fail them).
 """
 from __future__ import annotations
@@ -386,10 +387,11 @@ def _child_command(code: str, *args: str,
 
 
 def _output(proc: subprocess.CompletedProcess[str]) -> str:
-    """A measuring process's last line of output; one line naming its error if it failed."""
+    """A measuring process's last line of output; one line naming its error if it failed
+    (the last line of its stderr that is not valgrind's own, ``==pid== ...``)."""
     if proc.returncode != 0:
-        raise SystemExit("goals: a measuring process failed: "
-                         f"{(proc.stderr.strip().splitlines() or ['no output'])[-1]}")
+        said = [line for line in proc.stderr.strip().splitlines() if not line.startswith("==")]
+        raise SystemExit(f"goals: a measuring process failed: {(said or ['no output'])[-1]}")
     return proc.stdout.strip().splitlines()[-1]
 
 
@@ -436,7 +438,13 @@ def _run_instructions(code: str, args: tuple[str, ...], runs: int,
     two processes run at once (a count does not depend on the load)."""
     base = _counted_process(code, *args, "0", env=env)
     once = _counted_process(code, *args, str(runs), env=env)
-    (counted, line), (before, _) = _counted(once), _counted(base)
+    try:
+        (counted, line), (before, _) = _counted(once), _counted(base)
+    finally:                               # one failed: the other is not left running
+        for proc in (once, base):
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
     return (counted - before) / runs, line
 
 
