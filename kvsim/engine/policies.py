@@ -115,6 +115,8 @@ class _Policy:
     batch_is_full = False
     #: TensorRT-LLM's STATIC_BATCH: while any request generates, no prefill chunk runs
     prefill_waits_for_decoders = False
+    #: what mypyc lets :meth:`detach` delete
+    __deletable__ = ["sched"]
 
     def __init__(self, sched: SchedulerView) -> None:
         self.sched = sched
@@ -123,6 +125,12 @@ class _Policy:
         self._admissions = 0
         self._admitted_at: dict[int, int] = {}
         self._by_priority = sched.cfg.scheduling_policy == "priority"
+
+    def detach(self) -> None:
+        """The run is over: let go of the scheduler. The two refer to each other, so without
+        this a finished run's state (about 90 MB after 10^5 requests) waited for the cyclic
+        garbage collector's next full pass, which in a loop of runs came once in 30."""
+        del self.sched
 
     def planned_answer(self, rid: int) -> int:
         """The answer length the scheduler plans for: ``max_tokens`` when the engine

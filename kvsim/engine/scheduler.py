@@ -1068,10 +1068,13 @@ class Scheduler:
                        decode_tokens, emitted, swap.out_bytes, swap.in_bytes, recomputed))
 
     def end_run(self) -> None:
-        """The run stops: requests still decoding get their token counts (at time ``now_s``)."""
+        """The run stops: requests still decoding get their token counts (at time ``now_s``),
+        and the policy lets go of this scheduler (:meth:`kvsim.engine.policies._Policy.detach`:
+        the run's state is freed with the last reference to it)."""
         for rid in list(self.decoding.offset):
             self.requests.last_token[rid] = self.now_s
             self._leave_decoding(rid)
+        self.policy.detach()
 
     # --------------------------------------------------------- read-only views
     def counters(self) -> dict[str, float | int | str | None]:
