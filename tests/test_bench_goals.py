@@ -68,3 +68,32 @@ def test_the_counted_processes_run_and_print_what_the_parent_reads(goals):
     assert 80 <= int(requests) <= 120                   # Poisson 5/s for 20 s
     _, ran = run(goals._COUNTED_PATH, "belgavi", "", "1", env={"KVSIM_PURE": "1"})
     assert ran == "False"                               # KVSIM_PURE=1: the pure path ran
+
+
+def test_the_sized_process_prints_every_reading_the_flatness_goal_reads(goals):
+    reading = goals._child(goals._SIZED_RUN, "100", "1")
+    assert 80 <= reading["requests"] <= 120                 # Poisson 5/s for 20 s
+    for key in ("cpu_s", "units", "user_s", "kernel_s"):
+        assert reading[key] >= 0.0, key
+    assert reading["user_s"] + reading["kernel_s"] > 0.0     # the run took some CPU time
+    assert reading["faults"] >= 0 and reading["steps"] > reading["requests"]
+    assert reading["peak_bytes"] >= reading["before_bytes"] > 0
+
+
+def test_the_flatness_goal_is_judged_on_total_cpu_and_split_into_user_and_kernel(goals, monkeypatch,
+                                                                                capsys):
+    # canned readings: user time flat, the kernel's page faults only at the largest size
+    def reading(n, user_us, kernel_us, faults):
+        cpu = (user_us + kernel_us) * n * 1e-6
+        return {"requests": n, "steps": 27 * n, "cpu_s": cpu, "units": cpu / 0.02,
+                "user_s": user_us * n * 1e-6, "kernel_s": kernel_us * n * 1e-6,
+                "faults": faults * n, "before_bytes": 1, "peak_bytes": 2, "read_peak_bytes": 3}
+
+    canned = {"100": reading(100, 12.0, 0.0, 0.0), "100000": reading(100_000, 12.6, 4.5, 0.4)}
+    monkeypatch.setattr(goals, "_child", lambda code, n, repeats: canned[n])
+    large = goals.flatness_goal((100, 100_000), rounds=3)
+    assert large is canned["100000"]                         # the memory goal's reading
+    out = capsys.readouterr().out
+    assert "median 1.43 (3 rounds 1.43-1.43), goal <= 1.15   NOT met" in out
+    assert "user-mode 12.0 / 12.6 us per request, max/min 1.05" in out
+    assert "the kernel's 0.0 / 4.5 us, with 0.00 / 0.40 minor page faults per request" in out
