@@ -130,7 +130,8 @@ def calibration_loop(iterations: int = 200_000) -> float:
     Its memory stays put: an earlier form appended every value to a list (6 MB a call),
     whose fresh pages cost this VM 0-8 ms of kernel time a call (250 to 2,000 page faults),
     so the yardstick moved between 20 and 35 ms; this one's best is the same (0.96-1.04x,
-    interleaved, the best of 15 each, 2026-12-04), its calls within 4% of each other."""
+    interleaved, the best of 15 each, 2026-12-04), and its calls agree within 4% outside
+    the host's slow spells (see CALIBRATION_REFERENCE_S)."""
     latest: dict[int, float] = {}
     ends = [0.0] * 4096
 
@@ -530,11 +531,12 @@ def flatness_goal(sizes: tuple[int, ...], rounds: int) -> dict | None:
     interleaved, ``rounds`` times; judged on the median of each round's max/min of the CPU
     time per request. Then the same time split in two (medians over the rounds): user-mode
     CPU time (kvsim, Python and numpy at work) and the kernel's, mostly the page faults of
-    the memory a run touches for the first time and its release when the result is freed
-    (the kernel samples which of the two a clock tick falls in). On the project's VM the
-    kernel's share was 4-5 us per request at 10^5 requests (0.35-0.39 faults per request)
-    and under 0.5 us at 10^3 and 10^4, while user time stayed within 10%. Returns the
-    10^5-request run's reading (the memory goal's), or None."""
+    the memory a run touches for the first time (the kernel samples which of the two a
+    clock tick falls in). On the project's VM, three runs on 2026-12-04: the kernel's share
+    0.9-5.8 us per request at 10^5 requests (0.4 faults per request), under 1 us at the
+    smaller sizes; user-mode time within 1.11-1.32x from the cheapest size to the dearest,
+    the dearest not the same size from one run to the next. Returns the 10^5-request run's
+    reading (the memory goal's), or None."""
     per_round: list[dict[int, dict]] = []      # each size's reading, in each round
     for _ in range(rounds):
         per_round.append({n: _child(_SIZED_RUN, str(n), str(FLAT_REPEATS)) for n in sizes})
