@@ -74,3 +74,11 @@ def test_the_scheduler_is_freed_with_the_last_reference_to_its_engine():
     finally:
         gc.enable()
     assert result.requests.num_rows == len(DAY)             # the result keeps what it needs
+
+
+def test_an_ended_engine_run_again_returns_the_same_result():
+    engine = build_engine(DAY, "llama-3.1-8b", "h100-80gb", {})
+    first = engine.run()
+    again = engine.run()                                   # nothing left to do: the same end
+    assert again.summary() == first.summary()
+    assert again.requests.to_dict() == first.requests.to_dict()

@@ -130,7 +130,8 @@ class _Policy:
         """The run is over: let go of the scheduler. The two refer to each other, so without
         this a finished run's state (about 90 MB after 10^5 requests) waited for the cyclic
         garbage collector's next full pass, which in a loop of runs came once in 30."""
-        del self.sched
+        if hasattr(self, "sched"):          # not twice: run() again on an ended engine
+            del self.sched
 
     def planned_answer(self, rid: int) -> int:
         """The answer length the scheduler plans for: ``max_tokens`` when the engine
